@@ -1,0 +1,116 @@
+# gemmtune: `make` builds build/gemmtune and build/libgemmtune.{a,so}; `make test` runs the CPU tests;
+# `make gpu-test` the GPU tests; `make run` a sweep on GPU 0; `make asan` the CPU tests under ASan/UBSan.
+# Dependencies come from the system: the CUDA toolkit (NVRTC, cuBLAS, cudart), libsqlite3-dev, libcjson-dev.
+
+VERSION   := 0.1.0
+CUDA      ?= /usr/local/cuda
+GPU_ARCH  ?= sm_90
+BUILD     ?= build
+PREFIX    ?= /usr/local
+SIZES     ?= 1024,2048
+OPT       ?= -O2 -g
+SAN       ?=
+APT_PKGS  := libsqlite3-dev libcjson-dev gnuplot-nox pkg-config
+
+CPPFLAGS_ALL := -D_GNU_SOURCE -DGT_VERSION='"$(VERSION)"' -DGT_DEFAULT_ARCH='"$(GPU_ARCH)"' \
+                -Isrc -Ikernels -Ituner -Idb -I$(BUILD)/gen -isystem $(CUDA)/include
+CFLAGS_ALL   := -std=c11 $(OPT) $(SAN) -Wall -Wextra -Wshadow -fPIC -MMD -MP $(CFLAGS)
+LDFLAGS_ALL  := $(SAN) -L$(CUDA)/lib64 -Wl,-rpath,$(CUDA)/lib64 -Wl,-rpath,'$$ORIGIN/lib' $(LDFLAGS)
+LIBS         := -lnvrtc -lcublas -lcudart_static -lsqlite3 -lcjson -lpthread -ldl -lrt -lm
+
+LIB_SRC  := $(wildcard kernels/*.c tuner/*.c db/*.c) $(wildcard src/loader*.c)
+CLI_SRC  := $(filter-out src/main.c src/loader%.c,$(wildcard src/*.c))
+TEST_SRC := $(wildcard tests/*.c)
+GEN_SRC  := $(BUILD)/gen/templates.c $(BUILD)/gen/schema.c
+
+LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
+CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+
+.PHONY: all test gpu-test run asan clean install deps probe
+.DEFAULT_GOAL := all
+
+all: deps $(BUILD)/gemmtune $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so $(BUILD)/gt_tests
+
+# Installs what a fresh Debian/Ubuntu machine lacks, and says so. Nothing third-party is vendored.
+deps:
+	@missing=""; \
+	[ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
+	[ -f /usr/include/cjson/cJSON.h ] || missing="$$missing libcjson-dev"; \
+	command -v gnuplot >/dev/null 2>&1 || missing="$$missing gnuplot-nox"; \
+	command -v pkg-config >/dev/null 2>&1 || missing="$$missing pkg-config"; \
+	[ -x $(CUDA)/bin/nvcc ] || [ -f $(CUDA)/include/nvrtc.h ] || { echo "gemmtune: no CUDA toolkit at $(CUDA) (set CUDA=...)"; exit 1; }; \
+	if [ -n "$$missing" ]; then \
+	  echo "gemmtune: installing missing packages:$$missing (apt-get)"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq $$missing >/dev/null \
+	    || { echo "gemmtune: apt-get install$$missing failed"; exit 1; }; \
+	fi
+
+probe:
+	@echo "CUDA:    $(CUDA) ($$($(CUDA)/bin/nvcc --version 2>/dev/null | tail -1))"
+	@echo "sqlite3: $$([ -f /usr/include/sqlite3.h ] && echo found || echo missing)"
+	@echo "cJSON:   $$([ -f /usr/include/cjson/cJSON.h ] && echo found || echo missing)"
+	@echo "gnuplot: $$(command -v gnuplot || echo missing)"
+
+$(BUILD)/tools/embed: src/tools/embed.c
+	@mkdir -p $(@D)
+	$(CC) -O1 -o $@ $<
+
+$(BUILD)/gen/templates.c: $(BUILD)/tools/embed $(wildcard templates/*.cu templates/*.cuh)
+	@mkdir -p $(@D)
+	$(BUILD)/tools/embed gt_template_text $(sort $(wildcard templates/*.cu templates/*.cuh)) > $@
+
+$(BUILD)/gen/schema.c: $(BUILD)/tools/embed $(wildcard db/*.sql)
+	@mkdir -p $(@D)
+	$(BUILD)/tools/embed gt_sql_text $(sort $(wildcard db/*.sql)) > $@
+
+# One GT_FAMILY(name) line per `const gt_family gt_family_<name>` defined in kernels/*.c.
+$(BUILD)/gen/families.inc: $(wildcard kernels/*.c)
+	@mkdir -p $(@D)
+	grep -ho '^const gt_family gt_family_[a-z0-9_]\+' kernels/*.c | sed 's/const gt_family gt_family_/GT_FAMILY(/; s/$$/)/' | sort > $@
+
+$(BUILD)/obj/kernels/registry.o: $(BUILD)/gen/families.inc
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -c -o $@ $<
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -w -c -o $@ $<
+
+$(BUILD)/libgemmtune.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/libgemmtune.so: $(LIB_OBJ)
+	$(CC) -shared -Wl,-soname,libgemmtune.so.0 -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
+
+$(BUILD)/gemmtune: $(BUILD)/obj/src/main.o $(CLI_OBJ) $(LIB_OBJ)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
+
+$(BUILD)/gt_tests: $(TEST_OBJ) $(CLI_OBJ) $(LIB_OBJ)
+	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
+
+$(TEST_OBJ): CPPFLAGS_ALL += -Itests -DGT_BUILD_DIR='"$(BUILD)"'
+
+test: all
+	$(BUILD)/gt_tests --cpu
+
+gpu-test: all
+	$(BUILD)/gt_tests --gpu
+
+run: all
+	$(BUILD)/gemmtune --gpu 0 --sizes $(SIZES)
+
+# ASan/UBSan build in its own folder. CUDA's libraries need protect_shadow_gap=0 under ASan.
+asan:
+	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" OPT="-O1 -g" all
+	ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  LSAN_OPTIONS=suppressions=tests/lsan.supp build-asan/gt_tests --cpu
+
+clean:
+	rm -rf $(BUILD) build-asan
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,105 @@
+/* The results database: SQLite, schema in db/schema.sql (versioned by PRAGMA user_version, migrated forward on
+ * open), WAL, foreign keys on, every statement prepared. One gt_db is used by one thread at a time.
+ * Every function returns 0 on success or -1 with a message in err; none prints or exits.
+ * Tested by tests/test_db.c on databases the tests create. */
+#ifndef GT_DB_H
+#define GT_DB_H
+
+#include "family.h"
+
+#include <stddef.h>
+
+typedef struct gt_db gt_db;
+
+/* A physical GPU and the sweep-time facts about it. Winners are keyed by the model: name + cc + sm_count. */
+typedef struct {
+    char name[128];
+    int cc_major, cc_minor, sm_count;
+    char uuid[64];           /* "GPU-xxxxxxxx-..." */
+    long long mem_bytes;
+    int l2_bytes;
+    int driver_version;      /* cudaDriverGetVersion: 13000 for 13.0 */
+    int cuda_version;        /* cudaRuntimeGetVersion */
+    int nvrtc_version;       /* major*1000 + minor*10 */
+    int sm_clock_mhz;        /* at the start of the sweep */
+} gt_gpu_info;
+
+/* One measured (or failed) candidate on one shape. Absent numbers are negative. */
+typedef struct {
+    const char *family, *params, *source_hash;
+    const char *status;      /* ok, wrong, compile_error, resources, launch_error, faulted, timeout, not_applicable */
+    const char *message;     /* compile log excerpt, CUDA error text, max error; may be NULL */
+    double median_ms, min_ms, max_ms, tflops, rel_err;
+    int regs, spill_bytes;
+    double compile_s;
+    int reps;
+} gt_trial;
+
+/* A stored winner, with its cuBLAS baseline on the same GPU model and shape. */
+typedef struct {
+    char gpu_name[128];
+    int cc_major, cc_minor, sm_count;
+    gt_shape shape;
+    char family[32];
+    char params[256];
+    char source_hash[17];
+    double median_ms, spread_pct, tflops;
+    double cublas_ms, cublas_tflops, ratio; /* ratio = cublas_ms / median_ms; negative when no baseline */
+    long long sweep_id;
+} gt_winner;
+
+/* Filters for gt_db_winners; zero/NULL fields match everything. */
+typedef struct {
+    const char *gpu_name;    /* substring, case-insensitive */
+    const gt_shape *shape;   /* exact m, n, k and layout */
+    const char *family;
+} gt_winner_filter;
+
+typedef int (*gt_winner_fn)(const gt_winner *w, void *ctx); /* non-zero stops the walk */
+
+/* Default path: $GEMMTUNE_DB, else $XDG_DATA_HOME/gemmtune/gemmtune.db, else ~/.local/share/gemmtune/gemmtune.db. */
+int gt_db_default_path(char *buf, size_t n, char *err, size_t errlen);
+
+/* Open (create = 1: create the file and its directories if absent) and migrate. Refuses a file that is not
+ * SQLite, or whose schema is newer than this build, leaving it untouched. */
+int gt_db_open(const char *path, int create, gt_db **out, char *err, size_t errlen);
+void gt_db_close(gt_db *db);
+
+/* Register the GPU (upsert by uuid) and start a sweep row; returns its id for the trials that follow. */
+int gt_db_begin_sweep(gt_db *db, const gt_gpu_info *gpu, const char *command, long long *sweep_id, char *err,
+                      size_t errlen);
+
+/* Store one trial, committed before returning (a kill -9 loses at most the trial in flight). */
+int gt_db_add_trial(gt_db *db, long long sweep_id, const gt_shape *s, const gt_trial *t, char *err, size_t errlen);
+
+/* Resume: the newest stored trial of this candidate on this GPU model and shape. *found = 0 when none;
+ * otherwise status (<= 31 chars) and median_ms are filled. */
+int gt_db_find_trial(gt_db *db, const gt_gpu_info *gpu, const gt_shape *s, const char *family, const char *params,
+                     const char *source_hash, int *found, char status[32], double *median_ms, char *err,
+                     size_t errlen);
+
+/* cuBLAS baseline of a shape on the sweep's GPU model (the newest replaces the older). */
+int gt_db_set_baseline(gt_db *db, long long sweep_id, const gt_shape *s, double cublas_ms, char *err, size_t errlen);
+
+/* Record the winner of a shape for the sweep's GPU model. Replaces the stored one when it is faster, or when it
+ * is the same candidate (fresh timing). */
+int gt_db_set_winner(gt_db *db, long long sweep_id, const gt_shape *s, const char *family, const char *params,
+                     const char *source_hash, double median_ms, double spread_pct, char *err, size_t errlen);
+
+/* Walk the winners matching filter (NULL: all), ordered by GPU, layout, m, n, k. */
+int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, void *ctx, char *err,
+                  size_t errlen);
+
+/* Compiled-kernel cache keyed by (source hash, arch, NVRTC version, options). *found = 0 on a miss.
+ * On a hit *data is malloc'd (caller frees). */
+int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
+                    unsigned char **data, size_t *size, int *regs, int *spill_bytes, int *found, char *err,
+                    size_t errlen);
+int gt_db_cubin_put(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
+                    const unsigned char *data, size_t size, int regs, int spill_bytes, char *err, size_t errlen);
+
+/* Embedded SQL text by file name ("schema.sql"), generated from the .sql files in db/ at build time. */
+const char *gt_sql_text(const char *name);
+const char *gt_sql_text_name(int i);
+
+#endif

@@ -1,0 +1,151 @@
+/* Generic family helpers: enumeration over a default space, params text, layouts, rendering, hashing.
+ * Tested by tests/test_kernels.c (make test). */
+#include "family.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+int gt_limits_for_arch(const char *arch, gt_limits *out)
+{
+    int major, minor;
+    if (!arch || sscanf(arch, "sm_%1d%1d", &major, &minor) != 2 || major < 7) return 0;
+    memset(out, 0, sizeof *out);
+    out->cc_major = major;
+    out->cc_minor = minor;
+    out->max_threads_per_block = 1024;
+    out->max_smem_per_block = 48 * 1024;
+    out->max_regs_per_block = 65536;
+    out->max_regs_per_thread = 255;
+    /* Opt-in dynamic shared memory per block, from the CUDA programming guide's table. */
+    if (major == 9) out->max_smem_optin = 227 * 1024;
+    else if (major == 8 && minor == 0) out->max_smem_optin = 163 * 1024;
+    else if (major == 8 && minor == 7) out->max_smem_optin = 163 * 1024;
+    else if (major == 8) out->max_smem_optin = 99 * 1024;
+    else if (major == 7 && minor == 5) out->max_smem_optin = 64 * 1024;
+    else if (major == 7) out->max_smem_optin = 96 * 1024;
+    else out->max_smem_optin = 99 * 1024; /* newer archs: the smallest recent figure, conservative */
+    return 1;
+}
+
+/* Odometer over the value lists: the last param varies fastest, so order is stable across runs. */
+int gt_enumerate(const gt_family *f, const gt_limits *lim, gt_enum_fn fn, void *ctx)
+{
+    int idx[GT_MAX_PARAMS] = {0}, count = 0;
+    char why[128];
+    for (;;) {
+        gt_params p;
+        memset(&p, 0, sizeof p);
+        for (int i = 0; i < f->nparams; ++i) p.v[i] = f->params[i].values[idx[i]];
+        if (f->legal(&p, lim, why, sizeof why)) {
+            ++count;
+            if (fn && fn(f, &p, ctx)) return count;
+        }
+        int i = f->nparams - 1;
+        while (i >= 0 && ++idx[i] == f->params[i].nvalues) idx[i--] = 0;
+        if (i < 0) return count;
+    }
+}
+
+int gt_params_format(const gt_family *f, const gt_params *p, char *buf, size_t n)
+{
+    size_t used = 0;
+    if (n) buf[0] = '\0';
+    for (int i = 0; i < f->nparams; ++i) {
+        int w = snprintf(buf + used, used < n ? n - used : 0, "%s%s=%d", i ? "," : "", f->params[i].name, p->v[i]);
+        if (w > 0) used += (size_t)w;
+    }
+    return (int)(used < n ? used : (n ? n - 1 : 0));
+}
+
+static int param_index(const gt_family *f, const char *name, size_t len)
+{
+    for (int i = 0; i < f->nparams; ++i)
+        if (strlen(f->params[i].name) == len && !strncmp(f->params[i].name, name, len)) return i;
+    return -1;
+}
+
+int gt_params_parse(const gt_family *f, const char *text, gt_params *p, char *err, size_t errlen)
+{
+    int seen[GT_MAX_PARAMS] = {0};
+    const char *s = text;
+    memset(p, 0, sizeof *p);
+    while (*s) {
+        const char *eq = strchr(s, '=');
+        if (!eq) goto bad;
+        int i = param_index(f, s, (size_t)(eq - s));
+        if (i < 0) {
+            snprintf(err, errlen, "family %s has no parameter '%.*s'", f->name, (int)(eq - s), s);
+            return -1;
+        }
+        char *end;
+        long v = strtol(eq + 1, &end, 10);
+        if (end == eq + 1 || (*end && *end != ',') || v < -1000000 || v > 1000000) goto bad;
+        p->v[i] = (int)v;
+        seen[i] = 1;
+        s = *end ? end + 1 : end;
+    }
+    for (int i = 0; i < f->nparams; ++i)
+        if (!seen[i]) {
+            snprintf(err, errlen, "parameters '%s' lack %s", text, f->params[i].name);
+            return -1;
+        }
+    return 0;
+bad:
+    snprintf(err, errlen, "malformed parameters '%s' (want NAME=INT,NAME=INT,...)", text);
+    return -1;
+}
+
+int gt_param_get(const gt_family *f, const gt_params *p, const char *name, int def)
+{
+    int i = param_index(f, name, strlen(name));
+    return i < 0 ? def : p->v[i];
+}
+
+int gt_layout_parse(const char *text, int *ta, int *tb)
+{
+    if (!text || strlen(text) != 2) return -1;
+    char a = (char)tolower((unsigned char)text[0]), b = (char)tolower((unsigned char)text[1]);
+    if ((a != 'n' && a != 't') || (b != 'n' && b != 't')) return -1;
+    *ta = a == 't';
+    *tb = b == 't';
+    return 0;
+}
+
+const char *gt_layout_name(int ta, int tb)
+{
+    static const char *names[] = {"nn", "nt", "tn", "tt"};
+    return names[(ta ? 2 : 0) + (tb ? 1 : 0)];
+}
+
+char *gt_render(const gt_family *f, const gt_params *p, int ta, int tb, char *err, size_t errlen)
+{
+    const char *tpl = gt_template_text(f->template_name);
+    if (!tpl) {
+        snprintf(err, errlen, "template %s of family %s is not embedded", f->template_name, f->name);
+        return NULL;
+    }
+    size_t cap = strlen(tpl) + 64 * (size_t)(f->nparams + 4);
+    char *out = malloc(cap);
+    if (!out) {
+        snprintf(err, errlen, "out of memory rendering %s", f->name);
+        return NULL;
+    }
+    size_t used = (size_t)snprintf(out, cap, "// gemmtune family %s\n#define GT_TA %d\n#define GT_TB %d\n", f->name,
+                                   ta ? 1 : 0, tb ? 1 : 0);
+    for (int i = 0; i < f->nparams; ++i)
+        used += (size_t)snprintf(out + used, cap - used, "#define %s %d\n", f->params[i].name, p->v[i]);
+    memcpy(out + used, tpl, strlen(tpl) + 1);
+    return out;
+}
+
+void gt_hash_hex(const char *text, size_t len, char out[17])
+{
+    uint64_t h = 14695981039346656037ull;
+    for (size_t i = 0; i < len; ++i) {
+        h ^= (unsigned char)text[i];
+        h *= 1099511628211ull;
+    }
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}

@@ -1,0 +1,115 @@
+/* Kernel families: parameter spaces, legality constraints, launch geometry and rendering.
+ * Plain C, nothing CUDA: everything here runs (and is tested) on a machine without a GPU.
+ * Each family lives in kernels/<name>.c and defines `const gt_family gt_family_<name>`;
+ * the Makefile generates the registry from those files. */
+#ifndef GT_FAMILY_H
+#define GT_FAMILY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define GT_MAX_PARAMS 16 /* tunables per family */
+#define GT_MAX_VALUES 16 /* values per tunable in a default space */
+
+/* One GEMM problem: row-major C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C.
+ * ta = 1: A is stored k x m (transposed); tb = 1: B is stored n x k. */
+typedef struct {
+    int m, n, k;
+    int ta, tb;
+} gt_shape;
+
+/* A concrete call: the shape plus leading dimensions and pointer alignment (bytes, power of two, <= 16). */
+typedef struct {
+    gt_shape shape;
+    long long lda, ldb, ldc;
+    int align_a, align_b, align_c;
+} gt_call;
+
+/* Parameter values, in the order of the family's params[]. */
+typedef struct {
+    int v[GT_MAX_PARAMS];
+} gt_params;
+
+/* Device limits that decide legality. Inputs to enumeration, so CPU tests can use a table (gt_limits_for_arch). */
+typedef struct {
+    int cc_major, cc_minor;
+    int max_threads_per_block;  /* 1024 */
+    int max_smem_per_block;     /* static + dynamic without opt-in: 48 KiB */
+    int max_smem_optin;         /* dynamic shared memory after cudaFuncSetAttribute (227 KiB on sm_90) */
+    int max_regs_per_block;     /* 65536 */
+    int max_regs_per_thread;    /* 255 */
+    int sm_count;               /* 0 when unknown (CPU enumeration) */
+} gt_limits;
+
+/* How to launch one candidate on one shape. splitk > 1 means gt_gemm writes partial sums to a workspace of
+ * ws_bytes and gt_splitk_reduce (grid rgrid, block rblock) folds them into C. */
+typedef struct {
+    unsigned grid[3], block[3];
+    unsigned smem;      /* dynamic shared memory bytes */
+    int splitk;
+    size_t ws_bytes;
+    unsigned rgrid[3], rblock[3];
+} gt_launch;
+
+typedef struct {
+    const char *name;            /* as in the template: BM, BN, ... */
+    const char *doc;             /* unit or meaning */
+    int nvalues;                 /* values in the default space */
+    int values[GT_MAX_VALUES];
+} gt_param;
+
+typedef struct gt_family {
+    const char *name;            /* as `gemmtune candidates` prints it */
+    const char *doc;
+    const char *template_name;   /* file in templates/, e.g. "tile2d.cu" */
+    int nparams;
+    gt_param params[GT_MAX_PARAMS];
+    /* 1 if p is a legal candidate under lim; otherwise 0 and a reason in why. */
+    int (*legal)(const gt_params *p, const gt_limits *lim, char *why, size_t whylen);
+    /* Launch geometry for shape s. Cannot fail for a legal p. */
+    void (*launch)(const gt_params *p, const gt_shape *s, gt_launch *out);
+    /* 1 if p computes call correctly (alignment, ld requirements of vector paths); NULL means always. */
+    int (*applicable)(const gt_params *p, const gt_call *call);
+    int test_only;               /* deliberately broken families: never enumerated unless asked by name */
+} gt_family;
+
+/* Registry (generated from the files in kernels/). Lookup returns NULL for an unknown name. */
+int gt_family_count(void);
+const gt_family *gt_family_at(int i);
+const gt_family *gt_family_find(const char *name);
+
+/* Limits of an architecture ("sm_90", "sm_80", ...) for enumeration without a GPU. Returns 0 on unknown arch. */
+int gt_limits_for_arch(const char *arch, gt_limits *out);
+
+/* Enumerate the family's default space in a stable order, keeping legal points. Calls fn for each; fn returning
+ * non-zero stops early. Returns the number of legal candidates visited. */
+typedef int (*gt_enum_fn)(const gt_family *f, const gt_params *p, void *ctx);
+int gt_enumerate(const gt_family *f, const gt_limits *lim, gt_enum_fn fn, void *ctx);
+
+/* Canonical text of params: "BM=64,BN=64,BK=8,TM=8,TN=8". Returns the length written (truncated to n). */
+int gt_params_format(const gt_family *f, const gt_params *p, char *buf, size_t n);
+/* Parse the canonical text back. Returns 0 on success, -1 with a message in err. */
+int gt_params_parse(const gt_family *f, const char *text, gt_params *p, char *err, size_t errlen);
+/* Value of the named param, or def when the family has no such param. */
+int gt_param_get(const gt_family *f, const gt_params *p, const char *name, int def);
+
+/* Layout text "nn", "nt", "tn", "tt" <-> (ta, tb). Parse returns 0 or -1. */
+int gt_layout_parse(const char *text, int *ta, int *tb);
+const char *gt_layout_name(int ta, int tb);
+
+/* Render CUDA source: #define lines for every param and the layout, then the template text.
+ * Returns a malloc'd string (caller frees) or NULL if the template is missing (message in err). */
+char *gt_render(const gt_family *f, const gt_params *p, int ta, int tb, char *err, size_t errlen);
+
+/* Embedded template text by file name ("tile2d.cu", "common.cuh"); NULL when absent. */
+const char *gt_template_text(const char *name);
+/* Name of the i-th embedded template file, NULL past the end (headers are the ones ending in .cuh). */
+const char *gt_template_text_name(int i);
+
+/* 64-bit FNV-1a of a string, as 16 hex digits into out[17]. */
+void gt_hash_hex(const char *text, size_t len, char out[17]);
+
+/* Helper for launch(): integer ceiling division. */
+static inline unsigned gt_cdiv(long long a, long long b) { return (unsigned)((a + b - 1) / b); }
+
+#endif

@@ -1,0 +1,53 @@
+/* Family registry: the generated table (build/gen/families.inc, one line per family file in kernels/) in a stable
+ * order: the seeds' optimisation path first, then the rest by name. */
+#include "family.h"
+
+#include <string.h>
+
+#define GT_FAMILY(name) extern const gt_family gt_family_##name;
+#include "families.inc"
+#undef GT_FAMILY
+#define GT_FAMILY(name) &gt_family_##name,
+static const gt_family *const table[] = {
+#include "families.inc"
+};
+#undef GT_FAMILY
+
+enum { NFAM = (int)(sizeof table / sizeof table[0]) };
+
+static const char *const path_order[] = {"naive", "coalesced", "smem",      "tile1d", "tile2d",
+                                         "vec4",  "warptile",  "multistage", "splitk"};
+
+static int rank(const gt_family *f)
+{
+    for (int i = 0; i < (int)(sizeof path_order / sizeof path_order[0]); ++i)
+        if (!strcmp(path_order[i], f->name)) return i;
+    return 100 + (f->test_only ? 100 : 0);
+}
+
+static int before(const gt_family *a, const gt_family *b)
+{
+    int ra = rank(a), rb = rank(b);
+    return ra != rb ? ra < rb : strcmp(a->name, b->name) < 0;
+}
+
+int gt_family_count(void) { return NFAM; }
+
+/* The i-th family in stable order; a selection over the small table, so no shared mutable state. */
+const gt_family *gt_family_at(int i)
+{
+    if (i < 0 || i >= NFAM) return NULL;
+    for (int c = 0; c < NFAM; ++c) {
+        int below = 0;
+        for (int o = 0; o < NFAM; ++o) below += before(table[o], table[c]);
+        if (below == i) return table[c];
+    }
+    return NULL;
+}
+
+const gt_family *gt_family_find(const char *name)
+{
+    for (int i = 0; i < NFAM; ++i)
+        if (name && !strcmp(table[i]->name, name)) return table[i];
+    return NULL;
+}

@@ -1,0 +1,47 @@
+/* Family tile2d: 2D thread tile (seed 000). Template: templates/tile2d.cu. Tested by tests/test_kernels.c. */
+#include "family.h"
+
+#include <stdio.h>
+
+enum { P_BM, P_BN, P_BK, P_TM, P_TN };
+
+static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
+{
+    const int bm = p->v[P_BM], bn = p->v[P_BN], bk = p->v[P_BK], tm = p->v[P_TM], tn = p->v[P_TN];
+    if (bm <= 0 || bn <= 0 || bk <= 0 || tm <= 0 || tn <= 0) return snprintf(why, n, "non-positive parameter"), 0;
+    if (bm % tm || bn % tn) return snprintf(why, n, "BM %% TM or BN %% TN != 0"), 0;
+    const int threads = (bm / tm) * (bn / tn);
+    if (threads % 32 || threads > lim->max_threads_per_block)
+        return snprintf(why, n, "%d threads: not a whole number of warps within %d", threads,
+                        lim->max_threads_per_block), 0;
+    if (threads < 64) return snprintf(why, n, "%d threads: under two warps", threads), 0;
+    const int smem = 4 * bk * (bm + bn);
+    if (smem > lim->max_smem_per_block) return snprintf(why, n, "%d B static shared memory", smem), 0;
+    /* accumulators + one column of A and row of B + ~24 for addressing, under the launch-bounds cap */
+    const int regs = tm * tn + tm + tn + 24, cap = lim->max_regs_per_block / threads;
+    if (regs > lim->max_regs_per_thread || regs > cap)
+        return snprintf(why, n, "~%d registers/thread over the cap of %d", regs,
+                        cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread), 0;
+    return 1;
+}
+
+static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
+{
+    *out = (gt_launch){.grid = {gt_cdiv(s->n, p->v[P_BN]), gt_cdiv(s->m, p->v[P_BM]), 1},
+                       .block = {(unsigned)((p->v[P_BM] / p->v[P_TM]) * (p->v[P_BN] / p->v[P_TN])), 1, 1},
+                       .splitk = 1};
+}
+
+const gt_family gt_family_tile2d = {
+    .name = "tile2d",
+    .doc = "2D thread tile: each thread computes TM x TN of C from registers (seed 000)",
+    .template_name = "tile2d.cu",
+    .nparams = 5,
+    .params = {{"BM", "rows of C per block", 4, {32, 64, 128, 256}},
+               {"BN", "columns of C per block", 4, {32, 64, 128, 256}},
+               {"BK", "K depth of a shared-memory tile", 3, {8, 16, 32}},
+               {"TM", "rows of C per thread", 2, {4, 8}},
+               {"TN", "columns of C per thread", 2, {4, 8}}},
+    .legal = legal,
+    .launch = launch,
+};

@@ -1,0 +1,127 @@
+/* Argument helpers shared by the verbs: sizes, GPU lists, layouts, integers, durations. Tested in tests/test_cli.c. */
+#include "cli.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define GT_MAX_DIM 1048576
+
+static int parse_dim(const char *s, char **end, long *out)
+{
+    errno = 0;
+    if (*s < '0' || *s > '9') return -1;
+    long v = strtol(s, end, 10);
+    if (errno || v < 1 || v > GT_MAX_DIM) return -1;
+    *out = v;
+    return 0;
+}
+
+int gt_cli_parse_sizes(const char *text, gt_shape **out, char *err, size_t errlen)
+{
+    int cap = 8, n = 0;
+    gt_shape *v = malloc(cap * sizeof *v);
+    const char *s = text;
+    if (!text || !*text) goto bad;
+    while (v) {
+        long d[3];
+        char *end;
+        int nd = 0;
+        for (;;) {
+            if (parse_dim(s, &end, &d[nd]) < 0) goto bad;
+            s = end;
+            nd++;
+            if (nd < 3 && (*s == 'x' || *s == 'X')) s++;
+            else break;
+        }
+        if (nd == 2 || (*s && *s != ',')) goto bad;
+        if (n == cap) v = realloc(v, (cap *= 2) * sizeof *v);
+        if (!v) break;
+        v[n++] = nd == 1 ? (gt_shape){(int)d[0], (int)d[0], (int)d[0], 0, 0}
+                         : (gt_shape){(int)d[0], (int)d[1], (int)d[2], 0, 0};
+        if (!*s) {
+            *out = v;
+            return n;
+        }
+        s++;
+    }
+bad:
+    snprintf(err, errlen, "bad --sizes '%s': want a comma list of N (N x N x N) or MxNxK, each 1..%d", text ? text : "",
+             GT_MAX_DIM);
+    free(v);
+    return -1;
+}
+
+int gt_cli_parse_gpus(const char *text, int *ids, int max, char *err, size_t errlen)
+{
+    int n = 0;
+    const char *s = text;
+    while (s && *s && n < max) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (end == s || errno || v < 0 || v > 1023 || (*end && *end != ',')) break;
+        for (int i = 0; i < n; ++i)
+            if (ids[i] == v) goto bad;
+        ids[n++] = (int)v;
+        if (!*end) return n;
+        s = end + 1;
+    }
+bad:
+    snprintf(err, errlen, "bad --gpu '%s': want a device index or a comma list of distinct indices", text ? text : "");
+    return -1;
+}
+
+int gt_cli_parse_layouts(const char *text, int *lay, int max, char *err, size_t errlen)
+{
+    int n = 0;
+    const char *s = text;
+    while (s && *s && n < max) {
+        char two[3] = {s[0], s[0] ? s[1] : 0, 0};
+        int ta, tb;
+        if (gt_layout_parse(two, &ta, &tb) < 0 || (s[2] && s[2] != ',')) break;
+        for (int i = 0; i < n; ++i)
+            if (lay[i] == ta * 2 + tb) goto bad;
+        lay[n++] = ta * 2 + tb;
+        if (!s[2]) return n;
+        s += 3;
+    }
+bad:
+    snprintf(err, errlen, "bad --layouts '%s': want a comma list of distinct nn, nt, tn, tt", text ? text : "");
+    return -1;
+}
+
+int gt_cli_parse_int(const char *opt, const char *text, long max, long *out, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    long v = text ? strtol(text, &end, 10) : 0;
+    if (!text || end == text || *end || errno || v < 1 || v > max) {
+        snprintf(err, errlen, "bad %s '%s': want an integer 1..%ld", opt, text ? text : "", max);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+int gt_cli_parse_duration(const char *text, double *seconds, char *err, size_t errlen)
+{
+    char *end;
+    errno = 0;
+    double v = text ? strtod(text, &end) : 0;
+    double unit = 1;
+    if (text && end != text && !errno) {
+        if (!strcmp(end, "") || !strcmp(end, "s")) unit = 1;
+        else if (!strcmp(end, "m")) unit = 60;
+        else if (!strcmp(end, "h")) unit = 3600;
+        else unit = 0;
+        if (unit > 0 && v > 0 && v * unit <= 30 * 86400.0) {
+            *seconds = v * unit;
+            return 0;
+        }
+    }
+    snprintf(err, errlen, "bad duration '%s': want a positive number with s, m or h (e.g. 90s, 30m, 8h)",
+             text ? text : "");
+    return -1;
+}

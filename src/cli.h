@@ -1,0 +1,36 @@
+/* The CLI's verbs (one src/cmd_<verb>.c each) and the argument helpers they share (src/cli.c).
+ * Only main.c and cmd_*.c print and exit; everything they call returns a status. */
+#ifndef GT_CLI_H
+#define GT_CLI_H
+
+#include "family.h"
+
+#include <stddef.h>
+
+int gt_cmd_tune(int argc, char **argv);
+int gt_cmd_candidates(int argc, char **argv);
+int gt_cmd_query(int argc, char **argv);
+int gt_cmd_export(int argc, char **argv);
+int gt_cmd_import(int argc, char **argv);
+int gt_cmd_merge(int argc, char **argv);
+int gt_cmd_report(int argc, char **argv);
+int gt_cmd_explain(int argc, char **argv);
+int gt_cmd_bench(int argc, char **argv);
+
+/* Parse a size list: "1024,2048" (N means N x N x N) and "MxNxK" items, each dimension 1..1048576.
+ * Returns the count (> 0) with a malloc'd array in *out, or -1 with a message in err. */
+int gt_cli_parse_sizes(const char *text, gt_shape **out, char *err, size_t errlen);
+
+/* Parse a GPU list "0" or "0,1,3" into ids[max]. Returns the count or -1 with a message. */
+int gt_cli_parse_gpus(const char *text, int *ids, int max, char *err, size_t errlen);
+
+/* Parse a layout list "nn,tn" into (ta, tb) pairs: lay[i] = ta*2 + tb. Returns the count or -1. */
+int gt_cli_parse_layouts(const char *text, int *lay, int max, char *err, size_t errlen);
+
+/* Parse a positive integer argument (1..max). Returns 0 or -1 with a message naming opt. */
+int gt_cli_parse_int(const char *opt, const char *text, long max, long *out, char *err, size_t errlen);
+
+/* Parse a duration "90", "90s", "30m", "8h" into seconds. Returns 0 or -1. */
+int gt_cli_parse_duration(const char *text, double *seconds, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,76 @@
+// Shared by every gemmtune template: the kernel contract, operand accessors, the epilogue and the split-K reduce.
+// gemmtune renders `#define` lines for the tunables and the layout before a template; each tunable has a default
+// here or in the template so a file also compiles alone: nvcc -arch=sm_90 -cubin -I templates templates/tile2d.cu
+//
+// Contract (row-major): C[M x N] = alpha * op(A)[M x K] * op(B)[K x N] + beta * C
+//   GT_TA = 0: A(i,k) = A[i*lda + k]     GT_TA = 1: A is stored K x M, A(i,k) = A[k*lda + i]
+//   GT_TB = 0: B(k,j) = B[k*ldb + j]     GT_TB = 1: B is stored N x K, B(k,j) = B[j*ldb + k]
+//   beta == 0 never reads C (C may hold NaN). Every M, N, K >= 1 is computed correctly.
+//   With SPLITK > 1, blockIdx.z picks a K slice, gt_gemm writes raw partial sums to ws[z][M][N] and
+//   gt_splitk_reduce adds the slices in a fixed order (deterministic) and applies alpha and beta.
+#ifndef GT_COMMON_CUH
+#define GT_COMMON_CUH
+
+#ifndef GT_TA
+#define GT_TA 0 // 1: A stored transposed (K x M)
+#endif
+#ifndef GT_TB
+#define GT_TB 0 // 1: B stored transposed (N x K)
+#endif
+#ifndef SPLITK
+#define SPLITK 1 // K slices reduced by gt_splitk_reduce
+#endif
+
+#define GT_GEMM_ARGS                                                                                    \
+    int M, int N, int K, float alpha, const float *__restrict__ A, int lda, const float *__restrict__ B, \
+        int ldb, float beta, float *__restrict__ C, int ldc, float *__restrict__ ws
+
+#define GT_A(i, k) (GT_TA ? A[(size_t)(k) * lda + (i)] : A[(size_t)(i) * lda + (k)])
+#define GT_B(k, j) (GT_TB ? B[(size_t)(j) * ldb + (k)] : B[(size_t)(k) * ldb + (j)])
+
+// K range of this block's slice: [*k0, *k1). Slices are whole multiples of `step` so tiles never straddle two.
+__device__ __forceinline__ void gt_k_range(int K, int step, int *k0, int *k1)
+{
+#if SPLITK > 1
+    int per = (K + SPLITK - 1) / SPLITK;
+    per = (per + step - 1) / step * step;
+    *k0 = min(K, (int)blockIdx.z * per);
+    *k1 = min(K, *k0 + per);
+#else
+    (void)step;
+    *k0 = 0;
+    *k1 = K;
+#endif
+}
+
+// Final value of one C element (i, j), both in range.
+__device__ __forceinline__ void gt_out(int M, int N, float *__restrict__ C, int ldc, float *__restrict__ ws, int i,
+                                       int j, float acc, float alpha, float beta)
+{
+#if SPLITK > 1
+    (void)C; (void)ldc; (void)alpha; (void)beta;
+    ws[((size_t)blockIdx.z * M + i) * N + j] = acc;
+#else
+    (void)M; (void)N; (void)ws;
+    float *c = C + (size_t)i * ldc + j;
+    *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
+#endif
+}
+
+#if SPLITK > 1
+// One thread per C element; slices summed in order 0..SPLITK-1 so the result does not depend on scheduling.
+extern "C" __global__ void gt_splitk_reduce(int M, int N, float alpha, const float *__restrict__ ws, float beta,
+                                            float *__restrict__ C, int ldc)
+{
+    size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= (size_t)M * N) return;
+    int i = (int)(e / N), j = (int)(e % N);
+    float acc = 0.0f;
+#pragma unroll
+    for (int z = 0; z < SPLITK; ++z) acc += ws[(size_t)z * M * N + e];
+    float *c = C + (size_t)i * ldc + j;
+    *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
+}
+#endif
+
+#endif
