@@ -98,6 +98,19 @@ int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nv
 int gt_db_cubin_put(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
                     const unsigned char *data, size_t size, int regs, int spill_bytes, char *err, size_t errlen);
 
+/* JSON export/import (documented in docs/EXPORT.md, versioned). Export writes the winners matching filter;
+ * import adds them to db (with provenance), refusing malformed or wrong-schema input without changing db. */
+int gt_db_export_json(gt_db *db, const gt_winner_filter *filter, char **json, char *err, size_t errlen);
+int gt_db_import_json(gt_db *db, const char *json, const char *origin, int *imported, char *err, size_t errlen);
+
+/* Nearest-shape rule, shared by the loader and `gemmtune report`'s regret table (db/nearest.c):
+ * among rows[0..n) of the same layout as s, the one minimising
+ *     d = |log2(m/m')| + |log2(n/n')| + |log2(k/k')|
+ * for which accept(row, ctx) is non-zero (accept NULL: every row). Ties go to the lower index.
+ * Returns the index, or -1 when none qualifies. */
+int gt_nearest_shape(const gt_winner *rows, int n, const gt_shape *s, int (*accept)(const gt_winner *, void *),
+                     void *ctx, double *distance);
+
 /* Embedded SQL text by file name ("schema.sql"), generated from the .sql files in db/ at build time. */
 const char *gt_sql_text(const char *name);
 const char *gt_sql_text_name(int i);
