@@ -531,9 +531,20 @@ static int start_gpus(tune *t)
         else if (!same_model(&gi, &t->gpu))
             return snprintf(t->err, t->errlen, "GPU %d is a %s but GPU %d is a %s: one sweep tunes one GPU model",
                              o->gpus[g], gi.name, o->gpus[0], t->gpu.name), -1;
-        if (gt_db_begin_sweep(t->db, &gi, o->command, &t->sweeps[g], t->err, t->errlen)) return -1;
     }
     snprintf(t->arch, sizeof t->arch, "sm_%d%d", t->gpu.cc_major, t->gpu.cc_minor);
+    return 0;
+}
+
+/* After the GPUs answered, so a machine without one gets no database file. */
+static int begin_sweeps(tune *t)
+{
+    if (gt_db_open(t->o->db_path, 1, &t->db, t->err, t->errlen)) return -1;
+    for (int g = 0; g < t->o->ngpus; ++g) {
+        gt_gpu_info gi;
+        gt_worker_info(t->workers[g], &gi, NULL);
+        if (gt_db_begin_sweep(t->db, &gi, t->o->command, &t->sweeps[g], t->err, t->errlen)) return -1;
+    }
     return 0;
 }
 
@@ -582,7 +593,7 @@ int gt_tune_run(const gt_tune_opts *o, gt_tune_summary *sum, char *err, size_t e
     interrupted = 0;
     struct sigaction sa = {.sa_handler = on_sigint}, old;
     sigaction(SIGINT, &sa, &old);
-    if (gt_db_open(o->db_path, 1, &t.db, err, errlen) || start_gpus(&t)) goto out;
+    if (start_gpus(&t) || begin_sweeps(&t)) goto out;
     for (int l = 0; l < o->nlayouts; ++l) ncand[l] = plan_layout(&t, o->layouts[l], &cands[l], &jobcap);
     start_pool(&t);
     rc = 0;
