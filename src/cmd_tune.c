@@ -36,6 +36,8 @@ static void usage(FILE *out)
             "  --retry-failed      rerun candidates whose stored trial failed (default: skip them)\n"
             "  --shard I/N         run only the I-th of N deterministic parts of the work (0 <= I < N)\n"
             "  --jobs N            NVRTC compile threads (default: the host's cores)\n"
+            "  --trial-timeout S   floor of the per-trial watchdog in seconds (default 20); the limit grows with\n"
+            "                      cuBLAS's time on the shape; a candidate past it is stored as 'timeout'\n"
             "  --progress, --no-progress   live progress line on stderr (default: when stderr is a terminal)\n"
             "  -h, --help          this text\n\n"
             "Exit status: 0 done, 1 setup error (no GPU, bad database), 2 bad arguments, 130 interrupted (Ctrl-C;\n"
@@ -43,7 +45,7 @@ static void usage(FILE *out)
 }
 
 enum { O_LAYOUTS = 256, O_FAMILY, O_DB, O_STRATEGY, O_BUDGET, O_MAXTRIALS, O_SEED, O_REPS, O_WARMUP, O_TOPK,
-       O_FINALREPS, O_RETRY, O_SHARD, O_JOBS, O_PROGRESS, O_NOPROGRESS };
+       O_FINALREPS, O_RETRY, O_SHARD, O_JOBS, O_PROGRESS, O_NOPROGRESS, O_TIMEOUT };
 
 static const struct option opts[] = {
     {"gpu", required_argument, 0, 'g'},          {"sizes", required_argument, 0, 's'},
@@ -54,6 +56,7 @@ static const struct option opts[] = {
     {"warmup", required_argument, 0, O_WARMUP},   {"top-k", required_argument, 0, O_TOPK},
     {"final-reps", required_argument, 0, O_FINALREPS}, {"retry-failed", no_argument, 0, O_RETRY},
     {"shard", required_argument, 0, O_SHARD},     {"jobs", required_argument, 0, O_JOBS},
+    {"trial-timeout", required_argument, 0, O_TIMEOUT},
     {"progress", no_argument, 0, O_PROGRESS},     {"no-progress", no_argument, 0, O_NOPROGRESS},
     {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
 
@@ -118,6 +121,7 @@ static int parse_opt(int c, const char *arg, gt_tune_opts *o, tune_args *a, char
     case O_RETRY: return o->retry_failed = 1, 0;
     case O_SHARD: return parse_shard(arg, o, err, errlen);
     case O_JOBS: return gt_cli_parse_int("--jobs", arg, 1024, &v, err, errlen) ? -1 : (o->jobs = (int)v, 0);
+    case O_TIMEOUT: return gt_cli_parse_int("--trial-timeout", arg, 86400, &v, err, errlen) ? -1 : (o->timeout_floor_s = (double)v, 0);
     case O_PROGRESS: return o->progress = 1, 0;
     case O_NOPROGRESS: return o->progress = 0, 0;
     default: return snprintf(err, errlen, "unknown option (see gemmtune tune --help)"), -1;

@@ -19,6 +19,7 @@ typedef struct {
     char *src;
     char hash[17];
     int state; /* 0 queued, 1 compiling, 2 done */
+    long wanted; /* 0, or the order in which trials asked for it: only wanted jobs compile, first asked first */
     int rc;    /* 0 compiled, 1 compile error, -1 NVRTC failure */
     int cached; /* came from the database's cubin cache: NVRTC did not run */
     int stored; /* in the cubin cache (taken from it, or put there after a successful trial) */
@@ -47,7 +48,8 @@ typedef struct {
     gt_gpu_info gpu;
     gt_limits lim;
     cjob *jobs;
-    int njobs, next_job, stop;
+    int njobs, stop;
+    long want_seq;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t *threads;
@@ -79,6 +81,7 @@ void gt_tune_defaults(gt_tune_opts *o)
     o->seed = 1;
     o->strategy = GT_STRATEGY_EXHAUSTIVE;
     o->shard_n = 1;
+    o->timeout_floor_s = 20;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     o->jobs = n > 0 ? (int)n : 1;
 }
@@ -90,9 +93,15 @@ static void *compile_thread(void *arg)
     tune *t = arg;
     pthread_mutex_lock(&t->mu);
     for (;;) {
-        while (!t->stop && t->next_job < t->njobs && t->jobs[t->next_job].state != 0) t->next_job++;
-        if (t->stop || t->next_job >= t->njobs) break;
-        cjob *j = &t->jobs[t->next_job++];
+        int i = -1;
+        for (int k = 0; k < t->njobs; ++k)
+            if (t->jobs[k].state == 0 && t->jobs[k].wanted && (i < 0 || t->jobs[k].wanted < t->jobs[i].wanted)) i = k;
+        if (t->stop) break;
+        if (i < 0) {
+            pthread_cond_wait(&t->cv, &t->mu);
+            continue;
+        }
+        cjob *j = &t->jobs[i];
         j->state = 1;
         pthread_mutex_unlock(&t->mu);
         j->rc = gt_nvrtc_compile(j->src, t->arch, &j->cb, j->err, sizeof j->err);
@@ -104,8 +113,19 @@ static void *compile_thread(void *arg)
     return NULL;
 }
 
+/* Ask the pool for jobs (in this order of need); they compile ahead while the GPU works. */
+static void want(tune *t, const int *jobs, int n)
+{
+    pthread_mutex_lock(&t->mu);
+    for (int i = 0; i < n; ++i)
+        if (!t->jobs[jobs[i]].wanted) t->jobs[jobs[i]].wanted = ++t->want_seq;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
 static cjob *wait_compiled(tune *t, int idx)
 {
+    want(t, &idx, 1);
     pthread_mutex_lock(&t->mu);
     while (t->jobs[idx].state != 2) pthread_cond_wait(&t->cv, &t->mu);
     pthread_mutex_unlock(&t->mu);
@@ -265,7 +285,7 @@ static int run_item(runq *q, int g, item *it)
         gt_trial_request req = {.cubin = j->cb.data, .cubin_size = j->cb.size, .shape = *q->s, .launch = it->L,
                                 .checks = q->rc.checks, .warmup = q->rc.warmup, .reps = q->rc.reps,
                                 .seed = t->o->seed * 1000003ull + (unsigned long long)q->next,
-                                .timeout_s = 20 + per_launch * (q->rc.warmup + q->rc.reps + 8)};
+                                .timeout_s = t->o->timeout_floor_s + per_launch * (q->rc.warmup + q->rc.reps + 8)};
         pthread_mutex_unlock(&q->mu);
         double t0 = now_s();
         int rc = gt_worker_trial(t->workers[g], &req, &r, err, sizeof err);
@@ -326,6 +346,10 @@ static int run_round(tune *t, const gt_shape *s, item *items, const int *order, 
     int ng = t->o->ngpus;
     pthread_t th[64];
     gpu_arg args[64];
+    int *jobs = malloc(((size_t)n + 1) * sizeof *jobs);
+    for (int i = 0; jobs && i < n; ++i) jobs[i] = items[order[i]].job;
+    if (jobs) want(t, jobs, n);
+    free(jobs);
     pthread_mutex_init(&q.mu, NULL);
     for (int g = 0; g < ng; ++g) {
         args[g] = (gpu_arg){&q, g};

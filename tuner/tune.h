@@ -30,6 +30,7 @@ typedef struct {
     int progress;            /* 1 live line on stderr, 0 none */
     int shard_i, shard_n;    /* this process runs items whose index % shard_n == shard_i */
     int jobs;                /* compile threads */
+    double timeout_floor_s;  /* per-trial watchdog floor; the limit grows with cuBLAS's time on the shape */
     const char *command;     /* stored with the sweep for provenance */
 } gt_tune_opts;
 
