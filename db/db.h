@@ -123,6 +123,16 @@ int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nv
 int gt_db_cubin_put(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
                     const unsigned char *data, size_t size, int regs, int spill_bytes, char *err, size_t errlen);
 
+/* Merge another gemmtune database into db (see `gemmtune merge`): its sweeps not yet here (matched by uid) with
+ * their trials, GPUs, shapes, candidates, baselines (the newest wins) and cubins; for each GPU model and shape the
+ * faster verified winner. Provenance: a merged sweep's origin becomes "merge:<absolute path>" unless it already
+ * had one. Idempotent. The other file is only read; an older schema is migrated in a temporary copy. On any
+ * failure db is unchanged. */
+typedef struct {
+    int sweeps, trials, baselines, winners, cubins; /* rows added or replaced */
+} gt_merge_stats;
+int gt_db_merge(gt_db *db, const char *other_path, gt_merge_stats *stats, char *err, size_t errlen);
+
 /* JSON export/import (documented in docs/EXPORT.md, versioned). Export writes the winners matching filter;
  * import adds them to db (with provenance), refusing malformed or wrong-schema input without changing db. */
 int gt_db_export_json(gt_db *db, const gt_winner_filter *filter, char **json, char *err, size_t errlen);
