@@ -164,7 +164,8 @@ static int configure(gt_db *db, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     if (dbi_prepare(db, &st, err, errlen, "PRAGMA journal_mode = WAL", "") < 0) return -1;
-    int ok = sqlite3_step(st) == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
+    const char *mode = sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    int ok = mode && (!strcmp(mode, "wal") || (!strcmp(mode, "memory") && !strcmp(db->path, ":memory:")));
     sqlite3_finalize(st);
     if (!ok) {
         snprintf(err, errlen, "cannot switch %s to WAL mode: %s (is its directory writable?)", db->path,
@@ -180,13 +181,15 @@ static int configure(gt_db *db, char *err, size_t errlen)
 
 int gt_db_open(const char *path, int create, gt_db **out, char *err, size_t errlen)
 {
-    int is_new;
+    int is_new = 0;
     *out = NULL;
     if (!path || !*path || strlen(path) >= sizeof((gt_db *)0)->path) {
         snprintf(err, errlen, "bad database path");
         return -1;
     }
-    if (dbi_check_file(path, create, &is_new, err, errlen) < 0) return -1;
+    int mem = !strcmp(path, ":memory:"); /* the loader imports JSON into one */
+    if (!mem && dbi_check_file(path, create, &is_new, err, errlen) < 0) return -1;
+    if (mem && !create) return snprintf(err, errlen, "an in-memory database must be created"), -1;
     gt_db *db = calloc(1, sizeof *db);
     if (!db) return snprintf(err, errlen, "out of memory"), -1;
     snprintf(db->path, sizeof db->path, "%s", path);
@@ -218,6 +221,21 @@ void gt_db_close(gt_db *db)
 }
 
 const char *gt_db_path(const gt_db *db) { return db->path; }
+
+int gt_db_probe(const char *path, int *version, char *err, size_t errlen)
+{
+    int is_new;
+    sqlite3 *h = NULL;
+    if (dbi_check_file(path, 0, &is_new, err, errlen) < 0) return -1;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot open %s: %s", path, h ? sqlite3_errmsg(h) : "out of memory");
+        sqlite3_close(h);
+        return -1;
+    }
+    int rc = dbi_check_version(h, path, version, err, errlen);
+    sqlite3_close(h);
+    return rc;
+}
 
 int gt_db_begin_sweep(gt_db *db, const gt_gpu_info *gpu, const char *command, long long *sweep_id, char *err,
                       size_t errlen)

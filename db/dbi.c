@@ -183,6 +183,7 @@ int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f)
         rc |= sqlite3_bind_text(st, 5, gt_layout_name(f->shape->ta, f->shape->tb), -1, SQLITE_STATIC);
     }
     if (f && f->family && *f->family) rc |= sqlite3_bind_text(st, 6, f->family, -1, SQLITE_TRANSIENT);
+    if (f && f->layout && *f->layout) rc |= sqlite3_bind_text(st, 7, f->layout, -1, SQLITE_TRANSIENT);
     return rc;
 }
 
