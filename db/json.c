@@ -12,9 +12,21 @@
 #define FORMAT_NAME "gemmtune-winners"
 #define FORMAT_VERSION 1
 
+/* The shortest text that reads back as exactly v: cJSON's own printing accepts an error of one ulp, which would
+ * break export -> import -> export identity. */
+static void add_exact(cJSON *o, const char *key, double v)
+{
+    char buf[40];
+    for (int prec = 15; prec <= 17; ++prec) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    cJSON_AddRawToObject(o, key, buf);
+}
+
 static void add_num_or_null(cJSON *o, const char *key, double v)
 {
-    if (v >= 0) cJSON_AddNumberToObject(o, key, v);
+    if (v >= 0) add_exact(o, key, v);
     else cJSON_AddNullToObject(o, key);
 }
 
@@ -58,9 +70,9 @@ static cJSON *winner_json(sqlite3_stmt *st)
     add_text_or_null(o, "params", st, 14);
     add_text_or_null(o, "source_hash", st, 15);
     double flop = 2.0 * mnk[0] * mnk[1] * mnk[2];
-    cJSON_AddNumberToObject(o, "median_ms", ms);
+    add_exact(o, "median_ms", ms);
     add_num_or_null(o, "spread_pct", dbi_real(st, 17));
-    cJSON_AddNumberToObject(o, "tflops", flop / (ms * 1e9));
+    add_exact(o, "tflops", flop / (ms * 1e9));
     add_num_or_null(o, "cublas_ms", cublas);
     add_num_or_null(o, "cublas_tflops", cublas > 0 ? flop / (cublas * 1e9) : -1);
     add_num_or_null(o, "ratio_vs_cublas", cublas > 0 ? cublas / ms : -1);
