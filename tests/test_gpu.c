@@ -207,6 +207,9 @@ GT_TEST(gpu_sweep_quarantines_resumes_and_caches, GT_NEEDS_GPU)
     printf("    second: %d run, %d skipped, %d compiled, %d cache hits\n", s2.trials_run, s2.trials_skipped,
            s2.compiled, s2.cache_hits);
     CHECK(s2.trials_run == 0 && s2.compiled == 0 && s2.trials_skipped == s1.trials_run && s2.restarts == 0);
+    CHECK(s1.nshapes == 2 && s2.nshapes == 2 && !strcmp(s2.shapes[1].family, "naive"));
+    gt_tune_summary_free(&s1);
+    gt_tune_summary_free(&s2);
     free(db);
 }
 
