@@ -155,35 +155,6 @@ GT_TEST(export_import_refuses_bad_json_leaving_db_identical, GT_NEEDS_NONE)
     free(src), free(dst);
 }
 
-/* Every row of every table, in a stable order, as text. */
-static char *dump(const char *path)
-{
-    static const char *const tables[] = {"gpu_models", "gpus", "sweeps", "shapes", "candidates",
-                                         "trials", "baselines", "winners", "cubins"};
-    sqlite3 *h;
-    size_t cap = 1 << 16, len = 0;
-    char *out = calloc(1, cap);
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return out;
-    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; ++t) {
-        char sql[128];
-        sqlite3_stmt *st;
-        snprintf(sql, sizeof sql, "SELECT * FROM %s ORDER BY 1, 2, 3", tables[t]);
-        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) continue;
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            for (int c = 0; c < sqlite3_column_count(st); ++c) {
-                const char *v = (const char *)sqlite3_column_text(st, c);
-                size_t need = len + (v ? strlen(v) : 4) + 64;
-                if (need > cap) out = realloc(out, cap = need * 2);
-                len += sprintf(out + len, "%s%s", c ? "|" : tables[t], v ? v : "NULL");
-            }
-            out[len++] = '\n', out[len] = 0;
-        }
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(h);
-    return out;
-}
-
 static int merge_into(const char *path, const char *other, gt_merge_stats *st)
 {
     gt_db *db;
@@ -198,18 +169,18 @@ GT_TEST(merge_idempotent_and_keeps_faster_winner, GT_NEEDS_NONE)
     char *a = gt_tmp_path(".db"), *b = gt_tmp_path(".db"), *c = gt_tmp_path(".db");
     /* two machines with the same GPU model (b is 20% faster), and one A100 */
     CHECK(gt_fixture_db(a, 0, 0, 1.0) == 0 && gt_fixture_db(b, 0, 1, 0.8) == 0 && gt_fixture_db(c, 2, 0, 1.0) == 0);
-    char *b_before = dump(b);
+    char *b_before = gt_fixture_dump(b);
     gt_merge_stats st;
     CHECK_MSG(merge_into(a, b, &st) == 0, "%s", err);
     CHECK_MSG(st.sweeps == 1 && st.trials == 16 && st.winners == 4 && st.baselines == 4, "%d %d %d %d", st.sweeps,
               st.trials, st.winners, st.baselines);
     CHECK(merge_into(a, c, &st) == 0 && st.sweeps == 1 && st.winners == 4);
-    char *once = dump(a);
+    char *once = gt_fixture_dump(a);
     CHECK(merge_into(a, b, &st) == 0 && st.sweeps == 0 && st.trials == 0 && st.winners == 0 && st.baselines == 0);
     CHECK(merge_into(a, c, &st) == 0 && st.sweeps == 0 && st.trials == 0 && st.winners == 0);
-    char *twice = dump(a);
+    char *twice = gt_fixture_dump(a);
     CHECK(once && twice && !strcmp(once, twice));
-    char *b_after = dump(b);
+    char *b_after = gt_fixture_dump(b);
     CHECK(!strcmp(b_before, b_after)); /* the source is only read */
     /* the H200 winners now come from b's sweep, with its provenance */
     gt_db *db;
