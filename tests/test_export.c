@@ -222,3 +222,54 @@ GT_TEST(merge_refuses_bad_sources_leaving_db_identical, GT_NEEDS_NONE)
     unlink(copy);
     free(a), free(bad), free(copy);
 }
+
+GT_TEST(merge_reads_v1_source_without_touching_it, GT_NEEDS_NONE)
+{
+    char *a = gt_tmp_path(".db"), *old = gt_tmp_path(".db"), *copy = gt_tmp_path(".orig");
+    sqlite3 *h;
+    CHECK(sqlite3_open(old, &h) == SQLITE_OK);
+    CHECK(sqlite3_exec(h, gt_sql_text("schema.sql"), NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(h,
+                       "INSERT INTO gpu_models VALUES (1, 'Old GPU', 8, 6, 84);"
+                       "INSERT INTO gpus VALUES (1, 1, 'GPU-old', NULL, NULL);"
+                       "INSERT INTO sweeps (id, gpu_id, command) VALUES (1, 1, 'gemmtune v0');"
+                       "INSERT INTO shapes VALUES (1, 64, 64, 64, 'nt');"
+                       "INSERT INTO candidates VALUES (1, 'tile2d', 'BM=64', '0123456789abcdef');"
+                       "INSERT INTO trials (sweep_id, shape_id, candidate_id, status, median_ms) VALUES (1, 1, 1, 'ok', 0.5);"
+                       "INSERT INTO winners VALUES (1, 1, 1, 1, 0.5, 2.0);"
+                       "PRAGMA user_version = 1;",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    CHECK(gt_fixture_copy(old, copy) == 0);
+    CHECK(gt_fixture_db(a, 0, 0, 1.0) == 0);
+    gt_merge_stats st;
+    CHECK_MSG(merge_into(a, old, &st) == 0, "%s", err);
+    CHECK(st.sweeps == 1 && st.trials == 1 && st.winners == 1);
+    CHECK(gt_fixture_same_bytes(old, copy)); /* migrated in a temporary copy, not in place */
+    /* the v1 sweep's uid is derived from its row, so merging the old file again (a fresh copy) changes nothing */
+    char *once = gt_fixture_dump(a);
+    CHECK(merge_into(a, old, &st) == 0 && st.sweeps == 0 && st.trials == 0 && st.winners == 0);
+    char *twice = gt_fixture_dump(a);
+    CHECK(once && twice && !strcmp(once, twice) && strstr(once, "Old GPU"));
+    free(once), free(twice);
+    /* and the same file migrated in place keeps that uid */
+    CHECK(sqlite3_open_v2(a, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    sqlite3_stmt *q;
+    char merged_uid[40] = "";
+    CHECK(sqlite3_prepare_v2(h, "SELECT uid FROM sweeps WHERE command = 'gemmtune v0'", -1, &q, NULL) == SQLITE_OK);
+    if (sqlite3_step(q) == SQLITE_ROW) snprintf(merged_uid, sizeof merged_uid, "%s", sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    gt_db *db;
+    CHECK(gt_db_open(old, 0, &db, err, sizeof err) == 0);
+    gt_db_close(db);
+    CHECK(sqlite3_open_v2(old, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(h, "SELECT uid FROM sweeps", -1, &q, NULL) == SQLITE_OK);
+    CHECK(sqlite3_step(q) == SQLITE_ROW && strlen(merged_uid) == 32 &&
+          !strcmp((const char *)sqlite3_column_text(q, 0), merged_uid));
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    gt_fixture_rm(a), gt_fixture_rm(old);
+    unlink(copy);
+    free(a), free(old), free(copy);
+}
