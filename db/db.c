@@ -160,8 +160,28 @@ int dbi_check_version(sqlite3 *h, const char *path, int *version, char *err, siz
     return 0;
 }
 
+/* gt_stable_uid(a, b, ...): 32 hex digits from the arguments' text (two FNV-1a 64 with different bases). */
+static void stable_uid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    unsigned long long h[2] = {14695981039346656037ull, 14695981039346656037ull ^ 0x9e3779b97f4a7c15ull};
+    for (int i = 0; i < argc; ++i) {
+        const unsigned char *t = sqlite3_value_text(argv[i]);
+        for (int j = 0; j < 2; ++j) {
+            for (const unsigned char *p = t ? t : (const unsigned char *)"\1null"; *p; ++p)
+                h[j] = (h[j] ^ *p) * 1099511628211ull;
+            h[j] = (h[j] ^ '|') * 1099511628211ull;
+        }
+    }
+    char out[33];
+    snprintf(out, sizeof out, "%016llx%016llx", h[0], h[1]);
+    sqlite3_result_text(ctx, out, 32, SQLITE_TRANSIENT);
+}
+
 static int configure(gt_db *db, char *err, size_t errlen)
 {
+    if (sqlite3_create_function(db->h, "gt_stable_uid", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, stable_uid, NULL,
+                                NULL) != SQLITE_OK)
+        return dbi_fail(db, DBI_WHERE, err, errlen);
     sqlite3_stmt *st;
     if (dbi_prepare(db, &st, err, errlen, "PRAGMA journal_mode = WAL", "") < 0) return -1;
     const char *mode = sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;

@@ -4,6 +4,7 @@
  * Tested by tests/test_export.c (idempotence by table dumps, faster-wins, refusals). */
 #include "dbi.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,16 @@ static int run_steps(gt_db *db, const char *origin, gt_merge_stats *stats, char 
     return 0;
 }
 
+static void remove_tmp(const char *tmp)
+{
+    static const char *const ext[] = {"", "-wal", "-shm", "-journal"};
+    char p[300];
+    for (int i = 0; tmp[0] && i < 4; ++i) {
+        snprintf(p, sizeof p, "%s%s", tmp, ext[i]);
+        unlink(p);
+    }
+}
+
 /* The source must be a gemmtune database of this version; an older one is migrated in a temporary copy. */
 static int source_path(const char *other, char *tmp, size_t tmplen, char *err, size_t errlen)
 {
@@ -89,7 +100,16 @@ static int source_path(const char *other, char *tmp, size_t tmplen, char *err, s
         return -1;
     }
     if (version == GT_DB_SCHEMA_VERSION) return sqlite3_close(h), 0;
-    snprintf(tmp, tmplen, "/tmp/gemmtune-merge-%d-%lx.db", (int)getpid(), (unsigned long)(size_t)h);
+    const char *dir = getenv("TMPDIR");
+    snprintf(tmp, tmplen, "%s/gemmtune-merge-XXXXXX", dir && *dir ? dir : "/tmp");
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        snprintf(err, errlen, "cannot make a temporary copy of %s to migrate it: %s", other, strerror(errno));
+        tmp[0] = 0;
+        sqlite3_close(h);
+        return -1;
+    }
+    close(fd);
     sqlite3 *t = NULL;
     int rc = sqlite3_open(tmp, &t);
     sqlite3_backup *b = rc == SQLITE_OK ? sqlite3_backup_init(t, "main", h, "main") : NULL;
@@ -100,12 +120,16 @@ static int source_path(const char *other, char *tmp, size_t tmplen, char *err, s
     gt_db *m = NULL;
     if (rc != SQLITE_OK || gt_db_open(tmp, 0, &m, err, errlen) < 0) {
         if (rc != SQLITE_OK) snprintf(err, errlen, "cannot copy %s to migrate it", other);
-        unlink(tmp);
+        remove_tmp(tmp);
         return -1;
     }
+    /* back to a rollback journal so no -wal/-shm outlive the copy */
+    char e2[64];
+    dbi_run(m, e2, sizeof e2, "PRAGMA journal_mode = DELETE", "");
     gt_db_close(m);
     return 0;
 }
+
 
 /* file: URI with the characters that URIs reserve escaped, opened read-only. */
 static void ro_uri(const char *path, char *out, size_t n)
@@ -138,11 +162,11 @@ int gt_db_merge(gt_db *db, const char *other_path, gt_merge_stats *stats, char *
         goto fail_detach;
     }
     sqlite3_exec(db->h, "DETACH DATABASE src", NULL, NULL, NULL);
-    if (tmp[0]) unlink(tmp);
+    remove_tmp(tmp);
     return 0;
 fail_detach:
     sqlite3_exec(db->h, "DETACH DATABASE src", NULL, NULL, NULL);
 fail_tmp:
-    if (tmp[0]) unlink(tmp);
+    remove_tmp(tmp);
     return -1;
 }

@@ -155,35 +155,6 @@ GT_TEST(export_import_refuses_bad_json_leaving_db_identical, GT_NEEDS_NONE)
     free(src), free(dst);
 }
 
-/* Every row of every table, in a stable order, as text. */
-static char *dump(const char *path)
-{
-    static const char *const tables[] = {"gpu_models", "gpus", "sweeps", "shapes", "candidates",
-                                         "trials", "baselines", "winners", "cubins"};
-    sqlite3 *h;
-    size_t cap = 1 << 16, len = 0;
-    char *out = calloc(1, cap);
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return out;
-    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; ++t) {
-        char sql[128];
-        sqlite3_stmt *st;
-        snprintf(sql, sizeof sql, "SELECT * FROM %s ORDER BY 1, 2, 3", tables[t]);
-        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) continue;
-        while (sqlite3_step(st) == SQLITE_ROW) {
-            for (int c = 0; c < sqlite3_column_count(st); ++c) {
-                const char *v = (const char *)sqlite3_column_text(st, c);
-                size_t need = len + (v ? strlen(v) : 4) + 64;
-                if (need > cap) out = realloc(out, cap = need * 2);
-                len += sprintf(out + len, "%s%s", c ? "|" : tables[t], v ? v : "NULL");
-            }
-            out[len++] = '\n', out[len] = 0;
-        }
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(h);
-    return out;
-}
-
 static int merge_into(const char *path, const char *other, gt_merge_stats *st)
 {
     gt_db *db;
@@ -198,18 +169,18 @@ GT_TEST(merge_idempotent_and_keeps_faster_winner, GT_NEEDS_NONE)
     char *a = gt_tmp_path(".db"), *b = gt_tmp_path(".db"), *c = gt_tmp_path(".db");
     /* two machines with the same GPU model (b is 20% faster), and one A100 */
     CHECK(gt_fixture_db(a, 0, 0, 1.0) == 0 && gt_fixture_db(b, 0, 1, 0.8) == 0 && gt_fixture_db(c, 2, 0, 1.0) == 0);
-    char *b_before = dump(b);
+    char *b_before = gt_fixture_dump(b);
     gt_merge_stats st;
     CHECK_MSG(merge_into(a, b, &st) == 0, "%s", err);
     CHECK_MSG(st.sweeps == 1 && st.trials == 16 && st.winners == 4 && st.baselines == 4, "%d %d %d %d", st.sweeps,
               st.trials, st.winners, st.baselines);
     CHECK(merge_into(a, c, &st) == 0 && st.sweeps == 1 && st.winners == 4);
-    char *once = dump(a);
+    char *once = gt_fixture_dump(a);
     CHECK(merge_into(a, b, &st) == 0 && st.sweeps == 0 && st.trials == 0 && st.winners == 0 && st.baselines == 0);
     CHECK(merge_into(a, c, &st) == 0 && st.sweeps == 0 && st.trials == 0 && st.winners == 0);
-    char *twice = dump(a);
+    char *twice = gt_fixture_dump(a);
     CHECK(once && twice && !strcmp(once, twice));
-    char *b_after = dump(b);
+    char *b_after = gt_fixture_dump(b);
     CHECK(!strcmp(b_before, b_after)); /* the source is only read */
     /* the H200 winners now come from b's sweep, with its provenance */
     gt_db *db;
@@ -250,4 +221,55 @@ GT_TEST(merge_refuses_bad_sources_leaving_db_identical, GT_NEEDS_NONE)
     gt_fixture_rm(a), gt_fixture_rm(bad);
     unlink(copy);
     free(a), free(bad), free(copy);
+}
+
+GT_TEST(merge_reads_v1_source_without_touching_it, GT_NEEDS_NONE)
+{
+    char *a = gt_tmp_path(".db"), *old = gt_tmp_path(".db"), *copy = gt_tmp_path(".orig");
+    sqlite3 *h;
+    CHECK(sqlite3_open(old, &h) == SQLITE_OK);
+    CHECK(sqlite3_exec(h, gt_sql_text("schema.sql"), NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(h,
+                       "INSERT INTO gpu_models VALUES (1, 'Old GPU', 8, 6, 84);"
+                       "INSERT INTO gpus VALUES (1, 1, 'GPU-old', NULL, NULL);"
+                       "INSERT INTO sweeps (id, gpu_id, command) VALUES (1, 1, 'gemmtune v0');"
+                       "INSERT INTO shapes VALUES (1, 64, 64, 64, 'nt');"
+                       "INSERT INTO candidates VALUES (1, 'tile2d', 'BM=64', '0123456789abcdef');"
+                       "INSERT INTO trials (sweep_id, shape_id, candidate_id, status, median_ms) VALUES (1, 1, 1, 'ok', 0.5);"
+                       "INSERT INTO winners VALUES (1, 1, 1, 1, 0.5, 2.0);"
+                       "PRAGMA user_version = 1;",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    CHECK(gt_fixture_copy(old, copy) == 0);
+    CHECK(gt_fixture_db(a, 0, 0, 1.0) == 0);
+    gt_merge_stats st;
+    CHECK_MSG(merge_into(a, old, &st) == 0, "%s", err);
+    CHECK(st.sweeps == 1 && st.trials == 1 && st.winners == 1);
+    CHECK(gt_fixture_same_bytes(old, copy)); /* migrated in a temporary copy, not in place */
+    /* the v1 sweep's uid is derived from its row, so merging the old file again (a fresh copy) changes nothing */
+    char *once = gt_fixture_dump(a);
+    CHECK(merge_into(a, old, &st) == 0 && st.sweeps == 0 && st.trials == 0 && st.winners == 0);
+    char *twice = gt_fixture_dump(a);
+    CHECK(once && twice && !strcmp(once, twice) && strstr(once, "Old GPU"));
+    free(once), free(twice);
+    /* and the same file migrated in place keeps that uid */
+    CHECK(sqlite3_open_v2(a, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    sqlite3_stmt *q;
+    char merged_uid[40] = "";
+    CHECK(sqlite3_prepare_v2(h, "SELECT uid FROM sweeps WHERE command = 'gemmtune v0'", -1, &q, NULL) == SQLITE_OK);
+    if (sqlite3_step(q) == SQLITE_ROW) snprintf(merged_uid, sizeof merged_uid, "%s", sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    gt_db *db;
+    CHECK(gt_db_open(old, 0, &db, err, sizeof err) == 0);
+    gt_db_close(db);
+    CHECK(sqlite3_open_v2(old, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(h, "SELECT uid FROM sweeps", -1, &q, NULL) == SQLITE_OK);
+    CHECK(sqlite3_step(q) == SQLITE_ROW && strlen(merged_uid) == 32 &&
+          !strcmp((const char *)sqlite3_column_text(q, 0), merged_uid));
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    gt_fixture_rm(a), gt_fixture_rm(old);
+    unlink(copy);
+    free(a), free(old), free(copy);
 }
