@@ -70,6 +70,7 @@ struct gemmtune_context {
     pthread_mutex_t cublas_lock; /* a cuBLAS handle has one stream at a time */
     cublasHandle_t cublas;
     kentry *kernels;
+    gt_loader_counters count;    /* under lock */
     _Atomic(plan *) buckets[NBUCKET];
     _Atomic(wsentry *) ws;
 };
@@ -172,9 +173,10 @@ fail:
 
 /* Table path: embedded cubins are used before this is asked; otherwise NVRTC when it is linked in. */
 static gemmtune_status nvrtc_obtain(void *ctx, const char *src, const char *arch, unsigned char **data,
-                                    size_t *size, char *err, size_t errlen)
+                                    size_t *size, int *cached, char *err, size_t errlen)
 {
     (void)ctx;
+    *cached = 0;
     char msg[512];
     if (!gt_nvrtc_compile) {
         snprintf(err, errlen, "kernel not embedded for %s and NVRTC is not linked in", arch);
@@ -273,13 +275,16 @@ static gemmtune_status load_kernel(struct gemmtune_context *h, const gt_choice *
     if (c->row >= 0 && h->set.cubin && h->set.cubin[c->row] && !strcmp(h->set.cubin_arch[c->row], h->arch)) {
         bin = h->set.cubin[c->row];
         size = h->set.cubin_size[c->row];
+        h->count.embedded++;
     } else {
+        int cached = 0;
         char *src = gt_render(c->family, &c->params, s->ta, s->tb, err, sizeof err);
         if (!src) return gt_loader_fail(GEMMTUNE_STATUS_COMPILE_ERROR, "%s", err);
-        st = h->obtain(h->obtain_ctx, src, h->arch, &data, &size, err, sizeof err);
+        st = h->obtain(h->obtain_ctx, src, h->arch, &data, &size, &cached, err, sizeof err);
         free(src);
         if (st) return gt_loader_fail(st, "%s", err);
         bin = data;
+        ++*(cached ? &h->count.cache_hits : &h->count.compiled);
     }
     kentry *e = calloc(1, sizeof *e);
     if (!e) st = gt_loader_fail(GEMMTUNE_STATUS_ALLOC_FAILED, "kernel cache entry");
@@ -290,6 +295,7 @@ static gemmtune_status load_kernel(struct gemmtune_context *h, const gt_choice *
     if (st) return free(e), st;
     *e = (kentry){h->kernels, c->family, c->params, s->ta, s->tb, smem, e->k};
     h->kernels = e;
+    h->count.kernels++;
     *out = e->k;
     return GEMMTUNE_SUCCESS;
 }
@@ -329,6 +335,7 @@ static gemmtune_status make_plan(struct gemmtune_context *h, const gt_call *c, u
         st = load_kernel(h, &p->choice, &c->shape, p->L.smem, &p->kernel);
     }
     if (st) return free(p), st;
+    h->count.plans++;
     p->next = atomic_load_explicit(&h->buckets[b], memory_order_relaxed);
     atomic_store_explicit(&h->buckets[b], p, memory_order_release);
     *out = p;
@@ -370,6 +377,7 @@ static gemmtune_status workspace(struct gemmtune_context *h, void *stream, size_
     w->stream = stream;
     w->thread = pthread_self();
     w->bytes = want;
+    h->count.workspaces++;
     w->next = atomic_load_explicit(&h->ws, memory_order_relaxed);
     atomic_store_explicit(&h->ws, w, memory_order_release);
     pthread_mutex_unlock(&h->lock);
@@ -423,6 +431,13 @@ gemmtune_status gemmtune_sgemm(gemmtune_handle h, void *stream, gemmtune_op tran
     if (gt_kernel_launch(p->kernel, &p->L, (cudaStream_t)stream, &a, err, sizeof err))
         return gt_loader_fail(GEMMTUNE_STATUS_CUDA_ERROR, "launching %s: %s", p->choice.family->name, err);
     return GEMMTUNE_SUCCESS;
+}
+
+void gt_loader_counters_get(gemmtune_handle h, gt_loader_counters *out)
+{
+    pthread_mutex_lock(&h->lock);
+    *out = h->count;
+    pthread_mutex_unlock(&h->lock);
 }
 
 gemmtune_status gemmtune_explain(gemmtune_handle h, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,

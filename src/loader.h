@@ -72,10 +72,21 @@ void gt_loader_set_free(gt_winner_set *s);
  * message in err. */
 gemmtune_status gt_loader_open_source(const gemmtune_options *opt, gt_db **db, char *err, size_t errlen);
 
+/* Open the source (as above) and read all its winners into set; keep (may be NULL) receives the open database
+ * (NULL when none), for the cubin cache. Returns a status with a message in err. */
+gemmtune_status gt_loader_winners(const gemmtune_options *opt, gt_winner_set *set, gt_db **keep, char *err,
+                                  size_t errlen);
+
 /* Produces a cubin for rendered source on arch: malloc'd into *data. Returns GEMMTUNE_SUCCESS or a status with
  * a message. The database path caches in the db's cubins table; the table path compiles with NVRTC if linked. */
 typedef gemmtune_status (*gt_obtain_fn)(void *ctx, const char *src, const char *arch, unsigned char **data,
-                                        size_t *size, char *err, size_t errlen);
+                                        size_t *size, int *cached, char *err, size_t errlen);
+
+/* What a handle has done so far, for tests: plans made, kernels loaded, and where their cubins came from. */
+typedef struct {
+    int plans, kernels, embedded, cache_hits, compiled, workspaces;
+} gt_loader_counters;
+void gt_loader_counters_get(gemmtune_handle h, gt_loader_counters *out);
 
 /* The common tail of gemmtune_create*: binds to the device, takes over set (freed on failure too) and ctx
  * (released with ctx_free). Records the message for gemmtune_last_error on failure. */

@@ -132,7 +132,7 @@ gemmtune_status gt_loader_open_source(const gemmtune_options *opt, gt_db **db, c
 /* Cache first (same key as the tuner: source hash, arch, NVRTC version, options), then NVRTC; a fresh cubin
  * goes back into the cache, best effort (a read-only database still serves). ctx is the gt_db or NULL. */
 static gemmtune_status db_obtain(void *ctx, const char *src, const char *arch, unsigned char **data, size_t *size,
-                                 char *err, size_t errlen)
+                                 int *cached, char *err, size_t errlen)
 {
     gt_db *db = ctx;
     char hash[17], msg[512];
@@ -140,7 +140,8 @@ static gemmtune_status db_obtain(void *ctx, const char *src, const char *arch, u
     gt_hash_hex(src, strlen(src), hash);
     if (db && !gt_db_cubin_get(db, hash, arch, gt_nvrtc_version(), gt_nvrtc_options(), data, size, &regs, &spills,
                                &found, msg, sizeof msg) && found)
-        return GEMMTUNE_SUCCESS;
+        return *cached = 1, GEMMTUNE_SUCCESS;
+    *cached = 0;
     gt_cubin cb;
     int rc = gt_nvrtc_compile(src, arch, &cb, msg, sizeof msg);
     if (rc) {
@@ -160,21 +161,34 @@ static gemmtune_status db_obtain(void *ctx, const char *src, const char *arch, u
 
 static void db_close(void *ctx) { gt_db_close(ctx); }
 
+gemmtune_status gt_loader_winners(const gemmtune_options *opt, gt_winner_set *set, gt_db **keep, char *err,
+                                  size_t errlen)
+{
+    char msg[1024];
+    gt_db *db = NULL;
+    memset(set, 0, sizeof *set);
+    if (keep) *keep = NULL;
+    if (!gt_db_open) return snprintf(err, errlen, "built without db/db.c"), GEMMTUNE_STATUS_DB_ERROR;
+    gemmtune_status st = gt_loader_open_source(opt, &db, err, errlen);
+    if (st) return st;
+    if (db && gt_loader_set_from_db(db, set, msg, sizeof msg)) {
+        gt_db_close(db);
+        snprintf(err, errlen, "reading winners: %s", msg);
+        return opt && opt->json_path ? GEMMTUNE_STATUS_JSON_ERROR : GEMMTUNE_STATUS_DB_ERROR;
+    }
+    if (keep) *keep = db;
+    else if (db) gt_db_close(db);
+    return GEMMTUNE_SUCCESS;
+}
+
 gemmtune_status gemmtune_create(gemmtune_handle *handle, const gemmtune_options *opt)
 {
     char err[1024];
     gt_db *db = NULL;
     gt_winner_set set;
-    memset(&set, 0, sizeof set);
     if (!handle) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_create: handle is NULL");
     *handle = NULL;
-    if (!gt_db_open) return gt_loader_fail(GEMMTUNE_STATUS_DB_ERROR, "built without db/db.c");
-    gemmtune_status st = gt_loader_open_source(opt, &db, err, sizeof err);
+    gemmtune_status st = gt_loader_winners(opt, &set, &db, err, sizeof err);
     if (st) return gt_loader_fail(st, "%s", err);
-    if (db && gt_loader_set_from_db(db, &set, err, sizeof err)) {
-        gt_db_close(db);
-        return gt_loader_fail(opt && opt->json_path ? GEMMTUNE_STATUS_JSON_ERROR : GEMMTUNE_STATUS_DB_ERROR,
-                              "reading winners: %s", err);
-    }
     return gt_loader_create(handle, &set, db_obtain, db, db ? db_close : NULL, opt);
 }
