@@ -11,6 +11,9 @@
 
 typedef struct gt_db gt_db;
 
+/* The schema version this build writes (PRAGMA user_version); older files are migrated forward on open. */
+#define GT_DB_SCHEMA_VERSION 2
+
 /* A physical GPU and the sweep-time facts about it. Winners are keyed by the model: name + cc + sm_count. */
 typedef struct {
     char name[128];
@@ -57,6 +60,21 @@ typedef struct {
 
 typedef int (*gt_winner_fn)(const gt_winner *w, void *ctx); /* non-zero stops the walk */
 
+/* One stored trial with the GPU model it ran on and the cuBLAS baseline of its model and shape (query --trials). */
+typedef struct {
+    char gpu_name[128];
+    int cc_major, cc_minor, sm_count;
+    gt_shape shape;
+    char family[32], params[256], source_hash[17], status[32];
+    char message[256];       /* truncated */
+    double median_ms, min_ms, max_ms, tflops, rel_err; /* negative when absent */
+    double cublas_ms, ratio; /* ratio = cublas_ms / median_ms; negative when either is absent */
+    long long id, sweep_id;
+    int is_winner;           /* this candidate is the stored winner of its model and shape */
+} gt_trial_row;
+
+typedef int (*gt_trial_fn)(const gt_trial_row *t, void *ctx); /* non-zero stops the walk */
+
 /* Default path: $GEMMTUNE_DB, else $XDG_DATA_HOME/gemmtune/gemmtune.db, else ~/.local/share/gemmtune/gemmtune.db. */
 int gt_db_default_path(char *buf, size_t n, char *err, size_t errlen);
 
@@ -64,6 +82,9 @@ int gt_db_default_path(char *buf, size_t n, char *err, size_t errlen);
  * SQLite, or whose schema is newer than this build, leaving it untouched. */
 int gt_db_open(const char *path, int create, gt_db **out, char *err, size_t errlen);
 void gt_db_close(gt_db *db);
+
+/* The path the database was opened with. Cannot fail. */
+const char *gt_db_path(const gt_db *db);
 
 /* Register the GPU (upsert by uuid) and start a sweep row; returns its id for the trials that follow. */
 int gt_db_begin_sweep(gt_db *db, const gt_gpu_info *gpu, const char *command, long long *sweep_id, char *err,
@@ -89,6 +110,10 @@ int gt_db_set_winner(gt_db *db, long long sweep_id, const gt_shape *s, const cha
 /* Walk the winners matching filter (NULL: all), ordered by GPU, layout, m, n, k. */
 int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, void *ctx, char *err,
                   size_t errlen);
+
+/* Walk the trials matching filter (NULL: all), ordered by GPU, layout, m, n, k, then ok trials fastest first,
+ * then the failed ones. */
+int gt_db_trials(gt_db *db, const gt_winner_filter *filter, gt_trial_fn fn, void *ctx, char *err, size_t errlen);
 
 /* Compiled-kernel cache keyed by (source hash, arch, NVRTC version, options). *found = 0 on a miss.
  * On a hit *data is malloc'd (caller frees). */

@@ -1,6 +1,8 @@
--- gemmtune results database, schema version 1 (PRAGMA user_version = 1).
--- Open it with sqlite3 and start from the views: v_winners (the best kernel per GPU model and shape, with its
--- ratio to cuBLAS) and v_trials (every measured candidate).
+-- gemmtune results database: schema version 1, the base every database starts from.
+-- gt_db_open (db/db.c) applies this file to a new database, then db/migrate_<v>.sql for v = 2, 3, ... up to the
+-- build's version, then re-creates the views of db/views.sql, and stores the version in PRAGMA user_version.
+-- Never edit a released step: add a migrate_<v+1>.sql. Open a database with sqlite3 and start from the views:
+-- v_winners (best kernel per GPU model and shape, with its ratio to cuBLAS), v_trials, v_sweeps, v_gpus.
 
 CREATE TABLE IF NOT EXISTS gpu_models (            -- winners are keyed by model, not by device index
     id        INTEGER PRIMARY KEY,
@@ -99,25 +101,3 @@ CREATE TABLE IF NOT EXISTS cubins (                -- compiled kernels, so an id
     created_at    TEXT    NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%SZ', 'now')),
     PRIMARY KEY (source_hash, arch, nvrtc_version, options)
 );
-
-CREATE VIEW IF NOT EXISTS v_winners AS
-SELECT gm.name AS gpu, gm.cc_major || '.' || gm.cc_minor AS cc, gm.sm_count,
-       s.m, s.n, s.k, s.layout, c.family, c.params,
-       w.median_ms, 2.0 * s.m * s.n * s.k / (w.median_ms * 1e9) AS tflops,
-       b.cublas_ms, 2.0 * s.m * s.n * s.k / (b.cublas_ms * 1e9) AS cublas_tflops,
-       b.cublas_ms / w.median_ms AS ratio_vs_cublas, w.spread_pct, w.sweep_id
-FROM winners w
-JOIN gpu_models gm ON gm.id = w.model_id
-JOIN shapes s ON s.id = w.shape_id
-JOIN candidates c ON c.id = w.candidate_id
-LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id;
-
-CREATE VIEW IF NOT EXISTS v_trials AS
-SELECT t.id, gm.name AS gpu, s.m, s.n, s.k, s.layout, c.family, c.params, t.status, t.median_ms, t.tflops,
-       t.rel_err, t.regs, t.spill_bytes, t.message, t.sweep_id, t.created_at
-FROM trials t
-JOIN sweeps sw ON sw.id = t.sweep_id
-JOIN gpus g ON g.id = sw.gpu_id
-JOIN gpu_models gm ON gm.id = g.model_id
-JOIN shapes s ON s.id = t.shape_id
-JOIN candidates c ON c.id = t.candidate_id;

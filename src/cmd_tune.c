@@ -1,12 +1,184 @@
-/* gemmtune tune: placeholder until its issue lands. */
+/* gemmtune tune (the default verb): parse the sweep's options and run tuner/tune.c. CLI tests in tests/test_cli.c. */
 #include "cli.h"
+#include "db.h"
+#include "tune.h"
 
+#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "usage: gemmtune [tune] [--gpu LIST] [--sizes LIST] [options]\n\n"
+            "Tunes SGEMM on the GPU(s) for each size and layout: every legal candidate of every kernel family is\n"
+            "compiled with NVRTC, validated against cuBLAS FP32 (pedantic), timed, and stored; the fastest few are\n"
+            "re-timed on a cold L2 and the best is stored as the winner for this GPU model and shape. Rerunning the\n"
+            "same command resumes: stored trials are skipped.\n\n"
+            "  --gpu LIST          CUDA device indices, e.g. 0 or 0,1,2,3 (one worker each, shared queue; default 0)\n"
+            "  --sizes LIST        N (N x N x N) or MxNxK items, e.g. 1024,2048,3000x5000x700 (default 1024,2048)\n"
+            "  --layouts LIST      nn, nt, tn, tt (row-major; t = operand stored transposed; default nn)\n"
+            "  --family LIST       only these families (see `gemmtune candidates --count`; default all)\n"
+            "  --db PATH           results database (default $GEMMTUNE_DB, else\n"
+            "                      $XDG_DATA_HOME/gemmtune/gemmtune.db, i.e. ~/.local/share/gemmtune/gemmtune.db)\n"
+            "  --strategy S        exhaustive (default), random (seeded sample, use with --max-trials), or halving\n"
+            "                      (screen all cheaply, validate and time the best quarter, re-time the best)\n"
+            "  --budget T          wall-clock budget for the whole sweep (all sizes), e.g. 90s, 30m, 8h;\n"
+            "                      when spent, the sweep stops and keeps everything measured\n"
+            "  --max-trials N      at most N candidates per size and layout\n"
+            "  --seed S            seed for random sampling and operands (default 1)\n"
+            "  --reps N            timed runs per candidate (default 10; median kept)\n"
+            "  --warmup N          untimed runs before timing (default 2)\n"
+            "  --top-k N           candidates re-timed before the winner is chosen (default 5)\n"
+            "  --final-reps N      timed runs in that re-timing (default 30)\n"
+            "  --retry-failed      rerun candidates whose stored trial failed (default: skip them)\n"
+            "  --shard I/N         run only the I-th of N deterministic parts of the work (0 <= I < N)\n"
+            "  --jobs N            NVRTC compile threads (default: the host's cores)\n"
+            "  --progress, --no-progress   live progress line on stderr (default: when stderr is a terminal)\n"
+            "  -h, --help          this text\n\n"
+            "Exit status: 0 done, 1 setup error (no GPU, bad database), 2 bad arguments, 130 interrupted (Ctrl-C;\n"
+            "every finished trial is kept and the next run resumes).\n");
+}
+
+enum { O_LAYOUTS = 256, O_FAMILY, O_DB, O_STRATEGY, O_BUDGET, O_MAXTRIALS, O_SEED, O_REPS, O_WARMUP, O_TOPK,
+       O_FINALREPS, O_RETRY, O_SHARD, O_JOBS, O_PROGRESS, O_NOPROGRESS };
+
+static const struct option opts[] = {
+    {"gpu", required_argument, 0, 'g'},          {"sizes", required_argument, 0, 's'},
+    {"layouts", required_argument, 0, O_LAYOUTS}, {"family", required_argument, 0, O_FAMILY},
+    {"db", required_argument, 0, O_DB},           {"strategy", required_argument, 0, O_STRATEGY},
+    {"budget", required_argument, 0, O_BUDGET},   {"max-trials", required_argument, 0, O_MAXTRIALS},
+    {"seed", required_argument, 0, O_SEED},       {"reps", required_argument, 0, O_REPS},
+    {"warmup", required_argument, 0, O_WARMUP},   {"top-k", required_argument, 0, O_TOPK},
+    {"final-reps", required_argument, 0, O_FINALREPS}, {"retry-failed", no_argument, 0, O_RETRY},
+    {"shard", required_argument, 0, O_SHARD},     {"jobs", required_argument, 0, O_JOBS},
+    {"progress", no_argument, 0, O_PROGRESS},     {"no-progress", no_argument, 0, O_NOPROGRESS},
+    {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
+
+typedef struct {
+    int gpus[64];
+    gt_shape *shapes;
+    char *families[64];
+    char db[4096];
+    char command[1024];
+} tune_args;
+
+static int parse_families(const char *text, gt_tune_opts *o, tune_args *a, char *err, size_t errlen)
+{
+    char *copy = strdup(text), *save = NULL;
+    o->nfamilies = 0;
+    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (!gt_family_find(tok) || o->nfamilies == 64) {
+            snprintf(err, errlen, "unknown family '%s' (see gemmtune candidates --count)", tok);
+            free(copy);
+            return -1;
+        }
+        a->families[o->nfamilies++] = strdup(tok);
+    }
+    free(copy);
+    o->families = (const char *const *)a->families;
+    return o->nfamilies ? 0 : (snprintf(err, errlen, "empty --family list"), -1);
+}
+
+static int parse_shard(const char *text, gt_tune_opts *o, char *err, size_t errlen)
+{
+    int i, n, used = 0;
+    if (sscanf(text, "%d/%d%n", &i, &n, &used) != 2 || text[used] || n < 1 || i < 0 || i >= n || n > 100000)
+        return snprintf(err, errlen, "bad --shard '%s': want I/N with 0 <= I < N", text), -1;
+    o->shard_i = i;
+    o->shard_n = n;
+    return 0;
+}
+
+static int parse_opt(int c, const char *arg, gt_tune_opts *o, tune_args *a, char *err, size_t errlen)
+{
+    long v;
+    switch (c) {
+    case 'g': return (o->ngpus = gt_cli_parse_gpus(arg, a->gpus, 64, err, errlen)) < 0 ? -1 : 0;
+    case 's': free(a->shapes); a->shapes = NULL;
+              return (o->nshapes = gt_cli_parse_sizes(arg, &a->shapes, err, errlen)) < 0 ? -1 : 0;
+    case O_LAYOUTS: return (o->nlayouts = gt_cli_parse_layouts(arg, o->layouts, 4, err, errlen)) < 0 ? -1 : 0;
+    case O_FAMILY: return parse_families(arg, o, a, err, errlen);
+    case O_DB: return snprintf(a->db, sizeof a->db, "%s", arg), 0;
+    case O_STRATEGY:
+        if (!strcmp(arg, "exhaustive")) o->strategy = GT_STRATEGY_EXHAUSTIVE;
+        else if (!strcmp(arg, "random")) o->strategy = GT_STRATEGY_RANDOM;
+        else if (!strcmp(arg, "halving")) o->strategy = GT_STRATEGY_HALVING;
+        else return snprintf(err, errlen, "bad --strategy '%s': want exhaustive, random or halving", arg), -1;
+        return 0;
+    case O_BUDGET: return gt_cli_parse_duration(arg, &o->budget_s, err, errlen);
+    case O_MAXTRIALS: return gt_cli_parse_int("--max-trials", arg, 100000000, &v, err, errlen) ? -1 : (o->max_trials = v, 0);
+    case O_SEED: return gt_cli_parse_int("--seed", arg, 2000000000, &v, err, errlen) ? -1 : (o->seed = (unsigned long long)v, 0);
+    case O_REPS: return gt_cli_parse_int("--reps", arg, 10000, &v, err, errlen) ? -1 : (o->reps = (int)v, 0);
+    case O_WARMUP: return gt_cli_parse_int("--warmup", arg, 1000, &v, err, errlen) ? -1 : (o->warmup = (int)v, 0);
+    case O_TOPK: return gt_cli_parse_int("--top-k", arg, 1000, &v, err, errlen) ? -1 : (o->topk = (int)v, 0);
+    case O_FINALREPS: return gt_cli_parse_int("--final-reps", arg, 10000, &v, err, errlen) ? -1 : (o->final_reps = (int)v, 0);
+    case O_RETRY: return o->retry_failed = 1, 0;
+    case O_SHARD: return parse_shard(arg, o, err, errlen);
+    case O_JOBS: return gt_cli_parse_int("--jobs", arg, 1024, &v, err, errlen) ? -1 : (o->jobs = (int)v, 0);
+    case O_PROGRESS: return o->progress = 1, 0;
+    case O_NOPROGRESS: return o->progress = 0, 0;
+    default: return snprintf(err, errlen, "unknown option (see gemmtune tune --help)"), -1;
+    }
+}
+
+static void command_line(int argc, char **argv, char *out, size_t n)
+{
+    size_t used = (size_t)snprintf(out, n, "gemmtune");
+    for (int i = 1; i < argc && used < n; ++i) used += (size_t)snprintf(out + used, n - used, " %s", argv[i]);
+}
+
+static void summary(const gt_tune_summary *s, const char *db)
+{
+    printf("\n%d trials run (%d failed: stored with their reason), %d already stored and skipped\n"
+           "%d kernels compiled, %d taken from the cubin cache, %d worker restarts, %.1f s of GPU time\n"
+           "results: %s   (gemmtune query --db %s)\n",
+           s->trials_run, s->trials_failed, s->trials_skipped, s->compiled, s->cache_hits, s->restarts, s->gpu_seconds,
+           db, db);
+}
 
 int gt_cmd_tune(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    fprintf(stderr, "gemmtune: 'tune' is not implemented yet\n");
-    return 2;
+    gt_tune_opts o = {0};
+    tune_args a = {0};
+    char err[1024] = "";
+    int c, rc = 2;
+    gt_tune_defaults(&o);
+    o.progress = isatty(2);
+    o.gpus = a.gpus;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "g:s:h", opts, NULL)) != -1) {
+        if (c == 'h') return usage(stdout), 0;
+        if (c == '?') return fprintf(stderr, "see: gemmtune tune --help\n"), 2;
+        if (parse_opt(c, optarg, &o, &a, err, sizeof err)) goto bad;
+    }
+    if (optind < argc && strcmp(argv[optind], "tune")) {
+        snprintf(err, sizeof err, "unexpected argument '%s'", argv[optind]);
+        goto bad;
+    }
+    if (!o.ngpus) o.ngpus = 1; /* a.gpus[0] = 0 */
+    if (!o.nshapes && (o.nshapes = gt_cli_parse_sizes("1024,2048", &a.shapes, err, sizeof err)) < 0) goto bad;
+    if (!a.db[0] && gt_db_default_path(a.db, sizeof a.db, err, sizeof err)) goto bad;
+    command_line(argc, argv, a.command, sizeof a.command);
+    o.shapes = a.shapes;
+    o.db_path = a.db;
+    o.command = a.command;
+    gt_tune_summary sum;
+    rc = gt_tune_run(&o, &sum, err, sizeof err);
+    if (rc < 0) {
+        fprintf(stderr, "gemmtune: %s\n", err);
+        rc = 1;
+    } else {
+        if (rc == 130) fprintf(stderr, "\ngemmtune: interrupted; finished trials are stored, rerun to resume\n");
+        summary(&sum, a.db);
+    }
+    goto out;
+bad:
+    fprintf(stderr, "gemmtune: %s\n", err);
+out:
+    free(a.shapes);
+    for (int i = 0; i < o.nfamilies; ++i) free(a.families[i]);
+    return rc;
 }

@@ -1,6 +1,7 @@
 /* gemmtune command line: `gemmtune VERB [options]`; with no verb, or options first, the verb is `tune`.
  * Each verb lives in src/cmd_<verb>.c and prints its own --help. */
 #include "cli.h"
+#include "worker.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -33,6 +34,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "__worker")) return gt_worker_main(argc, argv);
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
         return argc < 2 ? 2 : 0;

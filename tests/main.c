@@ -3,6 +3,7 @@
  *   gt_tests --gpu      tests needing a GPU; each skips with a line when there is none (make gpu-test)
  *   gt_tests --all      both;  trailing words keep only tests whose name contains one of them */
 #include "harness.h"
+#include "worker.h"
 
 #include <cuda_runtime_api.h>
 #include <stdarg.h>
@@ -87,6 +88,7 @@ static int wanted(const gt_test *t, int want_cpu, int want_gpu, int nfilter, cha
 
 int main(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "__worker")) return gt_worker_main(argc, argv);
     int want_cpu = 1, want_gpu = 0, passed = 0, failed = 0, skipped = 0, argi = 1;
     if (argi < argc && !strcmp(argv[argi], "--cpu")) argi++;
     else if (argi < argc && !strcmp(argv[argi], "--gpu")) want_cpu = 0, want_gpu = 1, argi++;

@@ -13,6 +13,7 @@ typedef struct gt_kernel gt_kernel;
 /* Device-side arguments of one GEMM call (row-major, see templates/common.cuh). */
 typedef struct {
     int m, n, k;
+    int ta, tb;         /* layout (baked into a candidate's cubin; read by cuBLAS runs) */
     float alpha, beta;
     const float *A, *B;
     float *C;

@@ -1,0 +1,173 @@
+/* Prepared-statement helpers for the db/ sources (see db/dbi.h): every value reaches SQLite through a bound parameter.
+ * Tested through the public API in tests/test_db.c. */
+#include "dbi.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+int dbi_fail(gt_db *db, const char *where, char *err, size_t errlen)
+{
+    snprintf(err, errlen, "sqlite: %s (%s)", db && db->h ? sqlite3_errmsg(db->h) : "no database", where);
+    return -1;
+}
+
+static int bind_all(sqlite3_stmt *st, const char *fmt, va_list ap)
+{
+    int rc = SQLITE_OK;
+    for (int i = 1; fmt && *fmt && rc == SQLITE_OK; ++fmt, ++i) {
+        switch (*fmt) {
+        case 't': {
+            const char *s = va_arg(ap, const char *);
+            rc = s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT) : sqlite3_bind_null(st, i);
+            break;
+        }
+        case 'i': rc = sqlite3_bind_int(st, i, va_arg(ap, int)); break;
+        case 'I': rc = sqlite3_bind_int64(st, i, va_arg(ap, long long)); break;
+        case 'd': rc = sqlite3_bind_double(st, i, va_arg(ap, double)); break;
+        case 'D': {
+            double v = va_arg(ap, double);
+            rc = v < 0 ? sqlite3_bind_null(st, i) : sqlite3_bind_double(st, i, v);
+            break;
+        }
+        case 'k': {
+            int v = va_arg(ap, int);
+            rc = v < 0 ? sqlite3_bind_null(st, i) : sqlite3_bind_int(st, i, v);
+            break;
+        }
+        case 'b': {
+            const void *p = va_arg(ap, const void *);
+            size_t n = va_arg(ap, size_t);
+            rc = sqlite3_bind_blob64(st, i, p ? p : "", n, SQLITE_TRANSIENT);
+            break;
+        }
+        default: rc = SQLITE_MISUSE;
+        }
+    }
+    return rc;
+}
+
+static int prepare_v(gt_db *db, sqlite3_stmt **st, char *err, size_t errlen, const char *sql, const char *fmt,
+                     va_list ap)
+{
+    *st = NULL;
+    int rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
+    if (rc == SQLITE_OK && fmt && sqlite3_bind_parameter_count(*st) != (int)strlen(fmt))
+        rc = SQLITE_MISUSE; /* a format that does not match the statement is a bug: say so, bind nothing */
+    if (rc == SQLITE_OK) rc = bind_all(*st, fmt, ap);
+    if (rc != SQLITE_OK) {
+        snprintf(err, errlen, "sqlite: %s (in: %.80s)", rc == SQLITE_MISUSE ? "internal: bind format mismatch"
+                                                                            : sqlite3_errmsg(db->h), sql);
+        sqlite3_finalize(*st);
+        *st = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+int dbi_prepare(gt_db *db, sqlite3_stmt **st, char *err, size_t errlen, const char *sql, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = prepare_v(db, st, err, errlen, sql, fmt, ap);
+    va_end(ap);
+    return rc;
+}
+
+int dbi_run(gt_db *db, char *err, size_t errlen, const char *sql, const char *fmt, ...)
+{
+    sqlite3_stmt *st;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = prepare_v(db, &st, err, errlen, sql, fmt, ap);
+    va_end(ap);
+    if (rc < 0) return -1;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {}
+    if (rc != SQLITE_DONE) snprintf(err, errlen, "sqlite: %s (in: %.80s)", sqlite3_errmsg(db->h), sql);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+int dbi_int64(gt_db *db, long long *id, int *found, char *err, size_t errlen, const char *sql, const char *fmt, ...)
+{
+    sqlite3_stmt *st;
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = prepare_v(db, &st, err, errlen, sql, fmt, ap);
+    va_end(ap);
+    if (rc < 0) return -1;
+    rc = sqlite3_step(st);
+    *found = rc == SQLITE_ROW;
+    if (*found) *id = sqlite3_column_int64(st, 0);
+    else if (rc != SQLITE_DONE) snprintf(err, errlen, "sqlite: %s (in: %.80s)", sqlite3_errmsg(db->h), sql);
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+int dbi_begin(gt_db *db, char *err, size_t errlen) { return dbi_run(db, err, errlen, "BEGIN IMMEDIATE", ""); }
+
+int dbi_commit(gt_db *db, char *err, size_t errlen) { return dbi_run(db, err, errlen, "COMMIT", ""); }
+
+void dbi_rollback(gt_db *db)
+{
+    if (!sqlite3_get_autocommit(db->h)) sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+}
+
+static int get_or_make(gt_db *db, long long *id, char *err, size_t errlen, const char *ins, const char *sel,
+                       const char *fmt, const char *a, const char *b, const char *c, const int *v)
+{
+    int found = 0;
+    /* Both statements take the same arguments; text columns first (a, b, c) or ints (v), per fmt. */
+    if (fmt[0] == 't') {
+        if (dbi_run(db, err, errlen, ins, fmt, a, b, c) < 0) return -1;
+        if (dbi_int64(db, id, &found, err, errlen, sel, fmt, a, b, c) < 0) return -1;
+    } else {
+        if (dbi_run(db, err, errlen, ins, fmt, v[0], v[1], v[2], a) < 0) return -1;
+        if (dbi_int64(db, id, &found, err, errlen, sel, fmt, v[0], v[1], v[2], a) < 0) return -1;
+    }
+    if (!found) snprintf(err, errlen, "internal: row vanished after insert (%.60s)", sel);
+    return found ? 0 : -1;
+}
+
+int dbi_shape_id(gt_db *db, const gt_shape *s, long long *id, char *err, size_t errlen)
+{
+    int v[3] = {s->m, s->n, s->k};
+    return get_or_make(db, id, err, errlen, "INSERT INTO shapes (m, n, k, layout) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                       "SELECT id FROM shapes WHERE m = ? AND n = ? AND k = ? AND layout = ?", "iiit",
+                       gt_layout_name(s->ta, s->tb), NULL, NULL, v);
+}
+
+int dbi_candidate_id(gt_db *db, const char *family, const char *params, const char *source_hash, long long *id,
+                     char *err, size_t errlen)
+{
+    return get_or_make(db, id, err, errlen,
+                       "INSERT INTO candidates (family, params, source_hash) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                       "SELECT id FROM candidates WHERE family = ? AND params = ? AND source_hash = ?", "ttt", family,
+                       params, source_hash, NULL);
+}
+
+int dbi_model_id(gt_db *db, const char *name, int cc_major, int cc_minor, int sm_count, long long *id, char *err,
+                 size_t errlen)
+{
+    int found = 0;
+    if (dbi_run(db, err, errlen,
+                "INSERT INTO gpu_models (name, cc_major, cc_minor, sm_count) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                "tiii", name, cc_major, cc_minor, sm_count) < 0 ||
+        dbi_int64(db, id, &found, err, errlen,
+                  "SELECT id FROM gpu_models WHERE name = ? AND cc_major = ? AND cc_minor = ? AND sm_count = ?", "tiii",
+                  name, cc_major, cc_minor, sm_count) < 0)
+        return -1;
+    if (!found) snprintf(err, errlen, "internal: gpu model vanished after insert");
+    return found ? 0 : -1;
+}
+
+void dbi_text(sqlite3_stmt *st, int col, char *buf, size_t n)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    snprintf(buf, n, "%s", t ? (const char *)t : "");
+}
+
+double dbi_real(sqlite3_stmt *st, int col)
+{
+    return sqlite3_column_type(st, col) == SQLITE_NULL ? -1.0 : sqlite3_column_double(st, col);
+}

@@ -1,0 +1,147 @@
+/* Reading the database: the winners walk (loader, query, export, report) and the trials walk (query --trials).
+ * Tested by tests/test_db.c. */
+#include "dbi.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Filter clause shared by both walks: ?1 gpu substring, ?2..?5 shape, ?6 family; NULL binds match all. */
+#define FILTER_SQL                                                                                          \
+    " WHERE (?1 IS NULL OR instr(lower(gm.name), lower(?1)) > 0)"                                             \
+    " AND (?2 IS NULL OR (s.m = ?2 AND s.n = ?3 AND s.k = ?4 AND s.layout = ?5)) AND (?6 IS NULL OR c.family = ?6)"
+
+static int bind_filter(sqlite3_stmt *st, const gt_winner_filter *f)
+{
+    int rc = SQLITE_OK;
+    if (f && f->gpu_name && *f->gpu_name) rc |= sqlite3_bind_text(st, 1, f->gpu_name, -1, SQLITE_TRANSIENT);
+    if (f && f->shape) {
+        rc |= sqlite3_bind_int(st, 2, f->shape->m);
+        rc |= sqlite3_bind_int(st, 3, f->shape->n);
+        rc |= sqlite3_bind_int(st, 4, f->shape->k);
+        rc |= sqlite3_bind_text(st, 5, gt_layout_name(f->shape->ta, f->shape->tb), -1, SQLITE_STATIC);
+    }
+    if (f && f->family && *f->family) rc |= sqlite3_bind_text(st, 6, f->family, -1, SQLITE_TRANSIENT);
+    return rc;
+}
+
+static void read_shape(sqlite3_stmt *st, int col, gt_shape *s)
+{
+    s->m = sqlite3_column_int(st, col);
+    s->n = sqlite3_column_int(st, col + 1);
+    s->k = sqlite3_column_int(st, col + 2);
+    const unsigned char *lay = sqlite3_column_text(st, col + 3);
+    if (!lay || gt_layout_parse((const char *)lay, &s->ta, &s->tb) < 0) s->ta = s->tb = 0;
+}
+
+static double tflops_of(const gt_shape *s, double ms) { return ms > 0 ? 2.0 * s->m * s->n * s->k / (ms * 1e9) : -1; }
+
+static void read_winner(sqlite3_stmt *st, gt_winner *w)
+{
+    memset(w, 0, sizeof *w);
+    dbi_text(st, 0, w->gpu_name, sizeof w->gpu_name);
+    w->cc_major = sqlite3_column_int(st, 1);
+    w->cc_minor = sqlite3_column_int(st, 2);
+    w->sm_count = sqlite3_column_int(st, 3);
+    read_shape(st, 4, &w->shape);
+    dbi_text(st, 8, w->family, sizeof w->family);
+    dbi_text(st, 9, w->params, sizeof w->params);
+    dbi_text(st, 10, w->source_hash, sizeof w->source_hash);
+    w->median_ms = dbi_real(st, 11);
+    w->spread_pct = dbi_real(st, 12);
+    w->cublas_ms = dbi_real(st, 13);
+    w->sweep_id = sqlite3_column_int64(st, 14);
+    w->tflops = tflops_of(&w->shape, w->median_ms);
+    w->cublas_tflops = tflops_of(&w->shape, w->cublas_ms);
+    w->ratio = w->cublas_ms > 0 && w->median_ms > 0 ? w->cublas_ms / w->median_ms : -1;
+}
+
+int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, void *ctx, char *err,
+                  size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (dbi_prepare(db, &st, err, errlen,
+                    "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.m, s.n, s.k, s.layout, c.family, c.params, "
+                    "c.source_hash, w.median_ms, w.spread_pct, b.cublas_ms, w.sweep_id FROM winners w "
+                    "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "
+                    "JOIN candidates c ON c.id = w.candidate_id "
+                    "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" FILTER_SQL
+                    " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k",
+                    NULL) < 0)
+        return -1;
+    if (bind_filter(st, filter) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return dbi_fail(db, DBI_WHERE, err, errlen);
+    }
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        gt_winner w;
+        read_winner(st, &w);
+        if (fn(&w, ctx)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    if (rc != SQLITE_DONE) dbi_fail(db, DBI_WHERE, err, errlen);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+static void read_trial(sqlite3_stmt *st, gt_trial_row *t)
+{
+    memset(t, 0, sizeof *t);
+    dbi_text(st, 0, t->gpu_name, sizeof t->gpu_name);
+    t->cc_major = sqlite3_column_int(st, 1);
+    t->cc_minor = sqlite3_column_int(st, 2);
+    t->sm_count = sqlite3_column_int(st, 3);
+    read_shape(st, 4, &t->shape);
+    dbi_text(st, 8, t->family, sizeof t->family);
+    dbi_text(st, 9, t->params, sizeof t->params);
+    dbi_text(st, 10, t->source_hash, sizeof t->source_hash);
+    dbi_text(st, 11, t->status, sizeof t->status);
+    dbi_text(st, 12, t->message, sizeof t->message);
+    t->median_ms = dbi_real(st, 13);
+    t->min_ms = dbi_real(st, 14);
+    t->max_ms = dbi_real(st, 15);
+    t->tflops = dbi_real(st, 16);
+    t->rel_err = dbi_real(st, 17);
+    t->cublas_ms = dbi_real(st, 18);
+    t->id = sqlite3_column_int64(st, 19);
+    t->sweep_id = sqlite3_column_int64(st, 20);
+    t->is_winner = sqlite3_column_int(st, 21);
+    t->ratio = t->cublas_ms > 0 && t->median_ms > 0 ? t->cublas_ms / t->median_ms : -1;
+}
+
+int gt_db_trials(gt_db *db, const gt_winner_filter *filter, gt_trial_fn fn, void *ctx, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    if (dbi_prepare(db, &st, err, errlen,
+                    "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.m, s.n, s.k, s.layout, c.family, c.params, "
+                    "c.source_hash, t.status, t.message, t.median_ms, t.min_ms, t.max_ms, t.tflops, t.rel_err, "
+                    "b.cublas_ms, t.id, t.sweep_id, "
+                    "EXISTS (SELECT 1 FROM winners w WHERE w.model_id = gm.id AND w.shape_id = s.id "
+                    "AND w.candidate_id = c.id) FROM trials t "
+                    "JOIN sweeps sw ON sw.id = t.sweep_id JOIN gpus g ON g.id = sw.gpu_id "
+                    "JOIN gpu_models gm ON gm.id = g.model_id JOIN shapes s ON s.id = t.shape_id "
+                    "JOIN candidates c ON c.id = t.candidate_id "
+                    "LEFT JOIN baselines b ON b.model_id = gm.id AND b.shape_id = s.id" FILTER_SQL
+                    " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k, "
+                    "t.status <> 'ok', t.median_ms IS NULL, t.median_ms, t.id",
+                    NULL) < 0)
+        return -1;
+    if (bind_filter(st, filter) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return dbi_fail(db, DBI_WHERE, err, errlen);
+    }
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        gt_trial_row t;
+        read_trial(st, &t);
+        if (fn(&t, ctx)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    }
+    if (rc != SQLITE_DONE) dbi_fail(db, DBI_WHERE, err, errlen);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}

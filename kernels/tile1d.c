@@ -1,0 +1,48 @@
+/* Family tile1d: 1D thread tile, TM rows of one column of C per thread (seed 002).
+ * Template: templates/tile1d.cu. Tested by tests/test_families.c and tests/test_nvrtc.c. */
+#include "family.h"
+
+#include <stdio.h>
+
+enum { P_BM, P_BN, P_BK, P_TM };
+
+static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
+{
+    const int bm = p->v[P_BM], bn = p->v[P_BN], bk = p->v[P_BK], tm = p->v[P_TM];
+    if (bm <= 0 || bn <= 0 || bk <= 0 || tm <= 0) return snprintf(why, n, "non-positive parameter"), 0;
+    if (bm % tm) return snprintf(why, n, "BM %% TM != 0"), 0;
+    const long threads = (long)(bm / tm) * bn;
+    if (threads % 32 || threads < 64 || threads > lim->max_threads_per_block)
+        return snprintf(why, n, "%ld threads: not a whole number of warps in [64, %d]", threads,
+                        lim->max_threads_per_block), 0;
+    /* grid y is M / BM and limited to 65535: BM >= 32 covers M up to 2^21 */
+    if (bm < 32) return snprintf(why, n, "BM %d under 32 (grid y limit)", bm), 0;
+    const long smem = 4L * bk * (bm + 1 + bn + 1);
+    if (smem > lim->max_smem_per_block) return snprintf(why, n, "%ld B static shared memory", smem), 0;
+    const long regs = 2L * tm + 28, cap = lim->max_regs_per_block / threads;
+    if (regs > lim->max_regs_per_thread || regs > cap)
+        return snprintf(why, n, "~%ld registers/thread over the cap of %ld", regs,
+                        cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread), 0;
+    return 1;
+}
+
+static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
+{
+    const int bm = p->v[P_BM], bn = p->v[P_BN], tm = p->v[P_TM];
+    *out = (gt_launch){.grid = {gt_cdiv(s->n, bn), gt_cdiv(s->m, bm), 1},
+                       .block = {(unsigned)(bm / tm * bn), 1, 1},
+                       .splitk = 1};
+}
+
+const gt_family gt_family_tile1d = {
+    .name = "tile1d",
+    .doc = "1D thread tile: each thread computes TM rows of one column of C (seed 002)",
+    .template_name = "tile1d.cu",
+    .nparams = 4,
+    .params = {{"BM", "rows of C per block", 3, {32, 64, 128}},
+               {"BN", "columns of C per block", 3, {32, 64, 128}},
+               {"BK", "K depth of a shared-memory tile", 3, {8, 16, 32}},
+               {"TM", "rows of C per thread", 3, {4, 8, 16}}},
+    .legal = legal,
+    .launch = launch,
+};

@@ -1,0 +1,51 @@
+/* Family vec4: 2D thread tile with float4 global and shared loads, A transposed in shared memory
+ * (seed 003 v5, seed 001 matmul_v3). Template: templates/vec4.cu (+ tileio.cuh).
+ * Tested by tests/test_families.c and tests/test_nvrtc.c. */
+#include "family.h"
+
+#include <stdio.h>
+
+enum { P_BM, P_BN, P_BK, P_TM, P_TN };
+
+static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
+{
+    const int bm = p->v[P_BM], bn = p->v[P_BN], bk = p->v[P_BK], tm = p->v[P_TM], tn = p->v[P_TN];
+    if (bm <= 0 || bn <= 0 || bk <= 0 || tm <= 0 || tn <= 0) return snprintf(why, n, "non-positive parameter"), 0;
+    /* float4 tiles: four k, rows or columns per load and per shared-memory read */
+    if (bk % 4 || tm % 4 || tn % 4) return snprintf(why, n, "BK, TM and TN must be multiples of 4"), 0;
+    if (bm % tm || bn % tn) return snprintf(why, n, "BM %% TM or BN %% TN != 0"), 0;
+    if (bm < 32) return snprintf(why, n, "BM %d under 32 (grid y limit)", bm), 0;
+    const long threads = (long)(bm / tm) * (bn / tn);
+    if (threads % 32 || threads < 64 || threads > lim->max_threads_per_block)
+        return snprintf(why, n, "%ld threads: not a whole number of warps in [64, %d]", threads,
+                        lim->max_threads_per_block), 0;
+    const long smem = 4L * bk * (bm + 4 + bn + 4);
+    if (smem > lim->max_smem_per_block) return snprintf(why, n, "%ld B static shared memory", smem), 0;
+    const long regs = (long)tm * tn + tm + tn + 32, cap = lim->max_regs_per_block / threads;
+    if (regs > lim->max_regs_per_thread || regs > cap)
+        return snprintf(why, n, "~%ld registers/thread over the cap of %ld", regs,
+                        cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread), 0;
+    return 1;
+}
+
+static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
+{
+    *out = (gt_launch){.grid = {gt_cdiv(s->n, p->v[P_BN]), gt_cdiv(s->m, p->v[P_BM]), 1},
+                       .block = {(unsigned)((p->v[P_BM] / p->v[P_TM]) * (p->v[P_BN] / p->v[P_TN])), 1, 1},
+                       .splitk = 1};
+}
+
+/* applicable() stays NULL: the kernel checks alignment and ld % 4 itself and falls back to scalar loads. */
+const gt_family gt_family_vec4 = {
+    .name = "vec4",
+    .doc = "2D thread tile with float4 loads and stores, A transposed in shared memory (seed 003 v5, 001 v3)",
+    .template_name = "vec4.cu",
+    .nparams = 5,
+    .params = {{"BM", "rows of C per block", 4, {32, 64, 128, 256}},
+               {"BN", "columns of C per block", 4, {32, 64, 128, 256}},
+               {"BK", "K depth of a shared-memory tile", 3, {8, 16, 32}},
+               {"TM", "rows of C per thread", 2, {4, 8}},
+               {"TN", "columns of C per thread", 2, {4, 8}}},
+    .legal = legal,
+    .launch = launch,
+};

@@ -1,0 +1,30 @@
+/* Fixture databases for the db, export, query, merge and report tests, built through the db API with made-up GPUs,
+ * shapes and trials (tests/fixture.c), and small file helpers for byte-for-byte comparisons. */
+#ifndef GT_FIXTURE_H
+#define GT_FIXTURE_H
+
+#include "db.h"
+
+#include <stddef.h>
+
+/* A made-up GPU: model 0 "NVIDIA H200" 9.0 x132, model 1 "NVIDIA H100 80GB HBM3" 9.0 x132, model 2 "NVIDIA A100"
+ * 8.0 x108; unit picks the physical GPU (its uuid). */
+gt_gpu_info gt_fixture_gpu(int model, int unit);
+
+/* Build a database at path with one sweep on gt_fixture_gpu(model, unit): for each of the shapes
+ * 1024^3, 2048^3, 4096x4096x1024 (nn) and 2048^3 (tn): three ok trials of tile2d candidates, one failed trial,
+ * a cuBLAS baseline and the winner. speed scales every time (0.5 = twice as fast). Returns 0 or -1. */
+int gt_fixture_db(const char *path, int model, int unit, double speed);
+
+/* Whole file into a malloc'd buffer (NULL when unreadable); *n its size. */
+unsigned char *gt_fixture_slurp(const char *path, size_t *n);
+/* 1 when both files exist and hold the same bytes. */
+int gt_fixture_same_bytes(const char *a, const char *b);
+/* Copy a file byte for byte; 0 or -1. */
+int gt_fixture_copy(const char *from, const char *to);
+/* Write text to a file; 0 or -1. */
+int gt_fixture_write(const char *path, const char *text, size_t n);
+/* Remove path and its -wal, -shm, -journal companions. */
+void gt_fixture_rm(const char *path);
+
+#endif

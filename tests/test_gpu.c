@@ -1,0 +1,247 @@
+/* GPU tests (make gpu-test; each skips with a line when there is no GPU): every family against cuBLAS on odd
+ * shapes, all layouts, ld > dim, alpha 1.5 and beta 0 (NaN C) / 0.5; a faulting and a hanging candidate
+ * quarantined; a small sweep that resumes, hits the cubin cache and survives kill -9. */
+#include "compile.h"
+#include "db.h"
+#include "family.h"
+#include "harness.h"
+#include "tune.h"
+#include "worker.h"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static gt_worker *shared_worker(gt_limits *lim, char *arch)
+{
+    static gt_worker *w;
+    static gt_limits l;
+    static gt_gpu_info gi;
+    char err[512];
+    if (!w && gt_worker_start(0, &w, err, sizeof err)) {
+        printf("    worker: %s\n", err);
+        return NULL;
+    }
+    gt_worker_info(w, &gi, &l);
+    *lim = l;
+    sprintf(arch, "sm_%d%d", gi.cc_major, gi.cc_minor);
+    return w;
+}
+
+typedef struct {
+    int trials, bad, na;
+} tally;
+
+/* Validate one candidate on one shape with leading-dimension padding pad (per operand). */
+static void check_one(gt_worker *w, const gt_family *f, const gt_params *p, const gt_cubin *cb, const gt_shape *s,
+                      const int pad[3], tally *t)
+{
+    gt_call call = {*s, (s->ta ? s->m : s->k) + pad[0], (s->tb ? s->k : s->n) + pad[1], s->n + pad[2], 16, 16, 16};
+    if (f->applicable && !f->applicable(p, &call)) {
+        t->na++;
+        return;
+    }
+    gt_trial_request req = {.cubin = cb->data, .cubin_size = cb->size, .shape = *s, .checks = 1,
+                            .pad_a = pad[0], .pad_b = pad[1], .pad_c = pad[2], .seed = (unsigned)rand(),
+                            .timeout_s = 120};
+    f->launch(p, s, &req.launch);
+    gt_trial_result r;
+    char err[512], name[256];
+    t->trials++;
+    if (gt_worker_trial(w, &req, &r, err, sizeof err) || strcmp(r.status, "ok")) {
+        gt_params_format(f, p, name, sizeof name);
+        printf("    MISMATCH %s %s %dx%dx%d %s pad %d,%d,%d: %s %s\n", f->name, name, s->m, s->n, s->k,
+               gt_layout_name(s->ta, s->tb), pad[0], pad[1], pad[2], r.status, r.message);
+        t->bad++;
+    }
+}
+
+typedef struct {
+    int seen, total, n;
+    gt_params v[16];
+} picker;
+
+static int pick_cb(const gt_family *f, const gt_params *p, void *ctx)
+{
+    picker *k = ctx;
+    int i = k->seen++;
+    (void)f;
+    if ((i == 0 || i == k->total / 2 || i == k->total - 1 || i % 97 == 96) && k->n < 16) k->v[k->n++] = *p;
+    return 0;
+}
+
+/* First, middle and last legal candidate, plus every 97th: a spread over the space. */
+static int pick(const gt_family *f, const gt_limits *lim, picker *k)
+{
+    memset(k, 0, sizeof *k);
+    k->total = gt_enumerate(f, lim, NULL, NULL);
+    gt_enumerate(f, lim, pick_cb, k);
+    return k->n;
+}
+
+/* The issue's bar: every family, several candidates each, on 1x1x1, 7x13x5, 127x129x131, 1025x1023x1021 and
+ * 4096^3, all four layouts, alpha 1.5 with beta 0 over NaN C and beta 0.5, tight / padded / unaligned ld. */
+GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
+{
+    gt_limits lim;
+    char arch[16], err[512];
+    gt_worker *w = shared_worker(&lim, arch);
+    CHECK(w != NULL);
+    if (!w) return;
+    static const gt_shape shapes[] = {{1, 1, 1, 0, 0}, {7, 13, 5, 0, 0}, {127, 129, 131, 0, 0},
+                                      {1025, 1023, 1021, 0, 0}, {4096, 4096, 4096, 0, 0}};
+    static const int pads[3][3] = {{0, 0, 0}, {4, 8, 4}, {1, 3, 2}};
+    const char *only = getenv("GT_GPU_FAMILY");
+    for (int fi = 0; fi < gt_family_count(); ++fi) {
+        const gt_family *f = gt_family_at(fi);
+        if (f->test_only || (only && strcmp(only, f->name))) continue;
+        picker pk;
+        tally t = {0};
+        int compiled = pick(f, &lim, &pk);
+        for (int c = 0; c < compiled; ++c)
+            for (int lay = 0; lay < 4; ++lay) {
+                char *src = gt_render(f, &pk.v[c], lay >> 1, lay & 1, err, sizeof err);
+                gt_cubin cb;
+                if (!src || gt_nvrtc_compile(src, arch, &cb, err, sizeof err)) {
+                    CHECK_MSG(0, "%s: %s", f->name, err);
+                    free(src);
+                    gt_cubin_free(&cb);
+                    continue;
+                }
+                for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si)
+                    for (int pi = 0; pi < (si == 4 ? 2 : 3); ++pi) {
+                        gt_shape s = shapes[si];
+                        s.ta = lay >> 1;
+                        s.tb = lay & 1;
+                        check_one(w, f, &pk.v[c], &cb, &s, pads[pi], &t);
+                    }
+                gt_cubin_free(&cb);
+                free(src);
+            }
+        printf("    %-10s %2d candidates x 4 layouts: %4d checks, %d mismatches, %d not applicable\n", f->name,
+               compiled, t.trials, t.bad, t.na);
+        CHECK_MSG(t.bad == 0 && t.trials > 0, "%s: %d mismatches", f->name, t.bad);
+    }
+}
+
+static int trial_of(const char *family, gt_worker *w, const char *arch, const gt_limits *lim, double timeout,
+                    gt_trial_result *r)
+{
+    const gt_family *f = gt_family_find(family);
+    picker pk;
+    char err[512];
+    if (!f || !pick(f, lim, &pk)) return -1;
+    char *src = gt_render(f, &pk.v[0], 0, 0, err, sizeof err);
+    gt_cubin cb;
+    int rc = gt_nvrtc_compile(src, arch, &cb, err, sizeof err);
+    gt_shape s = {256, 256, 256, 0, 0};
+    gt_trial_request req = {.cubin = cb.data, .cubin_size = cb.size, .shape = s, .checks = 1, .warmup = 1, .reps = 3,
+                            .seed = 7, .timeout_s = timeout};
+    f->launch(&pk.v[0], &s, &req.launch);
+    if (rc == 0) rc = gt_worker_trial(w, &req, r, err, sizeof err);
+    gt_cubin_free(&cb);
+    free(src);
+    return rc;
+}
+
+GT_TEST(gpu_faulting_and_hanging_candidates_are_quarantined, GT_NEEDS_GPU)
+{
+    gt_limits lim;
+    char arch[16];
+    gt_worker *w = shared_worker(&lim, arch);
+    gt_trial_result r;
+    CHECK(w != NULL);
+    if (!w) return;
+    int before = gt_worker_restarts(w);
+    CHECK(trial_of("test_oob", w, arch, &lim, 60, &r) == 0);
+    printf("    test_oob:  %s (%s)\n", r.status, r.message);
+    CHECK(!strcmp(r.status, "faulted"));
+    CHECK(trial_of("test_hang", w, arch, &lim, 5, &r) == 0);
+    printf("    test_hang: %s (%s)\n", r.status, r.message);
+    CHECK(!strcmp(r.status, "timeout"));
+    CHECK(gt_worker_restarts(w) == before + 2);
+    CHECK(trial_of("tile2d", w, arch, &lim, 60, &r) == 0); /* the replacement worker serves the next trial */
+    CHECK_MSG(!strcmp(r.status, "ok") && r.median_ms > 0, "%s %s", r.status, r.message);
+}
+
+static long long count_rows(const char *db, const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    long long n = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return n;
+}
+
+/* A small sweep with a faulting and a hanging family mixed in: it completes, stores them as faulted/timeout,
+ * stores winners; the identical second sweep runs and compiles nothing. */
+GT_TEST(gpu_sweep_quarantines_resumes_and_caches, GT_NEEDS_GPU)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    int gpus[1] = {0};
+    gt_shape shapes[2] = {{129, 257, 65, 0, 0}, {256, 256, 256, 0, 0}};
+    const char *fams[3] = {"tile2d", "test_oob", "test_hang"};
+    gt_tune_opts o = {0};
+    gt_tune_summary s1, s2;
+    gt_tune_defaults(&o);
+    o.db_path = db, o.gpus = gpus, o.ngpus = 1, o.shapes = shapes, o.nshapes = 2, o.families = fams, o.nfamilies = 3;
+    o.max_trials = 8, o.reps = 3, o.topk = 2, o.final_reps = 5, o.progress = 0, o.command = "test";
+    int rc = gt_tune_run(&o, &s1, err, sizeof err);
+    CHECK_MSG(rc == 0, "%s", err);
+    printf("    first:  %d run, %d failed, %d compiled, %d restarts\n", s1.trials_run, s1.trials_failed, s1.compiled,
+           s1.restarts);
+    CHECK(s1.trials_run > 0 && s1.compiled > 0 && s1.restarts >= 2);
+    CHECK(count_rows(db, "SELECT count(*) FROM v_trials WHERE family = 'test_oob' AND status = 'faulted'") >= 1);
+    CHECK(count_rows(db, "SELECT count(*) FROM v_trials WHERE family = 'test_hang' AND status = 'timeout'") >= 1);
+    CHECK(count_rows(db, "SELECT count(*) FROM v_winners WHERE family = 'tile2d'") == 2);
+    rc = gt_tune_run(&o, &s2, err, sizeof err);
+    CHECK_MSG(rc == 0, "%s", err);
+    printf("    second: %d run, %d skipped, %d compiled, %d cache hits\n", s2.trials_run, s2.trials_skipped,
+           s2.compiled, s2.cache_hits);
+    CHECK(s2.trials_run == 0 && s2.compiled == 0 && s2.trials_skipped == s1.trials_run && s2.restarts == 0);
+    free(db);
+}
+
+/* kill -9 in the middle of a sweep, then the same command again: it completes, losing at most the trial in
+ * flight, and every candidate has exactly one search trial. */
+GT_TEST(gpu_sweep_survives_kill_9, GT_NEEDS_GPU)
+{
+    char *db = gt_tmp_path(".db"), cmd[1024], *out = NULL;
+    snprintf(cmd, sizeof cmd,
+             "exec " GT_CLI " --gpu 0 --sizes 512 --family tile2d,warptile --max-trials 40 --reps 20 --no-progress "
+             "--final-reps 5 --db %s >/dev/null 2>&1", db);
+    pid_t pid = fork();
+    if (pid == 0) {
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    long long stored = 0;
+    for (int i = 0; i < 600 && stored < 10; ++i) {
+        usleep(100000);
+        stored = count_rows(db, "SELECT count(*) FROM trials");
+    }
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    printf("    killed after %lld stored trials\n", stored);
+    CHECK(stored >= 10);
+    snprintf(cmd, sizeof cmd, GT_CLI " --gpu 0 --sizes 512 --family tile2d,warptile --max-trials 40 --reps 20 "
+                              "--no-progress --final-reps 5 --db %s", db);
+    int rc = gt_run(cmd, &out);
+    CHECK_MSG(rc == 0, "%s", out);
+    CHECK_MSG(out && strstr(out, "already stored and skipped"), "%s", out);
+    long long searched = count_rows(db, "SELECT count(DISTINCT candidate_id) FROM trials WHERE reps = 20");
+    long long search_rows = count_rows(db, "SELECT count(*) FROM trials WHERE reps = 20");
+    printf("    after rerun: %lld candidates, %lld search trials\n", searched, search_rows);
+    CHECK(searched == 40 && search_rows == 40);
+    CHECK(count_rows(db, "SELECT count(*) FROM winners") == 1);
+    free(out);
+    free(db);
+}

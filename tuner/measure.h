@@ -1,0 +1,51 @@
+/* The CUDA side of a trial: device identity, fresh random operands, the cuBLAS FP32 (pedantic) reference,
+ * validation with a K-scaled relative tolerance, and timing with CUDA events on a cold L2.
+ * Runs inside a worker process (tuner/worker.c) or a GPU test; needs a GPU (make gpu-test). */
+#ifndef GT_MEASURE_H
+#define GT_MEASURE_H
+
+#include "db.h"
+#include "family.h"
+#include "kernel.h"
+
+typedef struct gt_measure gt_measure;
+
+/* Launch the GEMM under test on stream with the given arguments (candidate kernel, cuBLAS, loader, ...). */
+typedef int (*gt_run_fn)(void *ctx, const gt_args *a, cudaStream_t stream, char *err, size_t errlen);
+
+/* One validation: shape, extra leading-dimension padding (elements) per operand, alpha, beta and a seed for
+ * fresh random operands. beta == 0 fills C with NaN first, so an unwritten or leaked element fails. */
+typedef struct {
+    gt_shape s;
+    int pad_a, pad_b, pad_c;
+    float alpha, beta;
+    unsigned long long seed;
+} gt_check_spec;
+
+int gt_measure_open(int device, gt_measure **out, char *err, size_t errlen);
+void gt_measure_close(gt_measure *m);
+
+/* Identity and limits of the device. */
+int gt_measure_gpu_info(gt_measure *m, gt_gpu_info *gpu, gt_limits *lim, char *err, size_t errlen);
+
+/* Validate run() against cuBLAS. *rel_err = max over C of |c - ref| / (|alpha| (|A||B|)_ij + |beta c0_ij|),
+ * +inf for NaN/Inf or for a write outside the M x N window (into ld padding). Returns 0 when the check ran,
+ * -1 on a CUDA or launch error (err says which; the context may be dead after a fault). */
+int gt_measure_check(gt_measure *m, const gt_check_spec *spec, gt_run_fn run, void *ctx, double *rel_err,
+                     char *err, size_t errlen);
+
+/* Time run() on shape s (tight leading dimensions): warmup launches, then reps launches each after an L2
+ * flush, each timed with its own CUDA events. Fills median/min/max in ms. */
+int gt_measure_time(gt_measure *m, const gt_shape *s, gt_run_fn run, void *ctx, int warmup, int reps,
+                    double *median_ms, double *min_ms, double *max_ms, char *err, size_t errlen);
+
+/* cuBLAS SGEMM, FP32 pedantic, as a gt_run_fn (ctx = the gt_measure). */
+int gt_measure_cublas_run(void *ctx, const gt_args *a, cudaStream_t stream, char *err, size_t errlen);
+
+/* A scratch buffer of at least bytes on the device (for split-K workspaces); valid until the next call. */
+float *gt_measure_scratch(gt_measure *m, size_t bytes, char *err, size_t errlen);
+
+/* Pass/fail threshold for rel_err: grows with K as FP32 rounding does. */
+double gt_tolerance(int k);
+
+#endif

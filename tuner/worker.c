@@ -1,0 +1,349 @@
+/* Worker processes: the parent side (spawn, request, watchdog, replace) and the child side (gt_worker_main).
+ * Messages are fixed structs over two pipes; a trial request is followed by its cubin bytes. */
+#include "worker.h"
+#include "kernel.h"
+#include "measure.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+enum { OP_INFO = 1, OP_BASELINE, OP_TRIAL, OP_QUIT };
+
+typedef struct {
+    int op;
+    gt_shape shape;
+    gt_launch launch;
+    int checks, warmup, reps;
+    int pad_a, pad_b, pad_c;
+    unsigned long long seed;
+    size_t cubin_size;
+} msg_req;
+
+typedef struct {
+    int ok;              /* 0: the op failed before producing a verdict (message says why) */
+    int dying;           /* the context is unusable: the worker exits after this reply */
+    gt_trial_result r;
+    gt_gpu_info gpu;
+    gt_limits lim;
+} msg_resp;
+
+struct gt_worker {
+    int device;
+    pid_t pid;
+    int to_child, from_child;
+    int restarts;
+    gt_gpu_info gpu;
+    gt_limits lim;
+};
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+    const char *p = buf;
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) return -1;
+        p += w, n -= (size_t)w;
+    }
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* Read exactly n bytes before deadline (absolute, now_s() clock; <= 0 means none). 0 ok, -1 EOF/error, -2 timeout. */
+static int read_all(int fd, void *buf, size_t n, double deadline)
+{
+    char *p = buf;
+    while (n) {
+        if (deadline > 0) {
+            double left = deadline - now_s();
+            if (left <= 0) return -2;
+            struct pollfd pfd = {fd, POLLIN, 0};
+            int pr = poll(&pfd, 1, (int)(left * 1000) + 1);
+            if (pr < 0 && errno == EINTR) continue;
+            if (pr == 0) return -2;
+        }
+        ssize_t r = read(fd, p, n);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        p += r, n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* ---- parent side ---- */
+
+static void reap(gt_worker *w, char *why, size_t whylen)
+{
+    int st = 0;
+    if (w->pid <= 0) return;
+    kill(w->pid, SIGKILL);
+    if (waitpid(w->pid, &st, 0) == w->pid && why) {
+        if (WIFSIGNALED(st) && WTERMSIG(st) != SIGKILL)
+            snprintf(why, whylen, "worker killed by signal %d (%s)", WTERMSIG(st), strsignal(WTERMSIG(st)));
+        else if (WIFEXITED(st) && WEXITSTATUS(st))
+            snprintf(why, whylen, "worker exited with status %d", WEXITSTATUS(st));
+    }
+    close(w->to_child);
+    close(w->from_child);
+    w->pid = -1;
+}
+
+static int spawn(gt_worker *w, char *err, size_t errlen)
+{
+    int down[2], up[2];
+    char exe[4096], a_dev[16], a_in[16], a_out[16];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return snprintf(err, errlen, "cannot find this executable: %s", strerror(errno)), -1;
+    exe[n] = '\0';
+    if (pipe(down) || pipe(up)) return snprintf(err, errlen, "pipe: %s", strerror(errno)), -1;
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) return snprintf(err, errlen, "fork: %s", strerror(errno)), -1;
+    if (pid == 0) {
+        close(down[1]);
+        close(up[0]);
+        snprintf(a_dev, sizeof a_dev, "%d", w->device);
+        snprintf(a_in, sizeof a_in, "%d", down[0]);
+        snprintf(a_out, sizeof a_out, "%d", up[1]);
+        execl(exe, exe, "__worker", a_dev, a_in, a_out, (char *)NULL);
+        _exit(127);
+    }
+    close(down[0]);
+    close(up[1]);
+    fcntl(down[1], F_SETFD, FD_CLOEXEC);
+    fcntl(up[0], F_SETFD, FD_CLOEXEC);
+    w->pid = pid;
+    w->to_child = down[1];
+    w->from_child = up[0];
+    /* The first reply is the device's identity, or why the worker could not open it. */
+    msg_req q = {.op = OP_INFO};
+    msg_resp r;
+    int rc = write_all(w->to_child, &q, sizeof q) ? -1 : read_all(w->from_child, &r, sizeof r, now_s() + 120);
+    if (rc || !r.ok) {
+        snprintf(err, errlen, "%s", rc ? "the worker process died while opening the GPU" : r.r.message);
+        reap(w, NULL, 0);
+        return -1;
+    }
+    w->gpu = r.gpu;
+    w->lim = r.lim;
+    return 0;
+}
+
+int gt_worker_start(int device, gt_worker **out, char *err, size_t errlen)
+{
+    gt_worker *w = calloc(1, sizeof *w);
+    *out = NULL;
+    if (!w) return snprintf(err, errlen, "out of memory"), -1;
+    signal(SIGPIPE, SIG_IGN); /* a dead worker shows up as a failed write, not a dead parent */
+    w->device = device;
+    w->pid = -1;
+    if (spawn(w, err, errlen)) {
+        free(w);
+        return -1;
+    }
+    *out = w;
+    return 0;
+}
+
+void gt_worker_stop(gt_worker *w)
+{
+    if (!w) return;
+    if (w->pid > 0) {
+        msg_req q = {.op = OP_QUIT};
+        write_all(w->to_child, &q, sizeof q);
+        reap(w, NULL, 0);
+    }
+    free(w);
+}
+
+void gt_worker_info(const gt_worker *w, gt_gpu_info *gpu, gt_limits *lim)
+{
+    if (gpu) *gpu = w->gpu;
+    if (lim) *lim = w->lim;
+}
+
+int gt_worker_restarts(const gt_worker *w) { return w->restarts; }
+
+/* Send q (+ payload), wait for the reply until timeout. On death or timeout the worker is replaced and a
+ * faulted/timeout verdict is written into r. Returns 0 with r filled, -1 if no worker could be restarted. */
+static int transact(gt_worker *w, const msg_req *q, const void *payload, double timeout_s, msg_resp *r, char *err,
+                    size_t errlen)
+{
+    if (w->pid <= 0 && spawn(w, err, errlen)) return -1;
+    int rc = write_all(w->to_child, q, sizeof *q);
+    if (!rc && q->cubin_size) rc = write_all(w->to_child, payload, q->cubin_size);
+    if (!rc) rc = read_all(w->from_child, r, sizeof *r, now_s() + timeout_s);
+    if (!rc && !r->dying) return 0;
+    if (rc) {
+        memset(r, 0, sizeof *r);
+        r->ok = 1;
+        snprintf(r->r.status, sizeof r->r.status, "%s", rc == -2 ? "timeout" : "faulted");
+        snprintf(r->r.message, sizeof r->r.message, rc == -2 ? "no result after %.1f s; worker killed" : "worker died",
+                 timeout_s);
+        r->r.median_ms = r->r.min_ms = r->r.max_ms = r->r.rel_err = -1;
+    }
+    char why[256] = "";
+    reap(w, why, sizeof why);
+    if (*why && rc == -1) snprintf(r->r.message, sizeof r->r.message, "%s", why);
+    w->restarts++;
+    return spawn(w, err, errlen) ? -1 : 0;
+}
+
+int gt_worker_baseline(gt_worker *w, const gt_shape *s, int warmup, int reps, double *median_ms, char *err,
+                       size_t errlen)
+{
+    msg_req q = {.op = OP_BASELINE, .shape = *s, .warmup = warmup, .reps = reps};
+    msg_resp r;
+    if (transact(w, &q, NULL, 600, &r, err, errlen)) return -1;
+    if (!r.ok || strcmp(r.r.status, "ok")) {
+        snprintf(err, errlen, "cuBLAS baseline on %dx%dx%d: %s", s->m, s->n, s->k, r.r.message);
+        return -1;
+    }
+    *median_ms = r.r.median_ms;
+    return 0;
+}
+
+int gt_worker_trial(gt_worker *w, const gt_trial_request *req, gt_trial_result *out, char *err, size_t errlen)
+{
+    msg_req q = {.op = OP_TRIAL, .shape = req->shape, .launch = req->launch, .checks = req->checks,
+                 .warmup = req->warmup, .reps = req->reps, .pad_a = req->pad_a, .pad_b = req->pad_b,
+                 .pad_c = req->pad_c, .seed = req->seed, .cubin_size = req->cubin_size};
+    msg_resp r;
+    if (transact(w, &q, req->cubin, req->timeout_s, &r, err, errlen)) return -1;
+    *out = r.r;
+    return 0;
+}
+
+/* ---- child side ---- */
+
+typedef struct {
+    const gt_kernel *k;
+    const gt_launch *L;
+    float *ws;
+} cand_ctx;
+
+static int run_candidate(void *vctx, const gt_args *a, cudaStream_t stream, char *err, size_t errlen)
+{
+    const cand_ctx *c = vctx;
+    gt_args b = *a;
+    b.ws = c->ws;
+    return gt_kernel_launch(c->k, c->L, stream, &b, err, errlen);
+}
+
+/* A failed CUDA step: a broken context (fault) makes this worker unusable; otherwise it is a launch problem. */
+static void classify(msg_resp *r, const char *err)
+{
+    cudaError_t e = cudaDeviceSynchronize();
+    if (e == cudaSuccess) e = cudaGetLastError();
+    if (e != cudaSuccess && cudaDeviceSynchronize() != cudaSuccess) {
+        snprintf(r->r.status, sizeof r->r.status, "faulted");
+        r->dying = 1;
+    } else if (strstr(err, "resources") || strstr(err, "shared memory") || strstr(err, "too many")) {
+        snprintf(r->r.status, sizeof r->r.status, "resources");
+    } else {
+        snprintf(r->r.status, sizeof r->r.status, "launch_error");
+    }
+    snprintf(r->r.message, sizeof r->r.message, "%s", err);
+}
+
+static void run_trial(gt_measure *m, const msg_req *q, const void *cubin, msg_resp *r)
+{
+    gt_trial_result *t = &r->r;
+    gt_kernel *k = NULL;
+    char err[512] = "";
+    t->median_ms = t->min_ms = t->max_ms = t->rel_err = -1;
+    r->ok = 1;
+    if (gt_kernel_load(cubin, q->cubin_size, q->launch.smem, &k, err, sizeof err)) {
+        classify(r, err);
+        return;
+    }
+    t->regs = gt_kernel_regs(k);
+    cand_ctx c = {k, &q->launch, NULL};
+    if (q->launch.splitk > 1 && !(c.ws = gt_measure_scratch(m, q->launch.ws_bytes, err, sizeof err))) {
+        classify(r, err);
+        goto out;
+    }
+    const double tol = gt_tolerance(q->shape.k);
+    const float betas[2] = {0.0f, 0.5f};
+    for (int i = 0; q->checks && i < 2; ++i) {
+        gt_check_spec sp = {.s = q->shape, .pad_a = q->pad_a, .pad_b = q->pad_b, .pad_c = q->pad_c, .alpha = 1.5f,
+                            .beta = betas[i], .seed = q->seed * 2 + (unsigned)i};
+        double e;
+        if (gt_measure_check(m, &sp, run_candidate, &c, &e, err, sizeof err)) {
+            classify(r, err);
+            goto out;
+        }
+        if (e > t->rel_err) t->rel_err = e;
+        if (!(e <= tol)) {
+            snprintf(t->status, sizeof t->status, "wrong");
+            snprintf(t->message, sizeof t->message, "max relative error %.3g > tolerance %.3g (alpha 1.5, beta %g%s)",
+                     e, tol, betas[i], betas[i] == 0.0f ? ", C NaN-filled" : "");
+            goto out;
+        }
+    }
+    if (q->reps > 0 &&
+        gt_measure_time(m, &q->shape, run_candidate, &c, q->warmup, q->reps, &t->median_ms, &t->min_ms, &t->max_ms,
+                        err, sizeof err)) {
+        classify(r, err);
+        goto out;
+    }
+    snprintf(t->status, sizeof t->status, "ok");
+out:
+    if (!r->dying) gt_kernel_unload(k);
+}
+
+static void run_baseline(gt_measure *m, const msg_req *q, msg_resp *r)
+{
+    char err[512] = "";
+    r->ok = 1;
+    if (gt_measure_time(m, &q->shape, gt_measure_cublas_run, m, q->warmup, q->reps, &r->r.median_ms, &r->r.min_ms,
+                        &r->r.max_ms, err, sizeof err)) {
+        classify(r, err);
+        return;
+    }
+    snprintf(r->r.status, sizeof r->r.status, "ok");
+}
+
+int gt_worker_main(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: %s __worker DEVICE IN_FD OUT_FD (started by gemmtune itself)\n", argv[0]);
+        return 2;
+    }
+    int dev = atoi(argv[2]), in = atoi(argv[3]), out = atoi(argv[4]);
+    signal(SIGINT, SIG_IGN); /* Ctrl-C is the parent's to handle: it finishes or abandons the trial */
+    gt_measure *m = NULL;
+    char err[512] = "";
+    int opened = gt_measure_open(dev, &m, err, sizeof err) == 0;
+    msg_req q;
+    while (read_all(in, &q, sizeof q, 0) == 0 && q.op != OP_QUIT) {
+        msg_resp r;
+        memset(&r, 0, sizeof r);
+        unsigned char *cubin = q.cubin_size ? malloc(q.cubin_size) : NULL;
+        if (q.cubin_size && (!cubin || read_all(in, cubin, q.cubin_size, 0))) break;
+        if (!opened) snprintf(r.r.message, sizeof r.r.message, "%s", err);
+        else if (q.op == OP_INFO)
+            r.ok = gt_measure_gpu_info(m, &r.gpu, &r.lim, r.r.message, sizeof r.r.message) == 0;
+        else if (q.op == OP_BASELINE) run_baseline(m, &q, &r);
+        else if (q.op == OP_TRIAL) run_trial(m, &q, cubin, &r);
+        free(cubin);
+        if (write_all(out, &r, sizeof r) || r.dying || !opened) _exit(r.dying ? 3 : 0);
+    }
+    gt_measure_close(m);
+    return 0;
+}
