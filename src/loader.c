@@ -22,10 +22,6 @@
 #pragma weak cublasDestroy_v2
 #pragma weak cublasSetStream_v2
 #pragma weak cublasSgemm_v2
-/* tuner/kernel.c lands from another branch; weak until then so this library links without it. */
-#pragma weak gt_kernel_load
-#pragma weak gt_kernel_launch
-#pragma weak gt_kernel_unload
 
 enum { NBUCKET = 256 };
 
@@ -214,7 +210,7 @@ void gemmtune_destroy(gemmtune_handle h)
         for (plan *p = atomic_load(&h->buckets[b]), *next; p; p = next) next = p->next, free(p);
     for (kentry *e = h->kernels, *next; e; e = next) {
         next = e->next;
-        if (gt_kernel_unload) gt_kernel_unload(e->k);
+        gt_kernel_unload(e->k);
         free(e);
     }
     for (wsentry *w = atomic_load(&h->ws), *next; w; w = next) next = w->next, cudaFree(w->ptr), free(w);
@@ -288,7 +284,6 @@ static gemmtune_status load_kernel(struct gemmtune_context *h, const gt_choice *
     }
     kentry *e = calloc(1, sizeof *e);
     if (!e) st = gt_loader_fail(GEMMTUNE_STATUS_ALLOC_FAILED, "kernel cache entry");
-    else if (!gt_kernel_load) st = gt_loader_fail(GEMMTUNE_STATUS_CUDA_ERROR, "built without tuner/kernel.c");
     else if (gt_kernel_load(bin, size, smem, &e->k, err, sizeof err))
         st = gt_loader_fail(GEMMTUNE_STATUS_CUDA_ERROR, "loading %s on %s: %s", c->family->name, h->arch, err);
     free(data);
@@ -421,8 +416,9 @@ gemmtune_status gemmtune_sgemm(gemmtune_handle h, void *stream, gemmtune_op tran
         pthread_mutex_unlock(&h->lock);
         if (st) return st;
     }
-    gt_args a = {c.shape.m, c.shape.n, k, alpha, beta, swap ? B : A, swap ? A : B, C, (int)c.lda, (int)c.ldb, ldc,
-                 NULL};
+    gt_args a = {.m = c.shape.m, .n = c.shape.n, .k = k, .ta = c.shape.ta, .tb = c.shape.tb, .alpha = alpha,
+                 .beta = beta, .A = swap ? B : A, .B = swap ? A : B, .C = C, .lda = (int)c.lda, .ldb = (int)c.ldb,
+                 .ldc = ldc};
     if (!p->kernel) return run_cublas(h, stream, &c, &a);
     if (p->L.splitk > 1) {
         gemmtune_status st = workspace(h, stream, p->L.ws_bytes, &a.ws);

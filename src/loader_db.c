@@ -10,14 +10,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* TEMPORARY until db/db.c is merged into this branch: weak so the library links without it. */
-#pragma weak gt_db_open
-#pragma weak gt_db_close
-#pragma weak gt_db_winners
-#pragma weak gt_db_default_path
+/* TEMPORARY until db's JSON import is merged into this branch: weak so the library links without it. */
 #pragma weak gt_db_import_json
-#pragma weak gt_db_cubin_get
-#pragma weak gt_db_cubin_put
 
 typedef struct {
     gt_winner_set *set;
@@ -84,6 +78,7 @@ static char *read_file(const char *path, char *err, size_t errlen)
 static gemmtune_status open_json(const char *path, gt_db **db, char *err, size_t errlen)
 {
     char msg[512];
+    if (!gt_db_import_json) return snprintf(err, errlen, "%s: JSON import is not in this build", path), GEMMTUNE_STATUS_JSON_ERROR;
     char *text = read_file(path, err, errlen);
     if (!text) return GEMMTUNE_STATUS_JSON_ERROR;
     int imported = 0;
@@ -110,7 +105,8 @@ gemmtune_status gt_loader_open_source(const gemmtune_options *opt, gt_db **db, c
     *db = NULL;
     if (opt && opt->json_path) return open_json(opt->json_path, db, err, errlen);
     /* A database the user named must exist; the default one may not yet (nothing tuned: fallback only). */
-    int named = (opt && opt->db_path) || getenv("GEMMTUNE_DB");
+    const char *env = getenv("GEMMTUNE_DB");
+    int named = (opt && opt->db_path) || (env && *env);
     if (opt && opt->db_path) snprintf(path, sizeof path, "%s", opt->db_path);
     else if (gt_db_default_path(path, sizeof path, msg, sizeof msg)) {
         snprintf(err, errlen, "default database path: %s", msg);
@@ -168,7 +164,6 @@ gemmtune_status gt_loader_winners(const gemmtune_options *opt, gt_winner_set *se
     gt_db *db = NULL;
     memset(set, 0, sizeof *set);
     if (keep) *keep = NULL;
-    if (!gt_db_open) return snprintf(err, errlen, "built without db/db.c"), GEMMTUNE_STATUS_DB_ERROR;
     gemmtune_status st = gt_loader_open_source(opt, &db, err, errlen);
     if (st) return st;
     if (db && gt_loader_set_from_db(db, set, msg, sizeof msg)) {
