@@ -88,8 +88,9 @@ $(BUILD)/libgemmtune.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
+# The shared library uses the shared cudart, so a program linking it and -lcudart has one CUDA runtime.
 $(BUILD)/libgemmtune.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libgemmtune.so.0 -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
+	$(CC) -shared -Wl,-soname,libgemmtune.so.0 -o $@ $^ $(LDFLAGS_ALL) $(subst -lcudart_static,-lcudart,$(LIBS))
 
 $(BUILD)/gemmtune: $(BUILD)/obj/src/main.o $(CLI_OBJ) $(LIB_OBJ)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
@@ -113,6 +114,23 @@ asan:
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" OPT="-O1 -g" all
 	ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  LSAN_OPTIONS=suppressions=tests/lsan.supp build-asan/gt_tests --cpu
+
+# gemmtune.pc is written at install time so it names this PREFIX: Libs for the shared library (with rpaths, as
+# PREFIX and CUDA are often off the default search path), Libs.private for static links (pkg-config --static).
+install: $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 644 src/gemmtune.h $(DESTDIR)$(PREFIX)/include/gemmtune.h
+	install -m 644 $(BUILD)/libgemmtune.a $(DESTDIR)$(PREFIX)/lib/libgemmtune.a
+	install -m 755 $(BUILD)/libgemmtune.so $(DESTDIR)$(PREFIX)/lib/libgemmtune.so.$(VERSION)
+	ln -sf libgemmtune.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libgemmtune.so.0
+	ln -sf libgemmtune.so.0 $(DESTDIR)$(PREFIX)/lib/libgemmtune.so
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' 'cudadir=$(CUDA)' '' \
+	  'Name: gemmtune' 'Description: SGEMM through the kernel autotuned for this GPU and shape' 'Version: $(VERSION)' \
+	  'Cflags: -I$${includedir} -I$${cudadir}/include' \
+	  'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lgemmtune -L$${cudadir}/lib64 -Wl,-rpath,$${cudadir}/lib64 -lcudart' \
+	  'Libs.private: -lnvrtc -lcublas -lsqlite3 -lcjson -lpthread -ldl -lrt -lm' \
+	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gemmtune.pc
+	@if [ -f $(BUILD)/gemmtune ]; then install -d $(DESTDIR)$(PREFIX)/bin && install -m 755 $(BUILD)/gemmtune $(DESTDIR)$(PREFIX)/bin/gemmtune; fi
 
 clean:
 	rm -rf $(BUILD) build-asan

@@ -1,0 +1,134 @@
+/* gemmtune runtime loader: FP32 GEMM through the kernel gemmtune tuned for this GPU and shape.
+ * Plain C (C99/C++), no CUDA headers needed: streams are passed as void * (a cudaStream_t).
+ * Implementation: src/loader*.c; CPU tests in tests/test_loader.c, GPU tests there too (GT_NEEDS_GPU).
+ *
+ * Where winners come from (gemmtune_create): the SQLite database that `gemmtune tune` writes (options.db_path,
+ * else $GEMMTUNE_DB, else $XDG_DATA_HOME/gemmtune/gemmtune.db, else ~/.local/share/gemmtune/gemmtune.db; an
+ * absent default database is not an error: every call then takes the fallback), or an exported JSON file
+ * (options.json_path), or a table compiled into the program (`gemmtune export --header`, then
+ * gemmtune_create_from_table; with --with-cubin the embedded cubins are loaded directly, and neither NVRTC nor
+ * SQLite is called).
+ *
+ * Selection, per call (the first rule that yields a kernel legal on this device and applicable to this call's
+ * pointer alignment and leading dimensions wins; `gemmtune explain` prints it without running anything):
+ *   1. exact    the winner stored for this GPU model (name + compute capability + SM count), shape and layout;
+ *   2. nearest  the winner of the nearest tuned shape of the same model and layout, by the log distance
+ *                   d = |log2(m/m')| + |log2(n/n')| + |log2(k/k')|      (ties: the first stored row)
+ *               so 2048^3 -> 4096^3 is 3.0, and 1000x1000x1000 -> 1024^3 is 0.10;
+ *   3. same_cc  as nearest, over winners of any GPU model with the same compute capability;
+ *   4. default  a built-in kernel correct for every call (tile2d BM=64,BN=64,BK=8,TM=8,TN=8), or with
+ *               fallback GEMMTUNE_FALLBACK_CUBLAS cuBLAS instead, or with GEMMTUNE_FALLBACK_NONE an error.
+ *
+ * Cost: the first call of a (shape, layout, leading dimensions, alignment) selects, then loads the kernel once
+ * per handle (embedded cubin, else the database's cubin cache shared with the tuner, else NVRTC, whose cubin then
+ * goes into that cache). Later calls are a lock-free lookup plus the launch: no allocation, no synchronisation,
+ * so they may be captured in a CUDA graph. The first call of a shape must not be inside stream capture
+ * (it returns GEMMTUNE_STATUS_NOT_PREPARED there); make one ordinary call first.
+ *
+ * Threads and streams: one handle may be used from several host threads and streams at once. Split-K kernels
+ * need a workspace: each (handle, stream) pair gets its own, allocated on that stream's first split-K call
+ * (never inside capture) and kept until gemmtune_destroy, so concurrent streams never share one. The
+ * per-thread default stream (cudaStreamPerThread) gets one per host thread. */
+#ifndef GEMMTUNE_H
+#define GEMMTUNE_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define GEMMTUNE_VERSION_MAJOR 0
+#define GEMMTUNE_VERSION_MINOR 1
+
+typedef enum {
+    GEMMTUNE_SUCCESS = 0,
+    GEMMTUNE_STATUS_INVALID_VALUE = 1,  /* NULL handle/pointer, negative size, leading dimension too small */
+    GEMMTUNE_STATUS_DB_ERROR = 2,       /* database missing (when named), unreadable, or not a gemmtune db */
+    GEMMTUNE_STATUS_JSON_ERROR = 3,     /* exported JSON missing, malformed or of another schema */
+    GEMMTUNE_STATUS_TABLE_ERROR = 4,    /* a compiled-in table row names an unknown family, layout or params */
+    GEMMTUNE_STATUS_NO_DEVICE = 5,      /* no CUDA driver/device, or the device ordinal does not exist */
+    GEMMTUNE_STATUS_WRONG_DEVICE = 6,   /* the calling thread's current device is not the handle's */
+    GEMMTUNE_STATUS_NO_KERNEL = 7,      /* no tuned kernel applies and the fallback is GEMMTUNE_FALLBACK_NONE */
+    GEMMTUNE_STATUS_COMPILE_ERROR = 8,  /* NVRTC failed, or is not linked in (static table-only build) */
+    GEMMTUNE_STATUS_CUDA_ERROR = 9,     /* module load, workspace allocation or kernel launch failed */
+    GEMMTUNE_STATUS_CUBLAS_ERROR = 10,  /* the cuBLAS fallback failed */
+    GEMMTUNE_STATUS_NOT_PREPARED = 11,  /* first call of this shape inside stream capture: call once before */
+    GEMMTUNE_STATUS_ALLOC_FAILED = 12   /* host memory */
+} gemmtune_status;
+
+typedef enum {
+    GEMMTUNE_OP_N = 0, /* operand as stored */
+    GEMMTUNE_OP_T = 1  /* operand transposed */
+} gemmtune_op;
+
+typedef enum {
+    GEMMTUNE_FALLBACK_ENV = 0,     /* $GEMMTUNE_FALLBACK ("default", "cublas", "none"), else DEFAULT */
+    GEMMTUNE_FALLBACK_DEFAULT = 1, /* the built-in kernel, correct for every call */
+    GEMMTUNE_FALLBACK_CUBLAS = 2,  /* cublasSgemm (FP32, no TF32) */
+    GEMMTUNE_FALLBACK_NONE = 3     /* GEMMTUNE_STATUS_NO_KERNEL */
+} gemmtune_fallback;
+
+typedef struct gemmtune_options {
+    const char *db_path;        /* NULL: $GEMMTUNE_DB or the default path (see above) */
+    const char *json_path;      /* non-NULL: winners from this exported JSON, not from the database */
+    int column_major;           /* 1: gemmtune_sgemm takes cuBLAS's column-major arguments */
+    gemmtune_fallback fallback;
+    int device;                 /* CUDA device ordinal; -1: the current device (gemmtune_options_init) */
+    const char *arch;           /* NVRTC target and embedded-cubin match, e.g. "sm_90"; NULL: the device's */
+} gemmtune_options;
+
+#ifndef GEMMTUNE_WINNER_ROW_DEFINED
+#define GEMMTUNE_WINNER_ROW_DEFINED
+typedef struct gemmtune_winner_row {
+    const char *gpu_name; int cc_major, cc_minor, sm_count;
+    int m, n, k; const char *layout;          /* "nn", "nt", "tn", "tt" */
+    const char *family, *params;              /* "tile2d", "BM=128,BN=128,..." */
+    double tflops, ratio_vs_cublas;
+    const unsigned char *cubin; unsigned long cubin_size; const char *cubin_arch; /* NULL, 0, NULL unless --with-cubin */
+} gemmtune_winner_row;
+#endif
+
+typedef struct gemmtune_context *gemmtune_handle;
+
+/* Defaults: everything NULL/0 except device = -1 (the current device). Cannot fail. */
+void gemmtune_options_init(gemmtune_options *opt);
+
+/* Read the winners (database or JSON, see above) and bind the handle to the device. opt NULL: defaults.
+ * On failure *handle is NULL and gemmtune_last_error() says why. */
+gemmtune_status gemmtune_create(gemmtune_handle *handle, const gemmtune_options *opt);
+
+/* As gemmtune_create, with winners from a table compiled into the program (copied: rows may be freed after;
+ * embedded cubins are referenced, not copied, so they must outlive the handle - static data does). Never opens
+ * a database; opt->db_path and opt->json_path are ignored. */
+gemmtune_status gemmtune_create_from_table(gemmtune_handle *handle, const gemmtune_winner_row *rows, int nrows,
+                                           const gemmtune_options *opt);
+
+/* Frees everything of the handle (kernels, workspaces). Waits for nothing: the caller makes sure no work using
+ * the handle's workspaces is still in flight. NULL is fine. */
+void gemmtune_destroy(gemmtune_handle handle);
+
+/* C = alpha * op(A) * op(B) + beta * C, op(A) m x k, op(B) k x n, C m x n.
+ * Row-major (default): lda >= (transa ? m : k), ldb >= (transb ? k : n), ldc >= n.
+ * Column-major handle (options.column_major): exactly cublasSgemm's arguments, lda >= (transa ? k : m),
+ * ldb >= (transb ? n : k), ldc >= m. stream is a cudaStream_t (NULL: the legacy default stream).
+ * m == 0 or n == 0 does nothing; k must be >= 1. beta == 0 never reads C. Asynchronous like cuBLAS: launch
+ * errors are reported, faults show up at the next synchronisation. */
+gemmtune_status gemmtune_sgemm(gemmtune_handle handle, void *stream, gemmtune_op transa, gemmtune_op transb, int m,
+                               int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                               float beta, float *C, int ldc);
+
+/* Which rule and kernel a call with these arguments would use, as one line into buf (no kernel is loaded).
+ * Pointer alignment is taken as 16 bytes. Returns GEMMTUNE_SUCCESS or the status the call would fail with. */
+gemmtune_status gemmtune_explain(gemmtune_handle handle, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,
+                                 int lda, int ldb, int ldc, char *buf, unsigned long buflen);
+
+/* Static text of a status ("GEMMTUNE_STATUS_DB_ERROR: database missing or unreadable"). Never NULL. */
+const char *gemmtune_status_string(gemmtune_status status);
+
+/* Detail of the last failure in the calling thread (file names, CUDA/NVRTC messages); "" when none. */
+const char *gemmtune_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

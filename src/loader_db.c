@@ -1,0 +1,189 @@
+/* gemmtune_create: winners from a gemmtune database or an exported JSON file (imported into an in-memory
+ * database), and cubins through the database's cache shared with the tuner. Thin layer over db/db.h and
+ * tuner/compile.h; tests/test_loader.c (CPU: missing/bad sources; GPU: cache hits). */
+#include "compile.h"
+#include "loader.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+/* TEMPORARY until db's JSON import is merged into this branch: weak so the library links without it. */
+#pragma weak gt_db_import_json
+
+typedef struct {
+    gt_winner_set *set;
+    int cap, oom;
+} collect_ctx;
+
+static int collect(const gt_winner *w, void *vctx)
+{
+    collect_ctx *c = vctx;
+    if (c->set->n == c->cap) {
+        int cap = c->cap ? c->cap * 2 : 64;
+        gt_winner *r = realloc(c->set->rows, (size_t)cap * sizeof *r);
+        if (!r) return c->oom = 1;
+        c->set->rows = r;
+        c->cap = cap;
+    }
+    c->set->rows[c->set->n++] = *w;
+    return 0;
+}
+
+int gt_loader_set_from_db(gt_db *db, gt_winner_set *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    collect_ctx c = {out, 0, 0};
+    if (gt_db_winners(db, NULL, collect, &c, err, errlen)) goto fail;
+    if (c.oom) {
+        snprintf(err, errlen, "out of memory reading winners");
+        goto fail;
+    }
+    return 0;
+fail:
+    gt_loader_set_free(out);
+    return -1;
+}
+
+static char *read_file(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        snprintf(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 1 << 16, len = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+        len += got;
+        if (len + 1 == cap) {
+            char *b = realloc(buf, cap *= 2);
+            if (!b) free(buf);
+            buf = b;
+        }
+    }
+    int bad = ferror(f);
+    fclose(f);
+    if (!buf || bad) {
+        snprintf(err, errlen, "%s: %s", path, buf ? "read error" : "out of memory");
+        free(buf);
+        return NULL;
+    }
+    buf[len] = '\0';
+    return buf;
+}
+
+static gemmtune_status open_json(const char *path, gt_db **db, char *err, size_t errlen)
+{
+    char msg[512];
+    if (!gt_db_import_json) return snprintf(err, errlen, "%s: JSON import is not in this build", path), GEMMTUNE_STATUS_JSON_ERROR;
+    char *text = read_file(path, err, errlen);
+    if (!text) return GEMMTUNE_STATUS_JSON_ERROR;
+    int imported = 0;
+    if (gt_db_open(":memory:", 1, db, msg, sizeof msg)) {
+        snprintf(err, errlen, "in-memory database for %s: %s", path, msg);
+        free(text);
+        return GEMMTUNE_STATUS_DB_ERROR;
+    }
+    int rc = gt_db_import_json(*db, text, path, &imported, msg, sizeof msg);
+    free(text);
+    if (rc) {
+        snprintf(err, errlen, "%s: %s", path, msg);
+        gt_db_close(*db);
+        *db = NULL;
+        return GEMMTUNE_STATUS_JSON_ERROR;
+    }
+    return GEMMTUNE_SUCCESS;
+}
+
+gemmtune_status gt_loader_open_source(const gemmtune_options *opt, gt_db **db, char *err, size_t errlen)
+{
+    char path[4096], msg[512];
+    struct stat st;
+    *db = NULL;
+    if (opt && opt->json_path) return open_json(opt->json_path, db, err, errlen);
+    /* A database the user named must exist; the default one may not yet (nothing tuned: fallback only). */
+    const char *env = getenv("GEMMTUNE_DB");
+    int named = (opt && opt->db_path) || (env && *env);
+    if (opt && opt->db_path) snprintf(path, sizeof path, "%s", opt->db_path);
+    else if (gt_db_default_path(path, sizeof path, msg, sizeof msg)) {
+        snprintf(err, errlen, "default database path: %s", msg);
+        return GEMMTUNE_STATUS_DB_ERROR;
+    }
+    if (stat(path, &st)) {
+        if (!named && errno == ENOENT) return GEMMTUNE_SUCCESS;
+        snprintf(err, errlen, "database %s: %s", path, strerror(errno));
+        return GEMMTUNE_STATUS_DB_ERROR;
+    }
+    if (gt_db_open(path, 0, db, msg, sizeof msg)) {
+        snprintf(err, errlen, "database %s: %s", path, msg);
+        *db = NULL;
+        return GEMMTUNE_STATUS_DB_ERROR;
+    }
+    return GEMMTUNE_SUCCESS;
+}
+
+/* Cache first (same key as the tuner: source hash, arch, NVRTC version, options), then NVRTC; a fresh cubin
+ * goes back into the cache, best effort (a read-only database still serves). ctx is the gt_db or NULL. */
+static gemmtune_status db_obtain(void *ctx, const char *src, const char *arch, unsigned char **data, size_t *size,
+                                 int *cached, char *err, size_t errlen)
+{
+    gt_db *db = ctx;
+    char hash[17], msg[512];
+    int found = 0, regs, spills;
+    gt_hash_hex(src, strlen(src), hash);
+    if (db && !gt_db_cubin_get(db, hash, arch, gt_nvrtc_version(), gt_nvrtc_options(), data, size, &regs, &spills,
+                               &found, msg, sizeof msg) && found)
+        return *cached = 1, GEMMTUNE_SUCCESS;
+    *cached = 0;
+    gt_cubin cb;
+    int rc = gt_nvrtc_compile(src, arch, &cb, msg, sizeof msg);
+    if (rc) {
+        snprintf(err, errlen, "NVRTC for %s: %s", arch, rc > 0 && cb.log ? cb.log : msg);
+        gt_cubin_free(&cb);
+        return GEMMTUNE_STATUS_COMPILE_ERROR;
+    }
+    if (db)
+        gt_db_cubin_put(db, hash, arch, gt_nvrtc_version(), gt_nvrtc_options(), cb.data, cb.size, cb.regs,
+                        cb.spill_bytes, msg, sizeof msg);
+    *data = cb.data;
+    *size = cb.size;
+    cb.data = NULL;
+    gt_cubin_free(&cb);
+    return GEMMTUNE_SUCCESS;
+}
+
+static void db_close(void *ctx) { gt_db_close(ctx); }
+
+gemmtune_status gt_loader_winners(const gemmtune_options *opt, gt_winner_set *set, gt_db **keep, char *err,
+                                  size_t errlen)
+{
+    char msg[1024];
+    gt_db *db = NULL;
+    memset(set, 0, sizeof *set);
+    if (keep) *keep = NULL;
+    gemmtune_status st = gt_loader_open_source(opt, &db, err, errlen);
+    if (st) return st;
+    if (db && gt_loader_set_from_db(db, set, msg, sizeof msg)) {
+        gt_db_close(db);
+        snprintf(err, errlen, "reading winners: %s", msg);
+        return opt && opt->json_path ? GEMMTUNE_STATUS_JSON_ERROR : GEMMTUNE_STATUS_DB_ERROR;
+    }
+    if (keep) *keep = db;
+    else if (db) gt_db_close(db);
+    return GEMMTUNE_SUCCESS;
+}
+
+gemmtune_status gemmtune_create(gemmtune_handle *handle, const gemmtune_options *opt)
+{
+    char err[1024];
+    gt_db *db = NULL;
+    gt_winner_set set;
+    if (!handle) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_create: handle is NULL");
+    *handle = NULL;
+    gemmtune_status st = gt_loader_winners(opt, &set, &db, err, sizeof err);
+    if (st) return gt_loader_fail(st, "%s", err);
+    return gt_loader_create(handle, &set, db_obtain, db, db ? db_close : NULL, opt);
+}

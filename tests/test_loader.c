@@ -1,0 +1,644 @@
+/* The runtime loader without a GPU: selection rules on fixture winners, the column-major argument mapping,
+ * statuses, compiled-in tables, bad sources, `gemmtune explain`, and install + pkg-config + link of the example.
+ * GPU tests of the loader are in tests/test_loader_gpu.c. Run: build/gt_tests --cpu loader */
+#include "db.h"
+#include "harness.h"
+#include "loader.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* TEMPORARY until db's JSON export/import is merged into this branch. */
+#pragma weak gt_db_export_json
+#pragma weak gt_db_import_json
+
+#define H100 "NVIDIA H100 80GB HBM3"
+#define P_BIG "BM=128,BN=128,BK=8,TM=8,TN=8"   /* 256 threads */
+#define P_SMALL "BM=64,BN=32,BK=16,TM=4,TN=4"  /* 128 threads */
+#define P_1024 "BM=128,BN=128,BK=8,TM=4,TN=4"  /* 1024 threads: legal on sm_90, not under a 512-thread limit */
+#define P_4096 "BM=256,BN=256,BK=32,TM=4,TN=4" /* 4096 threads: never legal */
+
+static gt_device_id h100(void)
+{
+    gt_device_id d;
+    memset(&d, 0, sizeof d);
+    snprintf(d.name, sizeof d.name, "%s", H100);
+    gt_limits_for_arch("sm_90", &d.lim);
+    d.lim.sm_count = 132;
+    return d;
+}
+
+static gt_winner row(const char *gpu, int maj, int min, int sms, int m, int n, int k, const char *layout,
+                     const char *family, const char *params)
+{
+    gt_winner w;
+    memset(&w, 0, sizeof w);
+    snprintf(w.gpu_name, sizeof w.gpu_name, "%s", gpu);
+    w.cc_major = maj, w.cc_minor = min, w.sm_count = sms;
+    w.shape = (gt_shape){m, n, k, 0, 0};
+    gt_layout_parse(layout, &w.shape.ta, &w.shape.tb);
+    snprintf(w.family, sizeof w.family, "%s", family);
+    snprintf(w.params, sizeof w.params, "%s", params);
+    w.tflops = 10, w.ratio = 0.9;
+    return w;
+}
+
+static gt_call call_of(int m, int n, int k, const char *layout, int align)
+{
+    gt_call c;
+    memset(&c, 0, sizeof c);
+    c.shape = (gt_shape){m, n, k, 0, 0};
+    gt_layout_parse(layout, &c.shape.ta, &c.shape.tb);
+    c.lda = c.shape.ta ? m : k, c.ldb = c.shape.tb ? k : n, c.ldc = n;
+    c.align_a = c.align_b = c.align_c = align;
+    return c;
+}
+
+/* The choice's kernel as text, "family params". */
+static const char *kernel_text(const gt_choice *c, char *buf, size_t n)
+{
+    if (!c->family) return snprintf(buf, n, "(none)"), buf;
+    int w = snprintf(buf, n, "%s ", c->family->name);
+    gt_params_format(c->family, &c->params, buf + w, n - (size_t)w);
+    return buf;
+}
+
+GT_TEST(loader_select_exact, GT_NEEDS_NONE)
+{
+    gt_device_id d = h100();
+    gt_winner rows[] = {
+        row("NVIDIA H200", 9, 0, 132, 1024, 1024, 1024, "nn", "tile2d", P_SMALL), /* other model */
+        row(H100, 9, 0, 132, 1024, 1024, 1024, "tn", "tile2d", P_SMALL),          /* other layout */
+        row(H100, 9, 0, 132, 2048, 2048, 2048, "nn", "tile2d", P_SMALL),
+        row(H100, 9, 0, 132, 1024, 1024, 1024, "nn", "tile2d", P_BIG),
+    };
+    char k[320];
+    gt_call c = call_of(1024, 1024, 1024, "nn", 16);
+    gt_choice ch = gt_loader_select(rows, 4, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK_MSG(ch.rule == GT_RULE_EXACT && ch.row == 3, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
+    CHECK_MSG(!strcmp(kernel_text(&ch, k, sizeof k), "tile2d " P_BIG), "%s", k);
+    c = call_of(1024, 1024, 1024, "tn", 16);
+    ch = gt_loader_select(rows, 4, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK(ch.rule == GT_RULE_EXACT && ch.row == 1);
+    c = call_of(2048, 2048, 2048, "nn", 1); /* tile2d runs any alignment */
+    ch = gt_loader_select(rows, 4, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK(ch.rule == GT_RULE_EXACT && ch.row == 2 && ch.distance == 0);
+}
+
+GT_TEST(loader_select_exact_skips_unusable_then_nearest, GT_NEEDS_NONE)
+{
+    gt_device_id d = h100();
+    gt_winner rows[] = {
+        row(H100, 9, 0, 132, 1024, 1024, 1024, "nn", "tile2d", P_4096),        /* illegal everywhere */
+        row(H100, 9, 0, 132, 1024, 1024, 1024, "nn", "no_such_family", P_BIG), /* unknown family */
+        row(H100, 9, 0, 132, 1024, 1024, 1024, "nn", "tile2d", "BM=64"),       /* malformed params */
+        row(H100, 9, 0, 132, 4096, 4096, 4096, "nn", "tile2d", P_BIG),
+        row(H100, 9, 0, 132, 2048, 1024, 1024, "nn", "tile2d", P_SMALL),
+    };
+    char k[320];
+    gt_call c = call_of(1024, 1024, 1024, "nn", 16);
+    gt_choice ch = gt_loader_select(rows, 5, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK_MSG(ch.rule == GT_RULE_NEAREST && ch.row == 4, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
+    CHECK_MSG(fabs(ch.distance - 1.0) < 1e-12, "distance %g", ch.distance);
+    CHECK(!strcmp(kernel_text(&ch, k, sizeof k), "tile2d " P_SMALL));
+    /* 3000^3 is log-closer to 4096^3 (3 x 0.45) than to 2048x1024x1024 (0.55 + 2 x 1.55) */
+    c = call_of(3000, 3000, 3000, "nn", 16);
+    ch = gt_loader_select(rows, 5, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK(ch.rule == GT_RULE_NEAREST && ch.row == 3);
+    CHECK(fabs(ch.distance - 3 * log2(4096.0 / 3000.0)) < 1e-12);
+}
+
+GT_TEST(loader_select_nearest_respects_device_limits, GT_NEEDS_NONE)
+{
+    gt_device_id d = h100();
+    gt_winner rows[] = {
+        row(H100, 9, 0, 132, 1024, 1024, 1024, "nn", "tile2d", P_1024),
+        row(H100, 9, 0, 132, 4096, 4096, 4096, "nn", "tile2d", P_BIG),
+    };
+    gt_call c = call_of(1000, 1000, 1000, "nn", 16);
+    gt_choice ch = gt_loader_select(rows, 2, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK(ch.rule == GT_RULE_NEAREST && ch.row == 0);
+    CHECK(fabs(ch.distance - 3 * log2(1024.0 / 1000.0)) < 1e-12);
+    d.lim.max_threads_per_block = 512; /* the 1024-thread kernel cannot launch here */
+    ch = gt_loader_select(rows, 2, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK_MSG(ch.rule == GT_RULE_NEAREST && ch.row == 1, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
+    CHECK(fabs(ch.distance - 3 * log2(4096.0 / 1000.0)) < 1e-12);
+    /* nearest stays within the call's layout */
+    c = call_of(1024, 1024, 1024, "nt", 16);
+    ch = gt_loader_select(rows, 2, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK(ch.rule == GT_RULE_DEFAULT && ch.row == -1);
+}
+
+/* A family whose applicable() turns down some call, with a legal point and the two calls that show it. */
+static int find_picky(const gt_family **fout, gt_params *pout, gt_call *yes, gt_call *no)
+{
+    gt_limits lim;
+    gt_limits_for_arch("sm_90", &lim);
+    for (int i = 0; i < gt_family_count(); ++i) {
+        const gt_family *f = gt_family_at(i);
+        if (!f->applicable || f->test_only) continue;
+        int idx[GT_MAX_PARAMS] = {0};
+        for (int tries = 0; tries < 4096; ++tries) {
+            gt_params p;
+            memset(&p, 0, sizeof p);
+            for (int j = 0; j < f->nparams; ++j) p.v[j] = f->params[j].values[idx[j]];
+            char why[128];
+            *yes = call_of(4096, 4096, 4096, "nn", 16);
+            *no = call_of(4096, 4096, 4096, "nn", 4);
+            no->lda = no->ldb = no->ldc = 4097;
+            if (f->legal(&p, &lim, why, sizeof why) && f->applicable(&p, yes) && !f->applicable(&p, no)) {
+                *fout = f, *pout = p;
+                return 1;
+            }
+            int j = f->nparams - 1;
+            while (j >= 0 && ++idx[j] == f->params[j].nvalues) idx[j--] = 0;
+            if (j < 0) break;
+        }
+    }
+    return 0;
+}
+
+GT_TEST(loader_select_nearest_respects_applicability, GT_NEEDS_NONE)
+{
+    const gt_family *f;
+    gt_params p;
+    gt_call yes, no;
+    if (!find_picky(&f, &p, &yes, &no)) {
+        gt_skip("no family in this build has an applicable() rule that a misaligned call fails");
+        return;
+    }
+    char params[256];
+    gt_params_format(f, &p, params, sizeof params);
+    gt_device_id d = h100();
+    gt_winner rows[] = {
+        row(H100, 9, 0, 132, 4096, 4096, 4096, "nn", f->name, params),
+        row(H100, 9, 0, 132, 2048, 2048, 2048, "nn", "tile2d", P_BIG),
+    };
+    gt_choice ch = gt_loader_select(rows, 2, &d, &yes, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK(ch.rule == GT_RULE_EXACT && ch.row == 0 && ch.family == f);
+    ch = gt_loader_select(rows, 2, &d, &no, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK_MSG(ch.rule == GT_RULE_NEAREST && ch.row == 1, "%s: rule %s row %d", f->name, gt_rule_name(ch.rule), ch.row);
+}
+
+GT_TEST(loader_select_same_cc, GT_NEEDS_NONE)
+{
+    gt_device_id d = h100();
+    gt_winner rows[] = {
+        row("NVIDIA A100-SXM4-80GB", 8, 0, 108, 512, 512, 512, "nn", "tile2d", P_BIG), /* other cc */
+        row("NVIDIA H200", 9, 0, 132, 512, 512, 512, "nn", "tile2d", P_SMALL),
+        row(H100, 9, 0, 114, 4096, 4096, 4096, "nn", "tile2d", P_BIG), /* same name, other SM count */
+        row(H100, 9, 0, 132, 64, 64, 64, "tt", "tile2d", P_BIG),       /* this model, other layout */
+    };
+    char k[320];
+    gt_call c = call_of(512, 512, 512, "nn", 16);
+    gt_choice ch = gt_loader_select(rows, 4, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK_MSG(ch.rule == GT_RULE_SAME_CC && ch.row == 1 && ch.distance == 0, "rule %s row %d",
+              gt_rule_name(ch.rule), ch.row);
+    CHECK(!strcmp(kernel_text(&ch, k, sizeof k), "tile2d " P_SMALL));
+    c = call_of(4000, 4000, 4000, "nn", 16);
+    ch = gt_loader_select(rows, 4, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK(ch.rule == GT_RULE_SAME_CC && ch.row == 2);
+    gt_device_id a100 = d; /* an sm_80 device sees only the A100 row */
+    snprintf(a100.name, sizeof a100.name, "NVIDIA A100-PCIE-40GB");
+    gt_limits_for_arch("sm_80", &a100.lim);
+    ch = gt_loader_select(rows, 4, &a100, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK(ch.rule == GT_RULE_SAME_CC && ch.row == 0);
+    a100.lim.cc_minor = 6;
+    ch = gt_loader_select(rows, 4, &a100, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK(ch.rule == GT_RULE_DEFAULT);
+}
+
+GT_TEST(loader_select_fallbacks, GT_NEEDS_NONE)
+{
+    gt_device_id d = h100();
+    gt_winner other = row("NVIDIA A100-SXM4-80GB", 8, 0, 108, 512, 512, 512, "nn", "tile2d", P_BIG);
+    gt_call c = call_of(33, 65, 17, "tt", 4);
+    char k[320], line[512];
+    for (int n = 0; n < 2; ++n) { /* no rows; only rows of another cc */
+        gt_choice ch = gt_loader_select(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+        CHECK(ch.rule == GT_RULE_DEFAULT && ch.row == -1);
+        CHECK(!strcmp(kernel_text(&ch, k, sizeof k), GT_DEFAULT_FAMILY " " GT_DEFAULT_PARAMS));
+        ch = gt_loader_select(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+        CHECK(ch.rule == GT_RULE_CUBLAS && ch.family == NULL);
+        gt_loader_describe(&ch, NULL, line, sizeof line);
+        CHECK_MSG(!strcmp(line, "cublas: cublasSgemm"), "%s", line);
+        ch = gt_loader_select(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_NONE);
+        CHECK(ch.rule == GT_RULE_NONE && ch.family == NULL);
+    }
+    /* a tuned kernel beats every fallback */
+    gt_winner mine = row(H100, 9, 0, 132, 64, 64, 64, "tt", "tile2d", P_BIG);
+    gt_choice ch = gt_loader_select(&mine, 1, &d, &c, GEMMTUNE_FALLBACK_NONE);
+    CHECK(ch.rule == GT_RULE_NEAREST);
+    gt_loader_describe(&ch, &mine, line, sizeof line);
+    CHECK_MSG(strstr(line, "nearest (d=") && strstr(line, "from 64x64x64 tt on " H100) && strstr(line, P_BIG), "%s",
+              line);
+}
+
+GT_TEST(loader_fallback_from_environment, GT_NEEDS_NONE)
+{
+    char err[256];
+    gemmtune_fallback f = GEMMTUNE_FALLBACK_ENV;
+    const char *saved = getenv("GEMMTUNE_FALLBACK");
+    char *keep = saved ? strdup(saved) : NULL;
+    unsetenv("GEMMTUNE_FALLBACK");
+    CHECK(gt_loader_fallback(GEMMTUNE_FALLBACK_ENV, &f, err, sizeof err) == 0 && f == GEMMTUNE_FALLBACK_DEFAULT);
+    setenv("GEMMTUNE_FALLBACK", "cublas", 1);
+    CHECK(gt_loader_fallback(GEMMTUNE_FALLBACK_ENV, &f, err, sizeof err) == 0 && f == GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK(gt_loader_fallback(GEMMTUNE_FALLBACK_NONE, &f, err, sizeof err) == 0 && f == GEMMTUNE_FALLBACK_NONE);
+    setenv("GEMMTUNE_FALLBACK", "NONE", 1);
+    CHECK(gt_loader_fallback(GEMMTUNE_FALLBACK_ENV, &f, err, sizeof err) == 0 && f == GEMMTUNE_FALLBACK_NONE);
+    setenv("GEMMTUNE_FALLBACK", "fastest", 1);
+    CHECK(gt_loader_fallback(GEMMTUNE_FALLBACK_ENV, &f, err, sizeof err) == -1 && strstr(err, "fastest"));
+    CHECK(gt_loader_fallback((gemmtune_fallback)9, &f, err, sizeof err) == -1);
+    if (keep) setenv("GEMMTUNE_FALLBACK", keep, 1);
+    else unsetenv("GEMMTUNE_FALLBACK");
+    free(keep);
+}
+
+GT_TEST(loader_map_call_checks_arguments, GT_NEEDS_NONE)
+{
+    gt_call c;
+    int swap;
+    char err[512];
+    const void *p16 = (const void *)(uintptr_t)0x10000, *p4 = (const void *)(uintptr_t)0x10004;
+    CHECK(gt_loader_map_call(0, 0, 1, 3, 5, 7, p4, 7, p16, 7, p16, 5, &c, &swap, err, sizeof err) == 0);
+    CHECK(!swap && c.shape.m == 3 && c.shape.n == 5 && c.shape.k == 7 && c.shape.ta == 0 && c.shape.tb == 1);
+    CHECK(c.align_a == 4 && c.align_b == 16 && c.align_c == 16);
+    CHECK(gt_loader_map_call(0, 0, 0, 3, 5, 7, p16, 6, p16, 5, p16, 5, &c, &swap, err, sizeof err) == -1 &&
+          strstr(err, "lda=6") && strstr(err, "need lda>=7"));
+    CHECK(gt_loader_map_call(0, 1, 0, 3, 5, 7, p16, 3, p16, 5, p16, 4, &c, &swap, err, sizeof err) == -1 &&
+          strstr(err, "ldc>=5"));
+    CHECK(gt_loader_map_call(0, 'T', 0, 3, 5, 7, p16, 7, p16, 5, p16, 5, &c, &swap, err, sizeof err) == -1 &&
+          strstr(err, "transa"));
+    CHECK(gt_loader_map_call(0, 0, 0, 3, 5, 0, p16, 7, p16, 5, p16, 5, &c, &swap, err, sizeof err) == -1);
+    CHECK(gt_loader_map_call(0, 0, 0, -1, 5, 7, p16, 7, p16, 5, p16, 5, &c, &swap, err, sizeof err) == -1);
+    /* column-major, cuBLAS order: A is m x k (lda >= m), B is k x n (ldb >= k), C is m x n (ldc >= m) */
+    CHECK(gt_loader_map_call(1, 1, 0, 3, 5, 7, p4, 9, p16, 8, p16, 4, &c, &swap, err, sizeof err) == 0);
+    CHECK(swap && c.shape.m == 5 && c.shape.n == 3 && c.shape.k == 7 && c.shape.ta == 0 && c.shape.tb == 1);
+    CHECK(c.lda == 8 && c.ldb == 9 && c.ldc == 4 && c.align_a == 16 && c.align_b == 4);
+    CHECK(gt_loader_map_call(1, 0, 0, 3, 5, 7, p16, 2, p16, 7, p16, 3, &c, &swap, err, sizeof err) == -1 &&
+          strstr(err, "column-major") && strstr(err, "need lda>=3"));
+    CHECK(gt_loader_map_call(1, 0, 1, 3, 5, 7, p16, 3, p16, 4, p16, 3, &c, &swap, err, sizeof err) == -1 &&
+          strstr(err, "need lda>=3 ldb>=5"));
+    CHECK(gt_loader_align(NULL) == 16 && gt_loader_align((void *)(uintptr_t)0x1008) == 8 &&
+          gt_loader_align((void *)(uintptr_t)0x1001) == 1);
+}
+
+/* Column-major C = alpha op(A) op(B) + beta C as BLAS defines it. */
+static void ref_colmajor(int ta, int tb, int m, int n, int k, float alpha, const float *A, int lda, const float *B,
+                         int ldb, float beta, float *C, int ldc)
+{
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) {
+            double s = 0;
+            for (int p = 0; p < k; ++p)
+                s += (double)(ta ? A[i * lda + p] : A[i + p * lda]) * (tb ? B[p * ldb + j] : B[p + j * ldb]);
+            C[i + j * ldc] = (float)(alpha * s + beta * C[i + j * ldc]);
+        }
+}
+
+/* Row-major per the kernel contract (templates/common.cuh), on the mapped call. */
+static void ref_rowmajor(const gt_call *c, float alpha, const float *A, const float *B, float beta, float *C)
+{
+    const gt_shape *s = &c->shape;
+    for (int i = 0; i < s->m; ++i)
+        for (int j = 0; j < s->n; ++j) {
+            double acc = 0;
+            for (int p = 0; p < s->k; ++p)
+                acc += (double)(s->ta ? A[p * c->lda + i] : A[i * c->lda + p]) *
+                       (s->tb ? B[j * c->ldb + p] : B[p * c->ldb + j]);
+            C[i * c->ldc + j] = (float)(alpha * acc + beta * C[i * c->ldc + j]);
+        }
+}
+
+GT_TEST(loader_column_major_mapping_computes_cublas_semantics, GT_NEEDS_NONE)
+{
+    const int m = 5, n = 7, k = 3, ld = 11;
+    float A[11 * 11], B[11 * 11], C1[11 * 11], C2[11 * 11];
+    srand(7);
+    for (int t = 0; t < 4; ++t) {
+        const int ta = t >> 1, tb = t & 1;
+        for (int i = 0; i < ld * ld; ++i) {
+            A[i] = (float)(rand() % 9 - 4), B[i] = (float)(rand() % 9 - 4);
+            C1[i] = C2[i] = (float)(rand() % 9 - 4);
+        }
+        gt_call c;
+        int swap;
+        char err[256];
+        CHECK(gt_loader_map_call(1, ta, tb, m, n, k, A, ld, B, ld, C2, ld, &c, &swap, err, sizeof err) == 0);
+        ref_colmajor(ta, tb, m, n, k, 2.0f, A, ld, B, ld, 0.5f, C1, ld);
+        ref_rowmajor(&c, 2.0f, swap ? B : A, swap ? A : B, 0.5f, C2);
+        CHECK_MSG(!memcmp(C1, C2, sizeof C1), "transa %d transb %d: mapped call differs", ta, tb);
+    }
+}
+
+GT_TEST(loader_status_strings, GT_NEEDS_NONE)
+{
+    const char *seen[16];
+    for (int s = 0; s <= GEMMTUNE_STATUS_ALLOC_FAILED; ++s) {
+        const char *t = gemmtune_status_string((gemmtune_status)s);
+        CHECK_MSG(t && !strncmp(t, "GEMMTUNE_", 9) && strlen(t) > 20, "status %d: %s", s, t ? t : "NULL");
+        for (int j = 0; j < s; ++j) CHECK(t != seen[j] && strcmp(t, seen[j]));
+        seen[s] = t;
+    }
+    CHECK(strstr(gemmtune_status_string(GEMMTUNE_STATUS_DB_ERROR), "DB_ERROR"));
+    CHECK(strstr(gemmtune_status_string((gemmtune_status)99), "unknown"));
+    CHECK(gemmtune_sgemm(NULL, NULL, GEMMTUNE_OP_N, GEMMTUNE_OP_N, 1, 1, 1, 1, NULL, 1, NULL, 1, 0, NULL, 1) ==
+          GEMMTUNE_STATUS_INVALID_VALUE);
+    CHECK(strstr(gemmtune_last_error(), "handle is NULL"));
+    CHECK(gemmtune_create(NULL, NULL) == GEMMTUNE_STATUS_INVALID_VALUE);
+    gemmtune_destroy(NULL);
+}
+
+static const unsigned char fake_cubin[] = "\177ELF not really";
+
+static const gemmtune_winner_row table[] = {
+    {H100, 9, 0, 132, 1024, 1024, 1024, "nn", "tile2d", P_BIG, 21.5, 0.93, fake_cubin, sizeof fake_cubin, "sm_90"},
+    {H100, 9, 0, 132, 4096, 4096, 4096, "tn", "tile2d", P_SMALL, 30.0, 0.8, NULL, 0, NULL},
+    {"NVIDIA H200", 9, 0, 132, 512, 512, 512, "nn", "tile2d", P_SMALL, 11.0, 0.7, NULL, 0, NULL},
+};
+
+GT_TEST(loader_table_rows_convert_and_select, GT_NEEDS_NONE)
+{
+    gt_winner_set set;
+    char err[256];
+    CHECK(gt_loader_set_from_table(table, 3, &set, err, sizeof err) == 0);
+    CHECK(set.n == 3 && set.cubin[0] == fake_cubin && set.cubin_size[0] == sizeof fake_cubin && !set.cubin[1]);
+    CHECK(!strcmp(set.cubin_arch[0], "sm_90") && !strcmp(set.rows[1].params, P_SMALL));
+    CHECK(set.rows[1].shape.ta == 1 && set.rows[1].shape.tb == 0 && set.rows[1].shape.k == 4096);
+    CHECK(set.rows[0].tflops == 21.5 && set.rows[0].ratio == 0.93);
+    gt_device_id d = h100();
+    gt_call c = call_of(1024, 1024, 1024, "nn", 16);
+    CHECK(gt_loader_select(set.rows, set.n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT).rule == GT_RULE_EXACT);
+    c = call_of(4000, 4000, 4000, "tn", 16);
+    gt_choice ch = gt_loader_select(set.rows, set.n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    CHECK(ch.rule == GT_RULE_NEAREST && ch.row == 1);
+    c = call_of(512, 512, 512, "tt", 16);
+    CHECK(gt_loader_select(set.rows, set.n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT).rule == GT_RULE_DEFAULT);
+    gt_loader_set_free(&set);
+    CHECK(gt_loader_set_from_table(NULL, 0, &set, err, sizeof err) == 0 && set.n == 0);
+    gt_loader_set_free(&set);
+}
+
+GT_TEST(loader_table_refuses_bad_rows, GT_NEEDS_NONE)
+{
+    gemmtune_winner_row bad[2] = {table[0], table[1]};
+    gt_winner_set set;
+    char err[256];
+    bad[1].family = "warp9";
+    CHECK(gt_loader_set_from_table(bad, 2, &set, err, sizeof err) == -1 && strstr(err, "row 1") &&
+          strstr(err, "family"));
+    bad[1] = table[1], bad[1].layout = "nx";
+    CHECK(gt_loader_set_from_table(bad, 2, &set, err, sizeof err) == -1 && strstr(err, "layout 'nx'"));
+    bad[1] = table[1], bad[1].params = "BM=64,BN=64";
+    CHECK(gt_loader_set_from_table(bad, 2, &set, err, sizeof err) == -1 && strstr(err, "row 1"));
+    bad[1] = table[1], bad[1].m = 0;
+    CHECK(gt_loader_set_from_table(bad, 2, &set, err, sizeof err) == -1 && strstr(err, "0x4096x4096"));
+    bad[1] = table[1], bad[1].cubin = fake_cubin;
+    CHECK(gt_loader_set_from_table(bad, 2, &set, err, sizeof err) == -1 && strstr(err, "cubin"));
+    bad[1] = table[1], bad[1].gpu_name = NULL;
+    CHECK(gt_loader_set_from_table(bad, 2, &set, err, sizeof err) == -1 && strstr(err, "gpu_name"));
+    CHECK(gt_loader_set_from_table(NULL, 2, &set, err, sizeof err) == -1);
+
+    gemmtune_handle h = (gemmtune_handle)&set;
+    bad[1] = table[1], bad[1].family = "warp9";
+    CHECK(gemmtune_create_from_table(&h, bad, 2, NULL) == GEMMTUNE_STATUS_TABLE_ERROR && h == NULL);
+    CHECK(strstr(gemmtune_last_error(), "table row 1"));
+    gemmtune_status st = gemmtune_create_from_table(&h, table, 3, NULL);
+    if (gt_test_gpu_count() == 0) CHECK_MSG(st == GEMMTUNE_STATUS_NO_DEVICE && h == NULL, "%s", gemmtune_status_string(st));
+    else CHECK(st == GEMMTUNE_SUCCESS && h != NULL);
+    gemmtune_destroy(h);
+    gemmtune_options o;
+    gemmtune_options_init(&o);
+    CHECK(o.device == -1 && o.db_path == NULL && o.fallback == GEMMTUNE_FALLBACK_ENV);
+    o.fallback = (gemmtune_fallback)7;
+    CHECK(gemmtune_create_from_table(&h, table, 3, &o) == GEMMTUNE_STATUS_INVALID_VALUE && h == NULL);
+}
+
+/* A database with winners on H100 for 1024^3 nn (P_BIG) and 4096^3 nn (P_SMALL), and on H200 for 512^3 nn.
+ * Returns the malloc'd path, or NULL after a failed check. */
+static char *fixture_db(void)
+{
+    char *path = gt_tmp_path(".db"), err[512];
+    gt_db *db = NULL;
+    static const struct { const char *gpu; int sms, m; const char *params; } w[] = {
+        {H100, 132, 1024, P_BIG}, {H100, 132, 4096, P_SMALL}, {"NVIDIA H200", 132, 512, P_SMALL}};
+    int ok = gt_db_open(path, 1, &db, err, sizeof err) == 0;
+    CHECK_MSG(ok, "%s", err);
+    for (size_t i = 0; ok && i < sizeof w / sizeof w[0]; ++i) {
+        gt_gpu_info g;
+        memset(&g, 0, sizeof g);
+        snprintf(g.name, sizeof g.name, "%s", w[i].gpu);
+        g.cc_major = 9, g.sm_count = w[i].sms;
+        snprintf(g.uuid, sizeof g.uuid, "GPU-test-%zu", i);
+        long long sweep;
+        gt_shape s = {w[i].m, w[i].m, w[i].m, 0, 0};
+        ok = !gt_db_begin_sweep(db, &g, "test", &sweep, err, sizeof err) &&
+             !gt_db_set_winner(db, sweep, &s, "tile2d", w[i].params, "0123456789abcdef", 1.5, 1.0, err, sizeof err);
+        CHECK_MSG(ok, "%s", err);
+    }
+    if (db) gt_db_close(db);
+    if (!ok) free(path), path = NULL;
+    return path;
+}
+
+/* Expected outcome of gemmtune_create once its source is read: no device here, or a handle on a GPU machine. */
+static void check_created(gemmtune_status st, gemmtune_handle h, const char *what)
+{
+    if (gt_test_gpu_count() == 0) CHECK_MSG(st == GEMMTUNE_STATUS_NO_DEVICE, "%s: %s (%s)", what,
+                                            gemmtune_status_string(st), gemmtune_last_error());
+    else CHECK_MSG(st == GEMMTUNE_SUCCESS, "%s: %s (%s)", what, gemmtune_status_string(st), gemmtune_last_error());
+    gemmtune_destroy(h);
+}
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    if (f) fputs(text, f), fclose(f);
+}
+
+GT_TEST(loader_create_reports_bad_sources, GT_NEEDS_NONE)
+{
+    char *dbpath = fixture_db();
+    if (!dbpath) return;
+    char *missing = gt_tmp_path(".db"), *junk = gt_tmp_path(".db"), *dir = gt_tmp_path("_xdg");
+    char *saved = getenv("GEMMTUNE_DB") ? strdup(getenv("GEMMTUNE_DB")) : NULL;
+    char *xdg = getenv("XDG_DATA_HOME") ? strdup(getenv("XDG_DATA_HOME")) : NULL;
+    gemmtune_options o;
+    gemmtune_options_init(&o);
+    gemmtune_handle h = NULL;
+    unsetenv("GEMMTUNE_DB");
+    o.db_path = missing;
+    CHECK(gemmtune_create(&h, &o) == GEMMTUNE_STATUS_DB_ERROR && h == NULL);
+    CHECK_MSG(strstr(gemmtune_last_error(), missing), "%s", gemmtune_last_error());
+    write_text(junk, "this is not a database, it is a text file long enough to have a header\n");
+    o.db_path = junk;
+    CHECK(gemmtune_create(&h, &o) == GEMMTUNE_STATUS_DB_ERROR && strstr(gemmtune_last_error(), junk));
+    o.db_path = NULL;
+    setenv("GEMMTUNE_DB", missing, 1); /* named through the environment: must exist too */
+    CHECK(gemmtune_create(&h, &o) == GEMMTUNE_STATUS_DB_ERROR);
+    unsetenv("GEMMTUNE_DB");
+    mkdir(dir, 0700);
+    setenv("XDG_DATA_HOME", dir, 1); /* the default database not there yet: fallback only, not an error */
+    gemmtune_status st = gemmtune_create(&h, &o);
+    check_created(st, h, "absent default database");
+    o.db_path = dbpath;
+    st = gemmtune_create(&h, &o);
+    check_created(st, h, "fixture database");
+    o.db_path = NULL;
+    o.json_path = missing;
+    if (!gt_db_import_json) goto done;
+    CHECK(gemmtune_create(&h, &o) == GEMMTUNE_STATUS_JSON_ERROR && strstr(gemmtune_last_error(), missing));
+    o.json_path = junk;
+    CHECK(gemmtune_create(&h, &o) == GEMMTUNE_STATUS_JSON_ERROR && strstr(gemmtune_last_error(), junk));
+    write_text(junk, "{\"schema\": \"something-else\", \"winners\": 3}");
+    CHECK(gemmtune_create(&h, &o) == GEMMTUNE_STATUS_JSON_ERROR);
+done:
+    xdg ? setenv("XDG_DATA_HOME", xdg, 1) : unsetenv("XDG_DATA_HOME");
+    if (saved) setenv("GEMMTUNE_DB", saved, 1);
+    unlink(dbpath), unlink(junk), rmdir(dir);
+    free(dbpath), free(missing), free(junk), free(dir), free(saved), free(xdg);
+}
+
+GT_TEST(loader_json_source_selects_like_the_database, GT_NEEDS_NONE)
+{
+    if (!gt_db_export_json) {
+        gt_skip("db's JSON export is not in this build yet");
+        return;
+    }
+    char *dbpath = fixture_db();
+    if (!dbpath) return;
+    char err[512], *json = NULL, *jpath = gt_tmp_path(".json");
+    gt_db *db = NULL;
+    CHECK(gt_db_open(dbpath, 0, &db, err, sizeof err) == 0);
+    CHECK_MSG(db && gt_db_export_json(db, NULL, &json, err, sizeof err) == 0, "%s", err);
+    if (db) gt_db_close(db);
+    write_text(jpath, json ? json : "");
+    gt_winner_set a, b;
+    gemmtune_options o;
+    gemmtune_options_init(&o);
+    o.db_path = dbpath;
+    CHECK_MSG(gt_loader_winners(&o, &a, NULL, err, sizeof err) == GEMMTUNE_SUCCESS, "%s", err);
+    o.db_path = NULL, o.json_path = jpath;
+    CHECK_MSG(gt_loader_winners(&o, &b, NULL, err, sizeof err) == GEMMTUNE_SUCCESS, "%s", err);
+    CHECK_MSG(a.n == 3 && b.n == 3, "%d and %d winners", a.n, b.n);
+    gt_device_id d = h100();
+    const int sizes[] = {1024, 1000, 4096, 512, 64};
+    for (int i = 0; i < 5 && a.n == 3 && b.n == 3; ++i) {
+        gt_call c = call_of(sizes[i], sizes[i], sizes[i], "nn", 16);
+        gt_choice x = gt_loader_select(a.rows, a.n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+        gt_choice y = gt_loader_select(b.rows, b.n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+        CHECK(x.rule == y.rule && x.family == y.family && !memcmp(&x.params, &y.params, sizeof x.params));
+        CHECK(x.rule == (sizes[i] == 1000 ? GT_RULE_NEAREST : sizes[i] == 1024 || sizes[i] == 4096 ? GT_RULE_EXACT
+                                                                                                 : GT_RULE_NEAREST));
+    }
+    gt_loader_set_free(&a), gt_loader_set_free(&b);
+    unlink(dbpath), unlink(jpath);
+    free(dbpath), free(jpath), free(json);
+}
+
+/* Run the CLI; returns its exit status with the output in *out (caller frees). */
+static int cli(const char *args, char **out)
+{
+    char cmd[2048];
+    snprintf(cmd, sizeof cmd, "GEMMTUNE_FALLBACK= %s explain %s", GT_CLI, args);
+    return gt_run(cmd, out);
+}
+
+GT_TEST(loader_explain_cli_names_the_rule, GT_NEEDS_NONE)
+{
+    char *dbpath = fixture_db(), *out = NULL, args[1024];
+    if (!dbpath) return;
+    static const struct { const char *call, *rule, *kernel; } cases[] = {
+        {"--shape 1024x1024x1024 --gpu-name '" H100 "' --cc 9.0 --sms 132", "rule:     exact", "tile2d " P_BIG},
+        {"--shape 3000x3000x3000 --gpu-name '" H100 "' --cc 9.0 --sms 132", "rule:     nearest (d=1.3", "tile2d " P_SMALL},
+        {"--shape 500x500x500 --gpu-name 'NVIDIA GH200' --cc 9.0 --sms 132", "rule:     same_cc (d=0.1", "tile2d " P_SMALL},
+        {"--shape 1024x1024x1024 --gpu-name 'NVIDIA L4' --cc 8.9 --sms 58", "rule:     default", GT_DEFAULT_PARAMS},
+        {"--shape 1024x1024x1024 --layout tt --gpu-name '" H100 "' --cc 9.0 --sms 132 --fallback cublas",
+         "rule:     cublas", "kernel:   cublasSgemm"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        snprintf(args, sizeof args, "%s --db %s", cases[i].call, dbpath);
+        int rc = cli(args, &out);
+        CHECK_MSG(rc == 0 && strstr(out, cases[i].rule) && strstr(out, cases[i].kernel), "%s -> %d:\n%s", args, rc,
+                  out);
+        free(out);
+    }
+    free(dbpath);
+}
+
+GT_TEST(loader_explain_cli_refuses_bad_input, GT_NEEDS_NONE)
+{
+    static const struct { const char *args, *msg; int rc; } cases[] = {
+        {"--gpu-name X --cc 9.0 --sms 1", "--shape MxNxK is required", 2},
+        {"--shape 10x10x10 --gpu-name X --cc 9.0", "go together", 2},
+        {"--shape 10x10x10 --gpu-name X --cc nine --sms 1", "--cc 'nine'", 2},
+        {"--shape 10x10x10 --gpu-name X --cc 5.2 --sms 1", "not supported", 2},
+        {"--shape 10x10x10 --layout xx --gpu-name X --cc 9.0 --sms 1", "--layout 'xx'", 2},
+        {"--shape 10x10x10 --align 3 --gpu-name X --cc 9.0 --sms 1", "--align 3", 2},
+        {"--shape 10x10x10 --lda 5 --gpu-name X --cc 9.0 --sms 1", "leading dimension", 2},
+        {"--shape 10x10x10 --frobnicate", "unknown option", 2},
+        {"--shape 10x10x10 --gpu-name X --cc 9.0 --sms 1 --db /nonexistent/gt.db", "/nonexistent/gt.db", 1},
+        {"--shape 10x10x10 --gpu-name X --cc 9.0 --sms 1 --fallback sometimes", "sometimes", 2},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        char *out = NULL;
+        int rc = cli(cases[i].args, &out);
+        CHECK_MSG(rc == cases[i].rc && out && strstr(out, cases[i].msg), "%s -> %d:\n%s", cases[i].args, rc, out);
+        free(out);
+    }
+}
+
+/* A program using only the compiled-in table: links against the static library without NVRTC, cuBLAS, SQLite
+ * or cJSON, which proves the table path needs none of them. */
+static const char table_only_src[] =
+    "#include <gemmtune.h>\n#include <stdio.h>\n"
+    "static const gemmtune_winner_row rows[] = {{\"GPU\", 9, 0, 132, 64, 64, 64, \"nn\", \"tile2d\",\n"
+    "    \"BM=64,BN=64,BK=8,TM=8,TN=8\", 1.0, 0.5, 0, 0, 0}};\n"
+    "int main(void) { gemmtune_handle h; gemmtune_status s = gemmtune_create_from_table(&h, rows, 1, 0);\n"
+    "  printf(\"%s\\n\", gemmtune_status_string(s)); if (!s) gemmtune_destroy(h); return 0; }\n";
+
+GT_TEST(loader_install_pkgconfig_example, GT_NEEDS_NONE)
+{
+    char *prefix = gt_tmp_path("_prefix"), *src = gt_tmp_path(".c"), *bin = gt_tmp_path(""), *out = NULL;
+    char cmd[4096];
+    const char *san = strstr(GT_BUILD_DIR, "asan") ? "-fsanitize=address,undefined" : "";
+    snprintf(cmd, sizeof cmd, "make -s BUILD=%s PREFIX=%s install", GT_BUILD_DIR, prefix);
+    int rc = gt_run(cmd, &out);
+    CHECK_MSG(rc == 0, "%s -> %d:\n%s", cmd, rc, out);
+    free(out);
+    static const char *files[] = {"include/gemmtune.h", "lib/libgemmtune.a", "lib/libgemmtune.so",
+                                  "lib/libgemmtune.so.0", "lib/pkgconfig/gemmtune.pc"};
+    for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
+        snprintf(cmd, sizeof cmd, "%s/%s", prefix, files[i]);
+        CHECK_MSG(access(cmd, R_OK) == 0, "%s not installed", cmd);
+    }
+    snprintf(cmd, sizeof cmd, "PKG_CONFIG_PATH=%s/lib/pkgconfig pkg-config --cflags --libs gemmtune", prefix);
+    rc = gt_run(cmd, &out);
+    CHECK_MSG(rc == 0 && strstr(out, prefix) && strstr(out, "-lgemmtune"), "%s", out);
+    free(out);
+    /* The README's command, then a run: it must explain itself without a GPU and pass with one. */
+    snprintf(cmd, sizeof cmd, "cd /tmp && export PKG_CONFIG_PATH=%s/lib/pkgconfig && cc -std=c99 -Wall -Werror %s "
+             "%s/docs/example.c $(pkg-config --cflags --libs gemmtune) -o %s && XDG_DATA_HOME=%s GEMMTUNE_DB= %s",
+             prefix, san, getcwd((char[4096]){0}, 4096), bin, prefix, bin);
+    rc = gt_run(cmd, &out);
+    if (gt_test_gpu_count() == 0)
+        CHECK_MSG(rc == 1 && strstr(out, "gemmtune_create: GEMMTUNE_STATUS_NO_DEVICE"), "%d:\n%s", rc, out);
+    else CHECK_MSG(rc == 0 && strstr(out, "default: tile2d") && strstr(out, "ok"), "%d:\n%s", rc, out);
+    free(out);
+    write_text(src, table_only_src);
+    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror %s %s -I%s/include %s/lib/libgemmtune.a -L/usr/local/cuda/lib64 "
+             "-lcudart_static -lpthread -ldl -lrt -lm -o %s && %s", san, src, prefix, prefix, bin, bin);
+    rc = gt_run(cmd, &out);
+    CHECK_MSG(rc == 0 && strstr(out, gt_test_gpu_count() ? "GEMMTUNE_SUCCESS" : "GEMMTUNE_STATUS_NO_DEVICE"),
+              "table-only static link: %d:\n%s", rc, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s %s %s", prefix, src, bin);
+    gt_run(cmd, NULL);
+    free(prefix), free(src), free(bin);
+}
