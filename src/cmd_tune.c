@@ -39,6 +39,8 @@ static void usage(FILE *out)
             "  --retry-failed      rerun candidates whose stored trial failed (default: skip them)\n"
             "  --shard I/N         run only the I-th of N deterministic parts of the work (0 <= I < N)\n"
             "  --jobs N            NVRTC compile threads (default: the host's cores)\n"
+            "  --prune-ratio R     a candidate whose first run is R times slower than cuBLAS is stored as\n"
+            "                      'pruned' and not validated or timed further (default 20; 0 = never)\n"
             "  --trial-timeout S   floor of the per-trial watchdog in seconds (default 20); the limit grows with\n"
             "                      cuBLAS's time on the shape; a candidate past it is stored as 'timeout'\n"
             "  --progress, --no-progress   live progress line on stderr (default: when stderr is a terminal)\n"
@@ -48,7 +50,7 @@ static void usage(FILE *out)
 }
 
 enum { O_LAYOUTS = 256, O_FAMILY, O_DB, O_STRATEGY, O_BUDGET, O_MAXTRIALS, O_SEED, O_REPS, O_WARMUP, O_TOPK,
-       O_FINALREPS, O_RETRY, O_SHARD, O_JOBS, O_PROGRESS, O_NOPROGRESS, O_TIMEOUT, O_PRESET };
+       O_FINALREPS, O_RETRY, O_SHARD, O_JOBS, O_PROGRESS, O_NOPROGRESS, O_TIMEOUT, O_PRESET, O_PRUNE };
 
 static const struct option opts[] = {
     {"gpu", required_argument, 0, 'g'},          {"sizes", required_argument, 0, 's'},
@@ -61,6 +63,7 @@ static const struct option opts[] = {
     {"shard", required_argument, 0, O_SHARD},     {"jobs", required_argument, 0, O_JOBS},
     {"trial-timeout", required_argument, 0, O_TIMEOUT},
     {"preset", required_argument, 0, O_PRESET},
+    {"prune-ratio", required_argument, 0, O_PRUNE},
     {"progress", no_argument, 0, O_PROGRESS},     {"no-progress", no_argument, 0, O_NOPROGRESS},
     {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
 
@@ -127,6 +130,14 @@ static int parse_opt(int c, const char *arg, gt_tune_opts *o, tune_args *a, char
     case O_SHARD: return parse_shard(arg, o, err, errlen);
     case O_JOBS: return gt_cli_parse_int("--jobs", arg, 1024, &v, err, errlen) ? -1 : (o->jobs = (int)v, 0);
     case O_TIMEOUT: return gt_cli_parse_int("--trial-timeout", arg, 86400, &v, err, errlen) ? -1 : (o->timeout_floor_s = (double)v, 0);
+    case O_PRUNE: {
+        char *end;
+        double v2 = strtod(arg, &end);
+        if (end == arg || *end || !(v2 >= 0) || v2 > 1e6)
+            return snprintf(err, errlen, "bad --prune-ratio '%s': want a number >= 0", arg), -1;
+        o->prune_ratio = v2;
+        return 0;
+    }
     case O_PROGRESS: return o->progress = 1, 0;
     case O_NOPROGRESS: return o->progress = 0, 0;
     default: return snprintf(err, errlen, "unknown option (see gemmtune tune --help)"), -1;

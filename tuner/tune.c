@@ -87,6 +87,7 @@ void gt_tune_defaults(gt_tune_opts *o)
     o->strategy = GT_STRATEGY_EXHAUSTIVE;
     o->shard_n = 1;
     o->timeout_floor_s = 20;
+    o->prune_ratio = 20;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     o->jobs = n > 0 ? (int)n : 1;
 }
@@ -247,9 +248,15 @@ typedef struct {
     pthread_mutex_t mu; /* guards next, the database and the summary */
 } runq;
 
+/* Statuses that can never win: failures, and 'pruned' (too slow to be worth validating). */
 static int is_failure(const char *status)
 {
     return strcmp(status, "ok") && strcmp(status, "screened");
+}
+
+static int is_error(const char *status)
+{
+    return is_failure(status) && strcmp(status, "pruned");
 }
 
 /* One live line: done/total, failures, best so far against cuBLAS, ETA, the trial just finished. */
@@ -258,7 +265,7 @@ static void progress(runq *q, const item *it, const char *status, double median_
     const gt_shape *s = q->s;
     double flop = 2.0 * s->m * s->n * (double)s->k;
     q->done++;
-    if (is_failure(status)) q->failed++;
+    if (is_error(status)) q->failed++;
     if (!is_failure(status) && median_ms > 0 && (q->best_ms <= 0 || median_ms < q->best_ms)) q->best_ms = median_ms;
     if (!q->t->o->progress) return;
     double el = now_s() - q->t_start, eta = q->done ? el / q->done * (q->n - q->done) : 0;
@@ -299,7 +306,8 @@ static int run_item(runq *q, int g, item *it)
         gt_trial_request req = {.cubin = j->cb.data, .cubin_size = j->cb.size, .shape = *q->s, .launch = it->L,
                                 .checks = q->rc.checks, .warmup = q->rc.warmup, .reps = q->rc.reps,
                                 .seed = t->o->seed * 1000003ull + (unsigned long long)q->next,
-                                .timeout_s = t->o->timeout_floor_s + per_launch * (q->rc.warmup + q->rc.reps + 8)};
+                                .timeout_s = t->o->timeout_floor_s + per_launch * (q->rc.warmup + q->rc.reps + 8),
+                                .cutoff_ms = t->o->prune_ratio > 0 ? t->o->prune_ratio * q->cublas_ms : 0};
         pthread_mutex_unlock(&q->mu);
         double t0 = now_s();
         int rc = gt_worker_trial(t->workers[g], &req, &r, err, sizeof err);
@@ -320,7 +328,7 @@ static int run_item(runq *q, int g, item *it)
     snprintf(it->status, sizeof it->status, "%s", r.status);
     it->median_ms = r.median_ms;
     t->sum->trials_run++;
-    if (is_failure(r.status)) t->sum->trials_failed++;
+    if (is_error(r.status)) t->sum->trials_failed++;
     progress(q, it, r.status, r.median_ms);
     return 0;
 }
@@ -442,7 +450,7 @@ static void take_stored(tune *t, const gt_shape *s, item *items, int n)
         if (gt_db_find_trial(t->db, &t->gpu, s, items[i].f->name, items[i].params, j->hash, &found, status, &med, err,
                              sizeof err) || !found)
             continue;
-        if (is_failure(status) && t->o->retry_failed) continue;
+        if (is_error(status) && t->o->retry_failed) continue;
         items[i].have = 1;
         items[i].median_ms = med;
         snprintf(items[i].status, sizeof items[i].status, "%s", status);
@@ -539,7 +547,7 @@ static void tally(const item *items, int n, gt_shape_result *res)
     for (int i = 0; i < n; ++i)
         if (items[i].have) {
             res->trials++;
-            res->failed += is_failure(items[i].status);
+            res->failed += is_error(items[i].status);
         }
 }
 

@@ -39,6 +39,8 @@ typedef struct {
     int shard_i, shard_n;    /* this process runs items whose index % shard_n == shard_i */
     int jobs;                /* compile threads */
     double timeout_floor_s;  /* per-trial watchdog floor; the limit grows with cuBLAS's time on the shape */
+    double prune_ratio;      /* > 0: a candidate whose first run is this many times slower than cuBLAS is stored
+                                as 'pruned' without validation or timing (default 20) */
     const char *command;     /* stored with the sweep for provenance */
     void (*on_shape)(const gt_shape_result *r, void *ctx); /* called as each shape finishes; may be NULL */
     void *ctx;
