@@ -173,6 +173,9 @@ GT_TEST(cli_bad_input_leaves_db_byte_identical, GT_NEEDS_NONE)
     refused(db, 1, "format_version 7", GT_CLI " import --db %s %s", db, bad);
     refused(db, 2, "-o x.jpg", GT_CLI " report --db %s -o x.jpg", db);
     refused(db, 1, "/nonexistent-dir/r.svg", GT_CLI " report --db %s -o /nonexistent-dir/r.svg", db);
+    /* a database path that cannot be created */
+    CHECK(run(GT_CLI " import --db /proc/gemmtune-no/x.db %s", bad) == 1 && strstr(out, "/proc/gemmtune-no"));
+    CHECK(run(GT_CLI " merge --db /proc/gemmtune-no/x.db %s", other) == 1 && strstr(out, "/proc/gemmtune-no"));
     /* merge: one bad source among good ones merges nothing */
     CHECK(gt_fixture_write(bad, "plain text, not a database", 26) == 0);
     refused(db, 1, "not an SQLite database", GT_CLI " merge --db %s %s %s", db, other, bad);
