@@ -1,7 +1,8 @@
-/* The results database: SQLite, schema in db/schema.sql (versioned by PRAGMA user_version, migrated forward on
- * open), WAL, foreign keys on, every statement prepared. One gt_db is used by one thread at a time.
- * Every function returns 0 on success or -1 with a message in err; none prints or exits.
- * Tested by tests/test_db.c on databases the tests create. */
+/* The results database: SQLite, schema in db/schema.sql + db/migrate_<v>.sql + db/views.sql (versioned by PRAGMA
+ * user_version, migrated forward on open), WAL, foreign keys on, every statement prepared. One gt_db is used by one
+ * thread at a time. Every function returns 0 on success or -1 with a message in err; none prints or exits.
+ * db/db.c (open, writes), query.c (walks), json.c, header.c, merge.c, regret.c, nearest.c.
+ * Tested by tests/test_db.c, test_export.c, test_report.c, test_nearest.c, test_cli_db.c on databases they create. */
 #ifndef GT_DB_H
 #define GT_DB_H
 

@@ -275,8 +275,12 @@ static int row_sweep(gt_db *db, const jrow *r, const char *origin, long long *sw
     if (dbi_model_id(db, r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count, &model, err, errlen) < 0 ||
         dbi_run(db, err, errlen, "INSERT INTO gpus (model_id, uuid) VALUES (?, ?) ON CONFLICT DO NOTHING", "It", model,
                 r->gpu.uuid) < 0 ||
-        dbi_int64(db, &gpu, &found, err, errlen, "SELECT id FROM gpus WHERE uuid = ?", "t", r->gpu.uuid) < 0)
+        dbi_int64(db, &gpu, &found, err, errlen, "SELECT id FROM gpus WHERE uuid = ? AND model_id = ?", "tI",
+                  r->gpu.uuid, model) < 0)
         return -1;
+    if (!found)
+        return snprintf(err, errlen, "GPU %s is stored here as another model than '%s' %d.%d x%d", r->gpu.uuid,
+                        r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count), -1;
     if (dbi_run(db, err, errlen,
                 "INSERT INTO sweeps (gpu_id, started_at, host, command, gemmtune_version, driver_version, cuda_version, "
                 "nvrtc_version, sm_clock_mhz, origin, uid) VALUES (?, ?, ?, 'import', ?, ?, ?, ?, ?, ?, ?)",

@@ -141,6 +141,17 @@ GT_TEST(export_import_refuses_bad_json_leaving_db_identical, GT_NEEDS_NONE)
         free(bad);
     }
     expect_import_refused(dst, "[1, 2, 3]", "not a JSON object");
+    /* a GPU uuid this database knows as another model: refused, not filed under the wrong model */
+    gt_gpu_info known = gt_fixture_gpu(1, 0);
+    char raw[100];
+    snprintf(raw, sizeof raw, "\"%s\"", known.uuid);
+    char *clash = mutate(good, "gpu.uuid", raw);
+    cJSON *croot = cJSON_Parse(clash);
+    cJSON *w1 = cJSON_GetArrayItem(cJSON_GetObjectItem(croot, "winners"), 1);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(w1, "sweep"), "uid", cJSON_CreateString("0123456789abcdef0123456789abcdef"));
+    char *cdoc = cJSON_Print(croot);
+    expect_import_refused(dst, cdoc, "another model");
+    free(cdoc), free(clash), cJSON_Delete(croot);
     expect_import_refused(dst, "", "malformed JSON");
     /* the last row bad, the first rows good: nothing of the good rows may stay */
     char *bad_last = mutate(good, "shape.n", "99999999");
