@@ -248,3 +248,38 @@ GT_TEST(gpu_sweep_survives_kill_9, GT_NEEDS_GPU)
     free(out);
     free(db);
 }
+
+/* Ctrl-C: the trial in flight finishes, everything is committed, a summary is printed, exit status 130. */
+GT_TEST(gpu_sweep_sigint_commits_and_exits_130, GT_NEEDS_GPU)
+{
+    char *db = gt_tmp_path(".db"), *log = gt_tmp_path(".log"), cmd[1024];
+    snprintf(cmd, sizeof cmd,
+             "exec " GT_CLI " --gpu 0 --sizes 384 --family tile2d --reps 20 --no-progress --db %s >%s 2>&1", db, log);
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    long long stored = 0;
+    for (int i = 0; i < 600 && stored < 5; ++i) {
+        usleep(100000);
+        stored = count_rows(db, "SELECT count(*) FROM trials");
+    }
+    kill(pid, SIGINT);
+    int st = 0;
+    waitpid(pid, &st, 0);
+    size_t n = 0;
+    FILE *f = fopen(log, "r");
+    char text[8192] = "";
+    if (f) n = fread(text, 1, sizeof text - 1, f), fclose(f);
+    text[n] = '\0';
+    CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d: %s", st, text);
+    CHECK(strstr(text, "interrupted") && strstr(text, "trials run"));
+    long long after = count_rows(db, "SELECT count(*) FROM trials");
+    printf("    interrupted with %lld trials stored, %lld after the last commit\n", stored, after);
+    CHECK(after >= stored && after < 147);
+    unlink(log);
+    free(log);
+    free(db);
+}
