@@ -30,12 +30,12 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     for (int i = 0; i <= P_SWZ; ++i)
         if (v[i] <= 0) FAIL("non-positive parameter");
     const int bm = v[P_BM], bn = v[P_BN], bk = v[P_BK], wm = v[P_WM], wn = v[P_WN], nt = v[P_NTHREADS];
+    if (!warp_ok(wm, wn, v[P_WNITER], v[P_TM], v[P_TN], why, n)) return 0;
     if (bk % 4) FAIL("BK must be a multiple of 4 (float4 loads)");
     if (bm % wm || bn % wn) FAIL("BM %% WM or BN %% WN != 0");
     if (bm < 32) FAIL("BM %d under 32 (grid y limit)", bm);
     /* a pruning rule, not a limit: smaller warp tiles give each lane under 64 accumulators, vec4's territory */
     if ((long)wm * wn < 2048) FAIL("warp tile WM*WN %ld under 2048", (long)wm * wn);
-    if (!warp_ok(wm, wn, v[P_WNITER], v[P_TM], v[P_TN], why, n)) return 0;
     const long warps = (long)(bm / wm) * (bn / wn);
     if (nt != 32 * warps) FAIL("NTHREADS %d != 32 * (BM/WM) * (BN/WN) = %ld", nt, 32 * warps);
     if (nt < 64 || nt > lim->max_threads_per_block) FAIL("%d threads outside [64, %d]", nt, lim->max_threads_per_block);
