@@ -21,7 +21,7 @@ LIBS         := -lnvrtc -lcublas -lcudart_static -lsqlite3 -lcjson -lpthread -ld
 LIB_SRC  := $(wildcard kernels/*.c tuner/*.c db/*.c) $(wildcard src/loader*.c)
 CLI_SRC  := $(filter-out src/main.c src/loader%.c,$(wildcard src/*.c))
 TEST_SRC := $(wildcard tests/*.c)
-GEN_SRC  := $(BUILD)/gen/templates.c $(BUILD)/gen/schema.c
+GEN_SRC  := $(BUILD)/gen/templates.c $(BUILD)/gen/schema.c $(BUILD)/gen/configs.c
 
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/obj/%.o) $(GEN_SRC:$(BUILD)/gen/%.c=$(BUILD)/obj/gen/%.o)
 CLI_OBJ  := $(CLI_SRC:%.c=$(BUILD)/obj/%.o)
@@ -64,6 +64,10 @@ $(BUILD)/gen/templates.c: $(BUILD)/tools/embed $(wildcard templates/*.cu templat
 $(BUILD)/gen/schema.c: $(BUILD)/tools/embed $(wildcard db/*.sql)
 	@mkdir -p $(@D)
 	$(BUILD)/tools/embed gt_sql_text $(sort $(wildcard db/*.sql)) > $@
+
+$(BUILD)/gen/configs.c: $(BUILD)/tools/embed $(wildcard configs/*.conf)
+	@mkdir -p $(@D)
+	$(BUILD)/tools/embed gt_config_text $(sort $(wildcard configs/*.conf)) > $@
 
 # One GT_FAMILY(name) line per `const gt_family gt_family_<name>` defined in kernels/*.c.
 $(BUILD)/gen/families.inc: $(wildcard kernels/*.c)

@@ -46,7 +46,7 @@ static int make_parent_dirs(const char *path, char *err, size_t errlen)
 }
 
 /* Before SQLite sees the file: it must exist (unless create) and start with the SQLite header. */
-static int check_file(const char *path, int create, int *is_new, char *err, size_t errlen)
+int dbi_check_file(const char *path, int create, int *is_new, char *err, size_t errlen)
 {
     struct stat sb;
     *is_new = 0;
@@ -84,16 +84,19 @@ static int check_file(const char *path, int create, int *is_new, char *err, size
     return 0;
 }
 
-static int read_version(gt_db *db, int *version, int *ntables, char *err, size_t errlen)
+static int read_version(sqlite3 *h, int *version, int *ntables)
 {
-    long long v = 0, t = 0;
-    int found;
-    if (dbi_int64(db, &v, &found, err, errlen, "PRAGMA user_version", "") < 0 ||
-        dbi_int64(db, &t, &found, err, errlen, "SELECT count(*) FROM sqlite_master", "") < 0)
-        return -1;
-    *version = (int)v;
-    *ntables = (int)t;
-    return 0;
+    sqlite3_stmt *st;
+    int rc = SQLITE_ERROR;
+    *version = *ntables = 0;
+    if (sqlite3_prepare_v2(h, "SELECT (SELECT user_version FROM pragma_user_version), count(*) FROM sqlite_master", -1,
+                           &st, NULL) == SQLITE_OK &&
+        (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        *version = sqlite3_column_int(st, 0);
+        *ntables = sqlite3_column_int(st, 1);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
 }
 
 static int exec_script(gt_db *db, const char *name, char *err, size_t errlen)
@@ -117,7 +120,10 @@ static int migrate(gt_db *db, char *err, size_t errlen)
 {
     int v, ntables;
     if (dbi_begin(db, err, errlen) < 0) return -1;
-    if (read_version(db, &v, &ntables, err, errlen) < 0) goto fail;
+    if (read_version(db->h, &v, &ntables) < 0) {
+        dbi_fail(db, DBI_WHERE, err, errlen);
+        goto fail;
+    }
     if (v == GT_DB_SCHEMA_VERSION) return dbi_commit(db, err, errlen);
     for (int step = v + 1; step <= GT_DB_SCHEMA_VERSION; ++step) {
         char name[32];
@@ -135,30 +141,51 @@ fail:
 }
 
 /* Refuse what is not ours before anything is written: a newer schema, or someone else's SQLite file. */
-static int check_schema(gt_db *db, char *err, size_t errlen)
+int dbi_check_version(sqlite3 *h, const char *path, int *version, char *err, size_t errlen)
 {
-    int v, ntables;
-    if (read_version(db, &v, &ntables, err, errlen) < 0) {
-        snprintf(err, errlen, "%s is not a readable SQLite database: %s", db->path, sqlite3_errmsg(db->h));
+    int ntables;
+    if (read_version(h, version, &ntables) < 0) {
+        snprintf(err, errlen, "%s is not a readable SQLite database: %s", path, sqlite3_errmsg(h));
         return -1;
     }
-    if (v > GT_DB_SCHEMA_VERSION) {
-        snprintf(err, errlen, "%s has schema version %d, newer than this gemmtune's %d: use a newer gemmtune",
-                 db->path, v, GT_DB_SCHEMA_VERSION);
+    if (*version > GT_DB_SCHEMA_VERSION) {
+        snprintf(err, errlen, "%s has schema version %d, newer than this gemmtune's %d: use a newer gemmtune", path,
+                 *version, GT_DB_SCHEMA_VERSION);
         return -1;
     }
-    if (v == 0 && ntables > 0) {
-        snprintf(err, errlen, "%s is an SQLite database but not a gemmtune one (tables, no schema version)", db->path);
+    if (*version == 0 && ntables > 0) {
+        snprintf(err, errlen, "%s is an SQLite database but not a gemmtune one (tables, no schema version)", path);
         return -1;
     }
     return 0;
 }
 
+/* gt_stable_uid(a, b, ...): 32 hex digits from the arguments' text (two FNV-1a 64 with different bases). */
+static void stable_uid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    unsigned long long h[2] = {14695981039346656037ull, 14695981039346656037ull ^ 0x9e3779b97f4a7c15ull};
+    for (int i = 0; i < argc; ++i) {
+        const unsigned char *t = sqlite3_value_text(argv[i]);
+        for (int j = 0; j < 2; ++j) {
+            for (const unsigned char *p = t ? t : (const unsigned char *)"\1null"; *p; ++p)
+                h[j] = (h[j] ^ *p) * 1099511628211ull;
+            h[j] = (h[j] ^ '|') * 1099511628211ull;
+        }
+    }
+    char out[33];
+    snprintf(out, sizeof out, "%016llx%016llx", h[0], h[1]);
+    sqlite3_result_text(ctx, out, 32, SQLITE_TRANSIENT);
+}
+
 static int configure(gt_db *db, char *err, size_t errlen)
 {
+    if (sqlite3_create_function(db->h, "gt_stable_uid", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, stable_uid, NULL,
+                                NULL) != SQLITE_OK)
+        return dbi_fail(db, DBI_WHERE, err, errlen);
     sqlite3_stmt *st;
     if (dbi_prepare(db, &st, err, errlen, "PRAGMA journal_mode = WAL", "") < 0) return -1;
-    int ok = sqlite3_step(st) == SQLITE_ROW && !strcmp((const char *)sqlite3_column_text(st, 0), "wal");
+    const char *mode = sqlite3_step(st) == SQLITE_ROW ? (const char *)sqlite3_column_text(st, 0) : NULL;
+    int ok = mode && (!strcmp(mode, "wal") || (!strcmp(mode, "memory") && !strcmp(db->path, ":memory:")));
     sqlite3_finalize(st);
     if (!ok) {
         snprintf(err, errlen, "cannot switch %s to WAL mode: %s (is its directory writable?)", db->path,
@@ -174,25 +201,30 @@ static int configure(gt_db *db, char *err, size_t errlen)
 
 int gt_db_open(const char *path, int create, gt_db **out, char *err, size_t errlen)
 {
-    int is_new;
+    int is_new = 0;
     *out = NULL;
     if (!path || !*path || strlen(path) >= sizeof((gt_db *)0)->path) {
         snprintf(err, errlen, "bad database path");
         return -1;
     }
-    if (check_file(path, create, &is_new, err, errlen) < 0) return -1;
+    int mem = !strcmp(path, ":memory:"); /* the loader imports JSON into one */
+    if (!mem && dbi_check_file(path, create, &is_new, err, errlen) < 0) return -1;
+    if (mem && !create) return snprintf(err, errlen, "an in-memory database must be created"), -1;
     gt_db *db = calloc(1, sizeof *db);
     if (!db) return snprintf(err, errlen, "out of memory"), -1;
     snprintf(db->path, sizeof db->path, "%s", path);
-    int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0);
-    if (sqlite3_open_v2(path, &db->h, flags, NULL) != SQLITE_OK) {
+    int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_URI | (create ? SQLITE_OPEN_CREATE : 0);
+    char opened[4200]; /* URI names are on (merge attaches read-only); keep a plain path from reading as one */
+    snprintf(opened, sizeof opened, "%s%s", strncmp(path, "file:", 5) ? "" : "./", path);
+    if (sqlite3_open_v2(opened, &db->h, flags, NULL) != SQLITE_OK) {
         snprintf(err, errlen, "cannot open %s: %s%s", path, db->h ? sqlite3_errmsg(db->h) : "out of memory",
                  is_new ? " (is its directory writable?)" : "");
         goto fail;
     }
     sqlite3_extended_result_codes(db->h, 1);
     sqlite3_busy_timeout(db->h, 10000);
-    if (check_schema(db, err, errlen) < 0 || configure(db, err, errlen) < 0 || migrate(db, err, errlen) < 0) goto fail;
+    int version;
+    if (dbi_check_version(db->h, path, &version, err, errlen) < 0 || configure(db, err, errlen) < 0 || migrate(db, err, errlen) < 0) goto fail;
     *out = db;
     return 0;
 fail:
@@ -210,6 +242,21 @@ void gt_db_close(gt_db *db)
 
 const char *gt_db_path(const gt_db *db) { return db->path; }
 
+int gt_db_probe(const char *path, int *version, char *err, size_t errlen)
+{
+    int is_new;
+    sqlite3 *h = NULL;
+    if (dbi_check_file(path, 0, &is_new, err, errlen) < 0) return -1;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        snprintf(err, errlen, "cannot open %s: %s", path, h ? sqlite3_errmsg(h) : "out of memory");
+        sqlite3_close(h);
+        return -1;
+    }
+    int rc = dbi_check_version(h, path, version, err, errlen);
+    sqlite3_close(h);
+    return rc;
+}
+
 int gt_db_begin_sweep(gt_db *db, const gt_gpu_info *gpu, const char *command, long long *sweep_id, char *err,
                       size_t errlen)
 {
@@ -226,7 +273,8 @@ int gt_db_begin_sweep(gt_db *db, const gt_gpu_info *gpu, const char *command, lo
         dbi_int64(db, &gpu_id, &found, err, errlen, "SELECT id FROM gpus WHERE uuid = ?", "t", gpu->uuid) < 0 ||
         dbi_run(db, err, errlen,
                 "INSERT INTO sweeps (gpu_id, host, command, gemmtune_version, driver_version, cuda_version, "
-                "nvrtc_version, sm_clock_mhz, uid) VALUES (?, ?, ?, ?, ?, ?, ?, ?, lower(hex(randomblob(16))))",
+                "nvrtc_version, sm_clock_mhz, uid, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+                "lower(hex(randomblob(16))), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
                 "Itttkkkk", gpu_id, host, command, GT_VERSION, gpu->driver_version, gpu->cuda_version,
                 gpu->nvrtc_version, gpu->sm_clock_mhz) < 0)
         goto fail;
@@ -318,7 +366,7 @@ fail:
 }
 
 int dbi_offer_winner(gt_db *db, long long model, long long shape, long long cand, long long sweep_id, double median_ms,
-                     double spread_pct, int *replaced, char *err, size_t errlen)
+                     double spread_pct, int same_replaces, int *replaced, char *err, size_t errlen)
 {
     *replaced = 0;
     if (dbi_run(db, err, errlen,
@@ -326,11 +374,22 @@ int dbi_offer_winner(gt_db *db, long long model, long long shape, long long cand
                 "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (model_id, shape_id) DO UPDATE SET "
                 "candidate_id = excluded.candidate_id, sweep_id = excluded.sweep_id, median_ms = excluded.median_ms, "
                 "spread_pct = excluded.spread_pct "
-                "WHERE excluded.median_ms < winners.median_ms OR excluded.candidate_id = winners.candidate_id",
-                "IIIIdD", model, shape, cand, sweep_id, median_ms, spread_pct) < 0)
+                "WHERE excluded.median_ms < winners.median_ms OR (? AND excluded.candidate_id = winners.candidate_id)",
+                "IIIIdDi", model, shape, cand, sweep_id, median_ms, spread_pct, same_replaces) < 0)
         return -1;
     *replaced = sqlite3_changes(db->h) > 0;
     return 0;
+}
+
+int dbi_offer_baseline(gt_db *db, long long model, long long shape, long long sweep_id, double cublas_ms, char *err,
+                       size_t errlen)
+{
+    return dbi_run(db, err, errlen,
+                   "INSERT INTO baselines (model_id, shape_id, sweep_id, cublas_ms) VALUES (?1, ?2, ?3, ?4) "
+                   "ON CONFLICT (model_id, shape_id) DO UPDATE SET sweep_id = excluded.sweep_id, "
+                   "cublas_ms = excluded.cublas_ms WHERE (SELECT started_at || uid FROM sweeps WHERE id = ?3) > "
+                   "(SELECT started_at || uid FROM sweeps WHERE id = baselines.sweep_id)",
+                   "IIId", model, shape, sweep_id, cublas_ms);
 }
 
 int gt_db_set_winner(gt_db *db, long long sweep_id, const gt_shape *s, const char *family, const char *params,
@@ -345,7 +404,7 @@ int gt_db_set_winner(gt_db *db, long long sweep_id, const gt_shape *s, const cha
     if (dbi_begin(db, err, errlen) < 0) return -1;
     if (sweep_model(db, sweep_id, &model, err, errlen) < 0 || dbi_shape_id(db, s, &shape, err, errlen) < 0 ||
         dbi_candidate_id(db, family, params, source_hash, &cand, err, errlen) < 0 ||
-        dbi_offer_winner(db, model, shape, cand, sweep_id, median_ms, spread_pct, &replaced, err, errlen) < 0)
+        dbi_offer_winner(db, model, shape, cand, sweep_id, median_ms, spread_pct, 1, &replaced, err, errlen) < 0)
         goto fail;
     return dbi_commit(db, err, errlen);
 fail:

@@ -1,7 +1,8 @@
-/* The results database: SQLite, schema in db/schema.sql (versioned by PRAGMA user_version, migrated forward on
- * open), WAL, foreign keys on, every statement prepared. One gt_db is used by one thread at a time.
- * Every function returns 0 on success or -1 with a message in err; none prints or exits.
- * Tested by tests/test_db.c on databases the tests create. */
+/* The results database: SQLite, schema in db/schema.sql + db/migrate_<v>.sql + db/views.sql (versioned by PRAGMA
+ * user_version, migrated forward on open), WAL, foreign keys on, every statement prepared. One gt_db is used by one
+ * thread at a time. Every function returns 0 on success or -1 with a message in err; none prints or exits.
+ * db/db.c (open, writes), query.c (walks), json.c, header.c, merge.c, regret.c, nearest.c.
+ * Tested by tests/test_db.c, test_export.c, test_report.c, test_nearest.c, test_cli_db.c on databases they create. */
 #ifndef GT_DB_H
 #define GT_DB_H
 
@@ -56,6 +57,7 @@ typedef struct {
     const char *gpu_name;    /* substring, case-insensitive */
     const gt_shape *shape;   /* exact m, n, k and layout */
     const char *family;
+    const char *layout;      /* "nn", "nt", "tn", "tt": any shape of that layout */
 } gt_winner_filter;
 
 typedef int (*gt_winner_fn)(const gt_winner *w, void *ctx); /* non-zero stops the walk */
@@ -78,10 +80,15 @@ typedef int (*gt_trial_fn)(const gt_trial_row *t, void *ctx); /* non-zero stops 
 /* Default path: $GEMMTUNE_DB, else $XDG_DATA_HOME/gemmtune/gemmtune.db, else ~/.local/share/gemmtune/gemmtune.db. */
 int gt_db_default_path(char *buf, size_t n, char *err, size_t errlen);
 
-/* Open (create = 1: create the file and its directories if absent) and migrate. Refuses a file that is not
+/* Open (create = 1: create the file and its directories if absent) and migrate. ":memory:" with create = 1 gives
+ * a private in-memory database (the loader imports JSON into one). Refuses a file that is not
  * SQLite, or whose schema is newer than this build, leaving it untouched. */
 int gt_db_open(const char *path, int create, gt_db **out, char *err, size_t errlen);
 void gt_db_close(gt_db *db);
+
+/* Check, reading only, that path is a gemmtune database this build can open (gt_db_open's refusals: missing, not
+ * SQLite, another program's SQLite file, newer schema); *version is its schema version. 0 or -1 with err. */
+int gt_db_probe(const char *path, int *version, char *err, size_t errlen);
 
 /* The path the database was opened with. Cannot fail. */
 const char *gt_db_path(const gt_db *db);
@@ -123,10 +130,30 @@ int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nv
 int gt_db_cubin_put(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
                     const unsigned char *data, size_t size, int regs, int spill_bytes, char *err, size_t errlen);
 
+/* Merge another gemmtune database into db (see `gemmtune merge`): its sweeps not yet here (matched by uid) with
+ * their trials, GPUs, shapes, candidates, baselines (the newest wins) and cubins; for each GPU model and shape the
+ * faster verified winner. Provenance: a merged sweep's origin becomes "merge:<absolute path>" unless it already
+ * had one. Idempotent. The other file is only read; an older schema is migrated in a temporary copy. On any
+ * failure db is unchanged. */
+typedef struct {
+    int sweeps, trials, baselines, winners, cubins; /* rows added or replaced */
+} gt_merge_stats;
+int gt_db_merge(gt_db *db, const char *other_path, gt_merge_stats *stats, char *err, size_t errlen);
+
 /* JSON export/import (documented in docs/EXPORT.md, versioned). Export writes the winners matching filter;
  * import adds them to db (with provenance), refusing malformed or wrong-schema input without changing db. */
 int gt_db_export_json(gt_db *db, const gt_winner_filter *filter, char **json, char *err, size_t errlen);
 int gt_db_import_json(gt_db *db, const char *json, const char *origin, int *imported, char *err, size_t errlen);
+
+/* C header export (`gemmtune export --format header`): a static gemmtune_winner_row table of the winners matching
+ * filter and a static inline exact-match lookup gemmtune_winner_find(gpu_name, m, n, k, layout); it compiles alone
+ * under -std=c11 -Wall -Wextra -Werror and needs no SQLite. With cubin non-NULL each winner's kernel is embedded
+ * for arch "sm_<cc>": cubin returns malloc'd bytes (0) or fails (-1, message in err, and the export fails).
+ * Kernels shared by several shapes are embedded once. *out is malloc'd (caller frees). */
+typedef int (*gt_cubin_fn)(const gt_winner *w, const char *arch, unsigned char **data, size_t *size, void *ctx,
+                           char *err, size_t errlen);
+int gt_db_export_header(gt_db *db, const gt_winner_filter *filter, gt_cubin_fn cubin, void *ctx, char **out,
+                        char *err, size_t errlen);
 
 /* Nearest-shape rule, shared by the loader and `gemmtune report`'s regret table (db/nearest.c):
  * among rows[0..n) of the same layout as s, the one minimising
@@ -135,6 +162,23 @@ int gt_db_import_json(gt_db *db, const char *json, const char *origin, int *impo
  * Returns the index, or -1 when none qualifies. */
 int gt_nearest_shape(const gt_winner *rows, int n, const gt_shape *s, int (*accept)(const gt_winner *, void *),
                      void *ctx, double *distance);
+
+/* One row of the regret table (`gemmtune report`): a tuned shape's own optimum against the winner the exported
+ * table would serve it by the nearest-shape rule if the shape's own row were missing (same GPU model, same
+ * layout, another shape), measured on this shape when a trial of that kernel here is stored. */
+typedef struct {
+    gt_winner self;          /* the shape's own winner */
+    int has_pick;            /* 0: no other shape of this GPU model and layout is tuned */
+    gt_winner picked;        /* the nearest other shape's winner */
+    double distance;         /* its nearest-shape distance */
+    double pick_ms;          /* picked's kernel on this shape (newest ok trial), -1 when not measured here */
+    double regret;           /* pick_ms / self.median_ms (>= 1 when the optimum is right), -1 when n/a */
+} gt_regret_row;
+
+typedef int (*gt_regret_fn)(const gt_regret_row *r, void *ctx); /* non-zero stops the walk */
+
+/* Walk the regret rows of the winners matching filter (NULL: all), in gt_db_winners order. */
+int gt_db_regret(gt_db *db, const gt_winner_filter *filter, gt_regret_fn fn, void *ctx, char *err, size_t errlen);
 
 /* Embedded SQL text by file name ("schema.sql"), generated from the .sql files in db/ at build time. */
 const char *gt_sql_text(const char *name);

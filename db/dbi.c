@@ -171,3 +171,19 @@ double dbi_real(sqlite3_stmt *st, int col)
 {
     return sqlite3_column_type(st, col) == SQLITE_NULL ? -1.0 : sqlite3_column_double(st, col);
 }
+
+int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f)
+{
+    int rc = SQLITE_OK;
+    if (f && f->gpu_name && *f->gpu_name) rc |= sqlite3_bind_text(st, 1, f->gpu_name, -1, SQLITE_TRANSIENT);
+    if (f && f->shape) {
+        rc |= sqlite3_bind_int(st, 2, f->shape->m);
+        rc |= sqlite3_bind_int(st, 3, f->shape->n);
+        rc |= sqlite3_bind_int(st, 4, f->shape->k);
+        rc |= sqlite3_bind_text(st, 5, gt_layout_name(f->shape->ta, f->shape->tb), -1, SQLITE_STATIC);
+    }
+    if (f && f->family && *f->family) rc |= sqlite3_bind_text(st, 6, f->family, -1, SQLITE_TRANSIENT);
+    if (f && f->layout && *f->layout) rc |= sqlite3_bind_text(st, 7, f->layout, -1, SQLITE_TRANSIENT);
+    return rc;
+}
+

@@ -39,10 +39,28 @@ int dbi_candidate_id(gt_db *db, const char *family, const char *params, const ch
 int dbi_model_id(gt_db *db, const char *name, int cc_major, int cc_minor, int sm_count, long long *id, char *err,
                  size_t errlen);
 
-/* Store (cand, median_ms) as the winner of (model, shape) unless a faster, different candidate is stored; the same
- * candidate always takes the fresh timing. *replaced = 1 when the row changed. Call inside a transaction. */
+/* Store (cand, median_ms) as the winner of (model, shape) when none is stored or it is strictly faster; with
+ * same_replaces, the stored candidate re-timed also replaces its own row. *replaced = 1 when the row changed.
+ * Call inside a transaction. */
 int dbi_offer_winner(gt_db *db, long long model, long long shape, long long cand, long long sweep_id, double median_ms,
-                     double spread_pct, int *replaced, char *err, size_t errlen);
+                     double spread_pct, int same_replaces, int *replaced, char *err, size_t errlen);
+/* Store a cuBLAS baseline unless the stored one comes from a newer sweep (started_at, then uid, decides). */
+int dbi_offer_baseline(gt_db *db, long long model, long long shape, long long sweep_id, double cublas_ms, char *err,
+                       size_t errlen);
+
+/* gt_winner_filter as SQL over aliases gm (gpu_models), s (shapes), c (candidates): ?1 gpu substring, ?2..?5 shape, ?6 family, ?7 layout; NULL binds match all. */
+#define DBI_FILTER_SQL                                                                                          \
+    " WHERE (?1 IS NULL OR instr(lower(gm.name), lower(?1)) > 0)"                                             \
+    " AND (?2 IS NULL OR (s.m = ?2 AND s.n = ?3 AND s.k = ?4 AND s.layout = ?5)) AND (?6 IS NULL OR c.family = ?6)" \
+    " AND (?7 IS NULL OR s.layout = ?7)"
+
+int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f);
+
+/* Before SQLite opens path: it exists (or create, then its directories are made and *is_new = 1), is a regular
+ * file, and starts with the SQLite header (or is empty and create). */
+int dbi_check_file(const char *path, int create, int *is_new, char *err, size_t errlen);
+/* Read the schema version of an open file, refusing a newer one and a non-gemmtune SQLite file. */
+int dbi_check_version(sqlite3 *h, const char *path, int *version, char *err, size_t errlen);
 
 /* Copy a column's text into buf (empty when NULL). */
 void dbi_text(sqlite3_stmt *st, int col, char *buf, size_t n);

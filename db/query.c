@@ -5,25 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Filter clause shared by both walks: ?1 gpu substring, ?2..?5 shape, ?6 family; NULL binds match all. */
-#define FILTER_SQL                                                                                          \
-    " WHERE (?1 IS NULL OR instr(lower(gm.name), lower(?1)) > 0)"                                             \
-    " AND (?2 IS NULL OR (s.m = ?2 AND s.n = ?3 AND s.k = ?4 AND s.layout = ?5)) AND (?6 IS NULL OR c.family = ?6)"
-
-static int bind_filter(sqlite3_stmt *st, const gt_winner_filter *f)
-{
-    int rc = SQLITE_OK;
-    if (f && f->gpu_name && *f->gpu_name) rc |= sqlite3_bind_text(st, 1, f->gpu_name, -1, SQLITE_TRANSIENT);
-    if (f && f->shape) {
-        rc |= sqlite3_bind_int(st, 2, f->shape->m);
-        rc |= sqlite3_bind_int(st, 3, f->shape->n);
-        rc |= sqlite3_bind_int(st, 4, f->shape->k);
-        rc |= sqlite3_bind_text(st, 5, gt_layout_name(f->shape->ta, f->shape->tb), -1, SQLITE_STATIC);
-    }
-    if (f && f->family && *f->family) rc |= sqlite3_bind_text(st, 6, f->family, -1, SQLITE_TRANSIENT);
-    return rc;
-}
-
 static void read_shape(sqlite3_stmt *st, int col, gt_shape *s)
 {
     s->m = sqlite3_column_int(st, col);
@@ -64,11 +45,11 @@ int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, vo
                     "c.source_hash, w.median_ms, w.spread_pct, b.cublas_ms, w.sweep_id FROM winners w "
                     "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "
                     "JOIN candidates c ON c.id = w.candidate_id "
-                    "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" FILTER_SQL
+                    "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL
                     " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k",
                     NULL) < 0)
         return -1;
-    if (bind_filter(st, filter) != SQLITE_OK) {
+    if (dbi_bind_filter(st, filter) != SQLITE_OK) {
         sqlite3_finalize(st);
         return dbi_fail(db, DBI_WHERE, err, errlen);
     }
@@ -123,12 +104,12 @@ int gt_db_trials(gt_db *db, const gt_winner_filter *filter, gt_trial_fn fn, void
                     "JOIN sweeps sw ON sw.id = t.sweep_id JOIN gpus g ON g.id = sw.gpu_id "
                     "JOIN gpu_models gm ON gm.id = g.model_id JOIN shapes s ON s.id = t.shape_id "
                     "JOIN candidates c ON c.id = t.candidate_id "
-                    "LEFT JOIN baselines b ON b.model_id = gm.id AND b.shape_id = s.id" FILTER_SQL
+                    "LEFT JOIN baselines b ON b.model_id = gm.id AND b.shape_id = s.id" DBI_FILTER_SQL
                     " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k, "
                     "t.status <> 'ok', t.median_ms IS NULL, t.median_ms, t.id",
                     NULL) < 0)
         return -1;
-    if (bind_filter(st, filter) != SQLITE_OK) {
+    if (dbi_bind_filter(st, filter) != SQLITE_OK) {
         sqlite3_finalize(st);
         return dbi_fail(db, DBI_WHERE, err, errlen);
     }

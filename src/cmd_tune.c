@@ -1,6 +1,7 @@
 /* gemmtune tune (the default verb): parse the sweep's options and run tuner/tune.c. CLI tests in tests/test_cli.c. */
 #include "cli.h"
 #include "db.h"
+#include "family.h"
 #include "tune.h"
 
 #include <getopt.h>
@@ -17,6 +18,8 @@ static void usage(FILE *out)
             "compiled with NVRTC, validated against cuBLAS FP32 (pedantic), timed, and stored; the fastest few are\n"
             "re-timed on a cold L2 and the best is stored as the winner for this GPU model and shape. Rerunning the\n"
             "same command resumes: stored trials are skipped.\n\n"
+            "  --preset NAME       start from configs/NAME.conf (quick, default, overnight, ci); options given\n"
+            "                      on the command line override it\n"
             "  --gpu LIST          CUDA device indices, e.g. 0 or 0,1,2,3 (one worker each, shared queue; default 0)\n"
             "  --sizes LIST        N (N x N x N) or MxNxK items, e.g. 1024,2048,3000x5000x700 (default 1024,2048)\n"
             "  --layouts LIST      nn, nt, tn, tt (row-major; t = operand stored transposed; default nn)\n"
@@ -36,6 +39,10 @@ static void usage(FILE *out)
             "  --retry-failed      rerun candidates whose stored trial failed (default: skip them)\n"
             "  --shard I/N         run only the I-th of N deterministic parts of the work (0 <= I < N)\n"
             "  --jobs N            NVRTC compile threads (default: the host's cores)\n"
+            "  --prune-ratio R     a candidate whose first run is R times slower than cuBLAS is stored as\n"
+            "                      'pruned' and not validated or timed further (default 20; 0 = never)\n"
+            "  --trial-timeout S   floor of the per-trial watchdog in seconds (default 20); the limit grows with\n"
+            "                      cuBLAS's time on the shape; a candidate past it is stored as 'timeout'\n"
             "  --progress, --no-progress   live progress line on stderr (default: when stderr is a terminal)\n"
             "  -h, --help          this text\n\n"
             "Exit status: 0 done, 1 setup error (no GPU, bad database), 2 bad arguments, 130 interrupted (Ctrl-C;\n"
@@ -43,7 +50,7 @@ static void usage(FILE *out)
 }
 
 enum { O_LAYOUTS = 256, O_FAMILY, O_DB, O_STRATEGY, O_BUDGET, O_MAXTRIALS, O_SEED, O_REPS, O_WARMUP, O_TOPK,
-       O_FINALREPS, O_RETRY, O_SHARD, O_JOBS, O_PROGRESS, O_NOPROGRESS };
+       O_FINALREPS, O_RETRY, O_SHARD, O_JOBS, O_PROGRESS, O_NOPROGRESS, O_TIMEOUT, O_PRESET, O_PRUNE };
 
 static const struct option opts[] = {
     {"gpu", required_argument, 0, 'g'},          {"sizes", required_argument, 0, 's'},
@@ -54,6 +61,9 @@ static const struct option opts[] = {
     {"warmup", required_argument, 0, O_WARMUP},   {"top-k", required_argument, 0, O_TOPK},
     {"final-reps", required_argument, 0, O_FINALREPS}, {"retry-failed", no_argument, 0, O_RETRY},
     {"shard", required_argument, 0, O_SHARD},     {"jobs", required_argument, 0, O_JOBS},
+    {"trial-timeout", required_argument, 0, O_TIMEOUT},
+    {"preset", required_argument, 0, O_PRESET},
+    {"prune-ratio", required_argument, 0, O_PRUNE},
     {"progress", no_argument, 0, O_PROGRESS},     {"no-progress", no_argument, 0, O_NOPROGRESS},
     {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
 
@@ -68,6 +78,7 @@ typedef struct {
 static int parse_families(const char *text, gt_tune_opts *o, tune_args *a, char *err, size_t errlen)
 {
     char *copy = strdup(text), *save = NULL;
+    for (int i = 0; i < o->nfamilies; ++i) free(a->families[i]);
     o->nfamilies = 0;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!gt_family_find(tok) || o->nfamilies == 64) {
@@ -118,10 +129,93 @@ static int parse_opt(int c, const char *arg, gt_tune_opts *o, tune_args *a, char
     case O_RETRY: return o->retry_failed = 1, 0;
     case O_SHARD: return parse_shard(arg, o, err, errlen);
     case O_JOBS: return gt_cli_parse_int("--jobs", arg, 1024, &v, err, errlen) ? -1 : (o->jobs = (int)v, 0);
+    case O_TIMEOUT: return gt_cli_parse_int("--trial-timeout", arg, 86400, &v, err, errlen) ? -1 : (o->timeout_floor_s = (double)v, 0);
+    case O_PRUNE: {
+        char *end;
+        double v2 = strtod(arg, &end);
+        if (end == arg || *end || !(v2 >= 0) || v2 > 1e6)
+            return snprintf(err, errlen, "bad --prune-ratio '%s': want a number >= 0", arg), -1;
+        o->prune_ratio = v2;
+        return 0;
+    }
     case O_PROGRESS: return o->progress = 1, 0;
     case O_NOPROGRESS: return o->progress = 0, 0;
     default: return snprintf(err, errlen, "unknown option (see gemmtune tune --help)"), -1;
     }
+}
+
+const char *gt_config_text(const char *name);
+const char *gt_config_text_name(int i);
+
+/* A preset's "key = value" / "key" lines as argv ("--key", "value"); '#' starts a comment. */
+static int preset_argv(const char *name, char ***out, char *err, size_t errlen)
+{
+    char file[128];
+    snprintf(file, sizeof file, "%s.conf", name);
+    const char *text = gt_config_text(file);
+    if (!text) {
+        size_t used = (size_t)snprintf(err, errlen, "unknown preset '%s'; presets:", name);
+        for (int i = 0; gt_config_text_name(i) && used < errlen; ++i)
+            used += (size_t)snprintf(err + used, errlen - used, " %.*s", (int)strcspn(gt_config_text_name(i), "."),
+                                     gt_config_text_name(i));
+        return -1;
+    }
+    char **v = calloc(2 * strlen(text) + 2, sizeof *v), *copy = strdup(text), *save = NULL;
+    int n = 0;
+    v[n++] = strdup("gemmtune");
+    for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        line[strcspn(line, "#")] = '\0';
+        char key[64] = "", val[1024] = "";
+        if (sscanf(line, " %63[a-z-] = %1023s", key, val) < 1) continue;
+        char opt[80];
+        snprintf(opt, sizeof opt, "--%s", key);
+        v[n++] = strdup(opt);
+        if (val[0]) v[n++] = strdup(val);
+    }
+    free(copy);
+    *out = v;
+    return n;
+}
+
+static void free_argv(char **v, int n)
+{
+    for (int i = 0; i < n; ++i) free(v[i]);
+    free(v);
+}
+
+/* getopt over argv into o; prefix names the source in messages. 0, 1 for --help, -1 on a bad option. */
+static int parse_args(int argc, char **argv, const char *prefix, gt_tune_opts *o, tune_args *a, char *err,
+                      size_t errlen)
+{
+    int c;
+    optind = 0; /* glibc: start over, also after an earlier pass */
+    while ((c = getopt_long(argc, argv, "g:s:h", opts, NULL)) != -1) {
+        if (c == 'h') return 1;
+        if (c == '?') return snprintf(err, errlen, "%sbad option (see gemmtune tune --help)", prefix), -1;
+        if (c == O_PRESET) continue;
+        if (parse_opt(c, optarg, o, a, err, errlen)) {
+            if (*prefix) {
+                char tmp[1024];
+                snprintf(tmp, sizeof tmp, "%s%s", prefix, err);
+                snprintf(err, errlen, "%s", tmp);
+            }
+            return -1;
+        }
+    }
+    if (optind < argc && strcmp(argv[optind], "tune"))
+        return snprintf(err, errlen, "%sunexpected argument '%s'", prefix, argv[optind]), -1;
+    return 0;
+}
+
+static const char *find_preset(int argc, char **argv)
+{
+    const char *p = NULL;
+    for (int i = 1; i < argc; ++i) {
+        if (!strcmp(argv[i], "--")) break;
+        if (!strcmp(argv[i], "--preset") && i + 1 < argc) p = argv[++i];
+        else if (!strncmp(argv[i], "--preset=", 9)) p = argv[i] + 9;
+    }
+    return p;
 }
 
 static void command_line(int argc, char **argv, char *out, size_t n)
@@ -130,8 +224,40 @@ static void command_line(int argc, char **argv, char *out, size_t n)
     for (int i = 1; i < argc && used < n; ++i) used += (size_t)snprintf(out + used, n - used, " %s", argv[i]);
 }
 
+static double tflops(const gt_shape *s, double ms) { return ms > 0 ? 2.0 * s->m * s->n * (double)s->k / (ms * 1e9) : 0; }
+
+static void print_shape(const gt_shape_result *r, FILE *out)
+{
+    const gt_shape *s = &r->shape;
+    fprintf(out, "%5d x %-5d x %-5d %s  ", s->m, s->n, s->k, gt_layout_name(s->ta, s->tb));
+    if (!r->family[0]) {
+        fprintf(out, "no candidate passed validation (%d trials, %d failed); cuBLAS %.2f TFLOPS\n", r->trials,
+                r->failed, tflops(s, r->cublas_ms));
+        return;
+    }
+    fprintf(out, "%8.2f %8.2f %6.3fx  %5.1f%%  %4d %4d  %-10s %s\n", tflops(s, r->median_ms), tflops(s, r->cublas_ms),
+            r->cublas_ms / r->median_ms, r->spread_pct, r->trials, r->failed, r->family, r->params);
+}
+
+static void header(void)
+{
+    printf("%-28s %8s %8s %7s  %6s  %4s %4s  %s\n", "shape", "TFLOPS", "cuBLAS", "ratio", "spread", "tri", "fail",
+           "winner");
+}
+
+static void on_shape(const gt_shape_result *r, void *ctx)
+{
+    int *shown = ctx;
+    if (!(*shown)++) header();
+    print_shape(r, stdout);
+    fflush(stdout);
+}
+
 static void summary(const gt_tune_summary *s, const char *db)
 {
+    printf("\n");
+    header();
+    for (int i = 0; i < s->nshapes; ++i) print_shape(&s->shapes[i], stdout);
     printf("\n%d trials run (%d failed: stored with their reason), %d already stored and skipped\n"
            "%d kernels compiled, %d taken from the cubin cache, %d worker restarts, %.1f s of GPU time\n"
            "results: %s   (gemmtune query --db %s)\n",
@@ -148,16 +274,22 @@ int gt_cmd_tune(int argc, char **argv)
     gt_tune_defaults(&o);
     o.progress = isatty(2);
     o.gpus = a.gpus;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "g:s:h", opts, NULL)) != -1) {
-        if (c == 'h') return usage(stdout), 0;
-        if (c == '?') return fprintf(stderr, "see: gemmtune tune --help\n"), 2;
-        if (parse_opt(c, optarg, &o, &a, err, sizeof err)) goto bad;
+    const char *preset = find_preset(argc, argv);
+    if (preset) {
+        char **pv, prefix[160];
+        int pn = preset_argv(preset, &pv, err, sizeof err);
+        if (pn < 0) goto bad;
+        snprintf(prefix, sizeof prefix, "preset %s: ", preset);
+        c = parse_args(pn, pv, prefix, &o, &a, err, sizeof err);
+        free_argv(pv, pn);
+        if (c) goto bad;
     }
-    if (optind < argc && strcmp(argv[optind], "tune")) {
-        snprintf(err, sizeof err, "unexpected argument '%s'", argv[optind]);
-        goto bad;
+    if ((c = parse_args(argc, argv, "", &o, &a, err, sizeof err)) > 0) {
+        usage(stdout);
+        rc = 0;
+        goto out;
     }
+    if (c < 0) goto bad;
     if (!o.ngpus) o.ngpus = 1; /* a.gpus[0] = 0 */
     if (!o.nshapes && (o.nshapes = gt_cli_parse_sizes("1024,2048", &a.shapes, err, sizeof err)) < 0) goto bad;
     if (!a.db[0] && gt_db_default_path(a.db, sizeof a.db, err, sizeof err)) goto bad;
@@ -165,7 +297,10 @@ int gt_cmd_tune(int argc, char **argv)
     o.shapes = a.shapes;
     o.db_path = a.db;
     o.command = a.command;
-    gt_tune_summary sum;
+    int shown = 0;
+    o.on_shape = on_shape;
+    o.ctx = &shown;
+    gt_tune_summary sum = {0};
     rc = gt_tune_run(&o, &sum, err, sizeof err);
     if (rc < 0) {
         fprintf(stderr, "gemmtune: %s\n", err);
@@ -174,6 +309,7 @@ int gt_cmd_tune(int argc, char **argv)
         if (rc == 130) fprintf(stderr, "\ngemmtune: interrupted; finished trials are stored, rerun to resume\n");
         summary(&sum, a.db);
     }
+    gt_tune_summary_free(&sum);
     goto out;
 bad:
     fprintf(stderr, "gemmtune: %s\n", err);

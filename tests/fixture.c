@@ -1,6 +1,7 @@
 /* Fixture databases built through the db API (see tests/fixture.h); used by test_db.c, test_export.c, test_cli_db.c. */
 #include "fixture.h"
 
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,7 +59,8 @@ static int add_shape(gt_db *db, long long sweep, int si, double speed, char *err
     }
     char h[17];
     fake_hash(params[besti], s, h);
-    if (gt_db_set_baseline(db, sweep, s, (flop / 40e9) * speed, err, 256) < 0) return -1;
+    /* cuBLAS between 34 and 46 TFLOPS, so ratios differ per shape */
+    if (gt_db_set_baseline(db, sweep, s, (flop / ((34 + 4 * si) * 1e9)) * speed, err, 256) < 0) return -1;
     return gt_db_set_winner(db, sweep, s, "tile2d", params[besti], h, best, 1.5, err, 256);
 }
 
@@ -131,3 +133,33 @@ void gt_fixture_rm(const char *path)
         unlink(p);
     }
 }
+
+/* Every row of every table, in a stable order, as text. */
+char *gt_fixture_dump(const char *path)
+{
+    static const char *const tables[] = {"gpu_models", "gpus", "sweeps", "shapes", "candidates",
+                                         "trials", "baselines", "winners", "cubins"};
+    sqlite3 *h;
+    size_t cap = 1 << 16, len = 0;
+    char *out = calloc(1, cap);
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return out;
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; ++t) {
+        char sql[128];
+        sqlite3_stmt *st;
+        snprintf(sql, sizeof sql, "SELECT * FROM %s ORDER BY 1, 2, 3", tables[t]);
+        if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK) continue;
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            for (int c = 0; c < sqlite3_column_count(st); ++c) {
+                const char *v = (const char *)sqlite3_column_text(st, c);
+                size_t need = len + (v ? strlen(v) : 4) + 64;
+                if (need > cap) out = realloc(out, cap = need * 2);
+                len += sprintf(out + len, "%s%s", c ? "|" : tables[t], v ? v : "NULL");
+            }
+            out[len++] = '\n', out[len] = 0;
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return out;
+}
+

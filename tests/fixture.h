@@ -24,6 +24,8 @@ int gt_fixture_same_bytes(const char *a, const char *b);
 int gt_fixture_copy(const char *from, const char *to);
 /* Write text to a file; 0 or -1. */
 int gt_fixture_write(const char *path, const char *text, size_t n);
+/* Every row of every table (in a stable order) as malloc'd text, for before/after comparisons. */
+char *gt_fixture_dump(const char *path);
 /* Remove path and its -wal, -shm, -journal companions. */
 void gt_fixture_rm(const char *path);
 

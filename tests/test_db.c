@@ -193,7 +193,7 @@ GT_TEST(db_winner_rules_faster_or_same_candidate_replaces, GT_NEEDS_NONE)
     CHECK(count_winners(db, NULL, w) == 2);
     CHECK(gt_db_set_baseline(db, sw, &s, 3.6, err, sizeof err) == 0);
     CHECK(gt_db_set_baseline(db, sw2, &s, 2.7, err, sizeof err) == 0); /* newest replaces */
-    gt_winner_filter f = {"h200", NULL, NULL};
+    gt_winner_filter f = {.gpu_name = "h200"};
     CHECK(count_winners(db, &f, w) == 1 && w[0].cublas_ms == 2.7 && w[0].ratio == 2.7 / 1.8);
     CHECK(w[0].tflops > 0 && w[0].cublas_tflops > 0 && w[0].shape.ta == 1 && w[0].shape.tb == 1);
     CHECK(w[0].cc_major == 9 && w[0].sm_count == 132 && !strcmp(w[0].source_hash, "2222222222222222"));
@@ -216,16 +216,19 @@ GT_TEST(db_winners_filter_gpu_shape_family, GT_NEEDS_NONE)
     /* ordered by GPU, layout, m, n, k */
     CHECK(!strncmp(w[0].gpu_name, "NVIDIA A100", 11) && !strcmp(w[7].gpu_name, "NVIDIA H200"));
     CHECK(w[0].shape.m == 1024 && w[3].shape.ta == 1);
-    gt_winner_filter f = {"a100", NULL, NULL};
+    gt_winner_filter f = {.gpu_name = "a100"};
     CHECK(count_winners(db, &f, w) == 4);
     gt_shape s = {2048, 2048, 2048, 1, 0};
-    gt_winner_filter fs = {NULL, &s, NULL};
+    gt_winner_filter fs = {.shape = &s};
     CHECK(count_winners(db, &fs, w) == 2 && w[0].shape.ta == 1 && w[1].shape.ta == 1);
     CHECK(w[0].ratio > 0 && w[0].ratio < 1.0); /* fixture: cuBLAS at 40 TFLOPS beats our 30 */
-    gt_winner_filter ff = {NULL, NULL, "nosuch"};
+    gt_winner_filter ff = {.family = "nosuch"};
     CHECK(count_winners(db, &ff, w) == 0);
-    gt_winner_filter fx = {NULL, NULL, "tile2d"};
+    gt_winner_filter fx = {.family = "tile2d"};
     CHECK(count_winners(db, &fx, w) == 8);
+    gt_winner_filter fl = {.layout = "tn"}, fg = {.gpu_name = "H200", .layout = "nn"};
+    CHECK(count_winners(db, &fl, w) == 2 && w[0].shape.ta == 1 && w[1].shape.ta == 1);
+    CHECK(count_winners(db, &fg, w) == 3 && !strcmp(w[2].gpu_name, "NVIDIA H200") && w[2].shape.ta == 0);
     gt_db_close(db);
     gt_fixture_rm(path);
     free(path);
@@ -249,7 +252,7 @@ GT_TEST(db_trials_walk_ok_first_and_marks_winner, GT_NEEDS_NONE)
     CHECK(gt_db_open(path, 0, &db, err, sizeof err) == 0);
     int n[4] = {0};
     gt_shape s = {4096, 4096, 1024, 0, 0};
-    gt_winner_filter f = {NULL, &s, NULL};
+    gt_winner_filter f = {.shape = &s};
     CHECK(gt_db_trials(db, &f, count_trial, n, err, sizeof err) == 0);
     CHECK(n[0] == 4 && n[1] == 1 && n[2] == 1 && n[3] == 1);
     gt_db_close(db);
@@ -396,4 +399,20 @@ GT_TEST(db_trial_survives_killed_process, GT_NEEDS_NONE)
     gt_db_close(db);
     gt_fixture_rm(path);
     free(path);
+}
+
+GT_TEST(db_in_memory_database_works, GT_NEEDS_NONE)
+{
+    gt_db *db;
+    long long sw;
+    gt_gpu_info g = gt_fixture_gpu(0, 0);
+    gt_shape s = {64, 64, 64, 0, 0};
+    gt_winner w[16];
+    CHECK_MSG(gt_db_open(":memory:", 1, &db, err, sizeof err) == 0, "%s", err);
+    CHECK(gt_db_begin_sweep(db, &g, "t", &sw, err, sizeof err) == 0);
+    CHECK(gt_db_set_winner(db, sw, &s, "tile2d", "P", "0123456789abcdef", 1.0, 0, err, sizeof err) == 0);
+    CHECK(count_winners(db, NULL, w) == 1);
+    gt_db_close(db);
+    CHECK(access(":memory:", F_OK) != 0);
+    CHECK(gt_db_open(":memory:", 0, &db, err, sizeof err) == -1);
 }

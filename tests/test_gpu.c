@@ -188,12 +188,12 @@ GT_TEST(gpu_sweep_quarantines_resumes_and_caches, GT_NEEDS_GPU)
     char *db = gt_tmp_path(".db"), err[512];
     int gpus[1] = {0};
     gt_shape shapes[2] = {{129, 257, 65, 0, 0}, {256, 256, 256, 0, 0}};
-    const char *fams[3] = {"tile2d", "test_oob", "test_hang"};
+    const char *fams[3] = {"naive", "test_oob", "test_hang"};
     gt_tune_opts o = {0};
     gt_tune_summary s1, s2;
     gt_tune_defaults(&o);
     o.db_path = db, o.gpus = gpus, o.ngpus = 1, o.shapes = shapes, o.nshapes = 2, o.families = fams, o.nfamilies = 3;
-    o.max_trials = 8, o.reps = 3, o.topk = 2, o.final_reps = 5, o.progress = 0, o.command = "test";
+    o.reps = 3, o.topk = 2, o.final_reps = 5, o.progress = 0, o.command = "test", o.timeout_floor_s = 5;
     int rc = gt_tune_run(&o, &s1, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
     printf("    first:  %d run, %d failed, %d compiled, %d restarts\n", s1.trials_run, s1.trials_failed, s1.compiled,
@@ -201,12 +201,15 @@ GT_TEST(gpu_sweep_quarantines_resumes_and_caches, GT_NEEDS_GPU)
     CHECK(s1.trials_run > 0 && s1.compiled > 0 && s1.restarts >= 2);
     CHECK(count_rows(db, "SELECT count(*) FROM v_trials WHERE family = 'test_oob' AND status = 'faulted'") >= 1);
     CHECK(count_rows(db, "SELECT count(*) FROM v_trials WHERE family = 'test_hang' AND status = 'timeout'") >= 1);
-    CHECK(count_rows(db, "SELECT count(*) FROM v_winners WHERE family = 'tile2d'") == 2);
+    CHECK(count_rows(db, "SELECT count(*) FROM v_winners WHERE family = 'naive'") == 2);
     rc = gt_tune_run(&o, &s2, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
     printf("    second: %d run, %d skipped, %d compiled, %d cache hits\n", s2.trials_run, s2.trials_skipped,
            s2.compiled, s2.cache_hits);
     CHECK(s2.trials_run == 0 && s2.compiled == 0 && s2.trials_skipped == s1.trials_run && s2.restarts == 0);
+    CHECK(s1.nshapes == 2 && s2.nshapes == 2 && !strcmp(s2.shapes[1].family, "naive"));
+    gt_tune_summary_free(&s1);
+    gt_tune_summary_free(&s2);
     free(db);
 }
 

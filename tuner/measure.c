@@ -4,6 +4,7 @@
 #include "compile.h"
 
 #include <cublas_v2.h>
+#include <dlfcn.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -184,6 +185,25 @@ static void uuid_text(const unsigned char *u, char *out, size_t n)
              u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
 }
 
+/* The SM clock now, through NVML when the driver ships it (loaded at run time: no build dependency). 0 if unknown. */
+static int sm_clock_now(const char *uuid)
+{
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return 0;
+    int (*init)(void) = (int (*)(void))dlsym(h, "nvmlInit_v2");
+    int (*by_uuid)(const char *, void **) = (int (*)(const char *, void **))dlsym(h, "nvmlDeviceGetHandleByUUID");
+    int (*clock)(void *, int, unsigned *) = (int (*)(void *, int, unsigned *))dlsym(h, "nvmlDeviceGetClockInfo");
+    int (*shutdown)(void) = (int (*)(void))dlsym(h, "nvmlShutdown");
+    void *dev = NULL;
+    unsigned mhz = 0;
+    if (init && by_uuid && clock && shutdown && init() == 0) {
+        if (by_uuid(uuid, &dev) != 0 || clock(dev, 1 /* NVML_CLOCK_SM */, &mhz) != 0) mhz = 0;
+        shutdown();
+    }
+    dlclose(h);
+    return (int)mhz;
+}
+
 int gt_measure_gpu_info(gt_measure *m, gt_gpu_info *gpu, gt_limits *lim, char *err, size_t errlen)
 {
     struct cudaDeviceProp p;
@@ -200,7 +220,9 @@ int gt_measure_gpu_info(gt_measure *m, gt_gpu_info *gpu, gt_limits *lim, char *e
     cudaRuntimeGetVersion(&gpu->cuda_version);
     gpu->nvrtc_version = gt_nvrtc_version();
     int khz = 0;
-    if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, m->device) == cudaSuccess) gpu->sm_clock_mhz = khz / 1000;
+    gpu->sm_clock_mhz = sm_clock_now(gpu->uuid);
+    if (!gpu->sm_clock_mhz && cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, m->device) == cudaSuccess)
+        gpu->sm_clock_mhz = khz / 1000; /* the rated clock, when NVML cannot say the current one */
     memset(lim, 0, sizeof *lim);
     lim->cc_major = p.major;
     lim->cc_minor = p.minor;

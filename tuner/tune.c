@@ -19,6 +19,7 @@ typedef struct {
     char *src;
     char hash[17];
     int state; /* 0 queued, 1 compiling, 2 done */
+    long wanted; /* 0, or the order in which trials asked for it: only wanted jobs compile, first asked first */
     int rc;    /* 0 compiled, 1 compile error, -1 NVRTC failure */
     int cached; /* came from the database's cubin cache: NVRTC did not run */
     int stored; /* in the cubin cache (taken from it, or put there after a successful trial) */
@@ -47,7 +48,8 @@ typedef struct {
     gt_gpu_info gpu;
     gt_limits lim;
     cjob *jobs;
-    int njobs, next_job, stop;
+    int njobs, stop;
+    long want_seq;
     pthread_mutex_t mu;
     pthread_cond_t cv;
     pthread_t *threads;
@@ -59,7 +61,12 @@ typedef struct {
 } tune;
 
 static volatile sig_atomic_t interrupted;
-static void on_sigint(int sig) { (void)sig; interrupted = 1; }
+/* First Ctrl-C: finish the trial in flight, commit, stop. A second one ends the process at once. */
+static void on_sigint(int sig)
+{
+    interrupted = 1;
+    signal(sig, SIG_DFL);
+}
 
 static double now_s(void)
 {
@@ -79,6 +86,8 @@ void gt_tune_defaults(gt_tune_opts *o)
     o->seed = 1;
     o->strategy = GT_STRATEGY_EXHAUSTIVE;
     o->shard_n = 1;
+    o->timeout_floor_s = 20;
+    o->prune_ratio = 20;
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     o->jobs = n > 0 ? (int)n : 1;
 }
@@ -90,9 +99,15 @@ static void *compile_thread(void *arg)
     tune *t = arg;
     pthread_mutex_lock(&t->mu);
     for (;;) {
-        while (!t->stop && t->next_job < t->njobs && t->jobs[t->next_job].state != 0) t->next_job++;
-        if (t->stop || t->next_job >= t->njobs) break;
-        cjob *j = &t->jobs[t->next_job++];
+        int i = -1;
+        for (int k = 0; k < t->njobs; ++k)
+            if (t->jobs[k].state == 0 && t->jobs[k].wanted && (i < 0 || t->jobs[k].wanted < t->jobs[i].wanted)) i = k;
+        if (t->stop) break;
+        if (i < 0) {
+            pthread_cond_wait(&t->cv, &t->mu);
+            continue;
+        }
+        cjob *j = &t->jobs[i];
         j->state = 1;
         pthread_mutex_unlock(&t->mu);
         j->rc = gt_nvrtc_compile(j->src, t->arch, &j->cb, j->err, sizeof j->err);
@@ -104,8 +119,19 @@ static void *compile_thread(void *arg)
     return NULL;
 }
 
+/* Ask the pool for jobs (in this order of need); they compile ahead while the GPU works. */
+static void want(tune *t, const int *jobs, int n)
+{
+    pthread_mutex_lock(&t->mu);
+    for (int i = 0; i < n; ++i)
+        if (!t->jobs[jobs[i]].wanted) t->jobs[jobs[i]].wanted = ++t->want_seq;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+}
+
 static cjob *wait_compiled(tune *t, int idx)
 {
+    want(t, &idx, 1);
     pthread_mutex_lock(&t->mu);
     while (t->jobs[idx].state != 2) pthread_cond_wait(&t->cv, &t->mu);
     pthread_mutex_unlock(&t->mu);
@@ -217,22 +243,37 @@ typedef struct {
     round_cfg rc;
     double cublas_ms;
     int stop;
+    int done, failed;
+    double best_ms, t_start;
     pthread_mutex_t mu; /* guards next, the database and the summary */
 } runq;
 
+/* Statuses that can never win: failures, and 'pruned' (too slow to be worth validating). */
 static int is_failure(const char *status)
 {
     return strcmp(status, "ok") && strcmp(status, "screened");
 }
 
-static void progress(const runq *q, const item *it, const char *status, double median_ms)
+static int is_error(const char *status)
 {
-    const gt_tune_opts *o = q->t->o;
-    double tf = median_ms > 0 ? 2.0 * q->s->m * q->s->n * (double)q->s->k / (median_ms * 1e9) : 0;
-    if (!o->progress) return;
-    fprintf(stderr, "\r\033[K[%d/%d] %dx%dx%d %s  %s %s  %s", q->next, q->n, q->s->m, q->s->n, q->s->k,
-            gt_layout_name(q->s->ta, q->s->tb), it->f->name, it->params, status);
-    if (tf > 0) fprintf(stderr, "  %.1f TFLOPS (%.2fx cuBLAS)", tf, q->cublas_ms / median_ms);
+    return is_failure(status) && strcmp(status, "pruned");
+}
+
+/* One live line: done/total, failures, best so far against cuBLAS, ETA, the trial just finished. */
+static void progress(runq *q, const item *it, const char *status, double median_ms)
+{
+    const gt_shape *s = q->s;
+    double flop = 2.0 * s->m * s->n * (double)s->k;
+    q->done++;
+    if (is_error(status)) q->failed++;
+    if (!is_failure(status) && median_ms > 0 && (q->best_ms <= 0 || median_ms < q->best_ms)) q->best_ms = median_ms;
+    if (!q->t->o->progress) return;
+    double el = now_s() - q->t_start, eta = q->done ? el / q->done * (q->n - q->done) : 0;
+    fprintf(stderr, "\r\033[K[%d/%d] %dx%dx%d %s  fail %d", q->done, q->n, s->m, s->n, s->k,
+            gt_layout_name(s->ta, s->tb), q->failed);
+    if (q->best_ms > 0)
+        fprintf(stderr, "  best %.1f TFLOPS (%.2fx cuBLAS)", flop / (q->best_ms * 1e9), q->cublas_ms / q->best_ms);
+    fprintf(stderr, "  ETA %d:%02d  %s %s", (int)eta / 60, (int)eta % 60, it->f->name, status);
     fflush(stderr);
 }
 
@@ -265,7 +306,8 @@ static int run_item(runq *q, int g, item *it)
         gt_trial_request req = {.cubin = j->cb.data, .cubin_size = j->cb.size, .shape = *q->s, .launch = it->L,
                                 .checks = q->rc.checks, .warmup = q->rc.warmup, .reps = q->rc.reps,
                                 .seed = t->o->seed * 1000003ull + (unsigned long long)q->next,
-                                .timeout_s = 20 + per_launch * (q->rc.warmup + q->rc.reps + 8)};
+                                .timeout_s = t->o->timeout_floor_s + per_launch * (q->rc.warmup + q->rc.reps + 8),
+                                .cutoff_ms = t->o->prune_ratio > 0 ? t->o->prune_ratio * q->cublas_ms : 0};
         pthread_mutex_unlock(&q->mu);
         double t0 = now_s();
         int rc = gt_worker_trial(t->workers[g], &req, &r, err, sizeof err);
@@ -286,7 +328,7 @@ static int run_item(runq *q, int g, item *it)
     snprintf(it->status, sizeof it->status, "%s", r.status);
     it->median_ms = r.median_ms;
     t->sum->trials_run++;
-    if (is_failure(r.status)) t->sum->trials_failed++;
+    if (is_error(r.status)) t->sum->trials_failed++;
     progress(q, it, r.status, r.median_ms);
     return 0;
 }
@@ -322,10 +364,15 @@ static void *gpu_loop(void *arg)
 /* Run a round over order[0..n) on every GPU at once. Returns -1 when a worker could not be restarted. */
 static int run_round(tune *t, const gt_shape *s, item *items, const int *order, int n, round_cfg rc, double cublas_ms)
 {
-    runq q = {.t = t, .s = s, .items = items, .order = order, .n = n, .rc = rc, .cublas_ms = cublas_ms};
+    runq q = {.t = t, .s = s, .items = items, .order = order, .n = n, .rc = rc, .cublas_ms = cublas_ms,
+              .t_start = now_s()};
     int ng = t->o->ngpus;
     pthread_t th[64];
     gpu_arg args[64];
+    int *jobs = malloc(((size_t)n + 1) * sizeof *jobs);
+    for (int i = 0; jobs && i < n; ++i) jobs[i] = items[order[i]].job;
+    if (jobs) want(t, jobs, n);
+    free(jobs);
     pthread_mutex_init(&q.mu, NULL);
     for (int g = 0; g < ng; ++g) {
         args[g] = (gpu_arg){&q, g};
@@ -403,7 +450,7 @@ static void take_stored(tune *t, const gt_shape *s, item *items, int n)
         if (gt_db_find_trial(t->db, &t->gpu, s, items[i].f->name, items[i].params, j->hash, &found, status, &med, err,
                              sizeof err) || !found)
             continue;
-        if (is_failure(status) && t->o->retry_failed) continue;
+        if (is_error(status) && t->o->retry_failed) continue;
         items[i].have = 1;
         items[i].median_ms = med;
         snprintf(items[i].status, sizeof items[i].status, "%s", status);
@@ -452,7 +499,7 @@ static int search(tune *t, const gt_shape *s, item *items, int n, double cublas_
 }
 
 /* Re-time the topk validated candidates with final_reps on a cold L2 and store the fastest as the winner. */
-static int finalize(tune *t, const gt_shape *s, item *items, int n, double cublas_ms)
+static int finalize(tune *t, const gt_shape *s, item *items, int n, gt_shape_result *res)
 {
     int *order = malloc(((size_t)n + 1) * sizeof *order), best = -1;
     double best_med = INFINITY, spread = 0;
@@ -460,17 +507,21 @@ static int finalize(tune *t, const gt_shape *s, item *items, int n, double cubla
     if (!order) return -1;
     int k = ranked(items, n, "ok", order);
     if (k > t->o->topk) k = t->o->topk;
-    runq q = {.t = t, .s = s, .items = items, .n = k, .cublas_ms = cublas_ms};
+    runq q = {.t = t, .s = s, .items = items, .n = k, .cublas_ms = res->cublas_ms};
     for (int i = 0; i < k && !interrupted; ++i) {
         item *it = &items[order[i]];
         cjob *j = wait_compiled(t, it->job);
         gt_trial_request req = {.cubin = j->cb.data, .cubin_size = j->cb.size, .shape = *s, .launch = it->L,
-                                .warmup = 2, .reps = t->o->final_reps, .timeout_s = 60 + 400 * cublas_ms * t->o->final_reps / 1000};
+                                .warmup = 2, .reps = t->o->final_reps,
+                                .timeout_s = t->o->timeout_floor_s + 400 * res->cublas_ms * t->o->final_reps / 1000};
         gt_trial_result r;
         double t0 = now_s();
-        if (gt_worker_trial(t->workers[0], &req, &r, err, sizeof err)) return free(order), -1;
+        if (gt_worker_trial(t->workers[0], &req, &r, err, sizeof err)) {
+            snprintf(t->err, t->errlen, "GPU %d: %s", t->o->gpus[0], err);
+            free(order);
+            return -1;
+        }
         t->gpu_seconds += now_s() - t0;
-        q.next = i + 1;
         store(&q, 0, it, j, &r, t->o->final_reps);
         if (!strcmp(r.status, "ok") && r.median_ms < best_med) {
             best = order[i];
@@ -484,29 +535,58 @@ static int finalize(tune *t, const gt_shape *s, item *items, int n, double cubla
     if (gt_db_set_winner(t->db, t->sweeps[0], s, w->f->name, w->params, t->jobs[w->job].hash, best_med, spread, err,
                          sizeof err))
         fprintf(stderr, "gemmtune: storing the winner failed: %s\n", err);
-    printf("%5dx%-5dx%-5d %s  %-10s %-44s %7.2f TFLOPS  %5.2fx cuBLAS (%.2f TFLOPS)  spread %.1f%%\n", s->m, s->n,
-           s->k, gt_layout_name(s->ta, s->tb), w->f->name, w->params, 2.0 * s->m * s->n * (double)s->k / (best_med * 1e9),
-           cublas_ms / best_med, 2.0 * s->m * s->n * (double)s->k / (cublas_ms * 1e9), spread);
-    fflush(stdout);
+    snprintf(res->family, sizeof res->family, "%s", w->f->name);
+    snprintf(res->params, sizeof res->params, "%s", w->params);
+    res->median_ms = best_med;
+    res->spread_pct = spread;
+    return 0;
+}
+
+static void tally(const item *items, int n, gt_shape_result *res)
+{
+    for (int i = 0; i < n; ++i)
+        if (items[i].have) {
+            res->trials++;
+            res->failed += is_error(items[i].status);
+        }
+}
+
+static int record(tune *t, const gt_shape_result *res)
+{
+    gt_tune_summary *sum = t->sum;
+    gt_shape_result *grown = realloc(sum->shapes, ((size_t)sum->nshapes + 1) * sizeof *grown);
+    if (!grown) return snprintf(t->err, t->errlen, "out of memory"), -1;
+    sum->shapes = grown;
+    sum->shapes[sum->nshapes++] = *res;
+    if (t->o->on_shape) t->o->on_shape(res, t->o->ctx);
     return 0;
 }
 
 static int tune_shape(tune *t, const cand *cands, int ncand, const gt_shape *s)
 {
-    double cublas_ms;
+    gt_shape_result res = {.shape = *s};
     char err[512];
-    if (gt_worker_baseline(t->workers[0], s, 3, 20, &cublas_ms, err, sizeof err))
+    if (gt_worker_baseline(t->workers[0], s, 3, 20, &res.cublas_ms, err, sizeof err))
         return snprintf(t->err, t->errlen, "%s", err), -1;
-    if (gt_db_set_baseline(t->db, t->sweeps[0], s, cublas_ms, err, sizeof err))
+    if (gt_db_set_baseline(t->db, t->sweeps[0], s, res.cublas_ms, err, sizeof err))
         return snprintf(t->err, t->errlen, "%s", err), -1;
     item *items;
-    int n = build_items(t, cands, ncand, s, &items);
+    int n = build_items(t, cands, ncand, s, &items), skipped0 = t->sum->trials_skipped;
     if (n < 0) return snprintf(t->err, t->errlen, "out of memory"), -1;
     take_stored(t, s, items, n);
-    int rc = search(t, s, items, n, cublas_ms);
-    if (rc == 0 && !interrupted) rc = finalize(t, s, items, n, cublas_ms);
+    res.skipped = t->sum->trials_skipped - skipped0;
+    int rc = search(t, s, items, n, res.cublas_ms);
+    if (rc == 0 && !interrupted) rc = finalize(t, s, items, n, &res);
+    tally(items, n, &res);
     free(items);
-    return rc;
+    return rc == 0 && !interrupted ? record(t, &res) : rc;
+}
+
+void gt_tune_summary_free(gt_tune_summary *s)
+{
+    free(s->shapes);
+    s->shapes = NULL;
+    s->nshapes = 0;
 }
 
 /* ---- setup and teardown ---- */

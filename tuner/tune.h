@@ -10,6 +10,14 @@
 
 enum { GT_STRATEGY_EXHAUSTIVE, GT_STRATEGY_RANDOM, GT_STRATEGY_HALVING };
 
+/* The outcome of one shape and layout; family is empty when no candidate passed validation. */
+typedef struct {
+    gt_shape shape;
+    char family[32], params[256];
+    double median_ms, spread_pct, cublas_ms;
+    int trials, failed, skipped;
+} gt_shape_result;
+
 typedef struct {
     const char *db_path;
     const int *gpus;
@@ -30,13 +38,22 @@ typedef struct {
     int progress;            /* 1 live line on stderr, 0 none */
     int shard_i, shard_n;    /* this process runs items whose index % shard_n == shard_i */
     int jobs;                /* compile threads */
+    double timeout_floor_s;  /* per-trial watchdog floor; the limit grows with cuBLAS's time on the shape */
+    double prune_ratio;      /* > 0: a candidate whose first run is this many times slower than cuBLAS is stored
+                                as 'pruned' without validation or timing (default 20) */
     const char *command;     /* stored with the sweep for provenance */
+    void (*on_shape)(const gt_shape_result *r, void *ctx); /* called as each shape finishes; may be NULL */
+    void *ctx;
 } gt_tune_opts;
 
 typedef struct {
     int trials_run, trials_skipped, trials_failed, compiled, cache_hits, restarts, interrupted;
     double gpu_seconds; /* wall time spent inside worker trials: the sweep's GPU cost */
+    gt_shape_result *shapes; /* one per finished shape and layout, malloc'd: gt_tune_summary_free */
+    int nshapes;
 } gt_tune_summary;
+
+void gt_tune_summary_free(gt_tune_summary *s);
 
 /* Defaults for every field not set by the caller (sizes, GPUs and db_path excepted). */
 void gt_tune_defaults(gt_tune_opts *o);

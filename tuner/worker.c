@@ -24,6 +24,7 @@ typedef struct {
     gt_launch launch;
     int checks, warmup, reps;
     int pad_a, pad_b, pad_c;
+    double cutoff_ms;
     unsigned long long seed;
     size_t cubin_size;
 } msg_req;
@@ -222,7 +223,7 @@ int gt_worker_trial(gt_worker *w, const gt_trial_request *req, gt_trial_result *
 {
     msg_req q = {.op = OP_TRIAL, .shape = req->shape, .launch = req->launch, .checks = req->checks,
                  .warmup = req->warmup, .reps = req->reps, .pad_a = req->pad_a, .pad_b = req->pad_b,
-                 .pad_c = req->pad_c, .seed = req->seed, .cubin_size = req->cubin_size};
+                 .pad_c = req->pad_c, .cutoff_ms = req->cutoff_ms, .seed = req->seed, .cubin_size = req->cubin_size};
     msg_resp r;
     if (transact(w, &q, req->cubin, req->timeout_s, &r, err, errlen)) return -1;
     *out = r.r;
@@ -277,6 +278,20 @@ static void run_trial(gt_measure *m, const msg_req *q, const void *cubin, msg_re
     if (q->launch.splitk > 1 && !(c.ws = gt_measure_scratch(m, q->launch.ws_bytes, err, sizeof err))) {
         classify(r, err);
         goto out;
+    }
+    if (q->cutoff_ms > 0) { /* far slower than the reference: one run ranks it, the sweep moves on */
+        double one, lo, hi;
+        if (gt_measure_time(m, &q->shape, run_candidate, &c, 0, 1, &one, &lo, &hi, err, sizeof err)) {
+            classify(r, err);
+            goto out;
+        }
+        if (one > q->cutoff_ms) {
+            t->median_ms = t->min_ms = t->max_ms = one;
+            snprintf(t->status, sizeof t->status, "pruned");
+            snprintf(t->message, sizeof t->message, "one run took %.3f ms, over the cutoff of %.3f ms", one,
+                     q->cutoff_ms);
+            goto out;
+        }
     }
     const double tol = gt_tolerance(q->shape.k);
     const float betas[2] = {0.0f, 0.5f};

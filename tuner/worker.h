@@ -12,7 +12,7 @@
 typedef struct gt_worker gt_worker;
 
 typedef struct {
-    char status[32];    /* ok, wrong, resources, launch_error, faulted, timeout */
+    char status[32];    /* ok, wrong, pruned, resources, launch_error, faulted, timeout */
     char message[512];
     double median_ms, min_ms, max_ms, rel_err;
     int regs;
@@ -29,6 +29,7 @@ typedef struct {
     int warmup, reps;    /* reps 0: validate only */
     unsigned long long seed;
     double timeout_s;    /* whole trial, after which the worker is killed and replaced */
+    double cutoff_ms;    /* > 0: one timed run first; slower than this -> status 'pruned', nothing else run */
 } gt_trial_request;
 
 /* Start a worker on CUDA device `device`. Fails (err says why) when there is no such device or no driver. */

@@ -1,0 +1,334 @@
+/* JSON export and import of winners through cJSON; the format is documented in docs/EXPORT.md (versioned).
+ * Import validates the whole document before it writes anything, then applies it in one transaction.
+ * Tested by tests/test_export.c (round trip, truncated and mutated files). */
+#include "dbi.h"
+
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define FORMAT_NAME "gemmtune-winners"
+#define FORMAT_VERSION 1
+
+/* The shortest text that reads back as exactly v: cJSON's own printing accepts an error of one ulp, which would
+ * break export -> import -> export identity. */
+static void add_exact(cJSON *o, const char *key, double v)
+{
+    char buf[40];
+    for (int prec = 15; prec <= 17; ++prec) {
+        snprintf(buf, sizeof buf, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) break;
+    }
+    cJSON_AddRawToObject(o, key, buf);
+}
+
+static void add_num_or_null(cJSON *o, const char *key, double v)
+{
+    if (v >= 0) add_exact(o, key, v);
+    else cJSON_AddNullToObject(o, key);
+}
+
+static void add_text_or_null(cJSON *o, const char *key, sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    if (t) cJSON_AddStringToObject(o, key, (const char *)t);
+    else cJSON_AddNullToObject(o, key);
+}
+
+static void add_int_or_null(cJSON *o, const char *key, sqlite3_stmt *st, int col)
+{
+    if (sqlite3_column_type(st, col) == SQLITE_NULL) cJSON_AddNullToObject(o, key);
+    else cJSON_AddNumberToObject(o, key, sqlite3_column_int64(st, col));
+}
+
+#define EXPORT_SQL                                                                                                  \
+    "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, g.uuid, sw.driver_version, sw.cuda_version, "           \
+    "sw.nvrtc_version, sw.sm_clock_mhz, s.m, s.n, s.k, s.layout, c.family, c.params, c.source_hash, w.median_ms, "   \
+    "w.spread_pct, b.cublas_ms, sw.uid, sw.started_at, sw.host, sw.gemmtune_version FROM winners w "                 \
+    "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "                                  \
+    "JOIN candidates c ON c.id = w.candidate_id JOIN sweeps sw ON sw.id = w.sweep_id JOIN gpus g ON g.id = sw.gpu_id " \
+    "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL                    \
+    " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k"
+
+static cJSON *winner_json(sqlite3_stmt *st)
+{
+    cJSON *o = cJSON_CreateObject(), *gpu = cJSON_AddObjectToObject(o, "gpu");
+    cJSON *shape = cJSON_AddObjectToObject(o, "shape"), *sweep;
+    static const char *const gpu_ints[] = {"cc_major", "cc_minor", "sm_count"};
+    static const char *const gpu_opt[] = {"driver_version", "cuda_version", "nvrtc_version", "sm_clock_mhz"};
+    add_text_or_null(gpu, "name", st, 0);
+    for (int i = 0; i < 3; ++i) cJSON_AddNumberToObject(gpu, gpu_ints[i], sqlite3_column_int(st, 1 + i));
+    add_text_or_null(gpu, "uuid", st, 4);
+    for (int i = 0; i < 4; ++i) add_int_or_null(gpu, gpu_opt[i], st, 5 + i);
+    double mnk[3], ms = dbi_real(st, 16), cublas = dbi_real(st, 18);
+    static const char *const dims[] = {"m", "n", "k"};
+    for (int i = 0; i < 3; ++i) cJSON_AddNumberToObject(shape, dims[i], mnk[i] = sqlite3_column_int(st, 9 + i));
+    add_text_or_null(shape, "layout", st, 12);
+    add_text_or_null(o, "family", st, 13);
+    add_text_or_null(o, "params", st, 14);
+    add_text_or_null(o, "source_hash", st, 15);
+    double flop = 2.0 * mnk[0] * mnk[1] * mnk[2];
+    add_exact(o, "median_ms", ms);
+    add_num_or_null(o, "spread_pct", dbi_real(st, 17));
+    add_exact(o, "tflops", flop / (ms * 1e9));
+    add_num_or_null(o, "cublas_ms", cublas);
+    add_num_or_null(o, "cublas_tflops", cublas > 0 ? flop / (cublas * 1e9) : -1);
+    add_num_or_null(o, "ratio_vs_cublas", cublas > 0 ? cublas / ms : -1);
+    sweep = cJSON_AddObjectToObject(o, "sweep");
+    add_text_or_null(sweep, "uid", st, 19);
+    add_text_or_null(sweep, "started_at", st, 20);
+    add_text_or_null(sweep, "host", st, 21);
+    add_text_or_null(sweep, "gemmtune_version", st, 22);
+    return o;
+}
+
+int gt_db_export_json(gt_db *db, const gt_winner_filter *filter, char **json, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    *json = NULL;
+    if (dbi_prepare(db, &st, err, errlen, EXPORT_SQL, NULL) < 0) return -1;
+    if (dbi_bind_filter(st, filter) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return dbi_fail(db, DBI_WHERE, err, errlen);
+    }
+    cJSON *root = cJSON_CreateObject();
+    cJSON_AddStringToObject(root, "format", FORMAT_NAME);
+    cJSON_AddNumberToObject(root, "format_version", FORMAT_VERSION);
+    cJSON_AddStringToObject(root, "gemmtune_version", GT_VERSION);
+    cJSON *arr = cJSON_AddArrayToObject(root, "winners");
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) cJSON_AddItemToArray(arr, winner_json(st));
+    if (rc != SQLITE_DONE) dbi_fail(db, DBI_WHERE, err, errlen);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_DONE) *json = cJSON_Print(root);
+    cJSON_Delete(root);
+    if (rc == SQLITE_DONE && !*json) snprintf(err, errlen, "out of memory printing JSON");
+    return *json ? 0 : -1;
+}
+
+/* ---- import: validate everything into rows, then write ---- */
+
+typedef struct {
+    gt_gpu_info gpu;
+    gt_shape shape;
+    const char *family, *params, *source_hash;
+    double median_ms, spread_pct, cublas_ms;
+    const char *uid, *started_at, *host, *version;
+} jrow;
+
+typedef struct {
+    char *err;
+    size_t errlen;
+    char where[64];
+} jctx;
+
+static int bad(jctx *c, const char *key, const char *want)
+{
+    snprintf(c->err, c->errlen, "%s.%s: want %s", c->where, key, want);
+    return -1;
+}
+
+/* Integer in [lo, hi]; with nullable, a missing or null value gives def. */
+static int j_int(jctx *c, const cJSON *o, const char *key, long lo, long hi, int nullable, long def, long *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    char want[96];
+    snprintf(want, sizeof want, "an integer %ld..%ld%s", lo, hi, nullable ? " or null" : "");
+    if (nullable && (!v || cJSON_IsNull(v))) return *out = def, 0;
+    if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) || v->valuedouble < lo || v->valuedouble > hi)
+        return bad(c, key, want);
+    *out = (long)v->valuedouble;
+    return 0;
+}
+
+/* Finite number > 0 (positive = 1) or >= 0; nullable: missing/null gives -1. */
+static int j_num(jctx *c, const cJSON *o, const char *key, int positive, int nullable, double *out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (nullable && (!v || cJSON_IsNull(v))) return *out = -1, 0;
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 || (positive && v->valuedouble == 0))
+        return bad(c, key, positive ? "a number > 0" : "a number >= 0");
+    *out = v->valuedouble;
+    return 0;
+}
+
+/* String of 1..maxlen chars; hex: only [0-9a-f], exactly maxlen of them. nullable: missing/null gives NULL. */
+static int j_str(jctx *c, const cJSON *o, const char *key, size_t maxlen, int hex, int nullable, const char **out)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    char want[96];
+    *out = NULL;
+    if (nullable && (!v || cJSON_IsNull(v))) return 0;
+    snprintf(want, sizeof want, hex ? "%zu lowercase hex digits" : "a string of 1..%zu characters", maxlen);
+    if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) > maxlen) return bad(c, key, want);
+    if (hex && (strlen(v->valuestring) != maxlen || strspn(v->valuestring, "0123456789abcdef") != maxlen))
+        return bad(c, key, want);
+    *out = v->valuestring;
+    return 0;
+}
+
+static const cJSON *j_obj(jctx *c, const cJSON *o, const char *key)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!cJSON_IsObject(v)) bad(c, key, "an object");
+    return cJSON_IsObject(v) ? v : NULL;
+}
+
+static int parse_gpu(jctx *c, const cJSON *g, gt_gpu_info *out)
+{
+    const char *name, *uuid;
+    long v[7];
+    static const char *const keys[] = {"cc_major", "cc_minor", "sm_count", "driver_version", "cuda_version",
+                                       "nvrtc_version", "sm_clock_mhz"};
+    static const long hi[] = {99, 99, 100000, 1000000, 1000000, 1000000, 100000};
+    memset(out, 0, sizeof *out);
+    if (j_str(c, g, "name", sizeof out->name - 1, 0, 0, &name) < 0 || j_str(c, g, "uuid", sizeof out->uuid - 1, 0, 0, &uuid) < 0)
+        return -1;
+    for (int i = 0; i < 7; ++i)
+        if (j_int(c, g, keys[i], i == 2 ? 1 : 0, hi[i], i >= 3, -1, &v[i]) < 0) return -1;
+    snprintf(out->name, sizeof out->name, "%s", name);
+    snprintf(out->uuid, sizeof out->uuid, "%s", uuid);
+    out->cc_major = v[0], out->cc_minor = v[1], out->sm_count = v[2];
+    out->driver_version = v[3], out->cuda_version = v[4], out->nvrtc_version = v[5], out->sm_clock_mhz = v[6];
+    out->mem_bytes = out->l2_bytes = -1;
+    return 0;
+}
+
+static int parse_shape(jctx *c, const cJSON *s, gt_shape *out)
+{
+    long d[3];
+    const char *lay;
+    static const char *const dims[] = {"m", "n", "k"};
+    for (int i = 0; i < 3; ++i)
+        if (j_int(c, s, dims[i], 1, 1048576, 0, 0, &d[i]) < 0) return -1;
+    if (j_str(c, s, "layout", 2, 0, 0, &lay) < 0) return -1;
+    if (gt_layout_parse(lay, &out->ta, &out->tb) < 0) return bad(c, "layout", "one of nn, nt, tn, tt");
+    out->m = d[0], out->n = d[1], out->k = d[2];
+    return 0;
+}
+
+static int parse_row(jctx *c, const cJSON *item, jrow *r)
+{
+    const cJSON *g, *s, *sw;
+    double derived;
+    if (!cJSON_IsObject(item)) return snprintf(c->err, c->errlen, "%s: want an object", c->where), -1;
+    size_t base = strlen(c->where);
+    if (!(g = j_obj(c, item, "gpu"))) return -1;
+    snprintf(c->where + base, sizeof c->where - base, ".gpu");
+    if (parse_gpu(c, g, &r->gpu) < 0) return -1;
+    c->where[base] = 0;
+    if (!(s = j_obj(c, item, "shape"))) return -1;
+    snprintf(c->where + base, sizeof c->where - base, ".shape");
+    if (parse_shape(c, s, &r->shape) < 0) return -1;
+    c->where[base] = 0;
+    if (j_str(c, item, "family", 31, 0, 0, &r->family) < 0 || j_str(c, item, "params", 255, 0, 0, &r->params) < 0 ||
+        j_str(c, item, "source_hash", 16, 1, 0, &r->source_hash) < 0 ||
+        j_num(c, item, "median_ms", 1, 0, &r->median_ms) < 0 || j_num(c, item, "spread_pct", 0, 1, &r->spread_pct) < 0 ||
+        j_num(c, item, "cublas_ms", 1, 1, &r->cublas_ms) < 0 || j_num(c, item, "tflops", 1, 0, &derived) < 0 ||
+        j_num(c, item, "ratio_vs_cublas", 1, 1, &derived) < 0)
+        return -1;
+    if (!(sw = j_obj(c, item, "sweep"))) return -1;
+    snprintf(c->where + base, sizeof c->where - base, ".sweep");
+    if (j_str(c, sw, "uid", 32, 1, 0, &r->uid) < 0 || j_str(c, sw, "started_at", 40, 0, 0, &r->started_at) < 0 ||
+        j_str(c, sw, "host", 255, 0, 1, &r->host) < 0 || j_str(c, sw, "gemmtune_version", 40, 0, 1, &r->version) < 0)
+        return -1;
+    return 0;
+}
+
+static int parse_doc(const cJSON *root, jrow **rows, int *n, char *err, size_t errlen)
+{
+    jctx c = {err, errlen, "document"};
+    const cJSON *v, *arr;
+    const char *fmt;
+    long ver;
+    if (!cJSON_IsObject(root)) return snprintf(err, errlen, "not a JSON object"), -1;
+    if (j_str(&c, root, "format", 64, 0, 0, &fmt) < 0) return -1;
+    if (strcmp(fmt, FORMAT_NAME)) return snprintf(err, errlen, "format '%s' is not %s", fmt, FORMAT_NAME), -1;
+    if (j_int(&c, root, "format_version", 1, 1000000, 0, 0, &ver) < 0) return -1;
+    if (ver != FORMAT_VERSION)
+        return snprintf(err, errlen, "format_version %ld: this gemmtune reads version %d", ver, FORMAT_VERSION), -1;
+    v = cJSON_GetObjectItemCaseSensitive(root, "gemmtune_version");
+    if (!cJSON_IsString(v)) return bad(&c, "gemmtune_version", "a string");
+    if (!cJSON_IsArray(arr = cJSON_GetObjectItemCaseSensitive(root, "winners"))) return bad(&c, "winners", "an array");
+    *n = cJSON_GetArraySize(arr);
+    *rows = calloc(*n ? *n : 1, sizeof **rows);
+    if (!*rows) return snprintf(err, errlen, "out of memory"), -1;
+    int i = 0;
+    for (const cJSON *it = arr->child; it; it = it->next, ++i) {
+        snprintf(c.where, sizeof c.where, "winners[%d]", i);
+        if (parse_row(&c, it, &(*rows)[i]) < 0) return -1;
+    }
+    return 0;
+}
+
+/* The sweep a row came from: found by uid, else created with the row's GPU and provenance. */
+static int row_sweep(gt_db *db, const jrow *r, const char *origin, long long *sweep, char *err, size_t errlen)
+{
+    long long model, gpu;
+    int found;
+    char org[300];
+    if (dbi_int64(db, sweep, &found, err, errlen, "SELECT id FROM sweeps WHERE uid = ?", "t", r->uid) < 0) return -1;
+    if (found) return 0;
+    snprintf(org, sizeof org, "import:%s", origin ? origin : "?");
+    if (dbi_model_id(db, r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count, &model, err, errlen) < 0 ||
+        dbi_run(db, err, errlen, "INSERT INTO gpus (model_id, uuid) VALUES (?, ?) ON CONFLICT DO NOTHING", "It", model,
+                r->gpu.uuid) < 0 ||
+        dbi_int64(db, &gpu, &found, err, errlen, "SELECT id FROM gpus WHERE uuid = ? AND model_id = ?", "tI",
+                  r->gpu.uuid, model) < 0)
+        return -1;
+    if (!found)
+        return snprintf(err, errlen, "GPU %s is stored here as another model than '%s' %d.%d x%d", r->gpu.uuid,
+                        r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count), -1;
+    if (dbi_run(db, err, errlen,
+                "INSERT INTO sweeps (gpu_id, started_at, host, command, gemmtune_version, driver_version, cuda_version, "
+                "nvrtc_version, sm_clock_mhz, origin, uid) VALUES (?, ?, ?, 'import', ?, ?, ?, ?, ?, ?, ?)",
+                "Itttkkkktt", gpu, r->started_at, r->host, r->version, r->gpu.driver_version, r->gpu.cuda_version,
+                r->gpu.nvrtc_version, r->gpu.sm_clock_mhz, org, r->uid) < 0)
+        return -1;
+    *sweep = sqlite3_last_insert_rowid(db->h);
+    return 0;
+}
+
+static int apply_row(gt_db *db, const jrow *r, const char *origin, int *imported, char *err, size_t errlen)
+{
+    long long sweep, model, shape, cand;
+    int found, replaced = 0;
+    if (row_sweep(db, r, origin, &sweep, err, errlen) < 0 ||
+        dbi_int64(db, &model, &found, err, errlen,
+                  "SELECT g.model_id FROM sweeps sw JOIN gpus g ON g.id = sw.gpu_id WHERE sw.id = ?", "I", sweep) < 0 ||
+        dbi_shape_id(db, &r->shape, &shape, err, errlen) < 0 ||
+        dbi_candidate_id(db, r->family, r->params, r->source_hash, &cand, err, errlen) < 0 ||
+        dbi_offer_winner(db, model, shape, cand, sweep, r->median_ms, r->spread_pct, 0, &replaced, err, errlen) < 0)
+        return -1;
+    *imported += replaced;
+    if (r->cublas_ms > 0 && dbi_offer_baseline(db, model, shape, sweep, r->cublas_ms, err, errlen) < 0) return -1;
+    return 0;
+}
+
+int gt_db_import_json(gt_db *db, const char *json, const char *origin, int *imported, char *err, size_t errlen)
+{
+    jrow *rows = NULL;
+    int n = 0, rc = -1;
+    *imported = 0;
+    cJSON *root = cJSON_Parse(json);
+    if (!root) {
+        const char *at = cJSON_GetErrorPtr();
+        snprintf(err, errlen, "malformed JSON near byte %ld", at && at >= json ? (long)(at - json) : -1L);
+        return -1;
+    }
+    if (parse_doc(root, &rows, &n, err, errlen) < 0) goto out;
+    if (dbi_begin(db, err, errlen) < 0) goto out;
+    for (int i = 0; i < n; ++i)
+        if (apply_row(db, &rows[i], origin, imported, err, errlen) < 0) {
+            dbi_rollback(db);
+            *imported = 0;
+            goto out;
+        }
+    rc = dbi_commit(db, err, errlen);
+out:
+    free(rows);
+    cJSON_Delete(root);
+    return rc;
+}

@@ -1,0 +1,152 @@
+/* Family multistage: warp-tiled FFMA SGEMM with a cp.async pipeline of STAGES shared-memory buffers, block
+ * rasterization and deterministic split-K. Template: templates/multistage.cu. Tested by tests/test_multistage.c. */
+#include "family.h"
+
+#include <stdio.h>
+
+enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_WNITER, P_TM, P_TN, P_STAGES, P_MINB, P_RASTER, P_SPLITK, NPARAMS };
+
+#define PAD 4 /* floats after each k row of a shared tile, as in the template */
+
+typedef struct {
+    int bm, bn, bk, wm, wn, wniter, tm, tn, stages, minb, raster, splitk;
+    int threads, wmiter, wsubm, wsubn;
+} shape_t;
+
+static shape_t unpack(const gt_params *p)
+{
+    const int *v = p->v;
+    shape_t s = {v[P_BM], v[P_BN], v[P_BK], v[P_WM], v[P_WN], v[P_WNITER], v[P_TM], v[P_TN], v[P_STAGES],
+                 v[P_MINB], v[P_RASTER], v[P_SPLITK], 0, 0, 0, 0};
+    if (s.wm > 0 && s.wn > 0 && s.tm > 0 && s.tn > 0 && s.wniter > 0) {
+        s.threads = s.bm / s.wm * (s.bn / s.wn) * 32;
+        s.wmiter = s.wm * s.wn / (32 * s.tm * s.tn * s.wniter);
+        s.wsubm = s.wmiter ? s.wm / s.wmiter : 0;
+        s.wsubn = s.wn / s.wniter;
+    }
+    return s;
+}
+
+/* Dynamic shared memory of one block: STAGES k-major tiles of A and B, each row padded. */
+static unsigned smem_bytes(const shape_t *s) { return (unsigned)(4 * s->stages * s->bk * (s->bm + s->bn + 2 * PAD)); }
+
+/* Registers per thread: accumulators, two fragment buffers, ~28 for addresses, predicates and loop state
+ * (ptxas -v: 128x128 8x8 uses 124 under a 128 cap, 256x128 16x8 stays under 255 without spills). */
+static int regs_estimate(const shape_t *s)
+{
+    const int fm = s->wmiter * s->tm, fn = s->wniter * s->tn;
+    return fm * fn + 2 * (fm + fn) + 28;
+}
+
+/* LDS.128 runs in quarter-warp phases; a phase is conflict-free when its distinct 16-byte addresses fall in
+ * distinct 16-byte bank groups. Lane l of a warp reads row offset (l / tcols) * TM and column offset
+ * (l % tcols) * TN of its sub-tile, plus 4v for the v-th LDS.128 of a fragment. */
+static int conflict_free(int tcols, int tm, int tn)
+{
+    for (int q = 0; q < 4; ++q)
+        for (int side = 0; side < 2; ++side)
+            for (int v = 0; v < (side ? tn : tm); v += 4) {
+                int owner[8];
+                for (int g = 0; g < 8; ++g) owner[g] = -1;
+                for (int l = 8 * q; l < 8 * q + 8; ++l) {
+                    const int off = (side ? l % tcols * tn : l / tcols * tm) + v, g = off / 4 % 8;
+                    if (owner[g] >= 0 && owner[g] != off) return 0;
+                    owner[g] = off;
+                }
+            }
+    return 1;
+}
+
+#define REJECT(...) return snprintf(why, n, __VA_ARGS__), 0
+
+static int legal_tiling(const shape_t *s, char *why, size_t n)
+{
+    if (s->bm <= 0 || s->bn <= 0 || s->bk <= 0 || s->wm <= 0 || s->wn <= 0 || s->wniter <= 0 || s->tm <= 0 ||
+        s->tn <= 0)
+        REJECT("non-positive tile parameter");
+    if (s->bk % 8 || s->tm % 4 || s->tn % 4) REJECT("BK must be a multiple of 8, TM and TN of 4");
+    if (s->bm % s->wm || s->bn % s->wn) REJECT("BM %% WM or BN %% WN != 0");
+    if (s->wn % s->wniter || s->wm * s->wn % (32 * s->tm * s->tn * s->wniter) || s->wmiter < 1)
+        REJECT("warp tile %dx%d does not split into 32 threads x WNITER=%d x %dx%d", s->wm, s->wn, s->wniter, s->tm,
+               s->tn);
+    if (s->wm % s->wmiter || s->wsubm % s->tm || s->wsubn % s->tn)
+        REJECT("(WM/WMITER) %% TM or (WN/WNITER) %% TN != 0");
+    if (s->wsubm / s->tm * (s->wsubn / s->tn) != 32) REJECT("warp sub-tile is not 32 thread tiles");
+    if (s->bm % 4 || s->bn % 4 || s->threads % (s->bm / 4) || s->threads % (s->bn / 4))
+        REJECT("%d threads do not cover whole rows of 16-byte copies", s->threads);
+    if (!conflict_free(s->wsubn / s->tn, s->tm, s->tn)) REJECT("fragment LDS.128 has bank conflicts");
+    return 1;
+}
+
+/* The default space's shape, not hardware limits: these keep the sweep near 200 points by dropping
+ * combinations that only repeat others or cannot win (ask for anything else explicitly with other values). */
+static int shaped(const shape_t *s, char *why, size_t n)
+{
+    const int fm = s->wmiter * s->tm, fn = s->wniter * s->tn;
+    if (s->wm * s->wn < 2048) REJECT("default space: warp tiles of at least 64 results per thread");
+    if (fm > 2 * fn || fn > 2 * fm) REJECT("default space: thread tile %dx%d more than 2:1", fm, fn);
+    if (s->bm > 2 * s->bn || s->bn > 2 * s->bm || s->bm * s->bn > 256 * 128)
+        REJECT("default space: block tiles up to 256x128 and at most 2:1");
+    if (s->bk > 8 && s->stages > 3) REJECT("default space: BK > 8 with at most 3 stages");
+    if (s->minb > 1 && 65536 / (s->threads * s->minb) >= 255)
+        REJECT("default space: MINB > 1 only where it lowers the register cap");
+    if (s->raster > 1 && (s->splitk > 1 || s->bm * s->bn < 128 * 128))
+        REJECT("default space: RASTER > 1 only for tiles of 128x128 and more without split-K");
+    if (s->splitk > 1 && (s->bm * s->bn > 128 * 128 || s->bm != s->bn || s->minb > 1 || s->stages != 3))
+        REJECT("default space: SPLITK > 1 only with square tiles up to 128x128, 3 stages, MINB=1");
+    return 1;
+}
+
+static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
+{
+    const shape_t s = unpack(p);
+    if (!legal_tiling(&s, why, n)) return 0;
+    if (s.stages < 2 || s.stages > 8) REJECT("STAGES=%d outside 2..8", s.stages);
+    if (s.minb < 1 || s.raster < 1 || s.splitk < 1) REJECT("MINB, RASTER and SPLITK must be >= 1");
+    if (s.threads > lim->max_threads_per_block) REJECT("%d threads over %d", s.threads, lim->max_threads_per_block);
+    if (s.threads < 64) REJECT("%d threads: under two warps", s.threads);
+    const unsigned smem = smem_bytes(&s);
+    if (smem > (unsigned)lim->max_smem_optin) REJECT("%u B dynamic shared memory over %d", smem, lim->max_smem_optin);
+    const int regs = regs_estimate(&s), cap = lim->max_regs_per_block / (s.threads * s.minb);
+    const int lim_regs = cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread;
+    if (regs > lim_regs) REJECT("~%d registers/thread over the cap of %d", regs, lim_regs);
+    return shaped(&s, why, n);
+}
+
+static void launch(const gt_params *p, const gt_shape *sh, gt_launch *out)
+{
+    const shape_t s = unpack(p);
+    const unsigned tiles = gt_cdiv(sh->m, s.bm) * gt_cdiv(sh->n, s.bn);
+    *out = (gt_launch){.grid = {tiles, 1, (unsigned)s.splitk},
+                       .block = {(unsigned)s.threads, 1, 1},
+                       .smem = smem_bytes(&s),
+                       .splitk = s.splitk};
+    if (s.splitk > 1) {
+        out->ws_bytes = (size_t)s.splitk * (size_t)sh->m * (size_t)sh->n * sizeof(float);
+        out->rgrid[0] = gt_cdiv((long long)sh->m * sh->n, 256);
+        out->rgrid[1] = out->rgrid[2] = 1;
+        out->rblock[0] = 256;
+        out->rblock[1] = out->rblock[2] = 1;
+    }
+}
+
+const gt_family gt_family_multistage = {
+    .name = "multistage",
+    .doc = "warp-tiled FFMA with a STAGES-deep cp.async pipeline, rasterized blocks and split-K",
+    .template_name = "multistage.cu",
+    .nparams = NPARAMS,
+    .params = {{"BM", "rows of C per block", 3, {64, 128, 256}},
+               {"BN", "columns of C per block", 3, {64, 128, 256}},
+               {"BK", "K depth of one pipeline stage (multiple of 8)", 2, {8, 16}},
+               {"WM", "rows of C per warp", 2, {32, 64}},
+               {"WN", "columns of C per warp", 2, {32, 64}},
+               {"WNITER", "warp sub-tiles along N", 3, {1, 2, 4}},
+               {"TM", "rows of a thread sub-tile (multiple of 4)", 1, {4}},
+               {"TN", "columns of a thread sub-tile (multiple of 4)", 1, {4}},
+               {"STAGES", "shared-memory buffers in the cp.async pipeline", 3, {2, 3, 4}},
+               {"MINB", "blocks per SM promised to __launch_bounds__", 2, {1, 2}},
+               {"RASTER", "tile rows per rasterization group", 2, {1, 8}},
+               {"SPLITK", "K slices reduced deterministically", 4, {1, 4, 16, 64}}},
+    .legal = legal,
+    .launch = launch,
+};

@@ -1,0 +1,273 @@
+// Multistage warp-tiled FFMA SGEMM: STAGES shared-memory buffers filled by cp.async, warp tiles split into
+// WMITER x WNITER sub-tiles of TM x TN per thread, register fragments double-buffered, blocks rasterized in
+// groups of RASTER tile rows for L2 reuse, optional deterministic split-K.  Alone:
+// nvcc -arch=sm_90 -cubin -Xptxas -v -I templates templates/multistage.cu   (tests: tests/test_multistage.c)
+#include "common.cuh"
+
+#ifndef BM
+#define BM 128 // rows of C per block
+#endif
+#ifndef BN
+#define BN 128 // columns of C per block
+#endif
+#ifndef BK
+#define BK 8 // K depth of one pipeline stage (multiple of 8)
+#endif
+#ifndef WM
+#define WM 64 // rows of C per warp
+#endif
+#ifndef WN
+#define WN 32 // columns of C per warp
+#endif
+#ifndef WNITER
+#define WNITER 2 // warp sub-tiles along N; WMITER follows from the warp's 32 threads
+#endif
+#ifndef TM
+#define TM 4 // rows of one thread sub-tile (multiple of 4: read with LDS.128)
+#endif
+#ifndef TN
+#define TN 4 // columns of one thread sub-tile (multiple of 4)
+#endif
+#ifndef STAGES
+#define STAGES 3 // shared-memory buffers in the cp.async pipeline (2..4)
+#endif
+#ifndef MINB
+#define MINB 1 // blocks per SM promised to __launch_bounds__ (2 caps registers at 32768 / threads)
+#endif
+#ifndef RASTER
+#define RASTER 1 // tile rows per rasterization group (1: row-major block order)
+#endif
+
+#define NT ((BM / WM) * (BN / WN) * 32)              // threads per block
+#define WMITER ((WM * WN) / (32 * TM * TN * WNITER)) // warp sub-tiles along M
+#define WSUBM (WM / WMITER)                          // rows of one warp sub-tile
+#define WSUBN (WN / WNITER)                          // columns of one warp sub-tile
+#define TCOLS (WSUBN / TN)                           // threads across a warp sub-tile
+#define PAD 4                                        // floats after each k row: conflict-free transposing stores
+#define LDA_S (BM + PAD)                             // shared row pitch of the A tile (k-major)
+#define LDB_S (BN + PAD)
+#define STAGE_FLOATS (BK * (LDA_S + LDB_S))
+
+static_assert(BK % 8 == 0 && TM % 4 == 0 && TN % 4 == 0, "BK multiple of 8, TM and TN multiples of 4");
+static_assert(BM % WM == 0 && BN % WN == 0 && WN % WNITER == 0, "warp tiling must divide the block tile");
+static_assert(WMITER >= 1 && WM % WMITER == 0 && WSUBM % TM == 0 && WSUBN % TN == 0, "bad warp sub-tile");
+static_assert((WSUBM / TM) * TCOLS == 32, "a warp sub-tile must hold exactly 32 thread tiles");
+static_assert(STAGES >= 2 && STAGES <= 8 && RASTER >= 1, "STAGES 2..8, RASTER >= 1");
+
+// cp.async with a source size: bytes past `bytes` are zero-filled, so edge tiles need no second code path.
+__device__ __forceinline__ void cp_async16(float *dst, const float *src, int bytes)
+{
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async4(float *dst, const float *src, int bytes)
+{
+    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+// Operand stored k-major in global memory (A with GT_TA, B without GT_TB): element (k, d) at X[k*ld + d].
+// 16-byte copies along d when the base is 16-byte aligned and ld % 4 == 0 (checked at run time: `vec`),
+// else 4-byte copies. Shared tile: S[kk * (D + PAD) + d]. Consecutive threads take consecutive quads of a row.
+template <int D>
+__device__ __forceinline__ void load_kmajor(float *S, const float *__restrict__ X, int ld, int d0, int E, int kt,
+                                            int k1, bool vec, int tid)
+{
+    if (vec) {
+        constexpr int CPR = D / 4, RPP = NT / CPR; // quads per k row, k rows per pass (NT % CPR == 0)
+        const int d = tid % CPR * 4, gd = d0 + d, cols = E - gd;
+#pragma unroll
+        for (int kk = tid / CPR; kk < BK; kk += RPP) {
+            const int gk = kt + kk;
+            const bool ok = gk < k1 && cols > 0;
+            cp_async16(S + kk * (D + PAD) + d, ok ? X + (size_t)gk * ld + gd : X, ok ? 4 * min(4, cols) : 0);
+        }
+    } else {
+#pragma unroll 1 // rare fallback: kept rolled so it costs the fast path no registers
+        for (int e = tid; e < BK * D; e += NT) {
+            const int kk = e / D, d = e % D, gk = kt + kk, gd = d0 + d;
+            const bool ok = gk < k1 && gd < E;
+            cp_async4(S + kk * (D + PAD) + d, ok ? X + (size_t)gk * ld + gd : X, ok ? 4 : 0);
+        }
+    }
+}
+
+// Operand stored with k contiguous (A without GT_TA, B with GT_TB): element (k, d) at X[d*ld + k], transposed
+// into the same k-major tile with 4-byte copies. Eight consecutive threads take eight consecutive k of one row
+// (a full 32-byte sector); a warp covers 8 k x 4 rows, whose stores land in 32 distinct banks thanks to PAD.
+template <int D>
+__device__ __forceinline__ void load_transposed(float *S, const float *__restrict__ X, int ld, int d0, int E,
+                                                int kt, int k1, int tid)
+{
+    constexpr int RPP = NT / 8; // rows per pass
+    const int klo = tid % 8;
+#pragma unroll
+    for (int kc = 0; kc < BK; kc += 8) {
+        const int gk = kt + kc + klo;
+#pragma unroll
+        for (int d = tid / 8; d < D; d += RPP) {
+            const int gd = d0 + d;
+            const bool ok = gk < k1 && gd < E;
+            cp_async4(S + (kc + klo) * (D + PAD) + d, ok ? X + (size_t)gd * ld + gk : X, ok ? 4 : 0);
+        }
+    }
+}
+
+__device__ __forceinline__ void load_stage(float *S, const float *__restrict__ A, int lda, const float *__restrict__ B,
+                                           int ldb, int M, int N, int bm0, int bn0, int kt, int k1, bool va, bool vb,
+                                           int tid)
+{
+#if GT_TA
+    load_kmajor<BM>(S, A, lda, bm0, M, kt, k1, va, tid);
+#else
+    (void)va;
+    load_transposed<BM>(S, A, lda, bm0, M, kt, k1, tid);
+#endif
+#if GT_TB
+    (void)vb;
+    load_transposed<BN>(S + BK * LDA_S, B, ldb, bn0, N, kt, k1, tid);
+#else
+    load_kmajor<BN>(S + BK * LDA_S, B, ldb, bn0, N, kt, k1, vb, tid);
+#endif
+}
+
+// One k row of this thread's fragments: WMITER x TM values of A and WNITER x TN of B, all LDS.128.
+__device__ __forceinline__ void load_frag(float (&a)[WMITER * TM], float (&b)[WNITER * TN], const float *S, int kk,
+                                          int am, int bn)
+{
+    const float *As = S + kk * LDA_S + am, *Bs = S + BK * LDA_S + kk * LDB_S + bn;
+#pragma unroll
+    for (int i = 0; i < WMITER; ++i)
+#pragma unroll
+        for (int v = 0; v < TM; v += 4) {
+            const float4 t = *reinterpret_cast<const float4 *>(As + i * WSUBM + v);
+            a[i * TM + v] = t.x, a[i * TM + v + 1] = t.y, a[i * TM + v + 2] = t.z, a[i * TM + v + 3] = t.w;
+        }
+#pragma unroll
+    for (int j = 0; j < WNITER; ++j)
+#pragma unroll
+        for (int v = 0; v < TN; v += 4) {
+            const float4 t = *reinterpret_cast<const float4 *>(Bs + j * WSUBN + v);
+            b[j * TN + v] = t.x, b[j * TN + v + 1] = t.y, b[j * TN + v + 2] = t.z, b[j * TN + v + 3] = t.w;
+        }
+}
+
+// Block tile (row, column) from the linear block index: groups of RASTER tile rows are walked column by column,
+// so blocks running together share A rows and B columns in L2.
+__device__ __forceinline__ void block_tile(int M, int N, int *tm, int *tn)
+{
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, lin = blockIdx.x;
+#if RASTER > 1
+    const int per_group = RASTER * tiles_n, first = lin / per_group * RASTER;
+    const int rows = min(tiles_m - first, RASTER), in = lin % per_group;
+    *tm = first + in % rows;
+    *tn = in / rows;
+#else
+    (void)tiles_m;
+    *tm = lin / tiles_n;
+    *tn = lin % tiles_n;
+#endif
+}
+
+// Scalar path through gt_out (edges, split-K, unaligned C); 16-byte path for full aligned quads of C.
+__device__ __forceinline__ void store_quad(int M, int N, float *__restrict__ C, int ldc, float *__restrict__ ws, int i,
+                                           int j, const float *acc, float alpha, float beta, bool vc)
+{
+    if (i >= M) return;
+#if SPLITK == 1
+    if (vc && j + 3 < N) {
+        float4 *c = reinterpret_cast<float4 *>(C + (size_t)i * ldc + j);
+        float4 r = make_float4(alpha * acc[0], alpha * acc[1], alpha * acc[2], alpha * acc[3]);
+        if (beta != 0.0f) {
+            const float4 o = *c;
+            r.x = fmaf(beta, o.x, r.x), r.y = fmaf(beta, o.y, r.y), r.z = fmaf(beta, o.z, r.z),
+            r.w = fmaf(beta, o.w, r.w);
+        }
+        *c = r;
+        return;
+    }
+#else
+    (void)vc;
+#endif
+#pragma unroll
+    for (int n = 0; n < 4; ++n)
+        if (j + n < N) gt_out(M, N, C, ldc, ws, i, j + n, acc[n], alpha, beta);
+}
+
+extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
+{
+    extern __shared__ float4 smem4[];
+    float *smem = reinterpret_cast<float *>(smem4);
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    int tm, tn, k0, k1;
+    block_tile(M, N, &tm, &tn);
+    const int bm0 = tm * BM, bn0 = tn * BN;
+    gt_k_range(K, BK, &k0, &k1);
+    const int ntiles = (k1 - k0 + BK - 1) / BK;
+    const bool va = ((size_t)A & 15) == 0 && (lda & 3) == 0, vb = ((size_t)B & 15) == 0 && (ldb & 3) == 0;
+
+    // This thread's offsets inside a k row of the A and B tiles.
+    const int wr = warp / (BN / WN), wc = warp % (BN / WN);
+    const int am = wr * WM + lane / TCOLS * TM, bn = wc * WN + lane % TCOLS * TN;
+
+#pragma unroll
+    for (int s = 0; s < STAGES - 1; ++s) {
+        if (s < ntiles) load_stage(smem + s * STAGE_FLOATS, A, lda, B, ldb, M, N, bm0, bn0, k0 + s * BK, k1, va, vb, tid);
+        cp_async_commit();
+    }
+
+    float acc[WMITER * TM][WNITER * TN];
+#pragma unroll
+    for (int m = 0; m < WMITER * TM; ++m)
+#pragma unroll
+        for (int n = 0; n < WNITER * TN; ++n) acc[m][n] = 0.0f;
+    float a[2][WMITER * TM], b[2][WNITER * TN];
+
+    cp_async_wait<STAGES - 2>();
+    __syncthreads();
+    load_frag(a[0], b[0], smem, 0, am, bn);
+
+    int rs = 0, wsg = STAGES - 1; // stage read now, stage the next load fills
+    for (int t = 0; t < ntiles; ++t) {
+        const float *S = smem + rs * STAGE_FLOATS;
+#pragma unroll
+        for (int kk = 0; kk < BK; ++kk) {
+            if (kk == 0) {
+                // Stage wsg held tile t-1, which every thread finished reading before the last barrier.
+                if (t + STAGES - 1 < ntiles)
+                    load_stage(smem + wsg * STAGE_FLOATS, A, lda, B, ldb, M, N, bm0, bn0, k0 + (t + STAGES - 1) * BK,
+                               k1, va, vb, tid);
+                cp_async_commit();
+                wsg = wsg + 1 == STAGES ? 0 : wsg + 1;
+            }
+            if (kk == BK - 1) {
+                // Tiles 0..t+STAGES-1 are committed; tile t+1 must have landed for every thread.
+                cp_async_wait<STAGES - 2>();
+                __syncthreads();
+                rs = rs + 1 == STAGES ? 0 : rs + 1;
+                load_frag(a[(kk + 1) % 2], b[(kk + 1) % 2], smem + rs * STAGE_FLOATS, 0, am, bn);
+            } else {
+                load_frag(a[(kk + 1) % 2], b[(kk + 1) % 2], S, kk + 1, am, bn);
+            }
+#pragma unroll
+            for (int m = 0; m < WMITER * TM; ++m)
+#pragma unroll
+                for (int n = 0; n < WNITER * TN; ++n) acc[m][n] = fmaf(a[kk % 2][m], b[kk % 2][n], acc[m][n]);
+        }
+    }
+    cp_async_wait<0>();
+
+    const bool vc = ((size_t)C & 15) == 0 && (ldc & 3) == 0;
+#pragma unroll
+    for (int i = 0; i < WMITER; ++i)
+#pragma unroll
+        for (int m = 0; m < TM; ++m)
+#pragma unroll
+            for (int j = 0; j < WNITER; ++j)
+#pragma unroll
+                for (int n = 0; n < TN; n += 4)
+                    store_quad(M, N, C, ldc, ws, bm0 + am + i * WSUBM + m, bn0 + bn + j * WSUBN + n,
+                               &acc[i * TM + m][j * TN + n], alpha, beta, vc);
+}

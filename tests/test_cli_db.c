@@ -1,0 +1,396 @@
+/* The database verbs through the built CLI (build/gemmtune): query, export (JSON, header compiled with
+ * cc -Werror, embedded cubins), import, merge, report, and bad input that must leave the database byte-identical.
+ * Fixture databases come from tests/fixture.c. */
+#include "compile.h"
+#include "db.h"
+#include "fixture.h"
+#include "harness.h"
+
+#include <cjson/cJSON.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char *out; /* output of the last run() */
+
+static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int run(const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    free(out);
+    out = NULL;
+    int rc = gt_run(cmd, &out);
+    if (!out) out = strdup("");
+    return rc;
+}
+
+static int exists(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0;
+}
+
+static int json_array_len(const char *text)
+{
+    const char *start = strchr(text, '[');
+    cJSON *a = start ? cJSON_Parse(start) : NULL;
+    int n = cJSON_IsArray(a) ? cJSON_GetArraySize(a) : -1;
+    cJSON_Delete(a);
+    return n;
+}
+
+GT_TEST(cli_query_formats_filters_and_ratio, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db");
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && gt_fixture_db(db, 2, 0, 1.3) == 0);
+    CHECK(run(GT_CLI " query --db %s", db) == 0);
+    CHECK(strstr(out, "ratio_vs_cublas") && strstr(out, "NVIDIA H200") && strstr(out, "BM="));
+    CHECK(run(GT_CLI " query --db %s --format json", db) == 0 && json_array_len(out) == 8);
+    CHECK(run(GT_CLI " query --db %s --format json --gpu a100", db) == 0 && json_array_len(out) == 4);
+    CHECK(run(GT_CLI " query --db=%s --format=json --shape 2048 --layout tn", db) == 0 && json_array_len(out) == 2);
+    CHECK(run(GT_CLI " query --db %s --format json --layout tn", db) == 0 && json_array_len(out) == 2);
+    CHECK(run(GT_CLI " query --db %s --format json --family nosuch", db) == 0 && json_array_len(out) == 0);
+    /* every trial, failed ones too; --top keeps the fastest per GPU model and shape */
+    CHECK(run(GT_CLI " query --db %s --format json --trials", db) == 0 && json_array_len(out) == 32);
+    CHECK(run(GT_CLI " query --db %s --format json --trials --top 2", db) == 0 && json_array_len(out) == 16);
+    CHECK(strstr(out, "\"resources\"") == NULL); /* the failed trial is never among the fastest */
+    CHECK(run(GT_CLI " query --db %s --format json --trials --shape 4096x4096x1024 --gpu h200", db) == 0);
+    cJSON *a = cJSON_Parse(strchr(out, '['));
+    CHECK(cJSON_GetArraySize(a) == 4);
+    cJSON *first = cJSON_GetArrayItem(a, 0), *last = cJSON_GetArrayItem(a, 3);
+    CHECK(first && cJSON_IsTrue(cJSON_GetObjectItem(first, "winner")));
+    CHECK(first && cJSON_GetObjectItem(first, "ratio_vs_cublas")->valuedouble ==
+                       cJSON_GetObjectItem(first, "cublas_ms")->valuedouble / cJSON_GetObjectItem(first, "ms")->valuedouble);
+    CHECK(last && !strcmp(cJSON_GetObjectItem(last, "status")->valuestring, "resources"));
+    CHECK(last && cJSON_IsNull(cJSON_GetObjectItem(last, "ratio_vs_cublas")));
+    cJSON_Delete(a);
+    CHECK(run(GT_CLI " query --db %s --format csv --gpu h200", db) == 0);
+    CHECK(!strncmp(out, "gpu,cc,sms,m,n,k,layout,family,params,ms,tflops,cublas_ms,cublas_tflops,ratio_vs_cublas\n", 86));
+    CHECK(strstr(out, "\"BM=64,BN=64,BK=8,TM=8,TN=8\"") != NULL); /* commas quoted */
+    int lines = 0;
+    for (const char *p = out; *p; ++p) lines += *p == '\n';
+    CHECK(lines == 5);
+    gt_fixture_rm(db);
+    free(db);
+}
+
+GT_TEST(cli_query_missing_db_fails_and_creates_nothing, GT_NEEDS_NONE)
+{
+    char *dir = gt_tmp_path(""), path[600];
+    snprintf(path, sizeof path, "%s/sub/x.db", dir);
+    CHECK(run(GT_CLI " query --db %s", path) == 1 && strstr(out, "no database at"));
+    CHECK(!exists(path) && !exists(dir));
+    CHECK(run("GEMMTUNE_DB=%s " GT_CLI " query", path) == 1 && strstr(out, path));
+    CHECK(run("unset GEMMTUNE_DB; XDG_DATA_HOME=%s " GT_CLI " query --format csv", dir) == 1 &&
+          strstr(out, "gemmtune/gemmtune.db"));
+    CHECK(run("unset GEMMTUNE_DB; XDG_DATA_HOME=%s " GT_CLI " export", dir) == 1);
+    CHECK(run("unset GEMMTUNE_DB; XDG_DATA_HOME=%s " GT_CLI " report", dir) == 1);
+    CHECK(!exists(dir));
+    free(dir);
+}
+
+GT_TEST(cli_export_import_roundtrip_identical_and_default_path, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), *j1 = gt_tmp_path(".json"), *j2 = gt_tmp_path(".json"), *xdg = gt_tmp_path("");
+    CHECK(gt_fixture_db(db, 1, 0, 1.0) == 0 && gt_fixture_db(db, 2, 4, 0.7) == 0);
+    CHECK(run(GT_CLI " export --db %s --format json -o %s", db, j1) == 0);
+    /* import into a database at the default path: $XDG_DATA_HOME/gemmtune/gemmtune.db, directories created */
+    CHECK(run("unset GEMMTUNE_DB; XDG_DATA_HOME=%s " GT_CLI " import %s", xdg, j1) == 0 && strstr(out, "imported 8 winners"));
+    char fresh[600];
+    snprintf(fresh, sizeof fresh, "%s/gemmtune/gemmtune.db", xdg);
+    CHECK(exists(fresh));
+    CHECK(run(GT_CLI " export --db %s -o %s", fresh, j2) == 0);
+    CHECK(gt_fixture_same_bytes(j1, j2));
+    /* and to standard output: the same bytes */
+    CHECK(run(GT_CLI " export --db %s > %s", fresh, j2) == 0 && gt_fixture_same_bytes(j1, j2));
+    char cmd[1300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", xdg);
+    CHECK(system(cmd) == 0);
+    gt_fixture_rm(db), unlink(j1), unlink(j2);
+    free(db), free(j1), free(j2), free(xdg);
+}
+
+GT_TEST(cli_merge_twice_changes_nothing, GT_NEEDS_NONE)
+{
+    char *a = gt_tmp_path(".db"), *b = gt_tmp_path(".db"), *c = gt_tmp_path(".db");
+    CHECK(gt_fixture_db(a, 0, 0, 1.0) == 0 && gt_fixture_db(b, 0, 1, 0.9) == 0 && gt_fixture_db(c, 1, 0, 1.0) == 0);
+    CHECK(run(GT_CLI " merge --db %s %s %s", a, b, c) == 0);
+    CHECK(strstr(out, "1 sweeps, 16 trials") != NULL);
+    char *once = gt_fixture_dump(a);
+    CHECK(run(GT_CLI " merge %s %s --db %s", b, c, a) == 0 && strstr(out, "0 sweeps, 0 trials, 0 baselines, 0 winners"));
+    char *twice = gt_fixture_dump(a);
+    CHECK(once && twice && strlen(once) > 1000 && !strcmp(once, twice));
+    CHECK(run(GT_CLI " query --db %s --format json", a) == 0 && json_array_len(out) == 8);
+    CHECK(run(GT_CLI " merge --db %s", a) == 2); /* nothing to merge */
+    free(once), free(twice);
+    gt_fixture_rm(a), gt_fixture_rm(b), gt_fixture_rm(c);
+    free(a), free(b), free(c);
+}
+
+/* Run cmd (which must fail with exit code want_rc and want in its output) and check db's bytes did not change. */
+static void refused(const char *db, int want_rc, const char *want, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static void refused(const char *db, int want_rc, const char *want, const char *fmt, ...)
+{
+    char cmd[4096], copy[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    snprintf(copy, sizeof copy, "%s.orig", db);
+    CHECK(gt_fixture_copy(db, copy) == 0);
+    int rc = run("%s", cmd);
+    CHECK_MSG(rc == want_rc, "rc %d, want %d: %s\n%s", rc, want_rc, cmd, out);
+    CHECK_MSG(strstr(out, want) != NULL, "want '%s' from: %s\n%s", want, cmd, out);
+    CHECK_MSG(gt_fixture_same_bytes(db, copy), "database changed by: %s", cmd);
+    unlink(copy);
+}
+
+GT_TEST(cli_bad_input_leaves_db_byte_identical, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), *other = gt_tmp_path(".db"), *bad = gt_tmp_path(".json");
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && gt_fixture_db(other, 2, 0, 1.0) == 0);
+    refused(db, 2, "unknown --format 'xml'", GT_CLI " query --db %s --format xml", db);
+    refused(db, 2, "unknown --format 'yaml'", GT_CLI " export --db %s --format yaml", db);
+    refused(db, 2, "--with-cubin needs --format header", GT_CLI " export --db %s --with-cubin", db);
+    refused(db, 2, "bad --shape", GT_CLI " query --db %s --shape 12x", db);
+    refused(db, 2, "bad --layout", GT_CLI " query --db %s --layout nx", db);
+    refused(db, 2, "unknown option", GT_CLI " query --db %s --bogus", db);
+    refused(db, 1, "cannot write /nonexistent-dir/x.json", GT_CLI " export --db %s -o /nonexistent-dir/x.json", db);
+    refused(db, 1, "cannot read /nonexistent.json", GT_CLI " import --db %s /nonexistent.json", db);
+    CHECK(gt_fixture_write(bad, "{\"format\": \"gemmtune-winners\", \"format_version\": 1, \"winn", 57) == 0);
+    refused(db, 1, "malformed JSON", GT_CLI " import --db %s %s", db, bad);
+    CHECK(gt_fixture_write(bad, "{\"format\": \"other\"}", 19) == 0);
+    refused(db, 1, "format 'other'", GT_CLI " import --db %s %s", db, bad);
+    CHECK(gt_fixture_write(bad, "{\"format\": \"gemmtune-winners\", \"format_version\": 7}", 51) == 0);
+    refused(db, 1, "format_version 7", GT_CLI " import --db %s %s", db, bad);
+    refused(db, 2, "-o x.jpg", GT_CLI " report --db %s -o x.jpg", db);
+    refused(db, 1, "/nonexistent-dir/r.svg", GT_CLI " report --db %s -o /nonexistent-dir/r.svg", db);
+    /* a database path that cannot be created */
+    CHECK(run(GT_CLI " import --db /proc/gemmtune-no/x.db %s", bad) == 1 && strstr(out, "/proc/gemmtune-no"));
+    CHECK(run(GT_CLI " merge --db /proc/gemmtune-no/x.db %s", other) == 1 && strstr(out, "/proc/gemmtune-no"));
+    /* merge: one bad source among good ones merges nothing */
+    CHECK(gt_fixture_write(bad, "plain text, not a database", 26) == 0);
+    refused(db, 1, "not an SQLite database", GT_CLI " merge --db %s %s %s", db, other, bad);
+    refused(db, 1, "no database at", GT_CLI " merge --db %s %s /nonexistent.db", db, other);
+    /* the database itself: a text file, then a newer schema */
+    refused(bad, 1, "not an SQLite database", GT_CLI " query --db %s", bad);
+    refused(bad, 1, "not an SQLite database", GT_CLI " import --db %s %s", bad, bad);
+    gt_db *h;
+    char err[256];
+    CHECK(gt_db_open(other, 0, &h, err, sizeof err) == 0);
+    gt_db_close(h);
+    CHECK(run("sqlite3 %s 'PRAGMA user_version = 9' || python3 -c \"import sqlite3; c = sqlite3.connect('%s'); "
+              "c.execute('PRAGMA user_version = 9'); c.commit()\"", other, other) == 0);
+    refused(other, 1, "newer", GT_CLI " query --db %s", other);
+    refused(other, 1, "newer", GT_CLI " export --db %s", other);
+    refused(other, 1, "newer", GT_CLI " report --db %s", other);
+    refused(db, 1, "newer", GT_CLI " merge --db %s %s", db, other);
+    gt_fixture_rm(db), gt_fixture_rm(other), unlink(bad);
+    free(db), free(other), free(bad);
+}
+
+/* A program that includes the exported header after defining the row type itself (as gemmtune.h does), looks up
+ * every row by its key and checks the fields; compiled with -Werror. */
+static const char *const header_main =
+    "#include <stdio.h>\n"
+    "#include <string.h>\n"
+    "#define GEMMTUNE_WINNER_ROW_DEFINED\n"
+    "typedef struct gemmtune_winner_row {\n"
+    "    const char *gpu_name; int cc_major, cc_minor, sm_count;\n"
+    "    int m, n, k; const char *layout;\n"
+    "    const char *family, *params;\n"
+    "    double tflops, ratio_vs_cublas;\n"
+    "    const unsigned char *cubin; unsigned long cubin_size; const char *cubin_arch;\n"
+    "} gemmtune_winner_row;\n"
+    "#include \"winners.h\"\n"
+    "int main(void)\n"
+    "{\n"
+    "    int found = 0;\n"
+    "    for (int i = 0; i < gemmtune_winners_count; ++i) {\n"
+    "        const gemmtune_winner_row *r = &gemmtune_winners[i];\n"
+    "        found += gemmtune_winner_find(r->gpu_name, r->m, r->n, r->k, r->layout) == r && r->tflops > 0;\n"
+    "        printf(\"%s %dx%dx%d %s %s %s %.2f %.3f %lu %s\\n\", r->gpu_name, r->m, r->n, r->k, r->layout, r->family,\n"
+    "               r->params, r->tflops, r->ratio_vs_cublas, r->cubin_size, r->cubin_arch ? r->cubin_arch : \"-\");\n"
+    "        if (r->cubin && r->cubin_size >= 4) printf(\"magic %02x%02x%02x%02x\\n\", r->cubin[0], r->cubin[1],\n"
+    "                                                 r->cubin[2], r->cubin[3]);\n"
+    "    }\n"
+    "    if (gemmtune_winner_find(\"no such GPU\", 1, 1, 1, \"nn\")) return 3;\n"
+    "    printf(\"found %d of %d\\n\", found, gemmtune_winners_count);\n"
+    "    return found == gemmtune_winners_count ? 0 : 1;\n"
+    "}\n";
+
+/* Export a header from db with extra args into dir/winners.h, compile it alone and with header_main, run that. */
+static int header_builds_and_runs(const char *db, const char *dir, const char *extra)
+{
+    char h[600], c[600];
+    snprintf(h, sizeof h, "%s/winners.h", dir);
+    snprintf(c, sizeof c, "%s/main.c", dir);
+    if (run("mkdir -p %s", dir) || run(GT_CLI " export --db %s --format header %s -o %s", db, extra, h)) {
+        printf("    export failed: %s\n", out);
+        return -1;
+    }
+    if (run("cc -std=c11 -Wall -Wextra -Werror -fsyntax-only -x c %s", h)) {
+        printf("    header alone does not compile:\n%s\n", out);
+        return -1;
+    }
+    if (gt_fixture_write(c, header_main, strlen(header_main)) ||
+        run("cc -std=c11 -Wall -Wextra -Werror -o %s/main %s && %s/main", dir, c, dir)) {
+        printf("    program with the header failed:\n%s\n", out);
+        return -1;
+    }
+    return 0;
+}
+
+GT_TEST(cli_export_header_compiles_werror_and_finds_rows, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), *dir = gt_tmp_path("");
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && gt_fixture_db(db, 2, 0, 1.0) == 0);
+    CHECK(header_builds_and_runs(db, dir, "") == 0);
+    CHECK(strstr(out, "found 8 of 8") && strstr(out, "NVIDIA H200 2048x2048x2048 tn tile2d BM="));
+    CHECK(header_builds_and_runs(db, dir, "--gpu a100") == 0 && strstr(out, "found 4 of 4"));
+    /* nothing matched: still valid C, with a count of 0 */
+    CHECK(header_builds_and_runs(db, dir, "--family nosuch") == 0 && strstr(out, "found 0 of 0"));
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+    gt_fixture_rm(db);
+    free(db), free(dir);
+}
+
+static int put_fake_cubin(const gt_winner *w, void *ctx)
+{
+    gt_db *db = ctx;
+    char err[256], arch[16];
+    unsigned char bytes[40];
+    snprintf(arch, sizeof arch, "sm_%d%d", w->cc_major, w->cc_minor);
+    for (int i = 0; i < 40; ++i) bytes[i] = (unsigned char)(w->source_hash[i % 16] + i);
+    memcpy(bytes, "\x7f" "ELF", 4);
+    return gt_db_cubin_put(db, w->source_hash, arch, gt_nvrtc_version(), gt_nvrtc_options(), bytes, 40, 64, 0, err,
+                           sizeof err) < 0;
+}
+
+GT_TEST(cli_export_header_embeds_cached_cubins, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), *dir = gt_tmp_path("");
+    gt_db *h;
+    char err[256];
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0);
+    CHECK(gt_db_open(db, 0, &h, err, sizeof err) == 0);
+    CHECK(gt_db_winners(h, NULL, put_fake_cubin, h, err, sizeof err) == 0);
+    gt_db_close(h);
+    CHECK(header_builds_and_runs(db, dir, "--with-cubin") == 0);
+    CHECK(strstr(out, "found 4 of 4") && strstr(out, " 40 sm_90\n") && strstr(out, "magic 7f454c46"));
+    /* two shapes share one winner kernel (1024^3 nn and 2048^3 tn differ in layout, so none here): one array each */
+    char hdr[700];
+    size_t n;
+    snprintf(hdr, sizeof hdr, "%s/winners.h", dir);
+    unsigned char *text = gt_fixture_slurp(hdr, &n);
+    int arrays = 0;
+    for (const char *p = (const char *)text; p && (p = strstr(p, "static const unsigned char gemmtune_cubin_")); ++p)
+        arrays++;
+    CHECK(arrays == 4);
+    free(text);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+    gt_fixture_rm(db);
+    free(db), free(dir);
+}
+
+static int take_first(const gt_family *f, const gt_params *p, void *ctx)
+{
+    (void)f;
+    *(gt_params *)ctx = *p;
+    return 1;
+}
+
+/* A winner whose source hash is the real rendered source of the first legal tile2d candidate (layout nt). */
+static int real_winner_db(const char *path, char *hash)
+{
+    const gt_family *f = gt_family_find("tile2d");
+    gt_limits lim;
+    gt_params p;
+    char err[256], params[256];
+    if (!f || !gt_limits_for_arch("sm_90", &lim) || gt_enumerate(f, &lim, take_first, &p) < 1) return -1;
+    gt_params_format(f, &p, params, sizeof params);
+    char *src = gt_render(f, &p, 0, 1, err, sizeof err);
+    if (!src) return -1;
+    gt_hash_hex(src, strlen(src), hash);
+    free(src);
+    gt_db *db;
+    long long sw;
+    gt_gpu_info g = gt_fixture_gpu(0, 0);
+    gt_shape s = {512, 512, 512, 0, 1};
+    int rc = gt_db_open(path, 1, &db, err, sizeof err);
+    if (rc == 0) rc = gt_db_begin_sweep(db, &g, "t", &sw, err, sizeof err);
+    if (rc == 0) rc = gt_db_set_winner(db, sw, &s, "tile2d", params, hash, 0.05, 1, err, sizeof err);
+    gt_db_close(db);
+    return rc;
+}
+
+GT_TEST(cli_export_header_with_cubin_compiles_with_nvrtc, GT_NEEDS_NVRTC)
+{
+    char *db = gt_tmp_path(".db"), *dir = gt_tmp_path(""), hash[17];
+    if (real_winner_db(db, hash) < 0) {
+        gt_skip("tile2d's first default candidate is not legal on sm_90; nothing to compile");
+        free(db), free(dir);
+        return;
+    }
+    CHECK(header_builds_and_runs(db, dir, "--with-cubin") == 0);
+    CHECK(strstr(out, "found 1 of 1") && strstr(out, "magic 7f454c46") && strstr(out, " sm_90\n"));
+    /* a winner whose template changed since the sweep is refused, not embedded */
+    gt_db *h;
+    char err[256];
+    long long sw;
+    gt_gpu_info g = gt_fixture_gpu(0, 0);
+    gt_shape s = {256, 256, 256, 0, 0};
+    CHECK(gt_db_open(db, 0, &h, err, sizeof err) == 0);
+    CHECK(gt_db_begin_sweep(h, &g, "t", &sw, err, sizeof err) == 0);
+    CHECK(gt_db_set_winner(h, sw, &s, "tile2d", "BM=64,BN=64,BK=8,TM=8,TN=8", "0000000000000000", 1, 1, err, sizeof err) == 0);
+    gt_db_close(h);
+    char hdr[700];
+    snprintf(hdr, sizeof hdr, "%s/w2.h", dir);
+    CHECK(run(GT_CLI " export --db %s --format header --with-cubin -o %s", db, hdr) == 1);
+    CHECK(strstr(out, "template changed") || strstr(out, "tile2d"));
+    CHECK(!exists(hdr));
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0);
+    gt_fixture_rm(db);
+    free(db), free(dir);
+}
+
+GT_TEST(cli_report_writes_png_svg_and_regret_table, GT_NEEDS_NONE)
+{
+    if (run("command -v gnuplot")) {
+        gt_skip("gnuplot is not installed (make deps installs gnuplot-nox)");
+        return;
+    }
+    char *db = gt_tmp_path(".db"), *png = gt_tmp_path(".png"), *svg = gt_tmp_path(".svg");
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && gt_fixture_db(db, 2, 0, 1.2) == 0);
+    CHECK(run(GT_CLI " report --db %s -o %s", db, png) == 0);
+    CHECK(strstr(out, "regret") && strstr(out, "geometric mean") && strstr(out, "NVIDIA A100-SXM4-80GB (cc 8.0, 108 SMs)"));
+    /* fixture: 2048^3 nn is served 1024^3 nn's winner, which it timed 10% slower than its own */
+    CHECK(strstr(out, "+10.0%") != NULL && strstr(out, "n/a (no other shape)") != NULL);
+    size_t n;
+    unsigned char *img = gt_fixture_slurp(png, &n);
+    CHECK(img && n > 1000 && !memcmp(img, "\x89PNG\r\n\x1a\n", 8));
+    free(img);
+    CHECK(run(GT_CLI " report --db %s --gpu h200 -o %s", db, svg) == 0);
+    unsigned char *s = gt_fixture_slurp(svg, &n);
+    CHECK(s && strstr((const char *)s, "<svg") && strstr((const char *)s, "cuBLAS") &&
+          strstr((const char *)s, "NVIDIA H200"));
+    free(s);
+    if (getenv("GT_KEEP_REPORT")) printf("    report image kept at %s\n", png);
+    else unlink(png);
+    gt_fixture_rm(db), unlink(svg);
+    free(db), free(png), free(svg);
+}

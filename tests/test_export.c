@@ -1,0 +1,286 @@
+/* JSON export/import (db/json.c) and merge (db/merge.c) through the db API: round trip, bad documents that must
+ * leave the database byte-identical, merge idempotence (table dumps) and the faster-verified-winner rule. */
+#include "db.h"
+#include "fixture.h"
+#include "harness.h"
+
+#include <cjson/cJSON.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char err[512];
+
+static char *export_all(const char *path)
+{
+    gt_db *db;
+    char *json = NULL;
+    if (gt_db_open(path, 0, &db, err, sizeof err) < 0) return NULL;
+    if (gt_db_export_json(db, NULL, &json, err, sizeof err) < 0) json = NULL;
+    gt_db_close(db);
+    return json;
+}
+
+static int import_into(const char *path, const char *json, int *imported)
+{
+    gt_db *db;
+    if (gt_db_open(path, 1, &db, err, sizeof err) < 0) return -1;
+    int rc = gt_db_import_json(db, json, "test.json", imported, err, sizeof err);
+    gt_db_close(db);
+    return rc;
+}
+
+GT_TEST(export_json_import_roundtrip_identical, GT_NEEDS_NONE)
+{
+    char *a = gt_tmp_path(".db"), *b = gt_tmp_path(".db");
+    CHECK(gt_fixture_db(a, 0, 0, 1.0) == 0 && gt_fixture_db(a, 2, 1, 1.5) == 0);
+    char *j1 = export_all(a);
+    CHECK(j1 != NULL);
+    int n = 0;
+    CHECK_MSG(j1 && import_into(b, j1, &n) == 0, "%s", err);
+    CHECK(n == 8);
+    char *j2 = export_all(b);
+    CHECK(j1 && j2 && !strcmp(j1, j2));
+    /* the document says what docs/EXPORT.md says */
+    cJSON *root = j1 ? cJSON_Parse(j1) : NULL, *w0 = NULL;
+    CHECK(root && !strcmp(cJSON_GetObjectItem(root, "format")->valuestring, "gemmtune-winners"));
+    CHECK(root && cJSON_GetObjectItem(root, "format_version")->valueint == 1);
+    CHECK(root && !strcmp(cJSON_GetObjectItem(root, "gemmtune_version")->valuestring, GT_VERSION));
+    CHECK(root && cJSON_GetArraySize(cJSON_GetObjectItem(root, "winners")) == 8);
+    if (root) w0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "winners"), 0);
+    CHECK(w0 && cJSON_GetObjectItem(cJSON_GetObjectItem(w0, "gpu"), "sm_count")->valueint == 108);
+    CHECK(w0 && cJSON_GetObjectItem(w0, "ratio_vs_cublas")->valuedouble > 0.5);
+    cJSON_Delete(root);
+    /* importing the same document again changes nothing */
+    size_t n1, n2;
+    unsigned char *before = gt_fixture_slurp(b, &n1);
+    CHECK(import_into(b, j1, &n) == 0 && n == 0);
+    char *j3 = export_all(b);
+    CHECK(j1 && j3 && !strcmp(j1, j3));
+    unsigned char *after = gt_fixture_slurp(b, &n2);
+    free(before), free(after);
+    free(j1), free(j2), free(j3);
+    gt_fixture_rm(a), gt_fixture_rm(b);
+    free(a), free(b);
+}
+
+/* Import doc into a copy of a fixture database: it must fail with want in the message and leave the file as it was. */
+static void expect_import_refused(const char *db_path, const char *doc, const char *want)
+{
+    char *copy = gt_tmp_path(".orig");
+    CHECK(gt_fixture_copy(db_path, copy) == 0);
+    int n = -1;
+    int rc = import_into(db_path, doc, &n);
+    CHECK_MSG(rc == -1 && n == 0, "import of a bad document succeeded: %.120s", doc);
+    if (want) CHECK_MSG(strstr(err, want) != NULL, "want '%s' in: %s", want, err);
+    CHECK_MSG(gt_fixture_same_bytes(db_path, copy), "database changed by a refused import: %s", err);
+    unlink(copy);
+    free(copy);
+}
+
+static char *mutate(const char *json, const char *path_key, const char *raw_value)
+{
+    cJSON *root = cJSON_Parse(json);
+    cJSON *w = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "winners"), 1), *obj = w;
+    char key[64];
+    snprintf(key, sizeof key, "%s", path_key);
+    char *dot = strchr(key, '.');
+    if (!strncmp(key, "doc.", 4)) obj = root, memmove(key, key + 4, strlen(key + 4) + 1);
+    else if (dot) *dot = 0, obj = cJSON_GetObjectItem(w, key), memmove(key, dot + 1, strlen(dot + 1) + 1);
+    if (raw_value) cJSON_ReplaceItemInObject(obj, key, cJSON_Parse(raw_value));
+    else cJSON_DeleteItemFromObject(obj, key);
+    char *out = cJSON_Print(root);
+    cJSON_Delete(root);
+    return out;
+}
+
+GT_TEST(export_import_refuses_bad_json_leaving_db_identical, GT_NEEDS_NONE)
+{
+    char *src = gt_tmp_path(".db"), *dst = gt_tmp_path(".db");
+    CHECK(gt_fixture_db(src, 0, 0, 1.0) == 0 && gt_fixture_db(dst, 1, 0, 1.0) == 0);
+    char *good = export_all(src);
+    CHECK(good != NULL);
+    if (!good) return;
+    size_t len = strlen(good);
+    /* truncated at many points: every prefix is malformed JSON */
+    for (size_t cut = 0; cut < len; cut += len / 23 + 1) {
+        char *t = strndup(good, cut);
+        expect_import_refused(dst, t, cut ? "malformed JSON" : NULL);
+        free(t);
+    }
+    static const struct {
+        const char *key, *value, *want;
+    } cases[] = {
+        {"doc.format", "\"something-else\"", "format"},
+        {"doc.format_version", "2", "format_version 2"},
+        {"doc.format_version", "\"1\"", "format_version"},
+        {"doc.winners", "{}", "winners"},
+        {"shape.m", "0", "winners[1].shape.m"},
+        {"shape.m", "1.5", "winners[1].shape.m"},
+        {"shape.k", "\"64\"", "winners[1].shape.k"},
+        {"shape.layout", "\"xx\"", "layout"},
+        {"gpu.name", "\"\"", "winners[1].gpu.name"},
+        {"gpu.cc_major", "null", "cc_major"},
+        {"gpu.sm_count", "-3", "sm_count"},
+        {"gpu.uuid", NULL, "uuid"},
+        {"median_ms", "0", "median_ms"},
+        {"median_ms", "-1", "median_ms"},
+        {"median_ms", "\"fast\"", "median_ms"},
+        {"source_hash", "\"XYZ\"", "source_hash"},
+        {"family", "[]", "family"},
+        {"params", NULL, "params"},
+        {"sweep", "7", "sweep"},
+        {"sweep.uid", "\"short\"", "uid"},
+        {"gpu", NULL, "gpu"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        char *bad = mutate(good, cases[i].key, cases[i].value);
+        expect_import_refused(dst, bad, cases[i].want);
+        free(bad);
+    }
+    expect_import_refused(dst, "[1, 2, 3]", "not a JSON object");
+    /* a GPU uuid this database knows as another model: refused, not filed under the wrong model */
+    gt_gpu_info known = gt_fixture_gpu(1, 0);
+    char raw[100];
+    snprintf(raw, sizeof raw, "\"%s\"", known.uuid);
+    char *clash = mutate(good, "gpu.uuid", raw);
+    cJSON *croot = cJSON_Parse(clash);
+    cJSON *w1 = cJSON_GetArrayItem(cJSON_GetObjectItem(croot, "winners"), 1);
+    cJSON_ReplaceItemInObject(cJSON_GetObjectItem(w1, "sweep"), "uid", cJSON_CreateString("0123456789abcdef0123456789abcdef"));
+    char *cdoc = cJSON_Print(croot);
+    expect_import_refused(dst, cdoc, "another model");
+    free(cdoc), free(clash), cJSON_Delete(croot);
+    expect_import_refused(dst, "", "malformed JSON");
+    /* the last row bad, the first rows good: nothing of the good rows may stay */
+    char *bad_last = mutate(good, "shape.n", "99999999");
+    cJSON *root = cJSON_Parse(bad_last);
+    cJSON *arr = cJSON_GetObjectItem(root, "winners");
+    cJSON_AddItemToArray(arr, cJSON_DetachItemFromArray(arr, 1)); /* move the bad row to the end */
+    char *doc = cJSON_Print(root);
+    expect_import_refused(dst, doc, "shape.n");
+    free(doc), free(bad_last), cJSON_Delete(root);
+    free(good);
+    gt_fixture_rm(src), gt_fixture_rm(dst);
+    free(src), free(dst);
+}
+
+static int merge_into(const char *path, const char *other, gt_merge_stats *st)
+{
+    gt_db *db;
+    if (gt_db_open(path, 1, &db, err, sizeof err) < 0) return -1;
+    int rc = gt_db_merge(db, other, st, err, sizeof err);
+    gt_db_close(db);
+    return rc;
+}
+
+GT_TEST(merge_idempotent_and_keeps_faster_winner, GT_NEEDS_NONE)
+{
+    char *a = gt_tmp_path(".db"), *b = gt_tmp_path(".db"), *c = gt_tmp_path(".db");
+    /* two machines with the same GPU model (b is 20% faster), and one A100 */
+    CHECK(gt_fixture_db(a, 0, 0, 1.0) == 0 && gt_fixture_db(b, 0, 1, 0.8) == 0 && gt_fixture_db(c, 2, 0, 1.0) == 0);
+    char *b_before = gt_fixture_dump(b);
+    gt_merge_stats st;
+    CHECK_MSG(merge_into(a, b, &st) == 0, "%s", err);
+    CHECK_MSG(st.sweeps == 1 && st.trials == 16 && st.winners == 4 && st.baselines == 4, "%d %d %d %d", st.sweeps,
+              st.trials, st.winners, st.baselines);
+    CHECK(merge_into(a, c, &st) == 0 && st.sweeps == 1 && st.winners == 4);
+    char *once = gt_fixture_dump(a);
+    CHECK(merge_into(a, b, &st) == 0 && st.sweeps == 0 && st.trials == 0 && st.winners == 0 && st.baselines == 0);
+    CHECK(merge_into(a, c, &st) == 0 && st.sweeps == 0 && st.trials == 0 && st.winners == 0);
+    char *twice = gt_fixture_dump(a);
+    CHECK(once && twice && !strcmp(once, twice));
+    char *b_after = gt_fixture_dump(b);
+    CHECK(!strcmp(b_before, b_after)); /* the source is only read */
+    /* the H200 winners now come from b's sweep, with its provenance */
+    gt_db *db;
+    CHECK(gt_db_open(a, 0, &db, err, sizeof err) == 0);
+    sqlite3 *h;
+    sqlite3_open_v2(a, &h, SQLITE_OPEN_READONLY, NULL);
+    sqlite3_stmt *q;
+    sqlite3_prepare_v2(h, "SELECT count(*) FROM v_winners WHERE gpu = 'NVIDIA H200' AND origin LIKE 'merge:%'", -1, &q, NULL);
+    CHECK(sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) == 4);
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    gt_db_close(db);
+    /* merging the slower machine into the faster one keeps the faster winners */
+    CHECK(merge_into(b, a, &st) == 0 && st.winners == 4 /* the A100's */ && st.sweeps == 2);
+    free(once), free(twice), free(b_before), free(b_after);
+    gt_fixture_rm(a), gt_fixture_rm(b), gt_fixture_rm(c);
+    free(a), free(b), free(c);
+}
+
+GT_TEST(merge_refuses_bad_sources_leaving_db_identical, GT_NEEDS_NONE)
+{
+    char *a = gt_tmp_path(".db"), *bad = gt_tmp_path(".db"), *copy = gt_tmp_path(".orig");
+    CHECK(gt_fixture_db(a, 0, 0, 1.0) == 0);
+    CHECK(gt_fixture_copy(a, copy) == 0);
+    gt_merge_stats st;
+    CHECK(merge_into(a, "/nonexistent/x.db", &st) == -1 && strstr(err, "no database at"));
+    CHECK(gt_fixture_write(bad, "not sqlite at all", 17) == 0);
+    CHECK(merge_into(a, bad, &st) == -1 && strstr(err, "not an SQLite database"));
+    gt_fixture_rm(bad);
+    CHECK(gt_fixture_db(bad, 1, 0, 1.0) == 0);
+    sqlite3 *h;
+    sqlite3_open(bad, &h);
+    sqlite3_exec(h, "PRAGMA user_version = 42", NULL, NULL, NULL);
+    sqlite3_close(h);
+    CHECK(merge_into(a, bad, &st) == -1 && strstr(err, "newer"));
+    CHECK(merge_into(a, a, &st) == -1 && strstr(err, "this database"));
+    CHECK(gt_fixture_same_bytes(a, copy));
+    gt_fixture_rm(a), gt_fixture_rm(bad);
+    unlink(copy);
+    free(a), free(bad), free(copy);
+}
+
+GT_TEST(merge_reads_v1_source_without_touching_it, GT_NEEDS_NONE)
+{
+    char *a = gt_tmp_path(".db"), *old = gt_tmp_path(".db"), *copy = gt_tmp_path(".orig");
+    sqlite3 *h;
+    CHECK(sqlite3_open(old, &h) == SQLITE_OK);
+    CHECK(sqlite3_exec(h, gt_sql_text("schema.sql"), NULL, NULL, NULL) == SQLITE_OK);
+    CHECK(sqlite3_exec(h,
+                       "INSERT INTO gpu_models VALUES (1, 'Old GPU', 8, 6, 84);"
+                       "INSERT INTO gpus VALUES (1, 1, 'GPU-old', NULL, NULL);"
+                       "INSERT INTO sweeps (id, gpu_id, command) VALUES (1, 1, 'gemmtune v0');"
+                       "INSERT INTO shapes VALUES (1, 64, 64, 64, 'nt');"
+                       "INSERT INTO candidates VALUES (1, 'tile2d', 'BM=64', '0123456789abcdef');"
+                       "INSERT INTO trials (sweep_id, shape_id, candidate_id, status, median_ms) VALUES (1, 1, 1, 'ok', 0.5);"
+                       "INSERT INTO winners VALUES (1, 1, 1, 1, 0.5, 2.0);"
+                       "PRAGMA user_version = 1;",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    CHECK(gt_fixture_copy(old, copy) == 0);
+    CHECK(gt_fixture_db(a, 0, 0, 1.0) == 0);
+    gt_merge_stats st;
+    CHECK_MSG(merge_into(a, old, &st) == 0, "%s", err);
+    CHECK(st.sweeps == 1 && st.trials == 1 && st.winners == 1);
+    CHECK(gt_fixture_same_bytes(old, copy)); /* migrated in a temporary copy, not in place */
+    /* the v1 sweep's uid is derived from its row, so merging the old file again (a fresh copy) changes nothing */
+    char *once = gt_fixture_dump(a);
+    CHECK(merge_into(a, old, &st) == 0 && st.sweeps == 0 && st.trials == 0 && st.winners == 0);
+    char *twice = gt_fixture_dump(a);
+    CHECK(once && twice && !strcmp(once, twice) && strstr(once, "Old GPU"));
+    free(once), free(twice);
+    /* and the same file migrated in place keeps that uid */
+    CHECK(sqlite3_open_v2(a, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    sqlite3_stmt *q;
+    char merged_uid[40] = "";
+    CHECK(sqlite3_prepare_v2(h, "SELECT uid FROM sweeps WHERE command = 'gemmtune v0'", -1, &q, NULL) == SQLITE_OK);
+    if (sqlite3_step(q) == SQLITE_ROW) snprintf(merged_uid, sizeof merged_uid, "%s", sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    gt_db *db;
+    CHECK(gt_db_open(old, 0, &db, err, sizeof err) == 0);
+    gt_db_close(db);
+    CHECK(sqlite3_open_v2(old, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+    CHECK(sqlite3_prepare_v2(h, "SELECT uid FROM sweeps", -1, &q, NULL) == SQLITE_OK);
+    CHECK(sqlite3_step(q) == SQLITE_ROW && strlen(merged_uid) == 32 &&
+          !strcmp((const char *)sqlite3_column_text(q, 0), merged_uid));
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    gt_fixture_rm(a), gt_fixture_rm(old);
+    unlink(copy);
+    free(a), free(old), free(copy);
+}

@@ -1,0 +1,81 @@
+/* The regret rows behind `gemmtune report` (db/regret.c) on a hand-made database whose times are chosen here:
+ * the nearest other shape's winner, its measured time on this shape or n/a, the same-kernel case, GPU models apart. */
+#include "db.h"
+#include "fixture.h"
+#include "harness.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static char err[512];
+
+typedef struct {
+    gt_regret_row r[8];
+    int n;
+} rows;
+
+static int collect(const gt_regret_row *r, void *ctx)
+{
+    rows *v = ctx;
+    if (v->n < 8) v->r[v->n++] = *r;
+    return 0;
+}
+
+static void trial(gt_db *db, long long sw, const gt_shape *s, const char *params, double ms, const char *status)
+{
+    char hash[17];
+    gt_hash_hex(params, strlen(params), hash);
+    gt_trial t = {"tile2d", params, hash, status, NULL, ms, ms, ms, 1, 0, 32, 0, 0.1, 10};
+    CHECK_MSG(gt_db_add_trial(db, sw, s, &t, err, sizeof err) == 0, "%s", err);
+}
+
+static void winner(gt_db *db, long long sw, const gt_shape *s, const char *params, double ms)
+{
+    char hash[17];
+    gt_hash_hex(params, strlen(params), hash);
+    trial(db, sw, s, params, ms, "ok");
+    CHECK_MSG(gt_db_set_winner(db, sw, s, "tile2d", params, hash, ms, 1, err, sizeof err) == 0, "%s", err);
+}
+
+GT_TEST(report_regret_uses_nearest_other_shape, GT_NEEDS_NONE)
+{
+    char *path = gt_tmp_path(".db");
+    gt_db *db;
+    long long sw, sw2;
+    gt_gpu_info g = gt_fixture_gpu(0, 0), other = gt_fixture_gpu(2, 0);
+    gt_shape a = {1024, 1024, 1024, 0, 0}, b = {2048, 2048, 2048, 0, 0}, c = {8192, 8192, 8192, 0, 0},
+             d = {1024, 1024, 1024, 1, 1}, e = {1000, 1000, 1000, 0, 0};
+    CHECK(gt_db_open(path, 1, &db, err, sizeof err) == 0);
+    CHECK(gt_db_begin_sweep(db, &g, "t", &sw, err, sizeof err) == 0);
+    CHECK(gt_db_begin_sweep(db, &other, "t", &sw2, err, sizeof err) == 0);
+    winner(db, sw, &a, "KA", 1.0);
+    winner(db, sw, &b, "KB", 8.0);
+    winner(db, sw, &c, "KC", 500.0);
+    winner(db, sw, &d, "KD", 1.1);   /* another layout: never a neighbour of a, b, c */
+    winner(db, sw2, &e, "KE", 0.9);  /* another GPU model, nearer to a than b is: must not be picked */
+    trial(db, sw, &b, "KA", 10.0, "ok");     /* b is served a's kernel: 25% slower than its own */
+    trial(db, sw, &c, "KB", 600.0, "wrong"); /* c is served b's kernel, which failed there: n/a */
+    /* a is served b's kernel, never timed on a: n/a */
+    rows v = {0};
+    CHECK(gt_db_regret(db, NULL, collect, &v, err, sizeof err) == 0);
+    CHECK(v.n == 5);
+    /* order: A100 first (e), then H200 nn a, b, c, then tt d */
+    CHECK(!strncmp(v.r[0].self.gpu_name, "NVIDIA A100", 11) && v.r[0].has_pick == 0 && v.r[0].regret < 0);
+    const gt_regret_row *ra = &v.r[1], *rb = &v.r[2], *rc = &v.r[3], *rd = &v.r[4];
+    CHECK(ra->self.shape.m == 1024 && ra->has_pick && ra->picked.shape.m == 2048 && ra->distance == 3.0);
+    CHECK(ra->pick_ms < 0 && ra->regret < 0);
+    CHECK(rb->self.shape.m == 2048 && rb->has_pick && rb->picked.shape.m == 1024 && !strcmp(rb->picked.params, "KA"));
+    CHECK(rb->pick_ms == 10.0 && rb->regret == 10.0 / 8.0);
+    CHECK(rc->self.shape.m == 8192 && rc->picked.shape.m == 2048 && rc->distance == 6.0 && rc->pick_ms < 0);
+    CHECK(rd->self.shape.ta == 1 && !rd->has_pick);
+    CHECK(rb->self.cublas_ms < 0); /* no baseline stored: the report says n/a */
+    /* the same kernel wins the neighbour: no regret, even without a separate trial */
+    winner(db, sw, &c, "KB", 400.0);
+    v.n = 0;
+    gt_winner_filter f = {.shape = &c};
+    CHECK(gt_db_regret(db, &f, collect, &v, err, sizeof err) == 0 && v.n == 1);
+    CHECK(v.r[0].pick_ms == 400.0 && v.r[0].regret == 1.0);
+    gt_db_close(db);
+    gt_fixture_rm(path);
+    free(path);
+}
