@@ -19,9 +19,6 @@
 #include <string.h>
 #include <time.h>
 
-/* TEMPORARY until db's JSON export is merged into this branch. */
-#pragma weak gt_db_export_json
-
 #define P_TILE2D "BM=128,BN=128,BK=8,TM=8,TN=8"
 
 typedef struct {
@@ -412,7 +409,7 @@ GT_TEST(loader_gpu_db_cache_json_and_first_call_latency, GT_NEEDS_GPU)
     printf("    first call 256^3 nn (select + load + launch): NVRTC %.1f ms, cubin cache %.1f ms, embedded cubin "
            "%.1f ms\n", t_nvrtc * 1e3, t_cache * 1e3, t_embed * 1e3);
     CHECK(t_cache < t_nvrtc && t_embed < t_nvrtc);
-    if (gt_db_export_json) {
+    {
         char err[512], *json = NULL, *jpath = gt_tmp_path(".json");
         gt_db *h = NULL;
         CHECK(gt_db_open(db, 0, &h, err, sizeof err) == 0 && gt_db_export_json(h, NULL, &json, err, sizeof err) == 0);
@@ -424,8 +421,6 @@ GT_TEST(loader_gpu_db_cache_json_and_first_call_latency, GT_NEEDS_GPU)
         first_call(&o, NULL, 0, cb, "exact", &c1);
         remove(jpath);
         free(jpath), free(json);
-    } else {
-        printf("    (JSON source not checked: db's JSON export is not in this build)\n");
     }
     remove(db);
     free(db);
