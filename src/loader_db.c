@@ -10,9 +10,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-/* TEMPORARY until db's JSON import is merged into this branch: weak so the library links without it. */
-#pragma weak gt_db_import_json
-
 typedef struct {
     gt_winner_set *set;
     int cap, oom;
@@ -78,7 +75,6 @@ static char *read_file(const char *path, char *err, size_t errlen)
 static gemmtune_status open_json(const char *path, gt_db **db, char *err, size_t errlen)
 {
     char msg[512];
-    if (!gt_db_import_json) return snprintf(err, errlen, "%s: JSON import is not in this build", path), GEMMTUNE_STATUS_JSON_ERROR;
     char *text = read_file(path, err, errlen);
     if (!text) return GEMMTUNE_STATUS_JSON_ERROR;
     int imported = 0;

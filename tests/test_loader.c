@@ -13,10 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* TEMPORARY until db's JSON export/import is merged into this branch. */
-#pragma weak gt_db_export_json
-#pragma weak gt_db_import_json
-
 #define H100 "NVIDIA H100 80GB HBM3"
 #define P_BIG "BM=128,BN=128,BK=8,TM=8,TN=8"   /* 256 threads */
 #define P_SMALL "BM=64,BN=32,BK=16,TM=4,TN=4"  /* 128 threads */
@@ -492,13 +488,11 @@ GT_TEST(loader_create_reports_bad_sources, GT_NEEDS_NONE)
     check_created(st, h, "fixture database");
     o.db_path = NULL;
     o.json_path = missing;
-    if (!gt_db_import_json) goto done;
     CHECK(gemmtune_create(&h, &o) == GEMMTUNE_STATUS_JSON_ERROR && strstr(gemmtune_last_error(), missing));
     o.json_path = junk;
     CHECK(gemmtune_create(&h, &o) == GEMMTUNE_STATUS_JSON_ERROR && strstr(gemmtune_last_error(), junk));
     write_text(junk, "{\"schema\": \"something-else\", \"winners\": 3}");
     CHECK(gemmtune_create(&h, &o) == GEMMTUNE_STATUS_JSON_ERROR);
-done:
     xdg ? setenv("XDG_DATA_HOME", xdg, 1) : unsetenv("XDG_DATA_HOME");
     if (saved) setenv("GEMMTUNE_DB", saved, 1);
     unlink(dbpath), unlink(junk), rmdir(dir);
@@ -507,10 +501,6 @@ done:
 
 GT_TEST(loader_json_source_selects_like_the_database, GT_NEEDS_NONE)
 {
-    if (!gt_db_export_json) {
-        gt_skip("db's JSON export is not in this build yet");
-        return;
-    }
     char *dbpath = fixture_db();
     if (!dbpath) return;
     char err[512], *json = NULL, *jpath = gt_tmp_path(".json");

@@ -1,0 +1,614 @@
+/* GPU tests of the runtime loader (make gpu-test, or build/gt_tests --gpu loader_gpu; each skips without a GPU):
+ * every selection rule against cuBLAS FP32 (pedantic) on odd shapes, all layouts, ld > dim, beta 0 over NaN C, in
+ * both argument orders; the database's cubin cache and JSON; graph capture; several threads and streams; and the
+ * numbers: first-call latency (NVRTC / cubin cache / embedded cubin) and warm dispatch overhead. */
+#include "compile.h"
+#include "db.h"
+#include "harness.h"
+#include "kernel.h"
+#include "loader.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <float.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define P_TILE2D "BM=128,BN=128,BK=8,TM=8,TN=8"
+
+typedef struct {
+    char name[256], arch[16];
+    int major, minor, sms;
+    gt_limits lim;
+} gpu_id;
+
+static int this_gpu(gpu_id *g)
+{
+    struct cudaDeviceProp p;
+    if (cudaSetDevice(0) != cudaSuccess || cudaGetDeviceProperties(&p, 0) != cudaSuccess) return -1;
+    memset(g, 0, sizeof *g);
+    snprintf(g->name, sizeof g->name, "%.127s", p.name);
+    g->major = p.major, g->minor = p.minor, g->sms = p.multiProcessorCount;
+    snprintf(g->arch, sizeof g->arch, "sm_%d%d", p.major, p.minor);
+    g->lim = (gt_limits){p.major, p.minor, p.maxThreadsPerBlock, (int)p.sharedMemPerBlock,
+                         (int)p.sharedMemPerBlockOptin, p.regsPerBlock, 255, p.multiProcessorCount};
+    return 0;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* The kernels the fixture tables use: tile2d, warptile with split-K, vec4; params and a cubin per layout. */
+enum { NKERN = 3 };
+static const char *kern_family[NKERN] = {"tile2d", "warptile", "vec4"};
+static char kern_params[NKERN][256];
+static gt_cubin kern_cubin[NKERN][4];
+
+static int first_legal(const gt_family *f, const gt_params *p, void *ctx)
+{
+    char *out = ctx;
+    if (strcmp(f->name, "warptile") || gt_param_get(f, p, "SPLITK", 1) > 1) {
+        gt_params_format(f, p, out, 256);
+        return 1;
+    }
+    return 0;
+}
+
+/* Compile once per process; returns 0 or -1 after a failed check. */
+static int kernels_ready(const gpu_id *g)
+{
+    static int done;
+    char err[512];
+    if (done) return 0;
+    snprintf(kern_params[0], 256, "%s", P_TILE2D);
+    for (int i = 1; i < NKERN; ++i) {
+        const gt_family *f = gt_family_find(kern_family[i]);
+        CHECK_MSG(f && gt_enumerate(f, &g->lim, first_legal, kern_params[i]) > 0, "%s: no legal point", kern_family[i]);
+        if (!f) return -1;
+    }
+    for (int i = 0; i < NKERN; ++i)
+        for (int lay = 0; lay < 4; ++lay) {
+            const gt_family *f = gt_family_find(kern_family[i]);
+            gt_params p;
+            CHECK(gt_params_parse(f, kern_params[i], &p, err, sizeof err) == 0);
+            char *src = gt_render(f, &p, lay >> 1, lay & 1, err, sizeof err);
+            int rc = src ? gt_nvrtc_compile(src, g->arch, &kern_cubin[i][lay], err, sizeof err) : -1;
+            free(src);
+            CHECK_MSG(rc == 0, "%s %s: %s", kern_family[i], kern_params[i], err);
+            if (rc) return -1;
+        }
+    for (int i = 0; i < NKERN; ++i) printf("    fixture kernel %d: %s %s\n", i, kern_family[i], kern_params[i]);
+    done = 1;
+    return 0;
+}
+
+/* One call in user terms (row-major, or column-major with cuBLAS's argument order). */
+typedef struct {
+    int colmajor, ta, tb, m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+} problem;
+
+static size_t a_elems(const problem *p) { return (size_t)(p->colmajor ? (p->ta ? p->m : p->k) : (p->ta ? p->k : p->m)) * p->lda; }
+static size_t b_elems(const problem *p) { return (size_t)(p->colmajor ? (p->tb ? p->k : p->n) : (p->tb ? p->n : p->k)) * p->ldb; }
+static size_t c_elems(const problem *p) { return (size_t)(p->colmajor ? p->n : p->m) * p->ldc; }
+
+static float op_a(const problem *p, const float *A, int i, int q)
+{
+    if (p->colmajor) return p->ta ? A[(size_t)i * p->lda + q] : A[(size_t)q * p->lda + i];
+    return p->ta ? A[(size_t)q * p->lda + i] : A[(size_t)i * p->lda + q];
+}
+
+static float op_b(const problem *p, const float *B, int q, int j)
+{
+    if (p->colmajor) return p->tb ? B[(size_t)q * p->ldb + j] : B[(size_t)j * p->ldb + q];
+    return p->tb ? B[(size_t)j * p->ldb + q] : B[(size_t)q * p->ldb + j];
+}
+
+static size_t c_at(const problem *p, int i, int j)
+{
+    return p->colmajor ? (size_t)j * p->ldc + i : (size_t)i * p->ldc + j;
+}
+
+/* Minimal leading dimensions plus pad. */
+static problem make_problem(int colmajor, int ta, int tb, int m, int n, int k, int pad, float alpha, float beta)
+{
+    problem p = {colmajor, ta, tb, m, n, k, 0, 0, 0, alpha, beta};
+    if (colmajor) p.lda = (ta ? k : m) + pad, p.ldb = (tb ? n : k) + pad, p.ldc = m + pad;
+    else p.lda = (ta ? m : k) + pad, p.ldb = (tb ? k : n) + pad, p.ldc = n + pad;
+    return p;
+}
+
+static gemmtune_status cublas_ref(cublasHandle_t cb, const problem *p, const float *A, const float *B, float *C)
+{
+    cublasOperation_t oa = p->ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = p->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasStatus_t s = p->colmajor
+                           ? cublasSgemm(cb, oa, ob, p->m, p->n, p->k, &p->alpha, A, p->lda, B, p->ldb, &p->beta, C, p->ldc)
+                           : cublasSgemm(cb, ob, oa, p->n, p->m, p->k, &p->alpha, B, p->ldb, A, p->lda, &p->beta, C, p->ldc);
+    return s == CUBLAS_STATUS_SUCCESS ? GEMMTUNE_SUCCESS : GEMMTUNE_STATUS_CUBLAS_ERROR;
+}
+
+static float urand(unsigned *seed) { return (float)rand_r(seed) / RAND_MAX * 2.0f - 1.0f; }
+
+/* Inputs fresh from seed, C poisoned (NaN inside when beta == 0, random padding). Host copies in *hA.. */
+static void fill(const problem *p, unsigned *seed, float *A, float *B, float *C0)
+{
+    for (size_t i = 0; i < a_elems(p); ++i) A[i] = urand(seed);
+    for (size_t i = 0; i < b_elems(p); ++i) B[i] = urand(seed);
+    for (size_t i = 0; i < c_elems(p); ++i) C0[i] = urand(seed) * 100.0f;
+    if (p->beta == 0.0f)
+        for (int i = 0; i < p->m; ++i)
+            for (int j = 0; j < p->n; ++j) C0[c_at(p, i, j)] = NAN;
+}
+
+/* Compare C with the cuBLAS result R: max |c - r| / (|alpha| (|A||B|)_ij + |beta c0_ij|) <= 16 sqrt(K) eps, no NaN,
+ * and the padding of C untouched. Returns the worst scaled error (INFINITY on NaN or touched padding). */
+static double compare(const problem *p, const float *A, const float *B, const float *C0, const float *C, const float *R)
+{
+    double worst = 0;
+    for (int i = 0; i < p->m; ++i)
+        for (int j = 0; j < p->n; ++j) {
+            double absab = 0;
+            for (int q = 0; q < p->k; ++q) absab += fabs((double)op_a(p, A, i, q) * op_b(p, B, q, j));
+            const size_t e = c_at(p, i, j);
+            double den = fabs(p->alpha) * absab + (p->beta != 0.0f ? fabs((double)p->beta * C0[e]) : 0.0);
+            double d = fabs((double)C[e] - R[e]);
+            double err = isnan(C[e]) || isnan(R[e]) ? INFINITY : den > 0 ? d / den : (d > 0 ? INFINITY : 0);
+            if (err > worst) worst = err;
+        }
+    for (size_t e = 0; e < c_elems(p); ++e) {
+        const int i = p->colmajor ? (int)(e % p->ldc) : (int)(e / p->ldc), j = p->colmajor ? (int)(e / p->ldc) : (int)(e % p->ldc);
+        const int inside = p->colmajor ? i < p->m : j < p->n;
+        if (!inside && memcmp(&C[e], &C0[e], sizeof(float))) return INFINITY;
+    }
+    return worst;
+}
+
+typedef struct {
+    float *A, *B, *C0, *C, *R;       /* host */
+    float *dA, *dB, *dC, *dR;        /* device */
+} buffers;
+
+static int buffers_alloc(const problem *p, buffers *b)
+{
+    memset(b, 0, sizeof *b);
+    b->A = malloc(a_elems(p) * 4), b->B = malloc(b_elems(p) * 4), b->C0 = malloc(c_elems(p) * 4);
+    b->C = malloc(c_elems(p) * 4), b->R = malloc(c_elems(p) * 4);
+    return !b->A || !b->B || !b->C0 || !b->C || !b->R || cudaMalloc((void **)&b->dA, a_elems(p) * 4) ||
+                   cudaMalloc((void **)&b->dB, b_elems(p) * 4) || cudaMalloc((void **)&b->dC, c_elems(p) * 4) ||
+                   cudaMalloc((void **)&b->dR, c_elems(p) * 4)
+               ? -1
+               : 0;
+}
+
+static void buffers_free(buffers *b)
+{
+    free(b->A), free(b->B), free(b->C0), free(b->C), free(b->R);
+    cudaFree(b->dA), cudaFree(b->dB), cudaFree(b->dC), cudaFree(b->dR);
+}
+
+static int upload(const problem *p, const buffers *b, cudaStream_t s)
+{
+    return cudaMemcpyAsync(b->dA, b->A, a_elems(p) * 4, cudaMemcpyHostToDevice, s) ||
+           cudaMemcpyAsync(b->dB, b->B, b_elems(p) * 4, cudaMemcpyHostToDevice, s) ||
+           cudaMemcpyAsync(b->dC, b->C0, c_elems(p) * 4, cudaMemcpyHostToDevice, s) ||
+           cudaMemcpyAsync(b->dR, b->C0, c_elems(p) * 4, cudaMemcpyHostToDevice, s);
+}
+
+static int download(const problem *p, const buffers *b, cudaStream_t s)
+{
+    return cudaMemcpyAsync(b->C, b->dC, c_elems(p) * 4, cudaMemcpyDeviceToHost, s) ||
+           cudaMemcpyAsync(b->R, b->dR, c_elems(p) * 4, cudaMemcpyDeviceToHost, s) || cudaStreamSynchronize(s);
+}
+
+static gemmtune_status run(gemmtune_handle h, cudaStream_t s, const problem *p, const buffers *b)
+{
+    return gemmtune_sgemm(h, s, (gemmtune_op)p->ta, (gemmtune_op)p->tb, p->m, p->n, p->k, p->alpha, b->dA, p->lda,
+                          b->dB, p->ldb, p->beta, b->dC, p->ldc);
+}
+
+/* One full check on stream s: fresh inputs, gemmtune vs cuBLAS. Returns 1 when it passes (message printed if not);
+ * *seconds gets the host time of the gemmtune_sgemm call when non-NULL. */
+static int check(gemmtune_handle h, cublasHandle_t cb, cudaStream_t s, const problem *p, unsigned *seed,
+                 const char *label, double *seconds)
+{
+    buffers b;
+    int ok = 0;
+    if (buffers_alloc(p, &b)) {
+        printf("    %s: allocation failed\n", label);
+        buffers_free(&b);
+        return 0;
+    }
+    fill(p, seed, b.A, b.B, b.C0);
+    cublasSetStream(cb, s);
+    gemmtune_status st = upload(p, &b, s) || cudaStreamSynchronize(s) ? GEMMTUNE_STATUS_CUDA_ERROR : GEMMTUNE_SUCCESS;
+    double t0 = now_s();
+    if (st == GEMMTUNE_SUCCESS) st = run(h, s, p, &b);
+    if (seconds) *seconds = now_s() - t0;
+    if (st == GEMMTUNE_SUCCESS) st = cublas_ref(cb, p, b.dA, b.dB, b.dR);
+    if (st == GEMMTUNE_SUCCESS && download(p, &b, s)) st = GEMMTUNE_STATUS_CUDA_ERROR;
+    if (st != GEMMTUNE_SUCCESS) {
+        printf("    %s: %s (%s)\n", label, gemmtune_status_string(st), gemmtune_last_error());
+    } else {
+        double worst = compare(p, b.A, b.B, b.C0, b.C, b.R), tol = 16 * sqrt((double)p->k) * FLT_EPSILON;
+        ok = worst <= tol;
+        if (!ok)
+            printf("    %s: %s %dx%dx%d %s%s ld %d,%d,%d alpha %g beta %g: scaled error %.3g > %.3g\n", label,
+                   p->colmajor ? "col" : "row", p->m, p->n, p->k, p->ta ? "T" : "N", p->tb ? "T" : "N", p->lda,
+                   p->ldb, p->ldc, p->alpha, p->beta, worst, tol);
+    }
+    buffers_free(&b);
+    return ok;
+}
+
+static const int shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {127, 129, 31}, {64, 64, 64}, {300, 200, 513}, {5, 700, 3}};
+enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
+
+/* Table rows for this GPU (or another model of the same cc) for every test shape and layout, in row-major terms
+ * and, for column-major calls, their mapped row-major shapes. scale multiplies the stored shape (nearest). */
+static int make_table(const gpu_id *g, const char *name, int scale, gemmtune_winner_row *rows)
+{
+    static const char *lay[4] = {"nn", "nt", "tn", "tt"};
+    int n = 0;
+    for (int s = 0; s < NSHAPES; ++s)
+        for (int l = 0; l < 4; ++l)
+            for (int mapped = 0; mapped < 2; ++mapped) {
+                const int kf = s % NKERN, ml = mapped ? (l & 1) * 2 + (l >> 1) : l;
+                rows[n++] = (gemmtune_winner_row){name, g->major, g->minor, g->sms,
+                                                  (mapped ? shapes[s][1] : shapes[s][0]) * scale,
+                                                  (mapped ? shapes[s][0] : shapes[s][1]) * scale, shapes[s][2] * scale,
+                                                  lay[ml], kern_family[kf], kern_params[kf], 1.0, 1.0,
+                                                  kern_cubin[kf][ml].data, kern_cubin[kf][ml].size, g->arch};
+            }
+    return n;
+}
+
+/* Every test shape, layout, both argument orders, padded or not, beta 0 (NaN C) or not, through handle h, whose
+ * explain line must start with rule. Returns the number of failures. */
+static int sweep_problems(gemmtune_handle h, int colmajor, cublasHandle_t cb, const char *rule, unsigned *seed)
+{
+    int bad = 0, n = 0;
+    char line[512], label[64];
+    for (int s = 0; s < NSHAPES; ++s)
+        for (int l = 0; l < 4; ++l, ++n) {
+            problem p = make_problem(colmajor, l >> 1, l & 1, shapes[s][0], shapes[s][1], shapes[s][2], n % 3 ? 3 : 0,
+                                     n % 2 ? -0.5f : 1.3f, n % 2 ? 0.0f : 0.7f);
+            gemmtune_status st = gemmtune_explain(h, (gemmtune_op)p.ta, (gemmtune_op)p.tb, p.m, p.n, p.k, p.lda,
+                                                  p.ldb, p.ldc, line, sizeof line);
+            snprintf(label, sizeof label, "%s %s", rule, colmajor ? "col-major" : "row-major");
+            if (st != GEMMTUNE_SUCCESS || strncmp(line, rule, strlen(rule))) {
+                printf("    %s %dx%dx%d: explain says '%s'\n", label, p.m, p.n, p.k, line);
+                bad++;
+            }
+            bad += !check(h, cb, NULL, &p, seed, label, NULL);
+        }
+    return bad;
+}
+
+static cublasHandle_t pedantic_cublas(void)
+{
+    cublasHandle_t cb = NULL;
+    if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) return NULL;
+    cublasSetMathMode(cb, CUBLAS_PEDANTIC_MATH);
+    return cb;
+}
+
+GT_TEST(loader_gpu_every_rule_matches_cublas, GT_NEEDS_GPU)
+{
+    gpu_id g;
+    CHECK(this_gpu(&g) == 0);
+    if (kernels_ready(&g)) return;
+    cublasHandle_t cb = pedantic_cublas();
+    CHECK(cb != NULL);
+    static gemmtune_winner_row exact[NSHAPES * 8], nearest[NSHAPES * 8], samecc[NSHAPES * 8];
+    const int ne = make_table(&g, g.name, 1, exact), nn = make_table(&g, g.name, 2, nearest);
+    const int ns = make_table(&g, "gemmtune test GPU", 1, samecc);
+    static const struct { const char *rule; int table; gemmtune_fallback fb; } paths[] = {
+        {"exact", 0, GEMMTUNE_FALLBACK_NONE}, {"nearest", 1, GEMMTUNE_FALLBACK_NONE},
+        {"same_cc", 2, GEMMTUNE_FALLBACK_NONE}, {"default", 3, GEMMTUNE_FALLBACK_DEFAULT},
+        {"cublas", 3, GEMMTUNE_FALLBACK_CUBLAS}};
+    unsigned seed = 1234;
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; ++i)
+        for (int colmajor = 0; colmajor < 2; ++colmajor) {
+            gemmtune_options o;
+            gemmtune_options_init(&o);
+            o.fallback = paths[i].fb;
+            o.column_major = colmajor;
+            const gemmtune_winner_row *rows = paths[i].table == 0 ? exact : paths[i].table == 1 ? nearest : samecc;
+            const int nrows = paths[i].table == 0 ? ne : paths[i].table == 1 ? nn : paths[i].table == 2 ? ns : 0;
+            gemmtune_handle h = NULL;
+            gemmtune_status st = gemmtune_create_from_table(&h, rows, nrows, &o);
+            CHECK_MSG(st == GEMMTUNE_SUCCESS, "%s: %s", gemmtune_status_string(st), gemmtune_last_error());
+            if (st) continue;
+            int bad = sweep_problems(h, colmajor, cb, paths[i].rule, &seed);
+            gt_loader_counters c;
+            gt_loader_counters_get(h, &c);
+            printf("    %-8s %s: %d checks, %d failed; %d plans, %d kernels (%d embedded, %d compiled), %d workspaces\n",
+                   paths[i].rule, colmajor ? "col-major" : "row-major", NSHAPES * 4, bad, c.plans, c.kernels,
+                   c.embedded, c.compiled, c.workspaces);
+            CHECK_MSG(bad == 0, "%s: %d failures", paths[i].rule, bad);
+            CHECK(c.plans == NSHAPES * 4);
+            if (paths[i].table < 3) CHECK_MSG(c.compiled == 0 && c.embedded > 0, "table kernels were compiled");
+            if (paths[i].table < 3) CHECK_MSG(c.workspaces > 0, "no split-K plan ran");
+            if (paths[i].fb == GEMMTUNE_FALLBACK_DEFAULT) CHECK(c.kernels == 4 && c.compiled == 4);
+            if (paths[i].fb == GEMMTUNE_FALLBACK_CUBLAS) CHECK(c.kernels == 0);
+            gemmtune_destroy(h);
+        }
+    cublasDestroy(cb);
+}
+
+/* A database with one winner for this GPU: 256^3 nn -> tile2d P_TILE2D. Returns the malloc'd path or NULL. */
+static char *gpu_fixture_db(const gpu_id *g)
+{
+    char *path = gt_tmp_path(".db"), err[512];
+    gt_db *db = NULL;
+    gt_gpu_info gi;
+    memset(&gi, 0, sizeof gi);
+    snprintf(gi.name, sizeof gi.name, "%.127s", g->name);
+    gi.cc_major = g->major, gi.cc_minor = g->minor, gi.sm_count = g->sms;
+    snprintf(gi.uuid, sizeof gi.uuid, "GPU-gemmtune-loader-test");
+    long long sweep;
+    gt_shape s = {256, 256, 256, 0, 0};
+    int ok = !gt_db_open(path, 1, &db, err, sizeof err) && !gt_db_begin_sweep(db, &gi, "test", &sweep, err, sizeof err) &&
+             !gt_db_set_winner(db, sweep, &s, "tile2d", P_TILE2D, "0000000000000000", 1.0, 1.0, err, sizeof err);
+    CHECK_MSG(ok, "%s", err);
+    if (db) gt_db_close(db);
+    if (!ok) free(path), path = NULL;
+    return path;
+}
+
+/* First call of a fresh handle (select + load + launch), timed on the host; checked against cuBLAS. */
+static double first_call(const gemmtune_options *o, const gemmtune_winner_row *rows, int nrows, cublasHandle_t cb,
+                         const char *expect, gt_loader_counters *c)
+{
+    gemmtune_handle h = NULL;
+    gemmtune_status st = rows ? gemmtune_create_from_table(&h, rows, nrows, o) : gemmtune_create(&h, o);
+    CHECK_MSG(st == GEMMTUNE_SUCCESS, "%s: %s", gemmtune_status_string(st), gemmtune_last_error());
+    if (st) return -1;
+    char line[512];
+    gemmtune_explain(h, GEMMTUNE_OP_N, GEMMTUNE_OP_N, 256, 256, 256, 256, 256, 256, line, sizeof line);
+    CHECK_MSG(!strncmp(line, expect, strlen(expect)), "explain: %s", line);
+    problem p = make_problem(0, 0, 0, 256, 256, 256, 0, 1.0f, 0.0f);
+    unsigned seed = 99;
+    double t = -1;
+    CHECK(check(h, cb, NULL, &p, &seed, expect, &t));
+    gt_loader_counters_get(h, c);
+    gemmtune_destroy(h);
+    return t;
+}
+
+GT_TEST(loader_gpu_db_cache_json_and_first_call_latency, GT_NEEDS_GPU)
+{
+    gpu_id g;
+    CHECK(this_gpu(&g) == 0);
+    if (kernels_ready(&g)) return;
+    cublasHandle_t cb = pedantic_cublas();
+    char *db = gpu_fixture_db(&g);
+    if (!db || !cb) return;
+    gemmtune_options o;
+    gemmtune_options_init(&o);
+    o.db_path = db;
+    gt_loader_counters c1, c2, c3;
+    const double t_nvrtc = first_call(&o, NULL, 0, cb, "exact", &c1);
+    CHECK_MSG(c1.compiled == 1 && c1.cache_hits == 0, "cold: %d compiled, %d cache hits", c1.compiled, c1.cache_hits);
+    const double t_cache = first_call(&o, NULL, 0, cb, "exact", &c2);
+    CHECK_MSG(c2.compiled == 0 && c2.cache_hits == 1, "warm cache: %d compiled, %d cache hits", c2.compiled,
+              c2.cache_hits);
+    gemmtune_winner_row row = {g.name, g.major, g.minor, g.sms, 256, 256, 256, "nn", "tile2d", P_TILE2D, 1, 1,
+                               kern_cubin[0][0].data, kern_cubin[0][0].size, g.arch};
+    const double t_embed = first_call(&o, &row, 1, cb, "exact", &c3);
+    CHECK(c3.embedded == 1 && c3.compiled == 0);
+    printf("    first call 256^3 nn (select + load + launch): NVRTC %.1f ms, cubin cache %.1f ms, embedded cubin "
+           "%.1f ms\n", t_nvrtc * 1e3, t_cache * 1e3, t_embed * 1e3);
+    CHECK(t_cache < t_nvrtc && t_embed < t_nvrtc);
+    {
+        char err[512], *json = NULL, *jpath = gt_tmp_path(".json");
+        gt_db *h = NULL;
+        CHECK(gt_db_open(db, 0, &h, err, sizeof err) == 0 && gt_db_export_json(h, NULL, &json, err, sizeof err) == 0);
+        if (h) gt_db_close(h);
+        FILE *f = fopen(jpath, "w");
+        if (f && json) fputs(json, f);
+        if (f) fclose(f);
+        o.db_path = NULL, o.json_path = jpath;
+        first_call(&o, NULL, 0, cb, "exact", &c1);
+        remove(jpath);
+        free(jpath), free(json);
+    }
+    remove(db);
+    free(db);
+    cublasDestroy(cb);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Host time per enqueue over batches of 100 (synchronised between batches so the queue never fills). */
+enum { BATCH = 100, ROUNDS = 41 };
+
+GT_TEST(loader_gpu_warm_dispatch_overhead, GT_NEEDS_GPU)
+{
+    gpu_id g;
+    CHECK(this_gpu(&g) == 0);
+    if (kernels_ready(&g)) return;
+    for (int kf = 0; kf < 2; ++kf) { /* tile2d, and warptile with split-K (workspace lookup too) */
+        gemmtune_winner_row row = {g.name, g.major, g.minor, g.sms, 64, 64, 64, "nn", kern_family[kf], kern_params[kf],
+                                   1, 1, kern_cubin[kf][0].data, kern_cubin[kf][0].size, g.arch};
+        gemmtune_handle h = NULL;
+        CHECK(gemmtune_create_from_table(&h, &row, 1, NULL) == GEMMTUNE_SUCCESS);
+        if (!h) return;
+        problem p = make_problem(0, 0, 0, 64, 64, 64, 0, 1.0f, 0.0f);
+        buffers b;
+        CHECK(buffers_alloc(&p, &b) == 0);
+        unsigned seed = 5;
+        fill(&p, &seed, b.A, b.B, b.C0);
+        upload(&p, &b, NULL);
+        CHECK(run(h, NULL, &p, &b) == GEMMTUNE_SUCCESS); /* the cold call */
+        gt_loader_counters before, after;
+        gt_loader_counters_get(h, &before);
+        /* the same kernel launched directly */
+        const gt_family *f = gt_family_find(kern_family[kf]);
+        gt_params prm;
+        char err[512];
+        gt_params_parse(f, kern_params[kf], &prm, err, sizeof err);
+        gt_launch L;
+        f->launch(&prm, &(gt_shape){64, 64, 64, 0, 0}, &L);
+        gt_kernel *k = NULL;
+        CHECK(gt_kernel_load(kern_cubin[kf][0].data, kern_cubin[kf][0].size, L.smem, &k, err, sizeof err) == 0);
+        float *ws = NULL;
+        if (L.ws_bytes) cudaMalloc((void **)&ws, L.ws_bytes);
+        gt_args a = {.m = 64, .n = 64, .k = 64, .alpha = 1, .beta = 0, .A = b.dA, .B = b.dB, .C = b.dC, .lda = 64,
+                     .ldb = 64, .ldc = 64, .ws = ws};
+        double direct[ROUNDS], loader[ROUNDS];
+        int fails = 0;
+        for (int r = 0; r < ROUNDS && k; ++r) {
+            double t0 = now_s();
+            for (int i = 0; i < BATCH; ++i) fails += gt_kernel_launch(k, &L, NULL, &a, err, sizeof err) != 0;
+            direct[r] = (now_s() - t0) / BATCH;
+            cudaDeviceSynchronize();
+            t0 = now_s();
+            for (int i = 0; i < BATCH; ++i) fails += run(h, NULL, &p, &b) != GEMMTUNE_SUCCESS;
+            loader[r] = (now_s() - t0) / BATCH;
+            cudaDeviceSynchronize();
+        }
+        gt_loader_counters_get(h, &after);
+        qsort(direct, ROUNDS, sizeof(double), cmp_double);
+        qsort(loader, ROUNDS, sizeof(double), cmp_double);
+        const double d = direct[ROUNDS / 2] * 1e6, l = loader[ROUNDS / 2] * 1e6;
+        printf("    warm dispatch, %s 64^3 nn (median of %d x %d enqueues): gt_kernel_launch %.2f us, gemmtune_sgemm "
+               "%.2f us, overhead %.2f us/call\n", kern_family[kf], ROUNDS, BATCH, d, l, l - d);
+        CHECK(fails == 0);
+        CHECK_MSG(after.plans == before.plans && after.kernels == before.kernels && after.workspaces == before.workspaces,
+                  "the warm path made plans, kernels or workspaces");
+        CHECK_MSG(l - d < 20.0, "overhead %.2f us per call", l - d);
+        if (k) gt_kernel_unload(k);
+        cudaFree(ws);
+        buffers_free(&b);
+        gemmtune_destroy(h);
+    }
+}
+
+GT_TEST(loader_gpu_graph_capture, GT_NEEDS_GPU)
+{
+    gpu_id g;
+    CHECK(this_gpu(&g) == 0);
+    if (kernels_ready(&g)) return;
+    cublasHandle_t cb = pedantic_cublas();
+    static gemmtune_winner_row rows[NSHAPES * 8];
+    const int n = make_table(&g, g.name, 1, rows);
+    gemmtune_handle h = NULL;
+    CHECK(gemmtune_create_from_table(&h, rows, n, NULL) == GEMMTUNE_SUCCESS);
+    cudaStream_t s;
+    CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+    if (!h || !cb) return;
+    for (int si = 0; si < NSHAPES; ++si) { /* every kernel kind, split-K included */
+        problem p = make_problem(0, 0, 1, shapes[si][0], shapes[si][1], shapes[si][2], 2, 1.0f, si % 2 ? 0.0f : 0.5f);
+        buffers b;
+        unsigned seed = 77 + si;
+        CHECK(buffers_alloc(&p, &b) == 0);
+        fill(&p, &seed, b.A, b.B, b.C0);
+        upload(&p, &b, s);
+        CHECK(run(h, s, &p, &b) == GEMMTUNE_SUCCESS); /* prepares plan and workspace outside capture */
+        cudaStreamSynchronize(s);
+        fill(&p, &seed, b.A, b.B, b.C0); /* fresh inputs for the graph's run */
+        upload(&p, &b, s);
+        cudaStreamSynchronize(s);
+        cudaGraph_t graph = NULL;
+        cudaGraphExec_t exec = NULL;
+        CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+        gemmtune_status st = run(h, s, &p, &b);
+        CHECK(cudaStreamEndCapture(s, &graph) == cudaSuccess && st == GEMMTUNE_SUCCESS);
+        CHECK(graph && cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+        CHECK(exec && cudaGraphLaunch(exec, s) == cudaSuccess);
+        cublasSetStream(cb, s);
+        CHECK(cublas_ref(cb, &p, b.dA, b.dB, b.dR) == GEMMTUNE_SUCCESS);
+        CHECK(download(&p, &b, s) == 0);
+        double worst = compare(&p, b.A, b.B, b.C0, b.C, b.R);
+        CHECK_MSG(worst <= 16 * sqrt((double)p.k) * FLT_EPSILON, "%dx%dx%d from a graph: scaled error %g", p.m, p.n,
+                  p.k, worst);
+        if (exec) cudaGraphExecDestroy(exec);
+        if (graph) cudaGraphDestroy(graph);
+        buffers_free(&b);
+    }
+    /* a call never made before, inside capture: refused without breaking the capture */
+    problem p = make_problem(0, 0, 0, 77, 55, 33, 0, 1.0f, 0.0f);
+    buffers b;
+    CHECK(buffers_alloc(&p, &b) == 0);
+    cudaGraph_t graph = NULL;
+    CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+    CHECK(run(h, s, &p, &b) == GEMMTUNE_STATUS_NOT_PREPARED);
+    CHECK(cudaStreamEndCapture(s, &graph) == cudaSuccess);
+    if (graph) cudaGraphDestroy(graph);
+    CHECK(run(h, s, &p, &b) == GEMMTUNE_SUCCESS && cudaStreamSynchronize(s) == cudaSuccess);
+    buffers_free(&b);
+    cudaStreamDestroy(s);
+    gemmtune_destroy(h);
+    cublasDestroy(cb);
+}
+
+typedef struct {
+    gemmtune_handle h;
+    int id;
+    atomic_int *bad;
+} thread_arg;
+
+/* Each thread: its own stream (thread 3: the per-thread default stream) and cuBLAS handle, the shapes in its own
+ * order, twice, with fresh inputs each time. */
+static void *worker(void *v)
+{
+    thread_arg *t = v;
+    cudaSetDevice(0);
+    cudaStream_t s = cudaStreamPerThread;
+    if (t->id != 3) cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking);
+    cublasHandle_t cb = pedantic_cublas();
+    unsigned seed = 1000u * (unsigned)t->id;
+    char label[32];
+    snprintf(label, sizeof label, "thread %d", t->id);
+    for (int round = 0; round < 2 * NSHAPES * 4; ++round) {
+        const int i = (round * 7 + t->id * 5) % (NSHAPES * 4), si = i / 4, l = i % 4;
+        problem p = make_problem(0, l >> 1, l & 1, shapes[si][0], shapes[si][1], shapes[si][2], round % 2,
+                                 1.0f, round % 3 ? 0.0f : -1.5f);
+        if (!cb || !check(t->h, cb, s, &p, &seed, label, NULL)) atomic_fetch_add(t->bad, 1);
+    }
+    if (cb) cublasDestroy(cb);
+    if (t->id != 3) cudaStreamDestroy(s);
+    return NULL;
+}
+
+GT_TEST(loader_gpu_threads_and_streams, GT_NEEDS_GPU)
+{
+    gpu_id g;
+    CHECK(this_gpu(&g) == 0);
+    if (kernels_ready(&g)) return;
+    static gemmtune_winner_row rows[NSHAPES * 8];
+    const int n = make_table(&g, g.name, 1, rows);
+    gemmtune_handle h = NULL;
+    CHECK(gemmtune_create_from_table(&h, rows, n, NULL) == GEMMTUNE_SUCCESS);
+    if (!h) return;
+    atomic_int bad = 0;
+    pthread_t th[4];
+    thread_arg args[4];
+    for (int i = 0; i < 4; ++i) {
+        args[i] = (thread_arg){h, i, &bad};
+        pthread_create(&th[i], NULL, worker, &args[i]);
+    }
+    for (int i = 0; i < 4; ++i) pthread_join(th[i], NULL);
+    gt_loader_counters c;
+    gt_loader_counters_get(h, &c);
+    printf("    4 threads x %d calls: %d failed; %d plans, %d kernels, %d workspaces\n", 2 * NSHAPES * 4,
+           atomic_load(&bad), c.plans, c.kernels, c.workspaces);
+    CHECK(atomic_load(&bad) == 0);
+    CHECK_MSG(c.plans <= NSHAPES * 4 * 2, "%d plans: a call signature planned twice", c.plans); /* ld pads 0/1 */
+    CHECK_MSG(c.workspaces >= 4, "%d workspaces for 4 streams running split-K", c.workspaces);
+    gemmtune_destroy(h);
+}
