@@ -130,6 +130,15 @@ static void launch(const gt_params *p, const gt_shape *sh, gt_launch *out)
     }
 }
 
+/* Every layout, alignment and ld works (the kernel picks 16-byte copies at run time); only a split-K workspace
+ * beyond WS_CAP is refused, so a sweep never allocates gigabytes for a split that cannot pay off. */
+#define WS_CAP ((size_t)512 << 20)
+static int applicable(const gt_params *p, const gt_call *call)
+{
+    const size_t ws = (size_t)p->v[P_SPLITK] * (size_t)call->shape.m * (size_t)call->shape.n * sizeof(float);
+    return p->v[P_SPLITK] <= 1 || ws <= WS_CAP;
+}
+
 const gt_family gt_family_multistage = {
     .name = "multistage",
     .doc = "warp-tiled FFMA with a STAGES-deep cp.async pipeline, rasterized blocks and split-K",
@@ -146,7 +155,8 @@ const gt_family gt_family_multistage = {
                {"STAGES", "shared-memory buffers in the cp.async pipeline", 3, {2, 3, 4}},
                {"MINB", "blocks per SM promised to __launch_bounds__", 2, {1, 2}},
                {"RASTER", "tile rows per rasterization group", 2, {1, 8}},
-               {"SPLITK", "K slices reduced deterministically", 4, {1, 4, 16, 64}}},
+               {"SPLITK", "K slices reduced deterministically", 5, {1, 2, 4, 16, 128}}},
     .legal = legal,
     .launch = launch,
+    .applicable = applicable,
 };

@@ -68,28 +68,48 @@ __device__ __forceinline__ void cp_async4(float *dst, const float *src, int byte
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
+// Where this thread's copies of one operand start in the next K tile, and how many rows (transposed) or
+// columns (k-major) of the matrix are left from its first one. Kernel parameters stay in the constant bank, so
+// this is all the per-thread state the loads keep in registers.
+struct Feed {
+    const float *p;
+    int room;
+};
+
 // Operand stored k-major in global memory (A with GT_TA, B without GT_TB): element (k, d) at X[k*ld + d].
-// 16-byte copies along d when the base is 16-byte aligned and ld % 4 == 0 (checked at run time: `vec`),
-// else 4-byte copies. Shared tile: S[kk * (D + PAD) + d]. Consecutive threads take consecutive quads of a row.
+// Consecutive threads take consecutive quads of a k row: 16-byte copies when the base is 16-byte aligned and
+// ld % 4 == 0 (`vec`, checked at run time), else four 4-byte copies. Shared tile: S[kk * (D + PAD) + d].
 template <int D>
-__device__ __forceinline__ void load_kmajor(float *S, const float *__restrict__ X, int ld, int d0, int E, int kt,
-                                            int k1, bool vec, int tid)
+__device__ __forceinline__ Feed feed_kmajor(const float *X, int ld, int d0, int E, int k0, int tid)
 {
+    const int d = tid % (D / 4) * 4;
+    return {X + (size_t)(k0 + tid / (D / 4)) * ld + d0 + d, E - d0 - d};
+}
+
+// kleft: K elements of the slice from this tile on. Copies past an edge read nothing (source size 0) and
+// zero-fill, so their (out-of-range) source address is never dereferenced.
+template <int D, bool FULL>
+__device__ __forceinline__ void copy_kmajor(float *S, const Feed &f, int ld, int kleft, bool vec, int tid)
+{
+    constexpr int CPR = D / 4, RPP = NT / CPR; // quads per k row, k rows per pass (NT % CPR == 0)
+    constexpr int PASSES = (BK + RPP - 1) / RPP;
+    float *dst = S + tid / CPR * (D + PAD) + tid % CPR * 4;
+    const int kk0 = tid / CPR;
     if (vec) {
-        constexpr int CPR = D / 4, RPP = NT / CPR; // quads per k row, k rows per pass (NT % CPR == 0)
-        const int d = tid % CPR * 4, gd = d0 + d, cols = E - gd;
 #pragma unroll
-        for (int kk = tid / CPR; kk < BK; kk += RPP) {
-            const int gk = kt + kk;
-            const bool ok = gk < k1 && cols > 0;
-            cp_async16(S + kk * (D + PAD) + d, ok ? X + (size_t)gk * ld + gd : X, ok ? 4 * min(4, cols) : 0);
+        for (int q = 0; q < PASSES; ++q) {
+            if (BK % RPP && kk0 + q * RPP >= BK) break;
+            const bool in = FULL || (kk0 + q * RPP < kleft && f.room > 0);
+            cp_async16(dst + q * RPP * (D + PAD), f.p + (size_t)q * RPP * ld, FULL ? 16 : in ? 4 * min(4, f.room) : 0);
         }
     } else {
 #pragma unroll 1 // rare fallback: kept rolled so it costs the fast path no registers
-        for (int e = tid; e < BK * D; e += NT) {
-            const int kk = e / D, d = e % D, gk = kt + kk, gd = d0 + d;
-            const bool ok = gk < k1 && gd < E;
-            cp_async4(S + kk * (D + PAD) + d, ok ? X + (size_t)gk * ld + gd : X, ok ? 4 : 0);
+        for (int q = 0; q < PASSES; ++q) {
+            if (BK % RPP && kk0 + q * RPP >= BK) break;
+            const bool in = FULL || kk0 + q * RPP < kleft;
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                cp_async4(dst + q * RPP * (D + PAD) + e, f.p + (size_t)q * RPP * ld + e, in && e < f.room ? 4 : 0);
         }
     }
 }
@@ -98,39 +118,56 @@ __device__ __forceinline__ void load_kmajor(float *S, const float *__restrict__ 
 // into the same k-major tile with 4-byte copies. Eight consecutive threads take eight consecutive k of one row
 // (a full 32-byte sector); a warp covers 8 k x 4 rows, whose stores land in 32 distinct banks thanks to PAD.
 template <int D>
-__device__ __forceinline__ void load_transposed(float *S, const float *__restrict__ X, int ld, int d0, int E,
-                                                int kt, int k1, int tid)
+__device__ __forceinline__ Feed feed_transposed(const float *X, int ld, int d0, int E, int k0, int tid)
+{
+    return {X + (size_t)(d0 + tid / 8) * ld + k0 + tid % 8, E - d0 - tid / 8};
+}
+
+template <int D, bool FULL>
+__device__ __forceinline__ void copy_transposed(float *S, const Feed &f, int ld, int kleft, int tid)
 {
     constexpr int RPP = NT / 8; // rows per pass
     const int klo = tid % 8;
+    float *dst = S + klo * (D + PAD) + tid / 8;
 #pragma unroll
     for (int kc = 0; kc < BK; kc += 8) {
-        const int gk = kt + kc + klo;
+        const bool kin = FULL || kc + klo < kleft;
 #pragma unroll
-        for (int d = tid / 8; d < D; d += RPP) {
-            const int gd = d0 + d;
-            const bool ok = gk < k1 && gd < E;
-            cp_async4(S + (kc + klo) * (D + PAD) + d, ok ? X + (size_t)gd * ld + gk : X, ok ? 4 : 0);
+        for (int r = 0; r < (D + RPP - 1) / RPP; ++r) { // fixed trip count: fully unrolled
+            if (D % RPP && tid / 8 + r * RPP >= D) break;
+            const bool in = FULL || (kin && r * RPP < f.room);
+            cp_async4(dst + kc * (D + PAD) + r * RPP, f.p + (size_t)r * RPP * ld + kc, in ? 4 : 0);
         }
     }
 }
 
-__device__ __forceinline__ void load_stage(float *S, const float *__restrict__ A, int lda, const float *__restrict__ B,
-                                           int ldb, int M, int N, int bm0, int bn0, int kt, int k1, bool va, bool vb,
-                                           int tid)
+// FULL: the whole tile lies inside the matrices and the K slice, so no copy needs a predicate.
+template <bool FULL>
+__device__ __forceinline__ void copy_stage(float *S, const Feed &fa, int lda, const Feed &fb, int ldb, int kleft,
+                                           bool va, bool vb, int tid)
 {
 #if GT_TA
-    load_kmajor<BM>(S, A, lda, bm0, M, kt, k1, va, tid);
+    copy_kmajor<BM, FULL>(S, fa, lda, kleft, va, tid);
 #else
     (void)va;
-    load_transposed<BM>(S, A, lda, bm0, M, kt, k1, tid);
+    copy_transposed<BM, FULL>(S, fa, lda, kleft, tid);
 #endif
 #if GT_TB
     (void)vb;
-    load_transposed<BN>(S + BK * LDA_S, B, ldb, bn0, N, kt, k1, tid);
+    copy_transposed<BN, FULL>(S + BK * LDA_S, fb, ldb, kleft, tid);
 #else
-    load_kmajor<BN>(S + BK * LDA_S, B, ldb, bn0, N, kt, k1, vb, tid);
+    copy_kmajor<BN, FULL>(S + BK * LDA_S, fb, ldb, kleft, vb, tid);
 #endif
+}
+
+// Issue the copies of the next K tile into stage S and step both feeds one tile on.
+__device__ __forceinline__ void load_tile(float *S, Feed &fa, int lda, Feed &fb, int ldb, int kleft, bool va,
+                                          bool vb, bool inner, int tid)
+{
+    if (inner && kleft >= BK) copy_stage<true>(S, fa, lda, fb, ldb, kleft, va, vb, tid);
+    else copy_stage<false>(S, fa, lda, fb, ldb, kleft, va, vb, tid);
+    fa.p += GT_TA ? (size_t)BK * lda : BK;
+    fb.p += GT_TB ? BK : (size_t)BK * ldb;
 }
 
 // One k row of this thread's fragments: WMITER x TM values of A and WNITER x TN of B, all LDS.128.
@@ -206,15 +243,30 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
     const int bm0 = tm * BM, bn0 = tn * BN;
     gt_k_range(K, BK, &k0, &k1);
     const int ntiles = (k1 - k0 + BK - 1) / BK;
+    const bool inner = bm0 + BM <= M && bn0 + BN <= N; // no edge in M or N: only the K tail needs predicates
     const bool va = ((size_t)A & 15) == 0 && (lda & 3) == 0, vb = ((size_t)B & 15) == 0 && (ldb & 3) == 0;
 
     // This thread's offsets inside a k row of the A and B tiles.
     const int wr = warp / (BN / WN), wc = warp % (BN / WN);
     const int am = wr * WM + lane / TCOLS * TM, bn = wc * WN + lane % TCOLS * TN;
 
+#if GT_TA
+    Feed fa = feed_kmajor<BM>(A, lda, bm0, M, k0, tid);
+#else
+    Feed fa = feed_transposed<BM>(A, lda, bm0, M, k0, tid);
+#endif
+#if GT_TB
+    Feed fb = feed_transposed<BN>(B, ldb, bn0, N, k0, tid);
+#else
+    Feed fb = feed_kmajor<BN>(B, ldb, bn0, N, k0, tid);
+#endif
+    int kleft = k1 - k0; // K of the slice from the next tile to load on
+
+    // Prologue: tiles 0..STAGES-2, one commit group each (empty past the end, so the counts below hold).
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < ntiles) load_stage(smem + s * STAGE_FLOATS, A, lda, B, ldb, M, N, bm0, bn0, k0 + s * BK, k1, va, vb, tid);
+        if (s < ntiles) load_tile(smem + s * STAGE_FLOATS, fa, lda, fb, ldb, kleft, va, vb, inner, tid);
+        kleft -= BK;
         cp_async_commit();
     }
 
@@ -237,8 +289,8 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
             if (kk == 0) {
                 // Stage wsg held tile t-1, which every thread finished reading before the last barrier.
                 if (t + STAGES - 1 < ntiles)
-                    load_stage(smem + wsg * STAGE_FLOATS, A, lda, B, ldb, M, N, bm0, bn0, k0 + (t + STAGES - 1) * BK,
-                               k1, va, vb, tid);
+                    load_tile(smem + wsg * STAGE_FLOATS, fa, lda, fb, ldb, kleft, va, vb, inner, tid);
+                kleft -= BK;
                 cp_async_commit();
                 wsg = wsg + 1 == STAGES ? 0 : wsg + 1;
             }

@@ -13,7 +13,7 @@ static const gt_params wide = {{128, 256, 8, 64, 64, 4, 4, 4, 3, 1, 8, 1}};     
 static const gt_params square8x8 = {{128, 128, 8, 64, 32, 2, 4, 4, 3, 2, 1, 1}};    /* 2 blocks per SM */
 static const gt_params square16x8 = {{128, 128, 16, 64, 64, 2, 4, 4, 3, 1, 8, 1}};  /* 128 threads */
 static const gt_params split4 = {{128, 128, 8, 64, 32, 2, 4, 4, 3, 1, 1, 4}};
-static const gt_params split64 = {{64, 64, 8, 32, 64, 2, 4, 4, 3, 1, 1, 64}};
+static const gt_params split128 = {{64, 64, 8, 32, 64, 2, 4, 4, 3, 1, 1, 128}};
 
 static const gt_family *fam(void) { return gt_family_find("multistage"); }
 
@@ -41,7 +41,7 @@ static gt_params with(gt_params p, const char *name, int v)
 
 GT_TEST(multistage_key_configs_are_in_the_default_space, GT_NEEDS_NONE)
 {
-    const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split64};
+    const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128};
     char why[160];
     CHECK(fam() != NULL);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i) CHECK_MSG(is_legal(keys[i], why, sizeof why), "%s", why);
@@ -113,13 +113,28 @@ GT_TEST(multistage_launch_geometry, GT_NEEDS_NONE)
     fam()->launch(&square16x8, &s, &L);
     CHECK(L.block[0] == 128 && L.grid[0] == 9 * 8 && L.smem == 3u * 16 * (132 + 132) * 4);
     gt_shape thin = {64, 64, 65536, 1, 1};
-    fam()->launch(&split64, &thin, &L);
-    CHECK(L.grid[0] == 1 && L.grid[2] == 64 && L.splitk == 64 && L.block[0] == 64);
-    CHECK(L.ws_bytes == (size_t)64 * 64 * 64 * 4);
+    fam()->launch(&split128, &thin, &L);
+    CHECK(L.grid[0] == 1 && L.grid[2] == 128 && L.splitk == 128 && L.block[0] == 64);
+    CHECK(L.ws_bytes == (size_t)128 * 64 * 64 * 4);
     CHECK(L.rgrid[0] == 16 && L.rblock[0] == 256 && L.rgrid[1] == 1 && L.rblock[2] == 1);
     gt_shape one = {1, 1, 1, 0, 0};
     fam()->launch(&split4, &one, &L);
     CHECK(L.grid[0] == 1 && L.grid[2] == 4 && L.ws_bytes == 16 && L.rgrid[0] == 1);
+}
+
+/* Any alignment and ld is computed (16-byte copies are chosen at run time); only huge split-K workspaces are
+ * refused. */
+GT_TEST(multistage_applicable_bounds_split_k_workspace, GT_NEEDS_NONE)
+{
+    gt_call odd = {{127, 4099, 1025, 1, 0}, 1027, 4101, 4099, 4, 4, 4};
+    CHECK(fam()->applicable(&cublas_like, &odd) && fam()->applicable(&split4, &odd));
+    gt_call big = {{8192, 8192, 8192, 0, 0}, 8192, 8192, 8192, 16, 16, 16};
+    CHECK(fam()->applicable(&cublas_like, &big));
+    const gt_params split2 = with(split4, "SPLITK", 2);
+    CHECK(fam()->applicable(&split2, &big));                      /* 512 MiB */
+    CHECK(!fam()->applicable(&split4, &big));                     /* 1 GiB */
+    gt_call thin = {{64, 64, 65536, 0, 0}, 65536, 64, 64, 16, 16, 16};
+    CHECK(fam()->applicable(&split128, &thin));
 }
 
 GT_TEST(multistage_render_has_layout_and_params, GT_NEEDS_NONE)
@@ -165,6 +180,6 @@ GT_TEST(multistage_nvrtc_split_k, GT_NEEDS_NVRTC)
 {
     compile_ok(&split4, 0, 0, 255);
     compile_ok(&split4, 1, 1, 255);
-    compile_ok(&split64, 0, 1, 255);
-    compile_ok(&split64, 1, 0, 255);
+    compile_ok(&split128, 0, 1, 255);
+    compile_ok(&split128, 1, 0, 255);
 }
