@@ -9,6 +9,6 @@ mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee "$out/gpu.txt"
 sizes=${1:-1024,2048,1000}
-build/gt_tests --gpu 2>&1 | tee "$out/gpu_tests.log"
-build/gemmtune --gpu 0 --sizes "$sizes" --db "$out/sweep.db" --no-progress 2>&1 | tee "$out/sweep.log"
-build/gemmtune query --db "$out/sweep.db" 2>&1 | tee "$out/query.log"
+"${BUILD:-build}"/gt_tests --gpu 2>&1 | tee "$out/gpu_tests.log"
+"${BUILD:-build}"/gemmtune --gpu 0 --sizes "$sizes" --db "$out/sweep.db" --no-progress 2>&1 | tee "$out/sweep.log"
+"${BUILD:-build}"/gemmtune query --db "$out/sweep.db" 2>&1 | tee "$out/query.log"

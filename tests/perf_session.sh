@@ -11,9 +11,9 @@ suite=1024,2048,4096,8192,1000,5000,3000x5000x700,4096x4096x256,256x4096x4096,81
 sizes=${1:-$suite}
 db=${DB:-$out/perf.db}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv | tee "$out/gpu.txt"
-build/gemmtune --gpu 0 --sizes "$sizes" --family "${FAMILIES:-multistage,warptile,vec4,tile2d}" \
+"${BUILD:-build}"/gemmtune --gpu 0 --sizes "$sizes" --family "${FAMILIES:-multistage,warptile,vec4,tile2d}" \
     --strategy "${STRATEGY:-halving}" --db "$db" --no-progress 2>&1 | tee "$out/tune.log"
-build/gemmtune bench --sizes "$sizes" --db "$db" 2>&1 | tee "$out/bench.log"
+"${BUILD:-build}"/gemmtune bench --sizes "$sizes" --db "$db" 2>&1 | tee "$out/bench.log"
 # The 4096^3 winner's machine code, for reading register use, LDS widths and FFMA density.
 python3 - "$db" "$out" <<'PY'
 import sqlite3, sys
