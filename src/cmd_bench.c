@@ -57,8 +57,8 @@ static int time_pair(gt_measure *m, gemmtune_handle h, const gt_shape *s, int wa
 {
     double med[2][2], lo, hi;
     for (int round = 0; round < 2; ++round) {
-        if (gt_measure_time(m, s, gt_measure_cublas_run, m, warmup, reps, &med[round][0], &lo, &hi, err, errlen) ||
-            gt_measure_time(m, s, run_gemmtune, h, warmup, reps, &med[round][1], &lo, &hi, err, errlen))
+        if (gt_measure_time(m, s, gt_measure_cublas_run, m, warmup, reps, 0, &med[round][0], &lo, &hi, err, errlen) ||
+            gt_measure_time(m, s, run_gemmtune, h, warmup, reps, 0, &med[round][1], &lo, &hi, err, errlen))
             return -1;
     }
     r->cublas_ms = 0.5 * (med[0][0] + med[1][0]);

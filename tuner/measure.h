@@ -34,10 +34,12 @@ int gt_measure_gpu_info(gt_measure *m, gt_gpu_info *gpu, gt_limits *lim, char *e
 int gt_measure_check(gt_measure *m, const gt_check_spec *spec, gt_run_fn run, void *ctx, double *rel_err,
                      char *err, size_t errlen);
 
-/* Time run() on shape s (tight leading dimensions): warmup launches, then reps launches each after an L2
- * flush, each timed with its own CUDA events. Fills median/min/max in ms. */
+/* Time run() on shape s (tight leading dimensions, random operands kept while the shape repeats): warmup
+ * launches, then reps launches each after an L2 flush, each timed with its own CUDA events. Fills median/min/max
+ * in ms and returns 0. With cutoff_ms > 0 the second launch (the first is never judged: it may load the module)
+ * is compared with it: slower returns 1 with that time in all three. -1 on a CUDA error. */
 int gt_measure_time(gt_measure *m, const gt_shape *s, gt_run_fn run, void *ctx, int warmup, int reps,
-                    double *median_ms, double *min_ms, double *max_ms, char *err, size_t errlen);
+                    double cutoff_ms, double *median_ms, double *min_ms, double *max_ms, char *err, size_t errlen);
 
 /* cuBLAS SGEMM, FP32 pedantic, as a gt_run_fn (ctx = the gt_measure). */
 int gt_measure_cublas_run(void *ctx, const gt_args *a, cudaStream_t stream, char *err, size_t errlen);

@@ -466,22 +466,39 @@ static int pending(const item *items, int n, int *order)
     return k;
 }
 
-/* Successive halving: screen every candidate cheaply (timed, not yet validated), then validate and time the best
- * quarter, and so on, keeping at least topk. Only validated candidates can win. */
+/* Successive halving: screen every candidate cheaply (timed, not validated), keep the fastest quarter and
+ * screen it again with twice the runs, until at most 4 * topk remain; validate and time those properly. Only
+ * validated candidates can win. */
 static int search_halving(tune *t, const gt_shape *s, item *items, int n, int *order, double cublas_ms)
 {
     const gt_tune_opts *o = t->o;
-    int k = pending(items, n, order);
-    if (run_round(t, s, items, order, k, (round_cfg){0, 1, 2}, cublas_ms)) return -1;
-    k = ranked(items, n, NULL, order);
-    int keep = k / 4 > o->topk ? k / 4 : o->topk;
-    if (keep > k) keep = k;
-    /* the survivors that were only screened are now validated and timed properly */
-    int m = 0;
-    for (int i = 0; i < keep; ++i)
-        if (strcmp(items[order[i]].status, "ok")) order[m++] = order[i];
-    for (int i = 0; i < m; ++i) items[order[i]].have = 0;
-    return run_round(t, s, items, order, m, (round_cfg){1, o->warmup, o->reps}, cublas_ms);
+    int reps = 2, k = pending(items, n, order), rc = -1;
+    int *alive = malloc(((size_t)n + 1) * sizeof *alive);
+    if (!alive || run_round(t, s, items, order, k, (round_cfg){0, 1, reps}, cublas_ms)) goto out;
+    int na = ranked(items, n, NULL, alive);
+    for (;;) {
+        /* rank the survivors by their latest time; failures and pruned ones drop out */
+        int live = 0;
+        for (int i = 0; i < na; ++i)
+            if (items[alive[i]].have && items[alive[i]].median_ms > 0 && !is_failure(items[alive[i]].status))
+                alive[live++] = alive[i];
+        qsort_r(alive, (size_t)live, sizeof *alive, cmp_median, items);
+        int floor = 4 * o->topk;
+        na = live / 4 > floor ? live / 4 : (live < floor ? live : floor);
+        int m = 0; /* validated survivors already have their proper timing */
+        for (int i = 0; i < na; ++i)
+            if (strcmp(items[alive[i]].status, "ok")) order[m++] = alive[i];
+        for (int i = 0; i < m; ++i) items[order[i]].have = 0;
+        if (na <= floor || interrupted) { /* few enough: validate and time them */
+            rc = run_round(t, s, items, order, m, (round_cfg){1, o->warmup, o->reps}, cublas_ms);
+            break;
+        }
+        reps = reps * 2 < o->reps ? reps * 2 : o->reps;
+        if (run_round(t, s, items, order, m, (round_cfg){0, 1, reps}, cublas_ms)) break;
+    }
+out:
+    free(alive);
+    return rc;
 }
 
 static int search(tune *t, const gt_shape *s, item *items, int n, double cublas_ms)

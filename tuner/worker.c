@@ -279,19 +279,16 @@ static void run_trial(gt_measure *m, const msg_req *q, const void *cubin, msg_re
         classify(r, err);
         goto out;
     }
-    if (q->cutoff_ms > 0) { /* far slower than the reference: one run ranks it, the sweep moves on */
-        double one, lo, hi;
-        if (gt_measure_time(m, &q->shape, run_candidate, &c, 0, 1, &one, &lo, &hi, err, sizeof err)) {
+    /* Far slower than the reference: one run ranks it, and validating it would cost the sweep the most. */
+    if (q->cutoff_ms > 0 && q->checks) {
+        int p = gt_measure_time(m, &q->shape, run_candidate, &c, 1, 1, q->cutoff_ms, &t->median_ms, &t->min_ms,
+                                &t->max_ms, err, sizeof err);
+        if (p < 0) {
             classify(r, err);
             goto out;
         }
-        if (one > q->cutoff_ms) {
-            t->median_ms = t->min_ms = t->max_ms = one;
-            snprintf(t->status, sizeof t->status, "pruned");
-            snprintf(t->message, sizeof t->message, "one run took %.3f ms, over the cutoff of %.3f ms", one,
-                     q->cutoff_ms);
-            goto out;
-        }
+        if (p == 1) goto pruned;
+        t->median_ms = t->min_ms = t->max_ms = -1; /* the probe is no timing */
     }
     const double tol = gt_tolerance(q->shape.k);
     const float betas[2] = {0.0f, 0.5f};
@@ -311,13 +308,21 @@ static void run_trial(gt_measure *m, const msg_req *q, const void *cubin, msg_re
             goto out;
         }
     }
-    if (q->reps > 0 &&
-        gt_measure_time(m, &q->shape, run_candidate, &c, q->warmup, q->reps, &t->median_ms, &t->min_ms, &t->max_ms,
-                        err, sizeof err)) {
-        classify(r, err);
-        goto out;
+    if (q->reps > 0) {
+        int p = gt_measure_time(m, &q->shape, run_candidate, &c, q->warmup, q->reps, q->checks ? 0 : q->cutoff_ms,
+                                &t->median_ms, &t->min_ms, &t->max_ms, err, sizeof err);
+        if (p < 0) {
+            classify(r, err);
+            goto out;
+        }
+        if (p == 1) goto pruned;
     }
     snprintf(t->status, sizeof t->status, "ok");
+    goto out;
+pruned:
+    snprintf(t->status, sizeof t->status, "pruned");
+    snprintf(t->message, sizeof t->message, "a run took %.3f ms, over the cutoff of %.3f ms", t->median_ms,
+             q->cutoff_ms);
 out:
     if (!r->dying) gt_kernel_unload(k);
 }
@@ -326,7 +331,7 @@ static void run_baseline(gt_measure *m, const msg_req *q, msg_resp *r)
 {
     char err[512] = "";
     r->ok = 1;
-    if (gt_measure_time(m, &q->shape, gt_measure_cublas_run, m, q->warmup, q->reps, &r->r.median_ms, &r->r.min_ms,
+    if (gt_measure_time(m, &q->shape, gt_measure_cublas_run, m, q->warmup, q->reps, 0, &r->r.median_ms, &r->r.min_ms,
                         &r->r.max_ms, err, sizeof err)) {
         classify(r, err);
         return;
