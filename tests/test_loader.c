@@ -686,3 +686,16 @@ GT_TEST(loader_exported_header_with_cubins_builds_a_table_program, GT_NEEDS_NVRT
     unlink(db);
     free(db), free(dir);
 }
+
+/* gemmtune.h needs no CUDA header and parses as strict C89 and as C++. */
+GT_TEST(loader_header_is_plain_c_and_cxx, GT_NEEDS_NONE)
+{
+    char *out = NULL;
+    int rc = gt_run("cc -std=c89 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c src/gemmtune.h", &out);
+    CHECK_MSG(rc == 0, "C89: %s", out);
+    free(out);
+    if (gt_run("command -v c++", NULL) != 0) return;
+    rc = gt_run("c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -x c++ src/gemmtune.h", &out);
+    CHECK_MSG(rc == 0, "C++: %s", out);
+    free(out);
+}
