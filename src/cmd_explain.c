@@ -77,7 +77,7 @@ static int device_id(const args *a, gt_device_id *dev)
     struct cudaDeviceProp p;
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 || cudaGetDeviceProperties(&p, 0) != cudaSuccess)
-        return fprintf(stderr, "gemmtune explain: no GPU here: describe one with --gpu-name, --cc and --sms\n"), 2;
+        return fprintf(stderr, "gemmtune explain: no GPU here: describe one with --gpu-name, --cc and --sms\n"), 1;
     snprintf(dev->name, sizeof dev->name, "%.127s", p.name);
     dev->lim = (gt_limits){p.major, p.minor, p.maxThreadsPerBlock, (int)p.sharedMemPerBlock,
                            (int)p.sharedMemPerBlockOptin, p.regsPerBlock, 255, p.multiProcessorCount};
