@@ -55,15 +55,14 @@ static_assert((WSUBM / TM) * TCOLS == 32, "a warp sub-tile must hold exactly 32 
 static_assert(STAGES >= 2 && STAGES <= 8 && RASTER >= 1, "STAGES 2..8, RASTER >= 1");
 
 // cp.async with a source size: bytes past `bytes` are zero-filled, so edge tiles need no second code path.
-__device__ __forceinline__ void cp_async16(float *dst, const float *src, int bytes)
+// dst is a shared-window byte address: 32-bit arithmetic, no generic-to-shared conversion per copy.
+__device__ __forceinline__ void cp_async16(unsigned dst, const float *src, int bytes)
 {
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
 }
-__device__ __forceinline__ void cp_async4(float *dst, const float *src, int bytes)
+__device__ __forceinline__ void cp_async4(unsigned dst, const float *src, int bytes)
 {
-    unsigned d = (unsigned)__cvta_generic_to_shared(dst);
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(d), "l"(src), "r"(bytes) : "memory");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
@@ -89,18 +88,18 @@ __device__ __forceinline__ Feed feed_kmajor(const float *X, int ld, int d0, int 
 // kleft: K elements of the slice from this tile on. Copies past an edge read nothing (source size 0) and
 // zero-fill, so their (out-of-range) source address is never dereferenced.
 template <int D, bool FULL>
-__device__ __forceinline__ void copy_kmajor(float *S, const Feed &f, int ld, int kleft, bool vec, int tid)
+__device__ __forceinline__ void copy_kmajor(unsigned S, const Feed &f, int ld, int kleft, bool vec, int tid)
 {
     constexpr int CPR = D / 4, RPP = NT / CPR; // quads per k row, k rows per pass (NT % CPR == 0)
     constexpr int PASSES = (BK + RPP - 1) / RPP;
-    float *dst = S + tid / CPR * (D + PAD) + tid % CPR * 4;
+    const unsigned dst = S + 4 * (tid / CPR * (D + PAD) + tid % CPR * 4);
     const int kk0 = tid / CPR;
     if (vec) {
 #pragma unroll
         for (int q = 0; q < PASSES; ++q) {
             if (BK % RPP && kk0 + q * RPP >= BK) break;
             const bool in = FULL || (kk0 + q * RPP < kleft && f.room > 0);
-            cp_async16(dst + q * RPP * (D + PAD), f.p + (size_t)q * RPP * ld, FULL ? 16 : in ? 4 * min(4, f.room) : 0);
+            cp_async16(dst + 4 * q * RPP * (D + PAD), f.p + (size_t)q * RPP * ld, FULL ? 16 : in ? 4 * min(4, f.room) : 0);
         }
     } else {
 #pragma unroll 1 // rare fallback: kept rolled so it costs the fast path no registers
@@ -109,7 +108,7 @@ __device__ __forceinline__ void copy_kmajor(float *S, const Feed &f, int ld, int
             const bool in = FULL || kk0 + q * RPP < kleft;
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-                cp_async4(dst + q * RPP * (D + PAD) + e, f.p + (size_t)q * RPP * ld + e, in && e < f.room ? 4 : 0);
+                cp_async4(dst + 4 * (q * RPP * (D + PAD) + e), f.p + (size_t)q * RPP * ld + e, in && e < f.room ? 4 : 0);
         }
     }
 }
@@ -124,11 +123,11 @@ __device__ __forceinline__ Feed feed_transposed(const float *X, int ld, int d0, 
 }
 
 template <int D, bool FULL>
-__device__ __forceinline__ void copy_transposed(float *S, const Feed &f, int ld, int kleft, int tid)
+__device__ __forceinline__ void copy_transposed(unsigned S, const Feed &f, int ld, int kleft, int tid)
 {
     constexpr int RPP = NT / 8; // rows per pass
     const int klo = tid % 8;
-    float *dst = S + klo * (D + PAD) + tid / 8;
+    const unsigned dst = S + 4 * (klo * (D + PAD) + tid / 8);
 #pragma unroll
     for (int kc = 0; kc < BK; kc += 8) {
         const bool kin = FULL || kc + klo < kleft;
@@ -136,14 +135,14 @@ __device__ __forceinline__ void copy_transposed(float *S, const Feed &f, int ld,
         for (int r = 0; r < (D + RPP - 1) / RPP; ++r) { // fixed trip count: fully unrolled
             if (D % RPP && tid / 8 + r * RPP >= D) break;
             const bool in = FULL || (kin && r * RPP < f.room);
-            cp_async4(dst + kc * (D + PAD) + r * RPP, f.p + (size_t)r * RPP * ld + kc, in ? 4 : 0);
+            cp_async4(dst + 4 * (kc * (D + PAD) + r * RPP), f.p + (size_t)r * RPP * ld + kc, in ? 4 : 0);
         }
     }
 }
 
 // FULL: the whole tile lies inside the matrices and the K slice, so no copy needs a predicate.
 template <bool FULL>
-__device__ __forceinline__ void copy_stage(float *S, const Feed &fa, int lda, const Feed &fb, int ldb, int kleft,
+__device__ __forceinline__ void copy_stage(unsigned S, const Feed &fa, int lda, const Feed &fb, int ldb, int kleft,
                                            bool va, bool vb, int tid)
 {
 #if GT_TA
@@ -154,14 +153,14 @@ __device__ __forceinline__ void copy_stage(float *S, const Feed &fa, int lda, co
 #endif
 #if GT_TB
     (void)vb;
-    copy_transposed<BN, FULL>(S + BK * LDA_S, fb, ldb, kleft, tid);
+    copy_transposed<BN, FULL>(S + 4 * BK * LDA_S, fb, ldb, kleft, tid);
 #else
-    copy_kmajor<BN, FULL>(S + BK * LDA_S, fb, ldb, kleft, vb, tid);
+    copy_kmajor<BN, FULL>(S + 4 * BK * LDA_S, fb, ldb, kleft, vb, tid);
 #endif
 }
 
 // Issue the copies of the next K tile into stage S and step both feeds one tile on.
-__device__ __forceinline__ void load_tile(float *S, Feed &fa, int lda, Feed &fb, int ldb, int kleft, bool va,
+__device__ __forceinline__ void load_tile(unsigned S, Feed &fa, int lda, Feed &fb, int ldb, int kleft, bool va,
                                           bool vb, bool inner, int tid)
 {
     if (inner && kleft >= BK) copy_stage<true>(S, fa, lda, fb, ldb, kleft, va, vb, tid);
@@ -237,6 +236,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
 {
     extern __shared__ float4 smem4[];
     float *smem = reinterpret_cast<float *>(smem4);
+    const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem);
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     int tm, tn, k0, k1;
     block_tile(M, N, &tm, &tn);
@@ -265,7 +265,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
     // Prologue: tiles 0..STAGES-2, one commit group each (empty past the end, so the counts below hold).
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < ntiles) load_tile(smem + s * STAGE_FLOATS, fa, lda, fb, ldb, kleft, va, vb, inner, tid);
+        if (s < ntiles) load_tile(sbase + 4 * s * STAGE_FLOATS, fa, lda, fb, ldb, kleft, va, vb, inner, tid);
         kleft -= BK;
         cp_async_commit();
     }
@@ -289,7 +289,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
             if (kk == 0) {
                 // Stage wsg held tile t-1, which every thread finished reading before the last barrier.
                 if (t + STAGES - 1 < ntiles)
-                    load_tile(smem + wsg * STAGE_FLOATS, fa, lda, fb, ldb, kleft, va, vb, inner, tid);
+                    load_tile(sbase + 4 * wsg * STAGE_FLOATS, fa, lda, fb, ldb, kleft, va, vb, inner, tid);
                 kleft -= BK;
                 cp_async_commit();
                 wsg = wsg + 1 == STAGES ? 0 : wsg + 1;

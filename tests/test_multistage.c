@@ -4,6 +4,9 @@
 #include "family.h"
 #include "harness.h"
 
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -182,4 +185,146 @@ GT_TEST(multistage_nvrtc_split_k, GT_NEEDS_NVRTC)
     compile_ok(&split4, 1, 1, 255);
     compile_ok(&split128, 0, 1, 255);
     compile_ok(&split128, 1, 0, 255);
+}
+
+
+/* ---- GPU: the key configurations against cuBLAS FP32 (pedantic) on odd shapes in all four layouts ---- */
+
+typedef struct {
+    int m, n, k, pad;  /* pad: extra elements in every leading dimension */
+    float alpha, beta; /* beta == 0: C starts as NaN, which must not leak */
+} gcase;
+
+typedef struct {
+    const gt_params *p;
+    int ta, tb;
+    cudaKernel_t gemm, reduce;
+    cublasHandle_t blas;
+} grun;
+
+static void fill(float *x, size_t n, unsigned seed, float nan_fill)
+{
+    for (size_t i = 0; i < n; ++i) {
+        seed = seed * 1664525u + 1013904223u;
+        x[i] = isnan(nan_fill) ? nan_fill : (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
+    }
+}
+
+/* Launch the candidate into dC (and cuBLAS into dR) for one case. Returns the CUDA status. */
+static cudaError_t launch_both(const grun *r, const gcase *c, const float *dA, int lda, const float *dB, int ldb,
+                               float *dC, float *dR, int ldc, float *dW)
+{
+    gt_shape sh = {c->m, c->n, c->k, r->ta, r->tb};
+    gt_launch L;
+    fam()->launch(r->p, &sh, &L);
+    cudaError_t e = cudaFuncSetAttribute((const void *)r->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.smem);
+    int M = c->m, N = c->n, K = c->k;
+    float alpha = c->alpha, beta = c->beta;
+    void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW};
+    dim3 grid = {L.grid[0], L.grid[1], L.grid[2]}, block = {L.block[0], L.block[1], L.block[2]};
+    if (e == cudaSuccess) e = cudaLaunchKernel((const void *)r->gemm, grid, block, args, L.smem, 0);
+    if (e == cudaSuccess && L.splitk > 1) {
+        void *rargs[] = {&M, &N, &alpha, &dW, &beta, &dC, &ldc};
+        dim3 rg = {L.rgrid[0], L.rgrid[1], L.rgrid[2]}, rb = {L.rblock[0], L.rblock[1], L.rblock[2]};
+        e = cudaLaunchKernel((const void *)r->reduce, rg, rb, rargs, 0, 0);
+    }
+    /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T. */
+    if (e == cudaSuccess &&
+        cublasSgemm(r->blas, r->tb ? CUBLAS_OP_T : CUBLAS_OP_N, r->ta ? CUBLAS_OP_T : CUBLAS_OP_N, N, M, K, &alpha,
+                    dB, ldb, dA, lda, &beta, dR, ldc) != CUBLAS_STATUS_SUCCESS)
+        e = cudaErrorUnknown;
+    return e == cudaSuccess ? cudaDeviceSynchronize() : e;
+}
+
+/* Elements of C that differ from cuBLAS beyond FP32 reordering error, or padding columns that were written. */
+static int count_bad(const gcase *c, const float *got, const float *ref, const float *c0, int ldc)
+{
+    int bad = 0;
+    const float tol = 2e-6f * c->k + 1e-5f;
+    for (int i = 0; i < c->m; ++i)
+        for (int j = 0; j < ldc; ++j) {
+            size_t e = (size_t)i * ldc + j;
+            int wrong = j < c->n ? !(fabsf(got[e] - ref[e]) <= tol) : memcmp(&got[e], &c0[e], sizeof(float)) != 0;
+            if (wrong && bad++ < 3) printf("    C(%d,%d) = %g, cuBLAS %g\n", i, j, got[e], ref[e]);
+        }
+    return bad;
+}
+
+static int run_case(const grun *r, const gcase *c)
+{
+    const int lda = (r->ta ? c->m : c->k) + c->pad, ldb = (r->tb ? c->k : c->n) + c->pad, ldc = c->n + c->pad;
+    const size_t na = (size_t)(r->ta ? c->k : c->m) * lda, nb = (size_t)(r->tb ? c->n : c->k) * ldb;
+    const size_t nc = (size_t)c->m * ldc;
+    gt_shape sh = {c->m, c->n, c->k, r->ta, r->tb};
+    gt_launch L;
+    fam()->launch(r->p, &sh, &L);
+    float *h = malloc((na + nb + 3 * nc) * sizeof(float)), *hA = h, *hB = h + na, *hC = hB + nb, *got = hC + nc,
+          *ref = got + nc;
+    float *dA = NULL, *dB = NULL, *dC = NULL, *dR = NULL, *dW = NULL;
+    int bad = -1;
+    fill(hA, na, 1u + c->m, 0.0f);
+    fill(hB, nb, 2u + c->n, 0.0f);
+    fill(hC, nc, 3u + c->k, c->beta == 0.0f ? NAN : 0.0f);
+    if (cudaMalloc((void **)&dA, na * 4) || cudaMalloc((void **)&dB, nb * 4) || cudaMalloc((void **)&dC, nc * 4) ||
+        cudaMalloc((void **)&dR, nc * 4) || (L.ws_bytes && cudaMalloc((void **)&dW, L.ws_bytes)))
+        goto out;
+    if (cudaMemcpy(dA, hA, na * 4, cudaMemcpyHostToDevice) || cudaMemcpy(dB, hB, nb * 4, cudaMemcpyHostToDevice) ||
+        cudaMemcpy(dC, hC, nc * 4, cudaMemcpyHostToDevice) || cudaMemcpy(dR, hC, nc * 4, cudaMemcpyHostToDevice))
+        goto out;
+    cudaError_t e = launch_both(r, c, dA, lda, dB, ldb, dC, dR, ldc, dW);
+    CHECK_MSG(e == cudaSuccess, "launch: %s", cudaGetErrorString(e));
+    if (e != cudaSuccess || cudaMemcpy(got, dC, nc * 4, cudaMemcpyDeviceToHost) ||
+        cudaMemcpy(ref, dR, nc * 4, cudaMemcpyDeviceToHost))
+        goto out;
+    bad = count_bad(c, got, ref, hC, ldc);
+out:
+    cudaFree(dA), cudaFree(dB), cudaFree(dC), cudaFree(dR), cudaFree(dW);
+    free(h);
+    return bad;
+}
+
+static void check_config(const gt_params *p, cublasHandle_t blas)
+{
+    static const gcase cases[] = {{1, 1, 1, 0, 1.5f, 0.0f},         {7, 13, 5, 0, 1.5f, 0.5f},
+                                  {7, 13, 5, 3, 1.5f, 0.0f},         {127, 129, 131, 0, 1.5f, 0.0f},
+                                  {127, 129, 131, 1, 1.5f, 0.5f},    {1025, 1023, 1021, 0, 1.5f, 0.0f},
+                                  {1025, 1023, 1021, 4, 1.5f, 0.5f}, {64, 64, 4099, 2, 1.0f, 0.5f}};
+    char name[256], err[512];
+    gt_params_format(fam(), p, name, sizeof name);
+    for (int l = 0; l < 4; ++l) {
+        grun r = {p, l >> 1, l & 1, NULL, NULL, blas};
+        char *src = gt_render(fam(), p, r.ta, r.tb, err, sizeof err);
+        gt_cubin cb;
+        cudaLibrary_t lib = NULL;
+        int rc = src ? gt_nvrtc_compile(src, "sm_90", &cb, err, sizeof err) : -1;
+        CHECK_MSG(rc == 0, "%s: %s", name, err);
+        if (rc == 0 && (cudaLibraryLoadData(&lib, cb.data, NULL, NULL, 0, NULL, NULL, 0) ||
+                        cudaLibraryGetKernel(&r.gemm, lib, "gt_gemm") ||
+                        (gt_param_get(fam(), p, "SPLITK", 1) > 1 &&
+                         cudaLibraryGetKernel(&r.reduce, lib, "gt_splitk_reduce")))) {
+            CHECK_MSG(0, "%s: load failed: %s", name, cudaGetErrorString(cudaGetLastError()));
+            rc = -1;
+        }
+        for (size_t i = 0; rc == 0 && i < sizeof cases / sizeof cases[0]; ++i) {
+            int bad = run_case(&r, &cases[i]);
+            CHECK_MSG(bad == 0, "%s %s %dx%dx%d pad %d beta %g: %d wrong", name, gt_layout_name(r.ta, r.tb),
+                      cases[i].m, cases[i].n, cases[i].k, cases[i].pad, cases[i].beta, bad);
+        }
+        if (lib) cudaLibraryUnload(lib);
+        gt_cubin_free(&cb);
+        free(src);
+    }
+}
+
+GT_TEST(multistage_gpu_matches_cublas, GT_NEEDS_GPU)
+{
+    const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128};
+    cublasHandle_t blas;
+    if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
+        gt_skip("cuBLAS did not initialise");
+        return;
+    }
+    cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i) check_config(keys[i], blas);
+    cublasDestroy(blas);
 }
