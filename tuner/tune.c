@@ -133,6 +133,11 @@ static cjob *wait_compiled(tune *t, int idx)
 {
     want(t, &idx, 1);
     pthread_mutex_lock(&t->mu);
+    if (t->nthreads == 0 && t->jobs[idx].state == 0) { /* no pool could be started: compile here */
+        cjob *j = &t->jobs[idx];
+        j->rc = gt_nvrtc_compile(j->src, t->arch, &j->cb, j->err, sizeof j->err);
+        j->state = 2;
+    }
     while (t->jobs[idx].state != 2) pthread_cond_wait(&t->cv, &t->mu);
     pthread_mutex_unlock(&t->mu);
     return &t->jobs[idx];
@@ -649,7 +654,8 @@ static void start_pool(tune *t)
 {
     t->nthreads = t->o->jobs > 0 ? t->o->jobs : 1;
     t->threads = calloc((size_t)t->nthreads, sizeof *t->threads);
-    for (int i = 0; t->threads && i < t->nthreads; ++i)
+    if (!t->threads) t->nthreads = 0;
+    for (int i = 0; i < t->nthreads; ++i)
         if (pthread_create(&t->threads[i], NULL, compile_thread, t)) t->nthreads = i;
 }
 
