@@ -217,7 +217,8 @@ static cudaError_t launch_both(const grun *r, const gcase *c, const float *dA, i
     gt_shape sh = {c->m, c->n, c->k, r->ta, r->tb};
     gt_launch L;
     fam()->launch(r->p, &sh, &L);
-    cudaError_t e = cudaFuncSetAttribute((const void *)r->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.smem);
+    cudaError_t e =
+        cudaFuncSetAttribute((const void *)r->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.smem);
     int M = c->m, N = c->n, K = c->k;
     float alpha = c->alpha, beta = c->beta;
     void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW};
