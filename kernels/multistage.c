@@ -97,8 +97,21 @@ static int shaped(const shape_t *s, char *why, size_t n)
     return 1;
 }
 
+extern const gt_family gt_family_multistage;
+
+/* Values far outside any GPU's reach are refused before any product of them can overflow an int. */
+static int bounded(const gt_params *p, char *why, size_t n)
+{
+    static const int hi[NPARAMS] = {1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 8, 32, 65535, 65535};
+    for (int i = 0; i < NPARAMS; ++i)
+        if (p->v[i] < 1 || p->v[i] > hi[i])
+            REJECT("%s=%d outside 1..%d", gt_family_multistage.params[i].name, p->v[i], hi[i]);
+    return 1;
+}
+
 static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 {
+    if (!bounded(p, why, n)) return 0;
     const shape_t s = unpack(p);
     if (!legal_tiling(&s, why, n)) return 0;
     if (s.stages < 2 || s.stages > 8) REJECT("STAGES=%d outside 2..8", s.stages);

@@ -54,18 +54,24 @@ static_assert(WMITER >= 1 && WM % WMITER == 0 && WSUBM % TM == 0 && WSUBN % TN =
 static_assert((WSUBM / TM) * TCOLS == 32, "a warp sub-tile must hold exactly 32 thread tiles");
 static_assert(STAGES >= 2 && STAGES <= 8 && RASTER >= 1, "STAGES 2..8, RASTER >= 1");
 
-// cp.async with a source size: bytes past `bytes` are zero-filled, so edge tiles need no second code path.
-// dst is a shared-window byte address: 32-bit arithmetic, no generic-to-shared conversion per copy.
+// cp.async with a source size: bytes past `bytes` are zero-filled, so edge tiles need no other copy routine.
+// dst is a shared-window byte address: 32-bit arithmetic, no generic-to-shared conversion per copy. The L2
+// prefetch hint matters for the 4-byte copies, whose warps touch only 32 bytes of each row per tile.
 __device__ __forceinline__ void cp_async16(unsigned dst, const float *src, int bytes)
 {
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
+                 : "memory");
 }
 __device__ __forceinline__ void cp_async4(unsigned dst, const float *src, int bytes)
 {
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes) : "memory");
+    asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
+                 : "memory");
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+template <int N> __device__ __forceinline__ void cp_async_wait()
+{
+    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
 
 // Where this thread's copies of one operand start in the next K tile, and how many rows (transposed) or
 // columns (k-major) of the matrix are left from its first one. Kernel parameters stay in the constant bank, so
@@ -86,9 +92,11 @@ __device__ __forceinline__ Feed feed_kmajor(const float *X, int ld, int d0, int 
 }
 
 // kleft: K elements of the slice from this tile on. Copies past an edge read nothing (source size 0) and
-// zero-fill, so their (out-of-range) source address is never dereferenced.
+// zero-fill; they still get the operand's base X as source, so no out-of-range address (nor an L2 prefetch of
+// one) is ever issued.
 template <int D, bool FULL>
-__device__ __forceinline__ void copy_kmajor(unsigned S, const Feed &f, int ld, int kleft, bool vec, int tid)
+__device__ __forceinline__ void copy_kmajor(unsigned S, const Feed &f, const float *X, int ld, int kleft, bool vec,
+                                            int tid)
 {
     constexpr int CPR = D / 4, RPP = NT / CPR; // quads per k row, k rows per pass (NT % CPR == 0)
     constexpr int PASSES = (BK + RPP - 1) / RPP;
@@ -99,7 +107,8 @@ __device__ __forceinline__ void copy_kmajor(unsigned S, const Feed &f, int ld, i
         for (int q = 0; q < PASSES; ++q) {
             if (BK % RPP && kk0 + q * RPP >= BK) break;
             const bool in = FULL || (kk0 + q * RPP < kleft && f.room > 0);
-            cp_async16(dst + 4 * q * RPP * (D + PAD), f.p + (size_t)q * RPP * ld, FULL ? 16 : in ? 4 * min(4, f.room) : 0);
+            const float *src = f.p + (size_t)q * RPP * ld;
+            cp_async16(dst + 4 * q * RPP * (D + PAD), in ? src : X, FULL ? 16 : in ? 4 * min(4, f.room) : 0);
         }
     } else {
 #pragma unroll 1 // rare fallback: kept rolled so it costs the fast path no registers
@@ -108,7 +117,8 @@ __device__ __forceinline__ void copy_kmajor(unsigned S, const Feed &f, int ld, i
             const bool in = FULL || kk0 + q * RPP < kleft;
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-                cp_async4(dst + 4 * (q * RPP * (D + PAD) + e), f.p + (size_t)q * RPP * ld + e, in && e < f.room ? 4 : 0);
+                cp_async4(dst + 4 * (q * RPP * (D + PAD) + e), in && e < f.room ? f.p + (size_t)q * RPP * ld + e : X,
+                          in && e < f.room ? 4 : 0);
         }
     }
 }
@@ -123,7 +133,8 @@ __device__ __forceinline__ Feed feed_transposed(const float *X, int ld, int d0, 
 }
 
 template <int D, bool FULL>
-__device__ __forceinline__ void copy_transposed(unsigned S, const Feed &f, int ld, int kleft, int tid)
+__device__ __forceinline__ void copy_transposed(unsigned S, const Feed &f, const float *X, int ld, int kleft,
+                                                int tid)
 {
     constexpr int RPP = NT / 8; // rows per pass
     const int klo = tid % 8;
@@ -135,36 +146,36 @@ __device__ __forceinline__ void copy_transposed(unsigned S, const Feed &f, int l
         for (int r = 0; r < (D + RPP - 1) / RPP; ++r) { // fixed trip count: fully unrolled
             if (D % RPP && tid / 8 + r * RPP >= D) break;
             const bool in = FULL || (kin && r * RPP < f.room);
-            cp_async4(dst + 4 * (kc * (D + PAD) + r * RPP), f.p + (size_t)r * RPP * ld + kc, in ? 4 : 0);
+            cp_async4(dst + 4 * (kc * (D + PAD) + r * RPP), in ? f.p + (size_t)r * RPP * ld + kc : X, in ? 4 : 0);
         }
     }
 }
 
 // FULL: the whole tile lies inside the matrices and the K slice, so no copy needs a predicate.
 template <bool FULL>
-__device__ __forceinline__ void copy_stage(unsigned S, const Feed &fa, int lda, const Feed &fb, int ldb, int kleft,
-                                           bool va, bool vb, int tid)
+__device__ __forceinline__ void copy_stage(unsigned S, const Feed &fa, const float *A, int lda, const Feed &fb,
+                                           const float *B, int ldb, int kleft, bool va, bool vb, int tid)
 {
 #if GT_TA
-    copy_kmajor<BM, FULL>(S, fa, lda, kleft, va, tid);
+    copy_kmajor<BM, FULL>(S, fa, A, lda, kleft, va, tid);
 #else
     (void)va;
-    copy_transposed<BM, FULL>(S, fa, lda, kleft, tid);
+    copy_transposed<BM, FULL>(S, fa, A, lda, kleft, tid);
 #endif
 #if GT_TB
     (void)vb;
-    copy_transposed<BN, FULL>(S + 4 * BK * LDA_S, fb, ldb, kleft, tid);
+    copy_transposed<BN, FULL>(S + 4 * BK * LDA_S, fb, B, ldb, kleft, tid);
 #else
-    copy_kmajor<BN, FULL>(S + 4 * BK * LDA_S, fb, ldb, kleft, vb, tid);
+    copy_kmajor<BN, FULL>(S + 4 * BK * LDA_S, fb, B, ldb, kleft, vb, tid);
 #endif
 }
 
 // Issue the copies of the next K tile into stage S and step both feeds one tile on.
-__device__ __forceinline__ void load_tile(unsigned S, Feed &fa, int lda, Feed &fb, int ldb, int kleft, bool va,
-                                          bool vb, bool inner, int tid)
+__device__ __forceinline__ void load_tile(unsigned S, Feed &fa, const float *A, int lda, Feed &fb, const float *B,
+                                          int ldb, int kleft, bool va, bool vb, bool inner, int tid)
 {
-    if (inner && kleft >= BK) copy_stage<true>(S, fa, lda, fb, ldb, kleft, va, vb, tid);
-    else copy_stage<false>(S, fa, lda, fb, ldb, kleft, va, vb, tid);
+    if (inner && kleft >= BK) copy_stage<true>(S, fa, A, lda, fb, B, ldb, kleft, va, vb, tid);
+    else copy_stage<false>(S, fa, A, lda, fb, B, ldb, kleft, va, vb, tid);
     fa.p += GT_TA ? (size_t)BK * lda : BK;
     fb.p += GT_TB ? BK : (size_t)BK * ldb;
 }
@@ -265,7 +276,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
     // Prologue: tiles 0..STAGES-2, one commit group each (empty past the end, so the counts below hold).
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
-        if (s < ntiles) load_tile(sbase + 4 * s * STAGE_FLOATS, fa, lda, fb, ldb, kleft, va, vb, inner, tid);
+        if (s < ntiles) load_tile(sbase + 4 * s * STAGE_FLOATS, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, tid);
         kleft -= BK;
         cp_async_commit();
     }
@@ -289,7 +300,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
             if (kk == 0) {
                 // Stage wsg held tile t-1, which every thread finished reading before the last barrier.
                 if (t + STAGES - 1 < ntiles)
-                    load_tile(sbase + 4 * wsg * STAGE_FLOATS, fa, lda, fb, ldb, kleft, va, vb, inner, tid);
+                    load_tile(sbase + 4 * wsg * STAGE_FLOATS, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, tid);
                 kleft -= BK;
                 cp_async_commit();
                 wsg = wsg + 1 == STAGES ? 0 : wsg + 1;

@@ -76,6 +76,10 @@ GT_TEST(multistage_constraints_reject_bad_points, GT_NEEDS_NONE)
     CHECK(!is_legal(&p, why, sizeof why) && strstr(why, "registers"));
     p = with(with(cublas_like, "BK", 64), "STAGES", 8);           /* 8 x 64 x 392 x 4 B = 784 KiB */
     CHECK(!is_legal(&p, why, sizeof why) && strstr(why, "shared"));
+    p = with(cublas_like, "BM", 1000000);                           /* refused before any product overflows */
+    CHECK(!is_legal(&p, why, sizeof why) && strstr(why, "BM=1000000"));
+    p = with(cublas_like, "SPLITK", 70000);                         /* over the grid's z limit */
+    CHECK(!is_legal(&p, why, sizeof why) && strstr(why, "SPLITK"));
     gt_params big = {{256, 256, 8, 32, 32, 1, 4, 4, 3, 1, 1, 1}};   /* 64 warps */
     CHECK(!is_legal(&big, why, sizeof why) && strstr(why, "threads"));
 }
@@ -217,7 +221,8 @@ static cudaError_t launch_both(const grun *r, const gcase *c, const float *dA, i
     gt_shape sh = {c->m, c->n, c->k, r->ta, r->tb};
     gt_launch L;
     fam()->launch(r->p, &sh, &L);
-    cudaError_t e = cudaFuncSetAttribute((const void *)r->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.smem);
+    cudaError_t e =
+        cudaFuncSetAttribute((const void *)r->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.smem);
     int M = c->m, N = c->n, K = c->k;
     float alpha = c->alpha, beta = c->beta;
     void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW};
