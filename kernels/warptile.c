@@ -82,7 +82,7 @@ const gt_family gt_family_warptile = {
                {"TM", "rows of C per lane per step", 2, {4, 8}},
                {"TN", "columns of C per lane per step", 1, {4}},
                {"NTHREADS", "threads per block = 32 * (BM/WM) * (BN/WN)", 2, {128, 256}},
-               {"SPLITK", "K slices reduced by gt_splitk_reduce", 2, {2, 4}},
+               {"SPLITK", "K slices reduced by gt_splitk_reduce", 2, {1, 4}},
                {"SWZ", "block rows per L2 rasterisation group (1: row-major)", 2, {1, 8}}},
     .legal = legal,
     .launch = launch,

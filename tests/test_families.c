@@ -210,6 +210,7 @@ static int has_splitk(const gt_family *f, const gt_params *p, void *ctx)
 {
     *(int *)ctx |= gt_param_get(f, p, "SPLITK", 1) > 1 ? 1 : 0;
     *(int *)ctx |= gt_param_get(f, p, "SWZ", 1) > 1 ? 2 : 0;
+    *(int *)ctx |= gt_param_get(f, p, "SPLITK", 1) == 1 && gt_param_get(f, p, "SWZ", 1) == 1 ? 4 : 0;
     return 0;
 }
 
@@ -218,7 +219,7 @@ GT_TEST(families_render_their_templates, GT_NEEDS_NONE)
     gt_limits l = sm90();
     int flags = 0;
     gt_enumerate(gt_family_find("warptile"), &l, has_splitk, &flags);
-    CHECK_MSG(flags == 3, "warptile's default space lacks SPLITK > 1 or SWZ > 1 (flags %d)", flags);
+    CHECK_MSG(flags == 7, "warptile's default space lacks SPLITK > 1, SWZ > 1 or the plain kernel (flags %d)", flags);
     for (int i = 0; i < NSWEPT + 2; ++i) {
         const char *name = i < NSWEPT ? swept[i] : test_only[i - NSWEPT];
         const gt_family *f = gt_family_find(name);
