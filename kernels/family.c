@@ -38,7 +38,7 @@ int gt_enumerate(const gt_family *f, const gt_limits *lim, gt_enum_fn fn, void *
         gt_params p;
         memset(&p, 0, sizeof p);
         for (int i = 0; i < f->nparams; ++i) p.v[i] = f->params[i].values[idx[i]];
-        if (f->legal(&p, lim, why, sizeof why)) {
+        if (f->legal(&p, lim, why, sizeof why) && (!f->in_space || f->in_space(&p, why, sizeof why))) {
             ++count;
             if (fn && fn(f, &p, ctx)) return count;
         }

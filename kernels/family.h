@@ -70,6 +70,10 @@ typedef struct gt_family {
     void (*launch)(const gt_params *p, const gt_shape *s, gt_launch *out);
     /* 1 if p computes call correctly (alignment, ld requirements of vector paths); NULL means always. */
     int (*applicable)(const gt_params *p, const gt_call *call);
+    /* Default-space trimming on top of legal(): 1 keeps a legal point in the sweep, 0 drops it as redundant or
+     * hopeless (reason in why). Only enumeration asks; a stored or requested kernel needs legal() alone.
+     * NULL keeps every legal point. */
+    int (*in_space)(const gt_params *p, char *why, size_t whylen);
     int test_only;               /* deliberately broken families: never enumerated unless asked by name */
 } gt_family;
 
@@ -81,7 +85,7 @@ const gt_family *gt_family_find(const char *name);
 /* Limits of an architecture ("sm_90", "sm_80", ...) for enumeration without a GPU. Returns 0 on unknown arch. */
 int gt_limits_for_arch(const char *arch, gt_limits *out);
 
-/* Enumerate the family's default space in a stable order, keeping legal points. Calls fn for each; fn returning
+/* Enumerate the family's default space in a stable order, keeping points that are legal and in_space. Calls fn for each; fn returning
  * non-zero stops early. Returns the number of legal candidates visited. */
 typedef int (*gt_enum_fn)(const gt_family *f, const gt_params *p, void *ctx);
 int gt_enumerate(const gt_family *f, const gt_limits *lim, gt_enum_fn fn, void *ctx);

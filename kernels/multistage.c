@@ -78,8 +78,8 @@ static int legal_tiling(const shape_t *s, char *why, size_t n)
     return 1;
 }
 
-/* The default space's shape, not hardware limits: these keep the sweep near 200 points by dropping
- * combinations that only repeat others or cannot win (ask for anything else explicitly with other values). */
+/* The default space's shape, not hardware limits (in_space): these keep the sweep near 250 points by dropping
+ * combinations that only repeat others or cannot win. A kernel outside them is still legal and runs. */
 static int shaped(const shape_t *s, char *why, size_t n)
 {
     const int fm = s->wmiter * s->tm, fn = s->wniter * s->tn;
@@ -92,8 +92,8 @@ static int shaped(const shape_t *s, char *why, size_t n)
         REJECT("default space: MINB > 1 only where it lowers the register cap");
     if (s->raster > 1 && (s->splitk > 1 || s->bm * s->bn < 128 * 128))
         REJECT("default space: RASTER > 1 only for tiles of 128x128 and more without split-K");
-    if (s->splitk > 1 && (s->bm * s->bn > 128 * 128 || s->bm != s->bn || s->minb > 1 || s->stages != 3))
-        REJECT("default space: SPLITK > 1 only with square tiles up to 128x128, 3 stages, MINB=1");
+    if (s->splitk > 1 && (s->bm * s->bn > 128 * 128 || s->minb > 1 || s->stages != 3 || s->bk != 8))
+        REJECT("default space: SPLITK > 1 only with tiles up to 128x128, BK=8, 3 stages, MINB=1");
     return 1;
 }
 
@@ -123,6 +123,13 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     const int regs = regs_estimate(&s), cap = lim->max_regs_per_block / (s.threads * s.minb);
     const int lim_regs = cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread;
     if (regs > lim_regs) REJECT("~%d registers/thread over the cap of %d", regs, lim_regs);
+    return 1;
+}
+
+static int in_space(const gt_params *p, char *why, size_t n)
+{
+    if (!bounded(p, why, n)) return 0;
+    const shape_t s = unpack(p);
     return shaped(&s, why, n);
 }
 
@@ -168,8 +175,9 @@ const gt_family gt_family_multistage = {
                {"STAGES", "shared-memory buffers in the cp.async pipeline", 3, {2, 3, 4}},
                {"MINB", "blocks per SM promised to __launch_bounds__", 2, {1, 2}},
                {"RASTER", "tile rows per rasterization group", 2, {1, 8}},
-               {"SPLITK", "K slices reduced deterministically", 5, {1, 2, 4, 16, 128}}},
+               {"SPLITK", "K slices reduced deterministically", 6, {1, 2, 4, 8, 16, 128}}},
     .legal = legal,
+    .in_space = in_space,
     .launch = launch,
     .applicable = applicable,
 };
