@@ -92,8 +92,8 @@ static int shaped(const shape_t *s, char *why, size_t n)
         REJECT("default space: MINB > 1 only where it lowers the register cap");
     if (s->raster > 1 && (s->splitk > 1 || s->bm * s->bn < 128 * 128))
         REJECT("default space: RASTER > 1 only for tiles of 128x128 and more without split-K");
-    if (s->splitk > 1 && (s->bm * s->bn > 128 * 128 || s->minb > 1 || s->stages != 3 || s->bk != 8))
-        REJECT("default space: SPLITK > 1 only with tiles up to 128x128, BK=8, 3 stages, MINB=1");
+    if (s->splitk > 1 && (s->bm * s->bn > 128 * 128 || s->minb > 1 || s->stages != 3 || (s->bk != 8 && s->bm != s->bn)))
+        REJECT("default space: SPLITK > 1 only with tiles up to 128x128, 3 stages, MINB=1, BK=16 on square tiles");
     return 1;
 }
 
