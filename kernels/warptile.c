@@ -29,6 +29,7 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     const int *v = p->v;
     for (int i = 0; i <= P_SWZ; ++i)
         if (v[i] <= 0) FAIL("non-positive parameter");
+        else if (v[i] > 4096) FAIL("parameter %d over 4096", v[i]); /* keeps the products below in int range */
     const int bm = v[P_BM], bn = v[P_BN], bk = v[P_BK], wm = v[P_WM], wn = v[P_WN], nt = v[P_NTHREADS];
     if (!warp_ok(wm, wn, v[P_WNITER], v[P_TM], v[P_TN], why, n)) return 0;
     if (bk % 4) FAIL("BK must be a multiple of 4 (float4 loads)");

@@ -111,6 +111,8 @@ GT_TEST(warptile_constraints_include_the_checks_the_seed_misses, GT_NEEDS_NONE)
                     sizeof why) && strstr(why, "WNITER"));
     CHECK(!is_legal("warptile", "BM=128,BN=128,BK=16,WM=64,WN=64,WNITER=4,TM=8,TN=4,NTHREADS=128,SPLITK=0,SWZ=1", why,
                     sizeof why) && strstr(why, "non-positive"));
+    CHECK(!is_legal("warptile", "BM=128,BN=128,BK=16,WM=65536,WN=65536,WNITER=4,TM=8,TN=4,NTHREADS=128,SPLITK=1,SWZ=1",
+                    why, sizeof why) && strstr(why, "over 4096"));
     CHECK(!is_legal("warptile", "BM=128,BN=128,BK=16,WM=64,WN=64,WNITER=4,TM=6,TN=4,NTHREADS=128,SPLITK=1,SWZ=1", why,
                     sizeof why) && strstr(why, "multiples of 4"));
     CHECK(!is_legal("warptile", "BM=256,BN=256,BK=32,WM=128,WN=64,WNITER=4,TM=8,TN=4,NTHREADS=256,SPLITK=1,SWZ=1",
