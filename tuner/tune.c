@@ -471,13 +471,14 @@ static int pending(const item *items, int n, int *order)
     return k;
 }
 
-/* Successive halving: screen every candidate cheaply (timed, not validated), keep the fastest quarter and
- * screen it again with twice the runs, until at most 4 * topk remain; validate and time those properly. Only
- * validated candidates can win. */
+/* Successive halving: screen every candidate cheaply (timed, not validated), keep the fastest eighth and
+ * screen it again with twice the runs, then quarters, until at most 4 * topk remain; validate and time those
+ * properly. Only validated candidates can win. */
 static int search_halving(tune *t, const gt_shape *s, item *items, int n, int *order, double cublas_ms)
 {
     const gt_tune_opts *o = t->o;
-    int reps = 1, k = pending(items, n, order), rc = -1; /* one warm run ranks well enough to cut 3 in 4 */
+    /* One warm run ranks well enough to keep only the fastest eighth; later rounds keep a quarter. */
+    int reps = 1, eta = 8, k = pending(items, n, order), rc = -1;
     int *alive = malloc(((size_t)n + 1) * sizeof *alive);
     if (!alive || run_round(t, s, items, order, k, (round_cfg){0, 1, reps}, cublas_ms)) goto out;
     int na = ranked(items, n, NULL, alive);
@@ -489,7 +490,8 @@ static int search_halving(tune *t, const gt_shape *s, item *items, int n, int *o
                 alive[live++] = alive[i];
         qsort_r(alive, (size_t)live, sizeof *alive, cmp_median, items);
         int floor = 4 * o->topk;
-        na = live / 4 > floor ? live / 4 : (live < floor ? live : floor);
+        na = live / eta > floor ? live / eta : (live < floor ? live : floor);
+        eta = 4;
         int m = 0; /* validated survivors already have their proper timing */
         for (int i = 0; i < na; ++i)
             if (strcmp(items[alive[i]].status, "ok")) order[m++] = alive[i];
