@@ -29,6 +29,19 @@ int gt_limits_for_arch(const char *arch, gt_limits *out)
     return 1;
 }
 
+int gt_block_fits(long threads, long static_smem, long regs, const gt_limits *lim, char *why, size_t n)
+{
+    if (threads % 32 || threads < 64 || threads > lim->max_threads_per_block)
+        return snprintf(why, n, "%ld threads: not a whole number of warps in [64, %d]", threads,
+                        lim->max_threads_per_block), 0;
+    if (static_smem > lim->max_smem_per_block) return snprintf(why, n, "%ld B static shared memory", static_smem), 0;
+    const long cap = lim->max_regs_per_block / threads;
+    if (regs > lim->max_regs_per_thread || regs > cap)
+        return snprintf(why, n, "~%ld registers/thread over the cap of %ld", regs,
+                        cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread), 0;
+    return 1;
+}
+
 /* Odometer over the value lists: the last param varies fastest, so order is stable across runs. */
 int gt_enumerate(const gt_family *f, const gt_limits *lim, gt_enum_fn fn, void *ctx)
 {

@@ -113,6 +113,12 @@ const char *gt_template_text_name(int i);
 /* 64-bit FNV-1a of a string, as 16 hex digits into out[17]. */
 void gt_hash_hex(const char *text, size_t len, char out[17]);
 
+/* The block-resource part of a legal(): threads a whole number of warps in [64, max], static shared memory
+ * within the non-opt-in limit, and an estimate of registers per thread under both the per-thread limit and the
+ * share of the register file that `threads` leaves each (the cap __launch_bounds__(threads) imposes).
+ * 1 when all hold; otherwise 0 and the reason in why (naming "threads", "shared memory" or "registers"). */
+int gt_block_fits(long threads, long static_smem, long regs, const gt_limits *lim, char *why, size_t whylen);
+
 /* Helper for launch(): integer ceiling division. */
 static inline unsigned gt_cdiv(long long a, long long b) { return (unsigned)((a + b - 1) / b); }
 

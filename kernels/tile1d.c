@@ -11,19 +11,9 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     const int bm = p->v[P_BM], bn = p->v[P_BN], bk = p->v[P_BK], tm = p->v[P_TM];
     if (bm <= 0 || bn <= 0 || bk <= 0 || tm <= 0) return snprintf(why, n, "non-positive parameter"), 0;
     if (bm % tm) return snprintf(why, n, "BM %% TM != 0"), 0;
-    const long threads = (long)(bm / tm) * bn;
-    if (threads % 32 || threads < 64 || threads > lim->max_threads_per_block)
-        return snprintf(why, n, "%ld threads: not a whole number of warps in [64, %d]", threads,
-                        lim->max_threads_per_block), 0;
     /* grid y is M / BM and limited to 65535: BM >= 32 covers M up to 2^21 */
     if (bm < 32) return snprintf(why, n, "BM %d under 32 (grid y limit)", bm), 0;
-    const long smem = 4L * bk * (bm + 1 + bn + 1);
-    if (smem > lim->max_smem_per_block) return snprintf(why, n, "%ld B static shared memory", smem), 0;
-    const long regs = 2L * tm + 28, cap = lim->max_regs_per_block / threads;
-    if (regs > lim->max_regs_per_thread || regs > cap)
-        return snprintf(why, n, "~%ld registers/thread over the cap of %ld", regs,
-                        cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread), 0;
-    return 1;
+    return gt_block_fits((long)(bm / tm) * bn, 4L * bk * (bm + 1 + bn + 1), 2L * tm + 28, lim, why, n);
 }
 
 static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)

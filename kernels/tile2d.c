@@ -10,19 +10,8 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     const int bm = p->v[P_BM], bn = p->v[P_BN], bk = p->v[P_BK], tm = p->v[P_TM], tn = p->v[P_TN];
     if (bm <= 0 || bn <= 0 || bk <= 0 || tm <= 0 || tn <= 0) return snprintf(why, n, "non-positive parameter"), 0;
     if (bm % tm || bn % tn) return snprintf(why, n, "BM %% TM or BN %% TN != 0"), 0;
-    const int threads = (bm / tm) * (bn / tn);
-    if (threads % 32 || threads > lim->max_threads_per_block)
-        return snprintf(why, n, "%d threads: not a whole number of warps within %d", threads,
-                        lim->max_threads_per_block), 0;
-    if (threads < 64) return snprintf(why, n, "%d threads: under two warps", threads), 0;
-    const int smem = 4 * bk * (bm + bn);
-    if (smem > lim->max_smem_per_block) return snprintf(why, n, "%d B static shared memory", smem), 0;
     /* accumulators + one column of A and row of B + ~24 for addressing, under the launch-bounds cap */
-    const int regs = tm * tn + tm + tn + 24, cap = lim->max_regs_per_block / threads;
-    if (regs > lim->max_regs_per_thread || regs > cap)
-        return snprintf(why, n, "~%d registers/thread over the cap of %d", regs,
-                        cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread), 0;
-    return 1;
+    return gt_block_fits((long)(bm / tm) * (bn / tn), 4L * bk * (bm + bn), (long)tm * tn + tm + tn + 24, lim, why, n);
 }
 
 static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)

@@ -15,17 +15,8 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     if (bk % 4 || tm % 4 || tn % 4) return snprintf(why, n, "BK, TM and TN must be multiples of 4"), 0;
     if (bm % tm || bn % tn) return snprintf(why, n, "BM %% TM or BN %% TN != 0"), 0;
     if (bm < 32) return snprintf(why, n, "BM %d under 32 (grid y limit)", bm), 0;
-    const long threads = (long)(bm / tm) * (bn / tn);
-    if (threads % 32 || threads < 64 || threads > lim->max_threads_per_block)
-        return snprintf(why, n, "%ld threads: not a whole number of warps in [64, %d]", threads,
-                        lim->max_threads_per_block), 0;
-    const long smem = 4L * bk * (bm + 4 + bn + 4);
-    if (smem > lim->max_smem_per_block) return snprintf(why, n, "%ld B static shared memory", smem), 0;
-    const long regs = (long)tm * tn + tm + tn + 32, cap = lim->max_regs_per_block / threads;
-    if (regs > lim->max_regs_per_thread || regs > cap)
-        return snprintf(why, n, "~%ld registers/thread over the cap of %ld", regs,
-                        cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread), 0;
-    return 1;
+    return gt_block_fits((long)(bm / tm) * (bn / tn), 4L * bk * (bm + 4 + bn + 4), (long)tm * tn + tm + tn + 32, lim,
+                         why, n);
 }
 
 static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
