@@ -36,6 +36,38 @@ static void read_winner(sqlite3_stmt *st, gt_winner *w)
     w->ratio = w->cublas_ms > 0 && w->median_ms > 0 ? w->cublas_ms / w->median_ms : -1;
 }
 
+/* Bind the filter, step every row through row(), finalize. row() returning non-zero stops the walk. */
+static int walk(gt_db *db, sqlite3_stmt *st, const gt_winner_filter *filter, int (*row)(sqlite3_stmt *, void *),
+                void *ctx, char *err, size_t errlen)
+{
+    if (dbi_bind_filter(st, filter) != SQLITE_OK) {
+        sqlite3_finalize(st);
+        return dbi_fail(db, DBI_WHERE, err, errlen);
+    }
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+        if (row(st, ctx)) {
+            rc = SQLITE_DONE;
+            break;
+        }
+    if (rc != SQLITE_DONE) dbi_fail(db, DBI_WHERE, err, errlen);
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+struct winner_walk {
+    gt_winner_fn fn;
+    void *ctx;
+};
+
+static int winner_row(sqlite3_stmt *st, void *vctx)
+{
+    struct winner_walk *c = vctx;
+    gt_winner w;
+    read_winner(st, &w);
+    return c->fn(&w, c->ctx);
+}
+
 int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, void *ctx, char *err,
                   size_t errlen)
 {
@@ -49,22 +81,8 @@ int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, vo
                     " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k",
                     NULL) < 0)
         return -1;
-    if (dbi_bind_filter(st, filter) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return dbi_fail(db, DBI_WHERE, err, errlen);
-    }
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        gt_winner w;
-        read_winner(st, &w);
-        if (fn(&w, ctx)) {
-            rc = SQLITE_DONE;
-            break;
-        }
-    }
-    if (rc != SQLITE_DONE) dbi_fail(db, DBI_WHERE, err, errlen);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    struct winner_walk c = {fn, ctx};
+    return walk(db, st, filter, winner_row, &c, err, errlen);
 }
 
 static void read_trial(sqlite3_stmt *st, gt_trial_row *t)
@@ -92,6 +110,19 @@ static void read_trial(sqlite3_stmt *st, gt_trial_row *t)
     t->ratio = t->cublas_ms > 0 && t->median_ms > 0 ? t->cublas_ms / t->median_ms : -1;
 }
 
+struct trial_walk {
+    gt_trial_fn fn;
+    void *ctx;
+};
+
+static int trial_row(sqlite3_stmt *st, void *vctx)
+{
+    struct trial_walk *c = vctx;
+    gt_trial_row t;
+    read_trial(st, &t);
+    return c->fn(&t, c->ctx);
+}
+
 int gt_db_trials(gt_db *db, const gt_winner_filter *filter, gt_trial_fn fn, void *ctx, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
@@ -109,20 +140,6 @@ int gt_db_trials(gt_db *db, const gt_winner_filter *filter, gt_trial_fn fn, void
                     "t.status <> 'ok', t.median_ms IS NULL, t.median_ms, t.id",
                     NULL) < 0)
         return -1;
-    if (dbi_bind_filter(st, filter) != SQLITE_OK) {
-        sqlite3_finalize(st);
-        return dbi_fail(db, DBI_WHERE, err, errlen);
-    }
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        gt_trial_row t;
-        read_trial(st, &t);
-        if (fn(&t, ctx)) {
-            rc = SQLITE_DONE;
-            break;
-        }
-    }
-    if (rc != SQLITE_DONE) dbi_fail(db, DBI_WHERE, err, errlen);
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? 0 : -1;
+    struct trial_walk c = {fn, ctx};
+    return walk(db, st, filter, trial_row, &c, err, errlen);
 }
