@@ -282,11 +282,10 @@ static void progress(runq *q, const item *it, const char *status, double median_
     fflush(stderr);
 }
 
-static void store(runq *q, int g, const item *it, const cjob *j, const gt_trial_result *r, int reps)
+static void store(tune *t, const gt_shape *s, int g, const item *it, const cjob *j, const gt_trial_result *r,
+                  int reps)
 {
-    tune *t = q->t;
     char err[256];
-    const gt_shape *s = q->s;
     gt_trial tr = {.family = it->f->name, .params = it->params, .source_hash = j->hash, .status = r->status,
                    .message = r->message[0] ? r->message : NULL, .median_ms = r->median_ms, .min_ms = r->min_ms,
                    .max_ms = r->max_ms, .rel_err = r->rel_err, .regs = j->cb.regs, .spill_bytes = j->cb.spill_bytes,
@@ -328,7 +327,7 @@ static int run_item(runq *q, int g, item *it)
                             j->cb.regs, j->cb.spill_bytes, err, sizeof err) == 0)
             j->stored = 1;
     }
-    store(q, g, it, j, &r, q->rc.reps);
+    store(t, q->s, g, it, j, &r, q->rc.reps);
     it->have = 1;
     snprintf(it->status, sizeof it->status, "%s", r.status);
     it->median_ms = r.median_ms;
@@ -531,7 +530,6 @@ static int finalize(tune *t, const gt_shape *s, item *items, int n, gt_shape_res
     if (!order) return -1;
     int k = ranked(items, n, "ok", order);
     if (k > t->o->topk) k = t->o->topk;
-    runq q = {.t = t, .s = s, .items = items, .n = k, .cublas_ms = res->cublas_ms};
     for (int i = 0; i < k && !interrupted; ++i) {
         item *it = &items[order[i]];
         cjob *j = wait_compiled(t, it->job);
@@ -546,7 +544,7 @@ static int finalize(tune *t, const gt_shape *s, item *items, int n, gt_shape_res
             return -1;
         }
         t->gpu_seconds += now_s() - t0;
-        store(&q, 0, it, j, &r, t->o->final_reps);
+        store(t, s, 0, it, j, &r, t->o->final_reps);
         if (!strcmp(r.status, "ok") && r.median_ms < best_med) {
             best = order[i];
             best_med = r.median_ms;
