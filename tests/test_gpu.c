@@ -213,6 +213,24 @@ GT_TEST(gpu_sweep_quarantines_resumes_and_caches, GT_NEEDS_GPU)
     free(db);
 }
 
+/* Start `sh -c cmd` in its own process group and wait until db holds at least min_trials trials (60 s at most).
+ * Returns the pid (of the CLI: cmd begins with exec); *stored is the count seen last. */
+static pid_t start_sweep(const char *cmd, const char *db, long long min_trials, long long *stored)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+        _exit(127);
+    }
+    *stored = 0;
+    for (int i = 0; i < 600 && *stored < min_trials; ++i) {
+        usleep(100000);
+        *stored = count_rows(db, "SELECT count(*) FROM trials");
+    }
+    return pid;
+}
+
 /* kill -9 in the middle of a sweep, then the same command again: it completes, losing at most the trial in
  * flight, and every candidate has exactly one search trial. */
 GT_TEST(gpu_sweep_survives_kill_9, GT_NEEDS_GPU)
@@ -221,16 +239,8 @@ GT_TEST(gpu_sweep_survives_kill_9, GT_NEEDS_GPU)
     snprintf(cmd, sizeof cmd,
              "exec " GT_CLI " --gpu 0 --sizes 512 --family tile2d,warptile --max-trials 40 --reps 20 --no-progress "
              "--final-reps 5 --db %s >/dev/null 2>&1", db);
-    pid_t pid = fork();
-    if (pid == 0) {
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    long long stored = 0;
-    for (int i = 0; i < 600 && stored < 10; ++i) {
-        usleep(100000);
-        stored = count_rows(db, "SELECT count(*) FROM trials");
-    }
+    long long stored;
+    pid_t pid = start_sweep(cmd, db, 10, &stored);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     printf("    killed after %lld stored trials\n", stored);
@@ -255,17 +265,8 @@ GT_TEST(gpu_sweep_sigint_commits_and_exits_130, GT_NEEDS_GPU)
     char *db = gt_tmp_path(".db"), *log = gt_tmp_path(".log"), cmd[1024];
     snprintf(cmd, sizeof cmd,
              "exec " GT_CLI " --gpu 0 --sizes 384 --family tile2d --reps 20 --no-progress --db %s >%s 2>&1", db, log);
-    pid_t pid = fork();
-    if (pid == 0) {
-        setpgid(0, 0);
-        execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
-        _exit(127);
-    }
-    long long stored = 0;
-    for (int i = 0; i < 600 && stored < 5; ++i) {
-        usleep(100000);
-        stored = count_rows(db, "SELECT count(*) FROM trials");
-    }
+    long long stored;
+    pid_t pid = start_sweep(cmd, db, 5, &stored);
     kill(pid, SIGINT);
     int st = 0;
     waitpid(pid, &st, 0);
