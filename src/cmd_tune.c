@@ -245,10 +245,12 @@ static void header(void)
            "winner");
 }
 
+/* Each shape's line as it finishes, for long sweeps; a one-shape sweep has only the closing table. */
 static void on_shape(const gt_shape_result *r, void *ctx)
 {
     int *shown = ctx;
-    if (!(*shown)++) header();
+    if (shown[1] < 2) return;
+    if (!shown[0]++) header();
     print_shape(r, stdout);
     fflush(stdout);
 }
@@ -297,9 +299,9 @@ int gt_cmd_tune(int argc, char **argv)
     o.shapes = a.shapes;
     o.db_path = a.db;
     o.command = a.command;
-    int shown = 0;
+    int shown[2] = {0, o.nshapes * (o.nlayouts ? o.nlayouts : 1)};
     o.on_shape = on_shape;
-    o.ctx = &shown;
+    o.ctx = shown;
     gt_tune_summary sum = {0};
     rc = gt_tune_run(&o, &sum, err, sizeof err);
     if (rc < 0) {
