@@ -1,6 +1,7 @@
 // Multistage warp-tiled FFMA SGEMM: STAGES shared-memory buffers filled by cp.async, warp tiles split into
 // WMITER x WNITER sub-tiles of TM x TN per thread, register fragments double-buffered, blocks rasterized in
-// groups of RASTER tile rows for L2 reuse, optional deterministic split-K.  Alone:
+// groups of RASTER tile rows for L2 reuse, optional deterministic split-K. Interior tiles run a branch-free
+// steady loop; shared memory is addressed with 32-bit shared-window addresses throughout.  Alone:
 // nvcc -arch=sm_90 -cubin -Xptxas -v -I templates templates/multistage.cu   (tests: tests/test_multistage.c)
 #include "common.cuh"
 
@@ -36,6 +37,11 @@
 #endif
 #ifndef RASTER
 #define RASTER 1 // tile rows per rasterization group (1: row-major block order)
+#endif
+// Measurement hooks for tests/perf/ablate.sh, never set by gemmtune: 1 drops the main loop's global copies,
+// 2 also drops its cp.async wait and barrier. The results are then wrong; they only time what is left.
+#ifndef GT_ABLATE
+#define GT_ABLATE 0
 #endif
 
 #define NT ((BM / WM) * (BN / WN) * 32)              // threads per block
@@ -170,35 +176,96 @@ __device__ __forceinline__ void copy_stage(unsigned S, const Feed &fa, const flo
 #endif
 }
 
-// Issue the copies of the next K tile into stage S and step both feeds one tile on.
+// Issue the copies of the next K tile into stage S and step both feeds one tile on. STEADY: the caller knows
+// the tile is whole and in range and the k-major operand takes 16-byte copies, so nothing is tested.
+template <bool STEADY = false>
 __device__ __forceinline__ void load_tile(unsigned S, Feed &fa, const float *A, int lda, Feed &fb, const float *B,
                                           int ldb, int kleft, bool va, bool vb, bool inner, int tid)
 {
-    if (inner && kleft >= BK) copy_stage<true>(S, fa, A, lda, fb, B, ldb, kleft, va, vb, tid);
+    if (STEADY) copy_stage<true>(S, fa, A, lda, fb, B, ldb, BK, true, true, tid);
+    else if (inner && kleft >= BK) copy_stage<true>(S, fa, A, lda, fb, B, ldb, kleft, va, vb, tid);
     else copy_stage<false>(S, fa, A, lda, fb, B, ldb, kleft, va, vb, tid);
     fa.p += GT_TA ? (size_t)BK * lda : BK;
     fb.p += GT_TB ? BK : (size_t)BK * ldb;
 }
 
-// One k row of this thread's fragments: WMITER x TM values of A and WNITER x TN of B, all LDS.128.
-__device__ __forceinline__ void load_frag(float (&a)[WMITER * TM], float (&b)[WNITER * TN], const float *S, int kk,
+// 16 bytes of shared memory at a shared-window byte address. Written in PTX so the address stays 32-bit:
+// NVRTC otherwise addresses shared memory with 64-bit registers (nvcc does not), which costs the hot loop
+// registers and address arithmetic. Volatile with a memory clobber: never moved across a barrier or a wait.
+__device__ __forceinline__ float4 lds128(unsigned addr)
+{
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(addr)
+                 : "memory");
+    return v;
+}
+
+// One k row of this thread's fragments: WMITER x TM values of A and WNITER x TN of B, all LDS.128. S: the
+// stage's shared-window byte address.
+__device__ __forceinline__ void load_frag(float (&a)[WMITER * TM], float (&b)[WNITER * TN], unsigned S, int kk,
                                           int am, int bn)
 {
-    const float *As = S + kk * LDA_S + am, *Bs = S + BK * LDA_S + kk * LDB_S + bn;
+    const unsigned As = S + 4 * (kk * LDA_S + am), Bs = S + 4 * (BK * LDA_S + kk * LDB_S + bn);
 #pragma unroll
     for (int i = 0; i < WMITER; ++i)
 #pragma unroll
         for (int v = 0; v < TM; v += 4) {
-            const float4 t = *reinterpret_cast<const float4 *>(As + i * WSUBM + v);
+            const float4 t = lds128(As + 4 * (i * WSUBM + v));
             a[i * TM + v] = t.x, a[i * TM + v + 1] = t.y, a[i * TM + v + 2] = t.z, a[i * TM + v + 3] = t.w;
         }
 #pragma unroll
     for (int j = 0; j < WNITER; ++j)
 #pragma unroll
         for (int v = 0; v < TN; v += 4) {
-            const float4 t = *reinterpret_cast<const float4 *>(Bs + j * WSUBN + v);
+            const float4 t = lds128(Bs + 4 * (j * WSUBN + v));
             b[j * TN + v] = t.x, b[j * TN + v + 1] = t.y, b[j * TN + v + 2] = t.z, b[j * TN + v + 3] = t.w;
         }
+}
+
+// acc += a b^T for one k: the thread's whole outer product.
+__device__ __forceinline__ void outer(float (&acc)[WMITER * TM][WNITER * TN], const float (&a)[WMITER * TM],
+                                      const float (&b)[WNITER * TN])
+{
+#pragma unroll
+    for (int m = 0; m < WMITER * TM; ++m)
+#pragma unroll
+        for (int n = 0; n < WNITER * TN; ++n) acc[m][n] = fmaf(a[m], b[n], acc[m][n]);
+}
+
+// One K tile: issue the copies of tile t+STAGES-1 into stage wsg (which held tile t-1, read by every thread
+// before the last barrier), run the BK outer products of stage rs with fragments double-buffered, wait for
+// tile t+1 and move on. STEADY: the copies are known whole and in range (no predicate, no branch).
+template <bool STEADY>
+__device__ __forceinline__ void tile(float (&acc)[WMITER * TM][WNITER * TN], float (&a)[2][WMITER * TM],
+                                     float (&b)[2][WNITER * TN], unsigned sbase, int &rs, int &wsg,
+                                     Feed &fa, const float *A, int lda, Feed &fb, const float *B, int ldb, int &kleft,
+                                     bool va, bool vb, bool inner, int am, int bn, int tid, int t, int ntiles)
+{
+    const unsigned S = sbase + 4 * rs * STAGE_FLOATS;
+#pragma unroll
+    for (int kk = 0; kk < BK; ++kk) {
+        if (kk == 0) {
+            if (!(GT_ABLATE & 1) && (STEADY || t + STAGES - 1 < ntiles))
+                load_tile<STEADY>(sbase + 4 * wsg * STAGE_FLOATS, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, tid);
+            kleft -= BK;
+            cp_async_commit();
+            wsg = wsg + 1 == STAGES ? 0 : wsg + 1;
+        }
+        if (kk == BK - 1) {
+            // Tiles 0..t+STAGES-1 are committed; tile t+1 must have landed for every thread.
+            if (!(GT_ABLATE & 2)) {
+                cp_async_wait<STAGES - 2>();
+                __syncthreads();
+            }
+            rs = rs + 1 == STAGES ? 0 : rs + 1;
+            load_frag(a[(kk + 1) % 2], b[(kk + 1) % 2], sbase + 4 * rs * STAGE_FLOATS, 0, am, bn);
+        } else {
+            load_frag(a[(kk + 1) % 2], b[(kk + 1) % 2], S, kk + 1, am, bn);
+        }
+        outer(acc, a[kk % 2], b[kk % 2]);
+    }
 }
 
 // Block tile (row, column) from the linear block index: groups of RASTER tile rows are walked column by column,
@@ -246,8 +313,7 @@ __device__ __forceinline__ void store_quad(int M, int N, float *__restrict__ C, 
 extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
 {
     extern __shared__ float4 smem4[];
-    float *smem = reinterpret_cast<float *>(smem4);
-    const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem);
+    const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem4); // every shared access goes through it
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
     int tm, tn, k0, k1;
     block_tile(M, N, &tm, &tn);
@@ -290,36 +356,21 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
 
     cp_async_wait<STAGES - 2>();
     __syncthreads();
-    load_frag(a[0], b[0], smem, 0, am, bn);
+    load_frag(a[0], b[0], sbase, 0, am, bn);
 
+    // Steady tiles: the load they issue is a whole tile inside the matrices and the K slice, and the k-major
+    // operand takes 16-byte copies, so their loop has no branch but its own. The other tiles (the last
+    // STAGES-1, every tile of an edge block, misaligned operands) take the guarded loop after it.
+    const bool vk = (GT_TA ? va : true) && (GT_TB ? true : vb);
+    const int nsteady = inner && vk ? max(0, (k1 - k0) / BK - STAGES + 1) : 0;
     int rs = 0, wsg = STAGES - 1; // stage read now, stage the next load fills
-    for (int t = 0; t < ntiles; ++t) {
-        const float *S = smem + rs * STAGE_FLOATS;
-#pragma unroll
-        for (int kk = 0; kk < BK; ++kk) {
-            if (kk == 0) {
-                // Stage wsg held tile t-1, which every thread finished reading before the last barrier.
-                if (t + STAGES - 1 < ntiles)
-                    load_tile(sbase + 4 * wsg * STAGE_FLOATS, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, tid);
-                kleft -= BK;
-                cp_async_commit();
-                wsg = wsg + 1 == STAGES ? 0 : wsg + 1;
-            }
-            if (kk == BK - 1) {
-                // Tiles 0..t+STAGES-1 are committed; tile t+1 must have landed for every thread.
-                cp_async_wait<STAGES - 2>();
-                __syncthreads();
-                rs = rs + 1 == STAGES ? 0 : rs + 1;
-                load_frag(a[(kk + 1) % 2], b[(kk + 1) % 2], smem + rs * STAGE_FLOATS, 0, am, bn);
-            } else {
-                load_frag(a[(kk + 1) % 2], b[(kk + 1) % 2], S, kk + 1, am, bn);
-            }
-#pragma unroll
-            for (int m = 0; m < WMITER * TM; ++m)
-#pragma unroll
-                for (int n = 0; n < WNITER * TN; ++n) acc[m][n] = fmaf(a[kk % 2][m], b[kk % 2][n], acc[m][n]);
-        }
-    }
+    int t = 0;
+    for (; t < nsteady; ++t)
+        tile<true>(acc, a, b, sbase, rs, wsg, fa, A, lda, fb, B, ldb, kleft, true, true, inner, am, bn, tid,
+                   t, ntiles);
+    for (; t < ntiles; ++t)
+        tile<false>(acc, a, b, sbase, rs, wsg, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, am, bn, tid, t,
+                    ntiles);
     cp_async_wait<0>();
 
     const bool vc = ((size_t)C & 15) == 0 && (ldc & 3) == 0;

@@ -96,6 +96,9 @@ int main(int argc, char **argv)
     fails += run_case(300, 260, 333, 2, 0, 1.5f, 0.0f);
     fails += run_case(1100, 300, 24, 0, 0, 1.5f, 0.5f);
     fails += run_case(33, 70, 9, 1, 3, 2.0f, 0.0f);
+    // Interior blocks with aligned ld: the steady (unpredicated, branch-free) tile loop, K whole and ragged.
+    fails += run_case(512, 384, 200, 0, 0, 1.5f, 0.5f);
+    fails += run_case(520, 260, 203, 4, 0, 1.5f, 0.0f);
     printf("%d failed\n", fails);
     return fails != 0;
 }

@@ -11,6 +11,9 @@ mkdir -p "$OUT"
 sed -e 's/^.*cp\.async\.cg\.shared\.global.*$/    emu_cp(dst, src, 16, bytes);/' \
     -e 's/^.*cp\.async\.ca\.shared\.global.*$/    emu_cp(dst, src, 4, bytes);/' \
     -e '/^ *: "memory");$/d' \
+    -e 's/^.*ld\.shared\.v4\.f32.*$/    v = emu_lds128(addr);/' \
+    -e '/^ *: "=f"(v\.x), "=f"(v\.y), "=f"(v\.z), "=f"(v\.w)$/d' \
+    -e '/^ *: "r"(addr)$/d' \
     -e 's/^.*void cp_async_commit().*$/__device__ __forceinline__ void cp_async_commit() { emu_commit(); }/' \
     -e 's/^.*cp\.async\.wait_group.*$/    emu_wait(N);/' \
     -e 's/extern __shared__ float4 smem4\[\];/float4 *smem4 = emu_smem;/' \

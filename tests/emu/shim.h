@@ -47,6 +47,12 @@ static void emu_cp(unsigned dst, const void *src, int size, int bytes)
     cpy c{(char *)emu_smem + dst, (const char *)src, size, bytes};
     if (emu_eager) emu_do(c); else emu_cur.push_back(c);
 }
+// ld.shared.v4.f32 at a shared-window byte address: in bounds and 16-byte aligned, or the run aborts.
+static float4 emu_lds128(unsigned a)
+{
+    if (a % 16 || a + 16 > emu_smem_bytes) { fprintf(stderr, "ld.shared.v4 at %u outside or misaligned\n", a); abort(); }
+    return *(const float4 *)((const char *)emu_smem + a);
+}
 static void emu_commit() { emu_groups.push_back(emu_cur); emu_cur.clear(); }
 static void emu_wait(int n)
 {
