@@ -43,6 +43,28 @@ __device__ __forceinline__ void gt_k_range(int K, int step, int *k0, int *k1)
 #endif
 }
 
+// One K tile of A and B, from kt to the end of the slice k1 at most, into the k-major shared tiles
+// As[BK][>= BM] and Bs[BK][>= BN]; elements past an edge of the matrices or of the slice are zero. Consecutive
+// threads walk each operand's contiguous dimension so global loads coalesce. The caller synchronizes.
+template <int TBM, int TBN, int TBK, int TNT, int LDAS, int LDBS>
+__device__ __forceinline__ void gt_load_tiles(float (*As)[LDAS], float (*Bs)[LDBS], const float *__restrict__ A,
+                                              int lda, const float *__restrict__ B, int ldb, int M, int N, int bm0,
+                                              int bn0, int kt, int k1, int tid)
+{
+#pragma unroll
+    for (int e = tid; e < TBM * TBK; e += TNT) {
+        const int i = GT_TA ? e % TBM : e / TBK, kk = GT_TA ? e / TBM : e % TBK;
+        const int gi = bm0 + i, gk = kt + kk;
+        As[kk][i] = (gi < M && gk < k1) ? GT_A(gi, gk) : 0.0f;
+    }
+#pragma unroll
+    for (int e = tid; e < TBK * TBN; e += TNT) {
+        const int j = GT_TB ? e / TBK : e % TBN, kk = GT_TB ? e % TBK : e / TBN;
+        const int gj = bn0 + j, gk = kt + kk;
+        Bs[kk][j] = (gj < N && gk < k1) ? GT_B(gk, gj) : 0.0f;
+    }
+}
+
 // Final value of one C element (i, j), both in range.
 __device__ __forceinline__ void gt_out(int M, int N, float *__restrict__ C, int ldc, float *__restrict__ ws, int i,
                                        int j, float acc, float alpha, float beta)

@@ -33,18 +33,7 @@ extern "C" __global__ void __launch_bounds__(NT) gt_gemm(GT_GEMM_ARGS)
     for (int m = 0; m < TM; ++m) acc[m] = 0.0f;
 
     for (int kt = k0; kt < k1; kt += BK) {
-#pragma unroll
-        for (int e = tid; e < BM * BK; e += NT) {
-            const int i = GT_TA ? e % BM : e / BK, kk = GT_TA ? e / BM : e % BK;
-            const int gi = bm0 + i, gk = kt + kk;
-            As[kk][i] = (gi < M && gk < k1) ? GT_A(gi, gk) : 0.0f;
-        }
-#pragma unroll
-        for (int e = tid; e < BK * BN; e += NT) {
-            const int j = GT_TB ? e / BK : e % BN, kk = GT_TB ? e % BK : e / BN;
-            const int gj = bn0 + j, gk = kt + kk;
-            Bs[kk][j] = (gj < N && gk < k1) ? GT_B(gk, gj) : 0.0f;
-        }
+        gt_load_tiles<BM, BN, BK, NT>(As, Bs, A, lda, B, ldb, M, N, bm0, bn0, kt, k1, tid);
         __syncthreads();
 #pragma unroll
         for (int kk = 0; kk < BK; ++kk) {
