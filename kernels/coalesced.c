@@ -19,10 +19,7 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 
 static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
 {
-    const int bm = p->v[P_BM], bn = p->v[P_BN];
-    *out = (gt_launch){.grid = {gt_cdiv(s->m, bm) * gt_cdiv(s->n, bn), 1, 1},
-                       .block = {(unsigned)(bm * bn), 1, 1},
-                       .splitk = 1};
+    gt_launch_tiles(s, p->v[P_BM], p->v[P_BN], (unsigned)(p->v[P_BM] * p->v[P_BN]), 0, 1, 1, out);
 }
 
 const gt_family gt_family_coalesced = {

@@ -42,6 +42,57 @@ int gt_block_fits(long threads, long static_smem, long regs, const gt_limits *li
     return 1;
 }
 
+void gt_launch_tiles(const gt_shape *s, int bm, int bn, unsigned threads, unsigned smem, int splitk, int flat,
+                     gt_launch *out)
+{
+    const unsigned rows = gt_cdiv(s->m, bm), cols = gt_cdiv(s->n, bn);
+    *out = (gt_launch){.grid = {flat ? rows * cols : cols, flat ? 1 : rows, (unsigned)splitk},
+                       .block = {threads, 1, 1},
+                       .smem = smem,
+                       .splitk = splitk};
+    if (splitk > 1) {
+        const size_t mn = (size_t)s->m * (size_t)s->n;
+        out->ws_bytes = (size_t)splitk * mn * sizeof(float);
+        out->rgrid[0] = gt_cdiv((long long)mn, 256);
+        out->rgrid[1] = out->rgrid[2] = 1;
+        out->rblock[0] = 256;
+        out->rblock[1] = out->rblock[2] = 1;
+    }
+}
+
+enum { MAX_TEMPLATES = 8 };
+static struct {
+    const char *name, *text;
+} registered[MAX_TEMPLATES];
+static int nregistered;
+
+const char *gt_embedded_template(const char *name);
+const char *gt_embedded_template_name(int i);
+
+int gt_template_register(const char *name, const char *text)
+{
+    if (nregistered == MAX_TEMPLATES) return -1;
+    registered[nregistered].name = name;
+    registered[nregistered++].text = text;
+    return 0;
+}
+
+const char *gt_template_text(const char *name)
+{
+    const char *t = name ? gt_embedded_template(name) : NULL;
+    for (int i = 0; !t && name && i < nregistered; ++i)
+        if (!strcmp(registered[i].name, name)) t = registered[i].text;
+    return t;
+}
+
+const char *gt_template_text_name(int i)
+{
+    int n = 0;
+    while (gt_embedded_template_name(n)) ++n;
+    if (i < n) return i >= 0 ? gt_embedded_template_name(i) : NULL;
+    return i - n < nregistered ? registered[i - n].name : NULL;
+}
+
 /* Odometer over the value lists: the last param varies fastest, so order is stable across runs. */
 int gt_enumerate(const gt_family *f, const gt_limits *lim, gt_enum_fn fn, void *ctx)
 {
@@ -134,9 +185,10 @@ const char *gt_layout_name(int ta, int tb)
 
 char *gt_render(const gt_family *f, const gt_params *p, int ta, int tb, char *err, size_t errlen)
 {
-    const char *tpl = gt_template_text(f->template_name);
+    const char *tpl = f->build == GT_BUILD_NVRTC ? gt_template_text(f->template_name) : NULL;
     if (!tpl) {
-        snprintf(err, errlen, "template %s of family %s is not embedded", f->template_name, f->name);
+        if (f->build != GT_BUILD_NVRTC) snprintf(err, errlen, "family %s has no template: it is not built", f->name);
+        else snprintf(err, errlen, "template %s of family %s is not embedded", f->template_name, f->name);
         return NULL;
     }
     size_t cap = strlen(tpl) + 64 * (size_t)(f->nparams + 4);

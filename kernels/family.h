@@ -1,9 +1,13 @@
 /* Kernel families: parameter spaces, legality constraints, launch geometry and rendering.
  * Plain C, nothing CUDA: everything here runs (and is tested) on a machine without a GPU.
  * Each family lives in kernels/<name>.c and defines `const gt_family gt_family_<name>`;
- * the Makefile generates the registry from those files. */
+ * the Makefile generates the registry from those files. A family is a descriptor: what it needs to be built,
+ * launched, given as workspace and checked against is said here, and generic code (tuner/, src/lib/, db/) reads
+ * those fields; it never tests a family's name. docs/ARCHITECTURE.md shows how to add one. */
 #ifndef GT_FAMILY_H
 #define GT_FAMILY_H
+
+#include "gt_types.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -11,35 +15,10 @@
 #define GT_MAX_PARAMS 16 /* tunables per family */
 #define GT_MAX_VALUES 16 /* values per tunable in a default space */
 
-/* One GEMM problem: row-major C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C.
- * ta = 1: A is stored k x m (transposed); tb = 1: B is stored n x k. */
-typedef struct {
-    int m, n, k;
-    int ta, tb;
-} gt_shape;
-
-/* A concrete call: the shape plus leading dimensions and pointer alignment (bytes, power of two, <= 16). */
-typedef struct {
-    gt_shape shape;
-    long long lda, ldb, ldc;
-    int align_a, align_b, align_c;
-} gt_call;
-
 /* Parameter values, in the order of the family's params[]. */
 typedef struct {
     int v[GT_MAX_PARAMS];
 } gt_params;
-
-/* Device limits that decide legality. Inputs to enumeration, so CPU tests can use a table (gt_limits_for_arch). */
-typedef struct {
-    int cc_major, cc_minor;
-    int max_threads_per_block;  /* 1024 */
-    int max_smem_per_block;     /* static + dynamic without opt-in: 48 KiB */
-    int max_smem_optin;         /* dynamic shared memory after cudaFuncSetAttribute (227 KiB on sm_90) */
-    int max_regs_per_block;     /* 65536 */
-    int max_regs_per_thread;    /* 255 */
-    int sm_count;               /* 0 when unknown (CPU enumeration) */
-} gt_limits;
 
 /* How to launch one candidate on one shape. splitk > 1 means gt_gemm writes partial sums to a workspace of
  * ws_bytes and gt_splitk_reduce (grid rgrid, block rblock) folds them into C. */
@@ -58,15 +37,44 @@ typedef struct {
     int values[GT_MAX_VALUES];
 } gt_param;
 
+/* How a candidate becomes runnable. */
+typedef enum {
+    GT_BUILD_NVRTC = 0, /* template_name rendered with the params as #defines, compiled by NVRTC, cubin loaded */
+    GT_BUILD_NONE       /* nothing to build: the library named by `backend` runs it */
+} gt_build;
+
+/* Where a family's candidates for a shape come from. */
+typedef enum {
+    GT_SPACE_STATIC = 0, /* the params' value lists, filtered by legal() and in_space(); known without a GPU */
+    GT_SPACE_DEVICE      /* asked of the backend on the GPU, per shape and layout (a library's own heuristic) */
+} gt_space;
+
+/* The arithmetic a family promises. Stored with every trial and winner; the loader serves a class only to a
+ * handle that asks for it. */
+typedef enum {
+    GT_MATH_FP32 = 0 /* IEEE FP32 products and sums (FFMA), as cuBLAS SGEMM without TF32 */
+} gt_math;
+
+/* What a candidate's result is validated against (tuner/measure.c). */
+typedef enum {
+    GT_REF_CUBLAS_FP32 = 0 /* cuBLAS SGEMM, pedantic FP32: per-element error under 16 sqrt(K) eps of |A||B| */
+} gt_reference;
+
 typedef struct gt_family {
     const char *name;            /* as `gemmtune candidates` prints it */
     const char *doc;
-    const char *template_name;   /* file in templates/, e.g. "tile2d.cu" */
+    gt_build build;
+    const char *template_name;   /* GT_BUILD_NVRTC: file in templates/, e.g. "tile2d.cu" */
+    const char *backend;         /* NULL: the built kernel is launched; else the library backend that runs a
+                                    candidate (src/lib/backend.h), e.g. "cublas" */
+    gt_space space;
+    gt_math math;
+    gt_reference reference;
     int nparams;
     gt_param params[GT_MAX_PARAMS];
     /* 1 if p is a legal candidate under lim; otherwise 0 and a reason in why. */
     int (*legal)(const gt_params *p, const gt_limits *lim, char *why, size_t whylen);
-    /* Launch geometry for shape s. Cannot fail for a legal p. */
+    /* Launch geometry for shape s, and the workspace (ws_bytes) a call needs. Cannot fail for a legal p. */
     void (*launch)(const gt_params *p, const gt_shape *s, gt_launch *out);
     /* 1 if p computes call correctly (alignment, ld requirements of vector paths); NULL means always. */
     int (*applicable)(const gt_params *p, const gt_call *call);
@@ -77,8 +85,11 @@ typedef struct gt_family {
     int test_only;               /* deliberately broken families: never enumerated unless asked by name */
 } gt_family;
 
-/* Registry (generated from the files in kernels/). Lookup returns NULL for an unknown name. */
+/* Registry (generated from the files in kernels/, then any registered). Lookup returns NULL for an unknown name. */
 int gt_family_count(void);
+/* Add a family from outside kernels/ (call from a constructor, before any lookup; the tests' broken families).
+ * Returns 0, or -1 when the name is taken or the table is full. */
+int gt_family_register(const gt_family *f);
 const gt_family *gt_family_at(int i);
 const gt_family *gt_family_find(const char *name);
 
@@ -105,10 +116,13 @@ const char *gt_layout_name(int ta, int tb);
  * Returns a malloc'd string (caller frees) or NULL if the template is missing (message in err). */
 char *gt_render(const gt_family *f, const gt_params *p, int ta, int tb, char *err, size_t errlen);
 
-/* Embedded template text by file name ("tile2d.cu", "common.cuh"); NULL when absent. */
+/* Template text by file name ("tile2d.cu", "common.cuh"): the ones embedded from templates/, then registered ones;
+ * NULL when absent. */
 const char *gt_template_text(const char *name);
-/* Name of the i-th embedded template file, NULL past the end (headers are the ones ending in .cuh). */
+/* Name of the i-th template file, NULL past the end (headers are the ones ending in .cuh). */
 const char *gt_template_text_name(int i);
+/* Add a template (text must outlive the program; call before main). Returns 0, or -1 when full. */
+int gt_template_register(const char *name, const char *text);
 
 /* 64-bit FNV-1a of a string, as 16 hex digits into out[17]. */
 void gt_hash_hex(const char *text, size_t len, char out[17]);
@@ -118,6 +132,12 @@ void gt_hash_hex(const char *text, size_t len, char out[17]);
  * share of the register file that `threads` leaves each (the cap __launch_bounds__(threads) imposes).
  * 1 when all hold; otherwise 0 and the reason in why (naming "threads", "shared memory" or "registers"). */
 int gt_block_fits(long threads, long static_smem, long regs, const gt_limits *lim, char *why, size_t whylen);
+
+/* The launch() of a tiled kernel: a grid over BM x BN tiles of C (flat: one dimension, tile index row-major;
+ * otherwise x over column tiles and y over row tiles), threads per block, dynamic shared memory, and with
+ * splitk > 1 the K slices in grid z, a workspace of splitk partial C's and the reduce kernel's launch. */
+void gt_launch_tiles(const gt_shape *s, int bm, int bn, unsigned threads, unsigned smem, int splitk, int flat,
+                     gt_launch *out);
 
 /* Helper for launch(): integer ceiling division. */
 static inline unsigned gt_cdiv(long long a, long long b) { return (unsigned)((a + b - 1) / b); }

@@ -136,18 +136,7 @@ static int in_space(const gt_params *p, char *why, size_t n)
 static void launch(const gt_params *p, const gt_shape *sh, gt_launch *out)
 {
     const shape_t s = unpack(p);
-    const unsigned tiles = gt_cdiv(sh->m, s.bm) * gt_cdiv(sh->n, s.bn);
-    *out = (gt_launch){.grid = {tiles, 1, (unsigned)s.splitk},
-                       .block = {(unsigned)s.threads, 1, 1},
-                       .smem = smem_bytes(&s),
-                       .splitk = s.splitk};
-    if (s.splitk > 1) {
-        out->ws_bytes = (size_t)s.splitk * (size_t)sh->m * (size_t)sh->n * sizeof(float);
-        out->rgrid[0] = gt_cdiv((long long)sh->m * sh->n, 256);
-        out->rgrid[1] = out->rgrid[2] = 1;
-        out->rblock[0] = 256;
-        out->rblock[1] = out->rblock[2] = 1;
-    }
+    gt_launch_tiles(sh, s.bm, s.bn, (unsigned)s.threads, smem_bytes(&s), s.splitk, 1, out);
 }
 
 /* Every layout, alignment and ld works (the kernel picks 16-byte copies at run time); only a split-K workspace

@@ -22,9 +22,8 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
 {
     const int bx = p->v[P_BX], by = p->v[P_BY];
-    *out = (gt_launch){.grid = {gt_cdiv(s->m, bx) * gt_cdiv(s->n, by), 1, 1},
-                       .block = {(unsigned)bx, (unsigned)by, 1},
-                       .splitk = 1};
+    gt_launch_tiles(s, bx, by, (unsigned)bx, 0, 1, 1, out);
+    out->block[1] = (unsigned)by; /* a bx x by block of threads, one per element of the tile */
 }
 
 const gt_family gt_family_naive = {

@@ -19,9 +19,7 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
 {
     const int bm = p->v[P_BM], bn = p->v[P_BN], tm = p->v[P_TM];
-    *out = (gt_launch){.grid = {gt_cdiv(s->n, bn), gt_cdiv(s->m, bm), 1},
-                       .block = {(unsigned)(bm / tm * bn), 1, 1},
-                       .splitk = 1};
+    gt_launch_tiles(s, bm, bn, (unsigned)(bm / tm * bn), 0, 1, 0, out);
 }
 
 const gt_family gt_family_tile1d = {

@@ -21,9 +21,8 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 
 static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
 {
-    *out = (gt_launch){.grid = {gt_cdiv(s->n, p->v[P_BN]), gt_cdiv(s->m, p->v[P_BM]), 1},
-                       .block = {(unsigned)((p->v[P_BM] / p->v[P_TM]) * (p->v[P_BN] / p->v[P_TN])), 1, 1},
-                       .splitk = 1};
+    const unsigned threads = (unsigned)((p->v[P_BM] / p->v[P_TM]) * (p->v[P_BN] / p->v[P_TN]));
+    gt_launch_tiles(s, p->v[P_BM], p->v[P_BN], threads, 0, 1, 0, out);
 }
 
 /* applicable() stays NULL: the kernel checks alignment and ld % 4 itself and falls back to scalar loads. */

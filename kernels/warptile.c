@@ -55,18 +55,7 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 /* grid z = SPLITK slices; their partial sums (splitk * M * N floats) are folded by a one-thread-per-element reduce. */
 static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
 {
-    const int sk = p->v[P_SPLITK];
-    const size_t mn = (size_t)s->m * (size_t)s->n;
-    *out = (gt_launch){.grid = {gt_cdiv(s->n, p->v[P_BN]), gt_cdiv(s->m, p->v[P_BM]), (unsigned)sk},
-                       .block = {(unsigned)p->v[P_NTHREADS], 1, 1},
-                       .splitk = sk};
-    if (sk > 1) {
-        out->ws_bytes = (size_t)sk * mn * sizeof(float);
-        out->rgrid[0] = gt_cdiv((long long)mn, 256);
-        out->rgrid[1] = out->rgrid[2] = 1;
-        out->rblock[0] = 256;
-        out->rblock[1] = out->rblock[2] = 1;
-    }
+    gt_launch_tiles(s, p->v[P_BM], p->v[P_BN], (unsigned)p->v[P_NTHREADS], 0, p->v[P_SPLITK], 0, out);
 }
 
 const gt_family gt_family_warptile = {

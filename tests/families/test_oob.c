@@ -1,5 +1,6 @@
 /* Test-only family test_oob: its kernel faults with an illegal address, to prove the tuner's
- * isolation. Never enumerated for sweeps (test_only). Template: templates/test_oob.cu. Tested by tests/test_families.c. */
+ * isolation. Never enumerated for sweeps (test_only). Template: tests/families/test_oob.cu,
+ * embedded into the test binary only (the library never carries it). Tested by tests/test_families.c. */
 #include "family.h"
 
 #include <stdio.h>
@@ -16,7 +17,7 @@ static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
     *out = (gt_launch){.grid = {1, 1, 1}, .block = {(unsigned)p->v[0], 1, 1}, .splitk = 1};
 }
 
-const gt_family gt_family_test_oob = {
+static const gt_family family = {
     .name = "test_oob",
     .doc = "test only: writes far out of bounds (illegal address)",
     .template_name = "test_oob.cu",
@@ -26,3 +27,5 @@ const gt_family gt_family_test_oob = {
     .launch = launch,
     .test_only = 1,
 };
+
+__attribute__((constructor)) static void register_family(void) { gt_family_register(&family); }

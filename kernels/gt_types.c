@@ -1,0 +1,36 @@
+/* The shared vocabulary of kernels/gt_types.h: GPU model comparison, trial statuses, TFLOPS.
+ * Tested by tests/test_kernels.c. */
+#include "gt_types.h"
+
+#include <string.h>
+
+int gt_gpu_model_equal(const gt_gpu_model *a, const gt_gpu_model *b)
+{
+    return !strcmp(a->name, b->name) && gt_gpu_model_same_cc(a, b) && a->sm_count == b->sm_count;
+}
+
+int gt_gpu_model_same_cc(const gt_gpu_model *a, const gt_gpu_model *b)
+{
+    return a->cc_major == b->cc_major && a->cc_minor == b->cc_minor;
+}
+
+static const char *const names[GT_ST_COUNT] = {"ok",           "screened", "pruned",  "wrong",   "compile_error",
+                                               "resources",    "launch_error", "faulted", "timeout", "unavailable"};
+
+const char *gt_status_name(gt_status s) { return (unsigned)s < GT_ST_COUNT ? names[s] : "?"; }
+
+int gt_status_parse(const char *name)
+{
+    for (int i = 0; name && i < GT_ST_COUNT; ++i)
+        if (!strcmp(names[i], name)) return i;
+    return -1;
+}
+
+int gt_status_timed(gt_status s) { return s == GT_ST_OK || s == GT_ST_SCREENED; }
+
+int gt_status_failed(gt_status s) { return !gt_status_timed(s) && s != GT_ST_PRUNED; }
+
+double gt_tflops(const gt_shape *s, double ms)
+{
+    return ms > 0 ? 2.0 * s->m * s->n * (double)s->k / (ms * 1e9) : 0;
+}

@@ -1,0 +1,74 @@
+/* The low-level types every layer shares: a GEMM shape and call, a GPU model and its one comparison, device
+ * limits, the trial-status vocabulary (documented here and nowhere else), and the TFLOPS formula.
+ * Plain C, nothing CUDA. Tested by tests/test_kernels.c. */
+#ifndef GT_TYPES_H
+#define GT_TYPES_H
+
+#include <stddef.h>
+
+/* One GEMM problem: row-major C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C.
+ * ta = 1: A is stored k x m (transposed); tb = 1: B is stored n x k. */
+typedef struct {
+    int m, n, k;
+    int ta, tb;
+} gt_shape;
+
+/* A concrete call: the shape plus leading dimensions and pointer alignment (bytes, power of two, <= 16). */
+typedef struct {
+    gt_shape shape;
+    long long lda, ldb, ldc;
+    int align_a, align_b, align_c;
+} gt_call;
+
+/* Winners are stored per GPU model: the marketing name, compute capability and SM count together. Two GPUs of one
+ * model run the same kernels at the same speed; anything else is another model. */
+typedef struct {
+    char name[128];            /* "NVIDIA H200" */
+    int cc_major, cc_minor, sm_count;
+} gt_gpu_model;
+
+/* 1 when a and b are the same GPU model (the only test of it in the code base). */
+int gt_gpu_model_equal(const gt_gpu_model *a, const gt_gpu_model *b);
+/* 1 when a and b have the same compute capability (a kernel built for one loads on the other). */
+int gt_gpu_model_same_cc(const gt_gpu_model *a, const gt_gpu_model *b);
+
+/* Device limits that decide legality. Inputs to enumeration, so CPU tests can use a table (gt_limits_for_arch). */
+typedef struct {
+    int cc_major, cc_minor;
+    int max_threads_per_block;  /* 1024 */
+    int max_smem_per_block;     /* static + dynamic without opt-in: 48 KiB */
+    int max_smem_optin;         /* dynamic shared memory after cudaFuncSetAttribute (227 KiB on sm_90) */
+    int max_regs_per_block;     /* 65536 */
+    int max_regs_per_thread;    /* 255 */
+    int sm_count;               /* 0 when unknown (CPU enumeration) */
+} gt_limits;
+
+/* What became of one trial. Stored as its name (the database's trials.status column, `query --trials`).
+ * A verdict that is not GT_ST_OK is data about the candidate, never an error of the sweep. */
+typedef enum {
+    GT_ST_OK,             /* validated and timed */
+    GT_ST_SCREENED,       /* timed in a screening round only, not validated: cannot win until validated */
+    GT_ST_PRUNED,         /* a first run was already far slower than the reference or the best so far: not validated */
+    GT_ST_WRONG,          /* failed validation (message: the error and the check) */
+    GT_ST_COMPILE_ERROR,  /* NVRTC refused the rendered source (message: the log) */
+    GT_ST_RESOURCES,      /* too many registers, threads or shared memory to launch */
+    GT_ST_LAUNCH_ERROR,   /* the launch or the library call failed without breaking the context */
+    GT_ST_FAULTED,        /* illegal address or another error that killed the context; the worker was replaced */
+    GT_ST_TIMEOUT,        /* no result before the watchdog; the worker was killed and replaced */
+    GT_ST_UNAVAILABLE,    /* a library algorithm this GPU or library version refuses (cuBLASLt's check failed) */
+    GT_ST_COUNT
+} gt_status;
+
+/* "ok", "screened", ... ; "?" for a value out of range. Never NULL. */
+const char *gt_status_name(gt_status s);
+/* The status of a stored name, or -1 for text that is none of them. */
+int gt_status_parse(const char *name);
+/* 1 when a trial with this status has a time that can rank it (ok, screened). */
+int gt_status_timed(gt_status s);
+/* 1 when the status means the candidate itself is broken (not ok, screened or pruned). */
+int gt_status_failed(gt_status s);
+
+/* 2 m n k / t: TFLOPS of a GEMM of shape s taking ms milliseconds (0 when ms <= 0). */
+double gt_tflops(const gt_shape *s, double ms);
+
+#endif
