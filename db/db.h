@@ -52,6 +52,10 @@ typedef struct {
     long long sweep_id;
 } gt_winner;
 
+/* The GPU model of a sweep's GPU and of a stored winner (compare them with gt_gpu_model_equal). Cannot fail. */
+gt_gpu_model gt_gpu_info_model(const gt_gpu_info *g);
+gt_gpu_model gt_winner_model(const gt_winner *w);
+
 /* Filters for gt_db_winners; zero/NULL fields match everything. */
 typedef struct {
     const char *gpu_name;    /* substring, case-insensitive */

@@ -98,6 +98,7 @@ int gt_enumerate(const gt_family *f, const gt_limits *lim, gt_enum_fn fn, void *
 {
     int idx[GT_MAX_PARAMS] = {0}, count = 0;
     char why[128];
+    if (f->space != GT_SPACE_STATIC) return 0; /* its candidates exist only on a GPU, per shape */
     for (;;) {
         gt_params p;
         memset(&p, 0, sizeof p);

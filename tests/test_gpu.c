@@ -44,17 +44,17 @@ static void check_one(gt_worker *w, const gt_family *f, const gt_params *p, cons
         t->na++;
         return;
     }
-    gt_trial_request req = {.cubin = cb->data, .cubin_size = cb->size, .shape = *s, .checks = 1,
+    gt_trial_request req = {.family = f, .params = *p, .cubin = cb->data, .cubin_size = cb->size, .shape = *s, .checks = 1,
                             .pad_a = pad[0], .pad_b = pad[1], .pad_c = pad[2], .seed = (unsigned)rand(),
                             .timeout_s = 120};
     f->launch(p, s, &req.launch);
     gt_trial_result r;
     char err[512], name[256];
     t->trials++;
-    if (gt_worker_trial(w, &req, &r, err, sizeof err) || strcmp(r.status, "ok")) {
+    if (gt_worker_trial(w, &req, &r, err, sizeof err) || r.status != GT_ST_OK) {
         gt_params_format(f, p, name, sizeof name);
         printf("    MISMATCH %s %s %dx%dx%d %s pad %d,%d,%d: %s %s\n", f->name, name, s->m, s->n, s->k,
-               gt_layout_name(s->ta, s->tb), pad[0], pad[1], pad[2], r.status, r.message);
+               gt_layout_name(s->ta, s->tb), pad[0], pad[1], pad[2], gt_status_name(r.status), r.message);
         t->bad++;
     }
 }
@@ -138,7 +138,7 @@ static int trial_of(const char *family, gt_worker *w, const char *arch, const gt
     gt_cubin cb;
     int rc = gt_nvrtc_compile(src, arch, &cb, err, sizeof err);
     gt_shape s = {256, 256, 256, 0, 0};
-    gt_trial_request req = {.cubin = cb.data, .cubin_size = cb.size, .shape = s, .checks = 1, .warmup = 1, .reps = 3,
+    gt_trial_request req = {.family = f, .params = pk.v[0], .cubin = cb.data, .cubin_size = cb.size, .shape = s, .checks = 1, .warmup = 1, .reps = 3,
                             .seed = 7, .timeout_s = timeout};
     f->launch(&pk.v[0], &s, &req.launch);
     if (rc == 0) rc = gt_worker_trial(w, &req, r, err, sizeof err);
@@ -157,14 +157,14 @@ GT_TEST(gpu_faulting_and_hanging_candidates_are_quarantined, GT_NEEDS_GPU)
     if (!w) return;
     int before = gt_worker_restarts(w);
     CHECK(trial_of("test_oob", w, arch, &lim, 60, &r) == 0);
-    printf("    test_oob:  %s (%s)\n", r.status, r.message);
-    CHECK(!strcmp(r.status, "faulted"));
+    printf("    test_oob:  %s (%s)\n", gt_status_name(r.status), r.message);
+    CHECK(r.status == GT_ST_FAULTED);
     CHECK(trial_of("test_hang", w, arch, &lim, 5, &r) == 0);
-    printf("    test_hang: %s (%s)\n", r.status, r.message);
-    CHECK(!strcmp(r.status, "timeout"));
+    printf("    test_hang: %s (%s)\n", gt_status_name(r.status), r.message);
+    CHECK(r.status == GT_ST_TIMEOUT);
     CHECK(gt_worker_restarts(w) == before + 2);
     CHECK(trial_of("tile2d", w, arch, &lim, 60, &r) == 0); /* the replacement worker serves the next trial */
-    CHECK_MSG(!strcmp(r.status, "ok") && r.median_ms > 0, "%s %s", r.status, r.message);
+    CHECK_MSG(r.status == GT_ST_OK && r.median_ms > 0, "%s %s", gt_status_name(r.status), r.message);
 }
 
 static long long count_rows(const char *db, const char *sql)
@@ -193,7 +193,8 @@ GT_TEST(gpu_sweep_quarantines_resumes_and_caches, GT_NEEDS_GPU)
     gt_tune_summary s1, s2;
     gt_tune_defaults(&o);
     o.db_path = db, o.gpus = gpus, o.ngpus = 1, o.shapes = shapes, o.nshapes = 2, o.families = fams, o.nfamilies = 3;
-    o.reps = 3, o.topk = 2, o.final_reps = 5, o.progress = 0, o.command = "test", o.timeout_floor_s = 5;
+    o.strategy = GT_STRATEGY_EXHAUSTIVE;
+    o.reps = 3, o.topk = 2, o.final_reps = 5, o.command = "test", o.timeout_floor_s = 5;
     int rc = gt_tune_run(&o, &s1, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
     printf("    first:  %d run, %d failed, %d compiled, %d restarts\n", s1.trials_run, s1.trials_failed, s1.compiled,

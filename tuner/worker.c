@@ -1,6 +1,7 @@
 /* Worker processes: the parent side (spawn, request, watchdog, replace) and the child side (gt_worker_main).
  * Messages are fixed structs over two pipes; a trial request is followed by its cubin bytes. */
 #include "worker.h"
+#include "backend.h"
 #include "kernel.h"
 #include "measure.h"
 
@@ -16,11 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { OP_INFO = 1, OP_BASELINE, OP_TRIAL, OP_QUIT };
+enum { OP_INFO = 1, OP_BASELINE, OP_TRIAL, OP_CANDIDATES, OP_QUIT };
 
 typedef struct {
     int op;
-    gt_shape shape;
+    char family[32];
+    gt_params params;
+    gt_shape shape, time_shape;
     gt_launch launch;
     int checks, warmup, reps;
     int pad_a, pad_b, pad_c;
@@ -35,6 +38,8 @@ typedef struct {
     gt_trial_result r;
     gt_gpu_info gpu;
     gt_limits lim;
+    int ncand;
+    gt_params cand[GT_MAX_DEVICE_CANDIDATES];
 } msg_resp;
 
 struct gt_worker {
@@ -193,7 +198,7 @@ static int transact(gt_worker *w, const msg_req *q, const void *payload, double 
     if (rc) {
         memset(r, 0, sizeof *r);
         r->ok = 1;
-        snprintf(r->r.status, sizeof r->r.status, "%s", rc == -2 ? "timeout" : "faulted");
+        r->r.status = rc == -2 ? GT_ST_TIMEOUT : GT_ST_FAULTED;
         snprintf(r->r.message, sizeof r->r.message, rc == -2 ? "no result after %.1f s; worker killed" : "worker died",
                  timeout_s);
         r->r.median_ms = r->r.min_ms = r->r.max_ms = r->r.rel_err = -1;
@@ -211,7 +216,7 @@ int gt_worker_baseline(gt_worker *w, const gt_shape *s, int warmup, int reps, do
     msg_req q = {.op = OP_BASELINE, .shape = *s, .warmup = warmup, .reps = reps};
     msg_resp r;
     if (transact(w, &q, NULL, 600, &r, err, errlen)) return -1;
-    if (!r.ok || strcmp(r.r.status, "ok")) {
+    if (!r.ok || r.r.status != GT_ST_OK) {
         snprintf(err, errlen, "cuBLAS baseline on %dx%dx%d: %s", s->m, s->n, s->k, r.r.message);
         return -1;
     }
@@ -219,12 +224,31 @@ int gt_worker_baseline(gt_worker *w, const gt_shape *s, int warmup, int reps, do
     return 0;
 }
 
+int gt_worker_candidates(gt_worker *w, const gt_family *f, const gt_shape *s, gt_params *out, int *n, char *err,
+                         size_t errlen)
+{
+    msg_req q = {.op = OP_CANDIDATES, .shape = *s};
+    msg_resp r;
+    snprintf(q.family, sizeof q.family, "%s", f->name);
+    *n = 0;
+    if (transact(w, &q, NULL, 120, &r, err, errlen)) return -1;
+    if (!r.ok || r.r.status != GT_ST_OK) {
+        snprintf(err, errlen, "%s candidates for %dx%dx%d: %s", f->name, s->m, s->n, s->k, r.r.message);
+        return -1;
+    }
+    memcpy(out, r.cand, (size_t)r.ncand * sizeof *out);
+    *n = r.ncand;
+    return 0;
+}
+
 int gt_worker_trial(gt_worker *w, const gt_trial_request *req, gt_trial_result *out, char *err, size_t errlen)
 {
-    msg_req q = {.op = OP_TRIAL, .shape = req->shape, .launch = req->launch, .checks = req->checks,
+    msg_req q = {.op = OP_TRIAL, .params = req->params, .shape = req->shape, .time_shape = req->time_shape,
+                 .launch = req->launch, .checks = req->checks,
                  .warmup = req->warmup, .reps = req->reps, .pad_a = req->pad_a, .pad_b = req->pad_b,
                  .pad_c = req->pad_c, .cutoff_ms = req->cutoff_ms, .seed = req->seed, .cubin_size = req->cubin_size};
     msg_resp r;
+    snprintf(q.family, sizeof q.family, "%s", req->family->name);
     if (transact(w, &q, req->cubin, req->timeout_s, &r, err, errlen)) return -1;
     *out = r.r;
     return 0;
@@ -232,98 +256,156 @@ int gt_worker_trial(gt_worker *w, const gt_trial_request *req, gt_trial_result *
 
 /* ---- child side ---- */
 
+/* What a trial runs: a loaded kernel (built families) or a backend plan made for the call at hand (library
+ * families; a check with padded leading dimensions needs its own plan, so the plan follows the arguments). */
 typedef struct {
+    gt_measure *m;
     const gt_kernel *k;
     const gt_launch *L;
     float *ws;
+    const gt_backend *be;
+    gt_backend_ctx *bctx;
+    const gt_family *f;
+    const gt_params *p;
+    gt_backend_plan *plan;
+    gt_call planned;
+    gt_status plan_status;
 } cand_ctx;
+
+static gt_backend_ctx *backend_ctx(const gt_backend *be, char *err, size_t errlen)
+{
+    static gt_backend_ctx *ctx; /* one per worker process: its library handles live as long as its context */
+    if (!ctx && be->open(&ctx, err, errlen)) ctx = NULL;
+    return ctx;
+}
+
+static int replan(cand_ctx *c, const gt_call *call, char *err, size_t errlen)
+{
+    if (c->plan) c->be->release(c->plan);
+    c->plan = NULL;
+    c->plan_status = c->be->plan(c->bctx, c->f, c->p, call, &c->plan, err, errlen);
+    if (c->plan_status != GT_ST_OK) return -1;
+    c->planned = *call;
+    size_t ws = c->be->workspace(c->plan);
+    c->ws = ws ? gt_measure_scratch(c->m, ws, err, errlen) : NULL;
+    return ws && !c->ws ? -1 : 0;
+}
 
 static int run_candidate(void *vctx, const gt_args *a, cudaStream_t stream, char *err, size_t errlen)
 {
-    const cand_ctx *c = vctx;
-    gt_args b = *a;
-    b.ws = c->ws;
-    return gt_kernel_launch(c->k, c->L, stream, &b, err, errlen);
+    cand_ctx *c = vctx;
+    if (!c->be) {
+        gt_args b = *a;
+        b.ws = c->ws;
+        return gt_kernel_launch(c->k, c->L, stream, &b, err, errlen);
+    }
+    gt_call call = {{a->m, a->n, a->k, a->ta, a->tb}, a->lda, a->ldb, a->ldc, 16, 16, 16};
+    if ((!c->plan || memcmp(&call, &c->planned, sizeof call)) && replan(c, &call, err, errlen)) return -1;
+    return c->be->run(c->bctx, c->plan, a, c->ws, stream, err, errlen);
 }
 
-/* A failed CUDA step: a broken context (fault) makes this worker unusable; otherwise it is a launch problem. */
-static void classify(msg_resp *r, const char *err)
+/* A failed CUDA step: a broken context (fault) makes this worker unusable; otherwise it is a launch problem, or a
+ * library algorithm that is not available here. */
+static void classify(msg_resp *r, const cand_ctx *c, const char *err)
 {
     cudaError_t e = cudaDeviceSynchronize();
     if (e == cudaSuccess) e = cudaGetLastError();
     if (e != cudaSuccess && cudaDeviceSynchronize() != cudaSuccess) {
-        snprintf(r->r.status, sizeof r->r.status, "faulted");
+        r->r.status = GT_ST_FAULTED;
         r->dying = 1;
+    } else if (c && c->be && c->plan_status == GT_ST_UNAVAILABLE) {
+        r->r.status = GT_ST_UNAVAILABLE;
     } else if (strstr(err, "resources") || strstr(err, "shared memory") || strstr(err, "too many")) {
-        snprintf(r->r.status, sizeof r->r.status, "resources");
+        r->r.status = GT_ST_RESOURCES;
     } else {
-        snprintf(r->r.status, sizeof r->r.status, "launch_error");
+        r->r.status = GT_ST_LAUNCH_ERROR;
     }
     snprintf(r->r.message, sizeof r->r.message, "%s", err);
+}
+
+/* Bind the request's candidate: load its cubin, or find its backend. 0, or -1 with r's verdict set. */
+static int prepare(gt_measure *m, const msg_req *q, const void *cubin, cand_ctx *c, gt_kernel **k, msg_resp *r)
+{
+    char err[512] = "";
+    const gt_family *f = gt_family_find(q->family);
+    *c = (cand_ctx){.m = m, .L = &q->launch, .f = f, .p = &q->params, .plan_status = GT_ST_OK};
+    if (!f) snprintf(err, sizeof err, "this worker has no family '%s'", q->family);
+    else if (f->build == GT_BUILD_NVRTC) {
+        if (gt_kernel_load(cubin, q->cubin_size, q->launch.smem, k, err, sizeof err) == 0) {
+            c->k = *k;
+            r->r.regs = gt_kernel_regs(*k);
+            if (!q->launch.ws_bytes || (c->ws = gt_measure_scratch(m, q->launch.ws_bytes, err, sizeof err))) return 0;
+        }
+    } else if (!(c->be = gt_backend_find(f->backend))) {
+        snprintf(err, sizeof err, "family %s: backend '%s' is not in this build", f->name, f->backend ? f->backend : "");
+    } else if ((c->bctx = backend_ctx(c->be, err, sizeof err))) {
+        return 0;
+    }
+    classify(r, NULL, err);
+    return -1;
+}
+
+/* Validate against the reference: alpha 1.5 with beta 0 over a NaN-filled C, then beta 0.5. 0 when it passed. */
+static int validate(gt_measure *m, const msg_req *q, cand_ctx *c, msg_resp *r)
+{
+    gt_trial_result *t = &r->r;
+    const double tol = gt_tolerance(q->shape.k);
+    const float betas[2] = {0.0f, 0.5f};
+    char err[512] = "";
+    for (int i = 0; i < 2; ++i) {
+        gt_check_spec sp = {.s = q->shape, .pad_a = q->pad_a, .pad_b = q->pad_b, .pad_c = q->pad_c, .alpha = 1.5f,
+                            .beta = betas[i], .seed = q->seed * 2 + (unsigned)i};
+        double e;
+        if (gt_measure_check(m, &sp, run_candidate, c, &e, err, sizeof err)) return classify(r, c, err), -1;
+        if (e > t->rel_err) t->rel_err = e;
+        if (!(e <= tol)) {
+            t->status = GT_ST_WRONG;
+            snprintf(t->message, sizeof t->message, "max relative error %.3g > tolerance %.3g (alpha 1.5, beta %g%s)",
+                     e, tol, betas[i], betas[i] == 0.0f ? ", C NaN-filled" : "");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Time at the request's timing shape; 1 when the first judged run was over the cutoff (pruned). */
+static int timing(gt_measure *m, const msg_req *q, cand_ctx *c, int warmup, int reps, double cutoff, msg_resp *r)
+{
+    gt_trial_result *t = &r->r;
+    char err[512] = "";
+    const gt_shape *ts = q->time_shape.k > 0 ? &q->time_shape : &q->shape;
+    int p = gt_measure_time(m, ts, run_candidate, c, warmup, reps, cutoff, &t->median_ms, &t->min_ms, &t->max_ms,
+                            err, sizeof err);
+    if (p < 0) classify(r, c, err);
+    return p;
 }
 
 static void run_trial(gt_measure *m, const msg_req *q, const void *cubin, msg_resp *r)
 {
     gt_trial_result *t = &r->r;
     gt_kernel *k = NULL;
-    char err[512] = "";
+    cand_ctx c;
     t->median_ms = t->min_ms = t->max_ms = t->rel_err = -1;
     r->ok = 1;
-    if (gt_kernel_load(cubin, q->cubin_size, q->launch.smem, &k, err, sizeof err)) {
-        classify(r, err);
-        return;
-    }
-    t->regs = gt_kernel_regs(k);
-    cand_ctx c = {k, &q->launch, NULL};
-    if (q->launch.splitk > 1 && !(c.ws = gt_measure_scratch(m, q->launch.ws_bytes, err, sizeof err))) {
-        classify(r, err);
-        goto out;
-    }
-    /* Far slower than the reference: one run ranks it, and validating it would cost the sweep the most. */
+    if (prepare(m, q, cubin, &c, &k, r)) goto out;
+    /* Far slower than the cutoff: one run ranks it, and validating it would cost the sweep the most. */
+    int p = 0;
     if (q->cutoff_ms > 0 && q->checks) {
-        int p = gt_measure_time(m, &q->shape, run_candidate, &c, 1, 1, q->cutoff_ms, &t->median_ms, &t->min_ms,
-                                &t->max_ms, err, sizeof err);
-        if (p < 0) {
-            classify(r, err);
-            goto out;
-        }
-        if (p == 1) goto pruned;
+        if ((p = timing(m, q, &c, 1, 1, q->cutoff_ms, r))) goto judged;
         t->median_ms = t->min_ms = t->max_ms = -1; /* the probe is no timing */
     }
-    const double tol = gt_tolerance(q->shape.k);
-    const float betas[2] = {0.0f, 0.5f};
-    for (int i = 0; q->checks && i < 2; ++i) {
-        gt_check_spec sp = {.s = q->shape, .pad_a = q->pad_a, .pad_b = q->pad_b, .pad_c = q->pad_c, .alpha = 1.5f,
-                            .beta = betas[i], .seed = q->seed * 2 + (unsigned)i};
-        double e;
-        if (gt_measure_check(m, &sp, run_candidate, &c, &e, err, sizeof err)) {
-            classify(r, err);
-            goto out;
-        }
-        if (e > t->rel_err) t->rel_err = e;
-        if (!(e <= tol)) {
-            snprintf(t->status, sizeof t->status, "wrong");
-            snprintf(t->message, sizeof t->message, "max relative error %.3g > tolerance %.3g (alpha 1.5, beta %g%s)",
-                     e, tol, betas[i], betas[i] == 0.0f ? ", C NaN-filled" : "");
-            goto out;
-        }
-    }
-    if (q->reps > 0) {
-        int p = gt_measure_time(m, &q->shape, run_candidate, &c, q->warmup, q->reps, q->checks ? 0 : q->cutoff_ms,
-                                &t->median_ms, &t->min_ms, &t->max_ms, err, sizeof err);
-        if (p < 0) {
-            classify(r, err);
-            goto out;
-        }
-        if (p == 1) goto pruned;
-    }
-    snprintf(t->status, sizeof t->status, "ok");
+    if (q->checks && validate(m, q, &c, r)) goto out;
+    if (q->reps > 0 && (p = timing(m, q, &c, q->warmup, q->reps, q->checks ? 0 : q->cutoff_ms, r))) goto judged;
+    t->status = GT_ST_OK;
     goto out;
-pruned:
-    snprintf(t->status, sizeof t->status, "pruned");
-    snprintf(t->message, sizeof t->message, "a run took %.3f ms, over the cutoff of %.3f ms", t->median_ms,
-             q->cutoff_ms);
+judged: /* p < 0: classify() gave the verdict; p == 1: a run over the cutoff */
+    if (p == 1) {
+        t->status = GT_ST_PRUNED;
+        snprintf(t->message, sizeof t->message, "a run took %.3f ms, over the cutoff of %.3f ms", t->median_ms,
+                 q->cutoff_ms);
+    }
 out:
+    if (c.plan) c.be->release(c.plan);
     if (!r->dying) gt_kernel_unload(k);
 }
 
@@ -333,10 +415,24 @@ static void run_baseline(gt_measure *m, const msg_req *q, msg_resp *r)
     r->ok = 1;
     if (gt_measure_time(m, &q->shape, gt_measure_cublas_run, m, q->warmup, q->reps, 0, &r->r.median_ms, &r->r.min_ms,
                         &r->r.max_ms, err, sizeof err)) {
-        classify(r, err);
+        classify(r, NULL, err);
         return;
     }
-    snprintf(r->r.status, sizeof r->r.status, "ok");
+    r->r.status = GT_ST_OK;
+}
+
+static void run_candidates(const msg_req *q, msg_resp *r)
+{
+    char err[512] = "";
+    const gt_family *f = gt_family_find(q->family);
+    const gt_backend *be = f ? gt_backend_find(f->backend) : NULL;
+    gt_backend_ctx *ctx = be ? backend_ctx(be, err, sizeof err) : NULL;
+    r->ok = 1;
+    r->r.status = GT_ST_LAUNCH_ERROR;
+    if (!be) snprintf(err, sizeof err, "family '%s' has no backend in this build", q->family);
+    else if (ctx && be->candidates(ctx, f, &q->shape, r->cand, GT_MAX_DEVICE_CANDIDATES, &r->ncand, err, sizeof err) == 0)
+        r->r.status = GT_ST_OK;
+    snprintf(r->r.message, sizeof r->r.message, "%s", err);
 }
 
 int gt_worker_main(int argc, char **argv)
@@ -352,7 +448,7 @@ int gt_worker_main(int argc, char **argv)
     int opened = gt_measure_open(dev, &m, err, sizeof err) == 0;
     msg_req q;
     while (read_all(in, &q, sizeof q, 0) == 0 && q.op != OP_QUIT) {
-        msg_resp r;
+        static msg_resp r;
         memset(&r, 0, sizeof r);
         unsigned char *cubin = q.cubin_size ? malloc(q.cubin_size) : NULL;
         if (q.cubin_size && (!cubin || read_all(in, cubin, q.cubin_size, 0))) break;
@@ -361,6 +457,7 @@ int gt_worker_main(int argc, char **argv)
             r.ok = gt_measure_gpu_info(m, &r.gpu, &r.lim, r.r.message, sizeof r.r.message) == 0;
         else if (q.op == OP_BASELINE) run_baseline(m, &q, &r);
         else if (q.op == OP_TRIAL) run_trial(m, &q, cubin, &r);
+        else if (q.op == OP_CANDIDATES) run_candidates(&q, &r);
         free(cubin);
         if (write_all(out, &r, sizeof r) || r.dying || !opened) _exit(r.dying ? 3 : 0);
     }

@@ -1,6 +1,6 @@
 /* Isolation: every CUDA action of a sweep runs in a worker process (this binary re-executed as `__worker`), so a
  * candidate that faults or hangs becomes a stored status, the worker is replaced with a fresh CUDA context and
- * the sweep goes on. The parent never initialises CUDA. Tested by tests/test_worker.c (GPU). */
+ * the sweep goes on. The parent never initialises CUDA. Tested by tests/test_gpu.c (GPU). */
 #ifndef GT_WORKER_H
 #define GT_WORKER_H
 
@@ -12,17 +12,23 @@
 typedef struct gt_worker gt_worker;
 
 typedef struct {
-    char status[32];    /* ok, wrong, pruned, resources, launch_error, faulted, timeout */
+    gt_status status;   /* ok, wrong, pruned, resources, launch_error, faulted, timeout, unavailable */
     char message[512];
     double median_ms, min_ms, max_ms, rel_err;
     int regs;
 } gt_trial_result;
 
-/* What to run: a cubin, its launch geometry for shape, and the validation/timing effort. */
+enum { GT_MAX_DEVICE_CANDIDATES = 32 }; /* per family, shape and layout, from a backend */
+
+/* What to run: a candidate (family and params; for a built family also its cubin), its launch geometry for shape,
+ * and the validation/timing effort. */
 typedef struct {
-    const void *cubin;
+    const gt_family *family;
+    gt_params params;
+    const void *cubin;   /* GT_BUILD_NVRTC families */
     size_t cubin_size;
-    gt_shape shape;
+    gt_shape shape;      /* validated at this shape; timed at time_shape when its k is set, else here */
+    gt_shape time_shape;
     gt_launch launch;
     int checks;          /* 1: validate (alpha 1.5 with beta 0 over NaN C, then beta 0.5) before timing */
     int pad_a, pad_b, pad_c; /* extra leading-dimension elements in the checks (timing uses tight ones) */
@@ -42,6 +48,11 @@ void gt_worker_info(const gt_worker *w, gt_gpu_info *gpu, gt_limits *lim);
 /* Time cuBLAS FP32 (pedantic) on shape: median of reps after warmup, cold L2. */
 int gt_worker_baseline(gt_worker *w, const gt_shape *s, int warmup, int reps, double *median_ms, char *err,
                        size_t errlen);
+
+/* The candidates a GT_SPACE_DEVICE family's backend offers for shape s on this GPU (at most
+ * GT_MAX_DEVICE_CANDIDATES). 0 with *n set, or -1 (err says why). */
+int gt_worker_candidates(gt_worker *w, const gt_family *f, const gt_shape *s, gt_params *out, int *n, char *err,
+                         size_t errlen);
 
 /* Run one trial. Returns 0 when *out holds a verdict (also faulted/timeout, after which the worker was
  * replaced), -1 when the worker could not be (re)started (err says why). */

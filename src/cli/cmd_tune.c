@@ -5,6 +5,7 @@
 #include "tune.h"
 
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +27,10 @@ static void usage(FILE *out)
             "  --family LIST       only these families (see `gemmtune candidates --count`; default all)\n"
             "  --db PATH           results database (default $GEMMTUNE_DB, else\n"
             "                      $XDG_DATA_HOME/gemmtune/gemmtune.db, i.e. ~/.local/share/gemmtune/gemmtune.db)\n"
-            "  --strategy S        exhaustive (default), random (seeded sample, use with --max-trials), or halving\n"
-            "                      (screen all cheaply, validate and time the best quarter, re-time the best)\n"
+            "  --strategy S        halving (default: screen every candidate with one run on a proxy problem, keep\n"
+            "                      the fastest eighth, then quarters, validate and time the last few at full size),\n"
+            "                      exhaustive (validate and time every candidate at full size), or random (a\n"
+            "                      seeded sample, with --max-trials)\n"
             "  --budget T          wall-clock budget for the whole sweep (all sizes), e.g. 90s, 30m, 8h;\n"
             "                      when spent, the sweep stops and keeps everything measured\n"
             "  --max-trials N      at most N candidates per size and layout\n"
@@ -41,6 +44,13 @@ static void usage(FILE *out)
             "  --jobs N            NVRTC compile threads (default: the host's cores)\n"
             "  --prune-ratio R     a candidate whose first run is R times slower than cuBLAS is stored as\n"
             "                      'pruned' and not validated or timed further (default 20; 0 = never)\n"
+            "  --prune-best R      ... or R times slower than the best so far in its round (default 4; 0 = never)\n"
+            "  --family-ceiling R  in a screen, a family whose spread probes are all R times slower than the best\n"
+            "                      so far skips its other candidates, stored as 'pruned' (default 3; 0 = never)\n"
+            "  --screen-ms T       screens time a proxy with K cut so cuBLAS would take about T ms (default 1;\n"
+            "                      0 = screen at full size); the winner is always timed at full size\n"
+            "  --no-cross          do not time each tuned neighbour's winner on this shape and this winner on\n"
+            "                      them (one trial each; the data of the loader's serving model)\n"
             "  --trial-timeout S   floor of the per-trial watchdog in seconds (default 20); the limit grows with\n"
             "                      cuBLAS's time on the shape; a candidate past it is stored as 'timeout'\n"
             "  --progress, --no-progress   live progress line on stderr (default: when stderr is a terminal)\n"
@@ -50,7 +60,8 @@ static void usage(FILE *out)
 }
 
 enum { O_LAYOUTS = 256, O_FAMILY, O_DB, O_STRATEGY, O_BUDGET, O_MAXTRIALS, O_SEED, O_REPS, O_WARMUP, O_TOPK,
-       O_FINALREPS, O_RETRY, O_SHARD, O_JOBS, O_PROGRESS, O_NOPROGRESS, O_TIMEOUT, O_PRESET, O_PRUNE };
+       O_FINALREPS, O_RETRY, O_SHARD, O_JOBS, O_PROGRESS, O_NOPROGRESS, O_TIMEOUT, O_PRESET, O_PRUNE, O_PRUNEBEST,
+       O_CEILING, O_SCREEN, O_NOCROSS };
 
 static const struct option opts[] = {
     {"gpu", required_argument, 0, 'g'},          {"sizes", required_argument, 0, 's'},
@@ -64,6 +75,8 @@ static const struct option opts[] = {
     {"trial-timeout", required_argument, 0, O_TIMEOUT},
     {"preset", required_argument, 0, O_PRESET},
     {"prune-ratio", required_argument, 0, O_PRUNE},
+    {"prune-best", required_argument, 0, O_PRUNEBEST}, {"family-ceiling", required_argument, 0, O_CEILING},
+    {"screen-ms", required_argument, 0, O_SCREEN},  {"no-cross", no_argument, 0, O_NOCROSS},
     {"progress", no_argument, 0, O_PROGRESS},     {"no-progress", no_argument, 0, O_NOPROGRESS},
     {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
 
@@ -73,6 +86,7 @@ typedef struct {
     char *families[64];
     char db[4096];
     char command[1024];
+    int progress;
 } tune_args;
 
 static int parse_families(const char *text, gt_tune_opts *o, tune_args *a, char *err, size_t errlen)
@@ -103,6 +117,16 @@ static int parse_shard(const char *text, gt_tune_opts *o, char *err, size_t errl
     return 0;
 }
 
+static int parse_ratio(const char *opt, const char *arg, double *out, char *err, size_t errlen)
+{
+    char *end;
+    double v = strtod(arg, &end);
+    if (end == arg || *end || !(v >= 0) || v > 1e6)
+        return snprintf(err, errlen, "bad %s '%s': want a number >= 0", opt, arg), -1;
+    *out = v;
+    return 0;
+}
+
 static int parse_opt(int c, const char *arg, gt_tune_opts *o, tune_args *a, char *err, size_t errlen)
 {
     long v;
@@ -130,16 +154,13 @@ static int parse_opt(int c, const char *arg, gt_tune_opts *o, tune_args *a, char
     case O_SHARD: return parse_shard(arg, o, err, errlen);
     case O_JOBS: return gt_cli_parse_int("--jobs", arg, 1024, &v, err, errlen) ? -1 : (o->jobs = (int)v, 0);
     case O_TIMEOUT: return gt_cli_parse_int("--trial-timeout", arg, 86400, &v, err, errlen) ? -1 : (o->timeout_floor_s = (double)v, 0);
-    case O_PRUNE: {
-        char *end;
-        double v2 = strtod(arg, &end);
-        if (end == arg || *end || !(v2 >= 0) || v2 > 1e6)
-            return snprintf(err, errlen, "bad --prune-ratio '%s': want a number >= 0", arg), -1;
-        o->prune_ratio = v2;
-        return 0;
-    }
-    case O_PROGRESS: return o->progress = 1, 0;
-    case O_NOPROGRESS: return o->progress = 0, 0;
+    case O_PRUNE: return parse_ratio("--prune-ratio", arg, &o->prune_ratio, err, errlen);
+    case O_PRUNEBEST: return parse_ratio("--prune-best", arg, &o->prune_best, err, errlen);
+    case O_CEILING: return parse_ratio("--family-ceiling", arg, &o->family_ceiling, err, errlen);
+    case O_SCREEN: return parse_ratio("--screen-ms", arg, &o->screen_ms, err, errlen);
+    case O_NOCROSS: return o->cross = 0, 0;
+    case O_PROGRESS: return a->progress = 1, 0;
+    case O_NOPROGRESS: return a->progress = 0, 0;
     default: return snprintf(err, errlen, "unknown option (see gemmtune tune --help)"), -1;
     }
 }
@@ -245,14 +266,34 @@ static void header(void)
            "winner");
 }
 
+typedef struct {
+    int shown, shapes, progress;
+} view;
+
 /* Each shape's line as it finishes, for long sweeps; a one-shape sweep has only the closing table. */
 static void on_shape(const gt_shape_result *r, void *ctx)
 {
-    int *shown = ctx;
-    if (shown[1] < 2) return;
-    if (!shown[0]++) header();
+    view *v = ctx;
+    if (v->progress) fprintf(stderr, "\r\033[K");
+    if (v->shapes < 2) return;
+    if (!v->shown++) header();
     print_shape(r, stdout);
     fflush(stdout);
+}
+
+/* One live line: done/total, failures, best so far against cuBLAS, ETA, the trial just finished. */
+static void on_trial(const gt_trial_event *e, void *ctx)
+{
+    const view *v = ctx;
+    const gt_shape *s = e->shape;
+    if (!v->progress) return;
+    fprintf(stderr, "\r\033[K[%d/%d] %dx%dx%d %s  fail %d", e->done, e->total, s->m, s->n, s->k,
+            gt_layout_name(s->ta, s->tb), e->failed);
+    if (e->best_ms > 0)
+        fprintf(stderr, "  best %.1f TFLOPS (%.2fx cuBLAS)", tflops(s, e->best_ms), e->cublas_ms / e->best_ms);
+    fprintf(stderr, "  ETA %d:%02d  %s %s", (int)e->eta_s / 60, (int)e->eta_s % 60, e->family,
+            gt_status_name(e->status));
+    fflush(stderr);
 }
 
 static void summary(const gt_tune_summary *s, const char *db)
@@ -260,11 +301,44 @@ static void summary(const gt_tune_summary *s, const char *db)
     printf("\n");
     header();
     for (int i = 0; i < s->nshapes; ++i) print_shape(&s->shapes[i], stdout);
-    printf("\n%d trials run (%d failed: stored with their reason), %d already stored and skipped\n"
-           "%d kernels compiled, %d taken from the cubin cache, %d worker restarts, %.1f s of GPU time\n"
-           "results: %s   (gemmtune query --db %s)\n",
-           s->trials_run, s->trials_failed, s->trials_skipped, s->compiled, s->cache_hits, s->restarts, s->gpu_seconds,
-           db, db);
+    const double idle = s->wall_seconds > 0 ? 100.0 * (1 - s->gpu_seconds / s->wall_seconds) : 0;
+    printf("\n%d trials run (%d failed: stored with their reason; %d cross-timings of neighbours' winners), "
+           "%d already stored and skipped\n"
+           "%d kernels compiled, %d taken from the cubin cache, %d worker restarts\n"
+           "%.1f s wall, %.1f s of GPU time; the GPU sat idle %.0f%% of the wall time (%.1f s of it waiting for "
+           "compiles)\nresults: %s   (gemmtune query --db %s)\n",
+           s->trials_run, s->trials_failed, s->cross_trials, s->trials_skipped, s->compiled, s->cache_hits,
+           s->restarts, s->wall_seconds, s->gpu_seconds, idle, s->wait_seconds, db, db);
+}
+
+static volatile sig_atomic_t interrupted;
+/* First Ctrl-C: finish the trial in flight, commit, stop. A second one ends the process at once. */
+static void on_sigint(int sig)
+{
+    interrupted = 1;
+    signal(sig, SIG_DFL);
+}
+
+/* The sweep with Ctrl-C caught; 0, 130 (interrupted) or 1 (setup error, printed). */
+static int sweep(gt_tune_opts *o, const char *db)
+{
+    char err[1024] = "";
+    gt_tune_summary sum = {0};
+    struct sigaction sa = {.sa_handler = on_sigint}, old;
+    interrupted = 0;
+    o->interrupt = &interrupted;
+    sigaction(SIGINT, &sa, &old);
+    int rc = gt_tune_run(o, &sum, err, sizeof err);
+    sigaction(SIGINT, &old, NULL);
+    if (rc < 0) {
+        fprintf(stderr, "gemmtune: %s\n", err);
+        rc = 1;
+    } else {
+        if (rc == 130) fprintf(stderr, "\ngemmtune: interrupted; finished trials are stored, rerun to resume\n");
+        summary(&sum, db);
+    }
+    gt_tune_summary_free(&sum);
+    return rc;
 }
 
 int gt_cmd_tune(int argc, char **argv)
@@ -274,7 +348,7 @@ int gt_cmd_tune(int argc, char **argv)
     char err[1024] = "";
     int c, rc = 2;
     gt_tune_defaults(&o);
-    o.progress = isatty(2);
+    a.progress = isatty(2);
     o.gpus = a.gpus;
     const char *preset = find_preset(argc, argv);
     if (preset) {
@@ -299,19 +373,11 @@ int gt_cmd_tune(int argc, char **argv)
     o.shapes = a.shapes;
     o.db_path = a.db;
     o.command = a.command;
-    int shown[2] = {0, o.nshapes * (o.nlayouts ? o.nlayouts : 1)};
+    view v = {0, o.shape_layouts ? o.nshapes : o.nshapes * (o.nlayouts ? o.nlayouts : 1), a.progress};
     o.on_shape = on_shape;
-    o.ctx = shown;
-    gt_tune_summary sum = {0};
-    rc = gt_tune_run(&o, &sum, err, sizeof err);
-    if (rc < 0) {
-        fprintf(stderr, "gemmtune: %s\n", err);
-        rc = 1;
-    } else {
-        if (rc == 130) fprintf(stderr, "\ngemmtune: interrupted; finished trials are stored, rerun to resume\n");
-        summary(&sum, a.db);
-    }
-    gt_tune_summary_free(&sum);
+    o.on_trial = on_trial;
+    o.ctx = &v;
+    rc = sweep(&o, a.db);
     goto out;
 bad:
     fprintf(stderr, "gemmtune: %s\n", err);

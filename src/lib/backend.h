@@ -1,0 +1,49 @@
+/* Library backends: how a family that is not built (gt_family.build == GT_BUILD_NONE) is run. The family names
+ * its backend (gt_family.backend); the runtime finds it here by that name, and the tuner's worker and the loader
+ * call it through this table, never by a family's name. Running needs a GPU (make gpu-test); gt_backend_find and
+ * the parameter checks run anywhere (tests/test_vendor.c). */
+#ifndef GT_BACKEND_H
+#define GT_BACKEND_H
+
+#include "family.h"
+#include "kernel.h"
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+
+typedef struct gt_backend_ctx gt_backend_ctx;   /* library handles of one device, safe for concurrent use */
+typedef struct gt_backend_plan gt_backend_plan; /* one candidate bound to one call; immutable once made */
+
+typedef struct {
+    const char *name;
+    /* Library handles for the current device. 0, or -1 with err (no library, no device). */
+    int (*open)(gt_backend_ctx **out, char *err, size_t errlen);
+    void (*close)(gt_backend_ctx *ctx);
+    /* Candidates for shape s on this device, in the library's order of preference, at most max. *n is the count.
+     * 0, or -1 with err. */
+    int (*candidates)(gt_backend_ctx *ctx, const gt_family *f, const gt_shape *s, gt_params *out, int max, int *n,
+                      char *err, size_t errlen);
+    /* Bind candidate p to call on this device: GT_ST_OK with *out, GT_ST_UNAVAILABLE when this library or GPU
+     * refuses it (another version, an algorithm that does not support the call; err says which), or
+     * GT_ST_LAUNCH_ERROR for any other failure. */
+    gt_status (*plan)(gt_backend_ctx *ctx, const gt_family *f, const gt_params *p, const gt_call *call,
+                      gt_backend_plan **out, char *err, size_t errlen);
+    /* Bytes of workspace run() needs (the caller owns it; one per stream). */
+    size_t (*workspace)(const gt_backend_plan *plan);
+    /* Enqueue the GEMM of a (its shape and leading dimensions must be plan's call's) on stream, with ws of at least
+     * workspace() bytes. Never synchronises. 0, or -1 with the library's status in err. */
+    int (*run)(gt_backend_ctx *ctx, const gt_backend_plan *plan, const gt_args *a, void *ws, cudaStream_t stream,
+               char *err, size_t errlen);
+    void (*release)(gt_backend_plan *plan);
+    /* One line on what p is, for explain: "cuBLASLt algorithm 6, tile 20, ...". */
+    void (*describe)(const gt_family *f, const gt_params *p, char *buf, size_t n);
+} gt_backend;
+
+/* The backend called name, or NULL when this build has none by that name. */
+const gt_backend *gt_backend_find(const char *name);
+
+/* The params of the vendor's default call (cublasSgemm as cuBLAS chooses) for this build's cuBLAS: what the loader
+ * serves when no tuned kernel is expected to beat it. */
+void gt_backend_default_params(const gt_family **f, gt_params *p);
+
+#endif

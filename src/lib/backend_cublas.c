@@ -1,0 +1,341 @@
+/* The "cublas" backend: runs the vendor family (kernels/cublas.c) through cublasSgemm or cuBLASLt with a stored
+ * algorithm, in pure FP32 (pedantic cuBLAS math, CUBLAS_COMPUTE_32F), and lists its candidates for a shape.
+ * Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, so B is cuBLAS's first operand.
+ * cuBLAS is referenced weakly: a program that links the static library for the table path alone does not pull it
+ * in, and then this backend is absent (gt_backend_find returns NULL). GPU tests: tests/test_vendor.c. */
+#include "backend.h"
+#include "cublas_family.h"
+
+#include <cublasLt.h>
+#include <cublas_v2.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#pragma weak cublasCreate_v2
+#pragma weak cublasDestroy_v2
+#pragma weak cublasSetStream_v2
+#pragma weak cublasSetMathMode
+#pragma weak cublasSgemm_v2
+#pragma weak cublasGetStatusString
+#pragma weak cublasLtCreate
+#pragma weak cublasLtDestroy
+#pragma weak cublasLtGetVersion
+#pragma weak cublasLtMatmul
+#pragma weak cublasLtMatmulDescCreate
+#pragma weak cublasLtMatmulDescDestroy
+#pragma weak cublasLtMatmulDescSetAttribute
+#pragma weak cublasLtMatrixLayoutCreate
+#pragma weak cublasLtMatrixLayoutDestroy
+#pragma weak cublasLtMatmulPreferenceCreate
+#pragma weak cublasLtMatmulPreferenceDestroy
+#pragma weak cublasLtMatmulPreferenceSetAttribute
+#pragma weak cublasLtMatmulAlgoGetHeuristic
+#pragma weak cublasLtMatmulAlgoInit
+#pragma weak cublasLtMatmulAlgoCheck
+#pragma weak cublasLtMatmulAlgoConfigGetAttribute
+#pragma weak cublasLtMatmulAlgoConfigSetAttribute
+
+enum { MAX_HEURISTIC = 16 };
+#define LT_PREF_WS ((size_t)32 << 20) /* workspace the heuristic may count on (NVIDIA's advice for Hopper) */
+
+/* A cublasHandle_t per stream (per thread for the per-thread default stream): cuBLAS keeps a workspace per handle,
+ * so two streams must never share one. Published lock-free, like the loader's workspaces. */
+typedef struct slot {
+    struct slot *next;
+    void *stream;
+    pthread_t thread;
+    cublasHandle_t h;
+} slot;
+
+struct gt_backend_ctx {
+    cublasLtHandle_t lt;
+    _Atomic(slot *) slots;
+    pthread_mutex_t lock;
+};
+
+struct gt_backend_plan {
+    int api;
+    int m, n, k, lda, ldb, ldc; /* row-major call it was made for */
+    cublasOperation_t opa, opb;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc; /* cuBLASLt's A (our B), B (our A), C */
+    cublasLtMatmulAlgo_t algo;
+    size_t ws;
+};
+
+/* The configuration attributes a stored algorithm is made of, in the order of params GT_CUBLAS_P_TILE.. */
+static const cublasLtMatmulAlgoConfigAttributes_t config_attr[] = {
+    CUBLASLT_ALGO_CONFIG_TILE_ID,        CUBLASLT_ALGO_CONFIG_SPLITK_NUM,       CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME,
+    CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING,  CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION,    CUBLASLT_ALGO_CONFIG_STAGES_ID,
+    CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID};
+enum { NCONFIG = (int)(sizeof config_attr / sizeof config_attr[0]) };
+
+static int version(void) { return cublasLtGetVersion ? (int)cublasLtGetVersion() : 0; }
+
+static int ctx_open(gt_backend_ctx **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (!cublasLtCreate || !cublasCreate_v2) return snprintf(err, errlen, "cuBLAS is not linked in"), -1;
+    gt_backend_ctx *c = calloc(1, sizeof *c);
+    if (!c) return snprintf(err, errlen, "out of memory"), -1;
+    cublasStatus_t st = cublasLtCreate(&c->lt);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        free(c);
+        return snprintf(err, errlen, "cublasLtCreate: %s", cublasGetStatusString(st)), -1;
+    }
+    pthread_mutex_init(&c->lock, NULL);
+    *out = c;
+    return 0;
+}
+
+static void ctx_close(gt_backend_ctx *c)
+{
+    if (!c) return;
+    for (slot *s = atomic_load(&c->slots), *next; s; s = next) {
+        next = s->next;
+        cublasDestroy(s->h);
+        free(s);
+    }
+    cublasLtDestroy(c->lt);
+    pthread_mutex_destroy(&c->lock);
+    free(c);
+}
+
+static int slot_match(const slot *s, void *stream)
+{
+    return s->stream == stream && (stream != (void *)cudaStreamPerThread || pthread_equal(s->thread, pthread_self()));
+}
+
+/* The stream's cuBLAS handle, made on first use with pedantic math (never TF32) and bound to the stream. */
+static cublasHandle_t stream_handle(gt_backend_ctx *c, void *stream, char *err, size_t errlen)
+{
+    for (slot *s = atomic_load_explicit(&c->slots, memory_order_acquire); s; s = s->next)
+        if (slot_match(s, stream)) return s->h;
+    pthread_mutex_lock(&c->lock);
+    slot *s = calloc(1, sizeof *s);
+    cublasStatus_t st = s ? cublasCreate(&s->h) : CUBLAS_STATUS_ALLOC_FAILED;
+    if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetMathMode(s->h, CUBLAS_PEDANTIC_MATH);
+    if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetStream(s->h, (cudaStream_t)stream);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        if (s && s->h) cublasDestroy(s->h);
+        free(s);
+        pthread_mutex_unlock(&c->lock);
+        snprintf(err, errlen, "cuBLAS handle for a stream: %s", cublasGetStatusString(st));
+        return NULL;
+    }
+    s->stream = stream;
+    s->thread = pthread_self();
+    s->next = atomic_load_explicit(&c->slots, memory_order_relaxed);
+    atomic_store_explicit(&c->slots, s, memory_order_release);
+    pthread_mutex_unlock(&c->lock);
+    return s->h;
+}
+
+static void plan_free(gt_backend_plan *p)
+{
+    if (!p) return;
+    if (p->desc) cublasLtMatmulDescDestroy(p->desc);
+    if (p->la) cublasLtMatrixLayoutDestroy(p->la);
+    if (p->lb) cublasLtMatrixLayoutDestroy(p->lb);
+    if (p->lc) cublasLtMatrixLayoutDestroy(p->lc);
+    free(p);
+}
+
+/* The cuBLASLt descriptors of a row-major call. */
+static cublasStatus_t lt_describe(gt_backend_plan *p)
+{
+    const cublasComputeType_t compute = CUBLAS_COMPUTE_32F; /* pure FP32: never FAST_TF32 */
+    cublasStatus_t st = cublasLtMatmulDescCreate(&p->desc, compute, CUDA_R_32F);
+    if (!st) st = cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &p->opb, sizeof p->opb);
+    if (!st) st = cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &p->opa, sizeof p->opa);
+    /* column-major views: B^T is n x k (or k x n stored), A^T is k x m (or m x k stored), C^T is n x m */
+    if (!st) st = cublasLtMatrixLayoutCreate(&p->la, CUDA_R_32F, p->opb == CUBLAS_OP_N ? p->n : p->k,
+                                             p->opb == CUBLAS_OP_N ? p->k : p->n, p->ldb);
+    if (!st) st = cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_32F, p->opa == CUBLAS_OP_N ? p->k : p->m,
+                                             p->opa == CUBLAS_OP_N ? p->m : p->k, p->lda);
+    if (!st) st = cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, p->n, p->m, p->ldc);
+    return st;
+}
+
+static gt_backend_plan *plan_for(const gt_call *c, int api)
+{
+    gt_backend_plan *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    *p = (gt_backend_plan){.api = api, .m = c->shape.m, .n = c->shape.n, .k = c->shape.k, .lda = (int)c->lda,
+                           .ldb = (int)c->ldb, .ldc = (int)c->ldc, .opa = c->shape.ta ? CUBLAS_OP_T : CUBLAS_OP_N,
+                           .opb = c->shape.tb ? CUBLAS_OP_T : CUBLAS_OP_N};
+    return p;
+}
+
+/* A stored algorithm: initialised from its id, then every configuration attribute set from params. */
+static cublasStatus_t lt_algo(cublasLtHandle_t lt, const gt_params *par, cublasLtMatmulAlgo_t *algo)
+{
+    cublasStatus_t st = cublasLtMatmulAlgoInit(lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                                               CUDA_R_32F, par->v[GT_CUBLAS_P_ALGO], algo);
+    for (int i = 0; !st && i < NCONFIG; ++i) {
+        size_t size = 0;
+        unsigned long long v = (unsigned long long)par->v[GT_CUBLAS_P_TILE + i];
+        st = cublasLtMatmulAlgoConfigGetAttribute(algo, config_attr[i], NULL, 0, &size);
+        if (!st && size > sizeof v) st = CUBLAS_STATUS_NOT_SUPPORTED;
+        if (!st) st = cublasLtMatmulAlgoConfigSetAttribute(algo, config_attr[i], &v, size); /* little-endian */
+    }
+    return st;
+}
+
+static gt_status plan(gt_backend_ctx *ctx, const gt_family *f, const gt_params *par, const gt_call *call,
+                      gt_backend_plan **out, char *err, size_t errlen)
+{
+    (void)f;
+    const int api = par->v[GT_CUBLAS_P_API];
+    *out = NULL;
+    if (api == GT_CUBLAS_API_LT && par->v[GT_CUBLAS_P_VER] != version()) {
+        snprintf(err, errlen, "the cuBLASLt algorithm was found with cuBLAS %d, this is %d", par->v[GT_CUBLAS_P_VER],
+                 version());
+        return GT_ST_UNAVAILABLE;
+    }
+    gt_backend_plan *p = plan_for(call, api);
+    if (!p) return snprintf(err, errlen, "out of memory"), GT_ST_LAUNCH_ERROR;
+    if (api == GT_CUBLAS_API_LT) {
+        cublasLtMatmulHeuristicResult_t check;
+        cublasStatus_t st = lt_describe(p);
+        if (st) {
+            snprintf(err, errlen, "cuBLASLt descriptors: %s", cublasGetStatusString(st));
+            plan_free(p);
+            return GT_ST_LAUNCH_ERROR;
+        }
+        st = lt_algo(ctx->lt, par, &p->algo);
+        if (!st) st = cublasLtMatmulAlgoCheck(ctx->lt, p->desc, p->la, p->lb, p->lc, p->lc, &p->algo, &check);
+        if (st) {
+            snprintf(err, errlen, "cuBLASLt refuses the stored algorithm here: %s", cublasGetStatusString(st));
+            plan_free(p);
+            return GT_ST_UNAVAILABLE;
+        }
+        p->ws = (size_t)par->v[GT_CUBLAS_P_WSKB] * 1024;
+        if (check.workspaceSize > p->ws) p->ws = check.workspaceSize;
+    }
+    *out = p;
+    return GT_ST_OK;
+}
+
+static size_t workspace(const gt_backend_plan *p) { return p->ws; }
+
+static int run(gt_backend_ctx *ctx, const gt_backend_plan *p, const gt_args *a, void *ws, cudaStream_t stream,
+               char *err, size_t errlen)
+{
+    cublasStatus_t st;
+    if (p->api == GT_CUBLAS_API_SGEMM) {
+        cublasHandle_t h = stream_handle(ctx, stream, err, errlen);
+        if (!h) return -1;
+        st = cublasSgemm(h, p->opb, p->opa, a->n, a->m, a->k, &a->alpha, a->B, a->ldb, a->A, a->lda, &a->beta, a->C,
+                         a->ldc);
+    } else {
+        st = cublasLtMatmul(ctx->lt, p->desc, &a->alpha, a->B, p->la, a->A, p->lb, &a->beta, a->C, p->lc, a->C, p->lc,
+                            &p->algo, ws, p->ws, stream);
+    }
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return snprintf(err, errlen, "%s: %s", p->api ? "cublasLtMatmul" : "cublasSgemm", cublasGetStatusString(st)), -1;
+    return 0;
+}
+
+/* A heuristic's algorithm as params (the inverse of lt_algo). 0, or -1 when an attribute does not fit an int. */
+static int algo_params(const cublasLtMatmulHeuristicResult_t *r, gt_params *out)
+{
+    memset(out, 0, sizeof *out);
+    int id = 0;
+    size_t got = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &got)) return -1;
+    out->v[GT_CUBLAS_P_API] = GT_CUBLAS_API_LT;
+    out->v[GT_CUBLAS_P_ALGO] = id;
+    for (int i = 0; i < NCONFIG; ++i) {
+        unsigned long long v = 0;
+        size_t size = 0;
+        if (cublasLtMatmulAlgoConfigGetAttribute(&r->algo, config_attr[i], NULL, 0, &size) || size > sizeof v ||
+            cublasLtMatmulAlgoConfigGetAttribute(&r->algo, config_attr[i], &v, size, &got) || v > 1000000)
+            return -1;
+        out->v[GT_CUBLAS_P_TILE + i] = (int)v;
+    }
+    out->v[GT_CUBLAS_P_WSKB] = (int)((r->workspaceSize + 1023) / 1024);
+    out->v[GT_CUBLAS_P_VER] = version();
+    return 0;
+}
+
+/* Ask cuBLASLt's heuristic for up to max algorithms of the tight call of s, operands on 16-byte boundaries. */
+static int heuristic(gt_backend_ctx *ctx, const gt_shape *s, cublasLtMatmulHeuristicResult_t *res, int max, int *n)
+{
+    gt_call call = {*s, s->ta ? s->m : s->k, s->tb ? s->k : s->n, s->n, 16, 16, 16};
+    gt_backend_plan *p = plan_for(&call, GT_CUBLAS_API_LT);
+    cublasLtMatmulPreference_t pref = NULL;
+    const uint32_t align = 16;
+    const size_t wsmax = LT_PREF_WS;
+    cublasStatus_t st = p ? lt_describe(p) : CUBLAS_STATUS_ALLOC_FAILED;
+    if (!st) st = cublasLtMatmulPreferenceCreate(&pref);
+    if (!st) st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsmax, sizeof wsmax);
+    const cublasLtMatmulPreferenceAttributes_t al[] = {
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+        CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
+    for (int i = 0; !st && i < 4; ++i) st = cublasLtMatmulPreferenceSetAttribute(pref, al[i], &align, sizeof align);
+    if (!st) st = cublasLtMatmulAlgoGetHeuristic(ctx->lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, max, res, n);
+    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    plan_free(p);
+    return st == CUBLAS_STATUS_SUCCESS ? 0 : (int)st;
+}
+
+static int candidates(gt_backend_ctx *ctx, const gt_family *f, const gt_shape *s, gt_params *out, int max, int *n,
+                      char *err, size_t errlen)
+{
+    cublasLtMatmulHeuristicResult_t res[MAX_HEURISTIC];
+    int got = 0;
+    *n = 0;
+    if (max < 1) return 0;
+    gt_backend_default_params(&f, &out[(*n)++]); /* cuBLAS's own choice comes first: the yardstick */
+    int st = heuristic(ctx, s, res, max - 1 < MAX_HEURISTIC ? max - 1 : MAX_HEURISTIC, &got);
+    if (st) return snprintf(err, errlen, "cuBLASLt heuristic: %s", cublasGetStatusString((cublasStatus_t)st)), -1;
+    for (int i = 0; i < got && *n < max; ++i) {
+        gt_params p;
+        int dup = 0;
+        if (res[i].state != CUBLAS_STATUS_SUCCESS || algo_params(&res[i], &p)) continue;
+        for (int j = 0; j < *n; ++j) dup |= !memcmp(&out[j], &p, sizeof p);
+        if (!dup) out[(*n)++] = p;
+    }
+    return 0;
+}
+
+static void describe(const gt_family *f, const gt_params *p, char *buf, size_t n)
+{
+    (void)f;
+    const int *v = p->v;
+    if (v[GT_CUBLAS_P_API] == GT_CUBLAS_API_SGEMM) snprintf(buf, n, "cublasSgemm (cuBLAS's own choice, FP32 pedantic)");
+    else
+        snprintf(buf, n, "cuBLASLt algorithm %d (tile %d, stages %d, split-K %d, swizzle %d) of cuBLAS %d",
+                 v[GT_CUBLAS_P_ALGO], v[GT_CUBLAS_P_TILE], v[GT_CUBLAS_P_STAGES], v[GT_CUBLAS_P_SPLITK],
+                 v[GT_CUBLAS_P_SWIZZLE], v[GT_CUBLAS_P_VER]);
+}
+
+static const gt_backend cublas_backend = {
+    .name = "cublas",
+    .open = ctx_open,
+    .close = ctx_close,
+    .candidates = candidates,
+    .plan = plan,
+    .workspace = workspace,
+    .run = run,
+    .release = plan_free,
+    .describe = describe,
+};
+
+void gt_backend_default_params(const gt_family **f, gt_params *p)
+{
+    *f = &gt_family_cublas;
+    memset(p, 0, sizeof *p);
+    p->v[GT_CUBLAS_P_API] = GT_CUBLAS_API_SGEMM;
+    p->v[GT_CUBLAS_P_VER] = version() > 0 ? version() : 1;
+}
+
+const gt_backend *gt_backend_find(const char *name)
+{
+    if (name && !strcmp(name, cublas_backend.name) && cublasLtCreate && cublasCreate_v2) return &cublas_backend;
+    return NULL;
+}

@@ -1,0 +1,336 @@
+/* The sweep's logic on the CPU: strategies, resume, sharding, pruning, family ceilings, device-space candidates
+ * and interruption, driven through gt_tune_run with a fake runner (synthetic times, no GPU) and a fake compiler.
+ * Run: build/gt_tests --cpu tune */
+#include "cublas_family.h"
+#include "fixture.h"
+#include "harness.h"
+#include "tune.h"
+
+#include <math.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the fake GPU was asked to run. */
+typedef struct {
+    char family[32], params[256];
+    gt_shape shape; /* the timed shape */
+    int checks;
+} call;
+
+static struct {
+    call *log;
+    int n, cap;
+    double slow_family; /* naive's times are multiplied by this */
+    double gpu_ms;      /* total synthetic time spent */
+} fake;
+
+static int f_start(int device, void **self, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    *self = (void *)(long)(device + 1);
+    return 0;
+}
+static void f_stop(void *self) { (void)self; }
+static void f_info(void *self, gt_gpu_info *gpu, gt_limits *lim)
+{
+    (void)self;
+    *gpu = gt_fixture_gpu(0, 0);
+    if (lim) gt_limits_for_arch("sm_90", lim), lim->sm_count = 132;
+}
+
+static double base_ms(const gt_shape *s) { return 2.0 * s->m * s->n * (double)s->k / 4e9; } /* 4 TFLOPS */
+
+static int f_baseline(void *self, const gt_shape *s, int warmup, int reps, double *ms, char *err, size_t errlen)
+{
+    (void)self, (void)warmup, (void)reps, (void)err, (void)errlen;
+    *ms = base_ms(s);
+    return 0;
+}
+
+/* Three vendor candidates per shape: cublasSgemm and two cuBLASLt algorithms. */
+static int f_candidates(void *self, const gt_family *f, const gt_shape *s, gt_params *out, int *n, char *err,
+                        size_t errlen)
+{
+    (void)self, (void)f, (void)s, (void)err, (void)errlen;
+    for (int i = 0; i < 3; ++i) {
+        memset(&out[i], 0, sizeof out[i]);
+        out[i].v[GT_CUBLAS_P_API] = i > 0;
+        out[i].v[GT_CUBLAS_P_ALGO] = i ? 10 + i : 0;
+        out[i].v[GT_CUBLAS_P_SPLITK] = i > 0;
+        out[i].v[GT_CUBLAS_P_VER] = 130000;
+    }
+    *n = 3;
+    return 0;
+}
+
+/* A made-up speed per candidate in [1, 3) x base (the vendor's default at 1.05 x base), naive slow_family x more. */
+static double quality(const char *family, const gt_params *p)
+{
+    unsigned h = 2166136261u;
+    for (int i = 0; i < GT_MAX_PARAMS; ++i) h = (h ^ (unsigned)p->v[i]) * 16777619u;
+    for (const char *c = family; *c; ++c) h = (h ^ (unsigned char)*c) * 16777619u;
+    if (!strcmp(family, "cublas")) return p->v[GT_CUBLAS_P_API] ? 1.2 : 1.05;
+    double q = 1.0 + 2.0 * (h % 1000) / 1000.0;
+    return !strcmp(family, "naive") ? q * fake.slow_family : q;
+}
+
+static int f_trial(void *self, const gt_trial_request *req, gt_trial_result *out, char *err, size_t errlen)
+{
+    (void)self, (void)err, (void)errlen;
+    const gt_shape *ts = req->time_shape.k > 0 ? &req->time_shape : &req->shape;
+    const double ms = base_ms(ts) * quality(req->family->name, &req->params);
+    if (fake.n == fake.cap) fake.log = realloc(fake.log, (size_t)(fake.cap = fake.cap ? 2 * fake.cap : 1024) * sizeof *fake.log);
+    call *c = &fake.log[fake.n++];
+    snprintf(c->family, sizeof c->family, "%s", req->family->name);
+    gt_params_format(req->family, &req->params, c->params, sizeof c->params);
+    c->shape = *ts;
+    c->checks = req->checks;
+    memset(out, 0, sizeof *out);
+    out->rel_err = req->checks ? 1e-7 : -1;
+    out->median_ms = out->min_ms = out->max_ms = ms;
+    if (req->cutoff_ms > 0 && ms > req->cutoff_ms) {
+        fake.gpu_ms += ms;
+        out->status = GT_ST_PRUNED;
+        return 0;
+    }
+    fake.gpu_ms += ms * (req->warmup + (req->reps > 0 ? req->reps : 1));
+    out->status = GT_ST_OK;
+    return 0;
+}
+
+static int f_restarts(void *self) { (void)self; return 0; }
+
+static const gt_runner fake_runner = {f_start, f_stop, f_info, f_baseline, f_candidates, f_trial, f_restarts};
+
+static int fake_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen)
+{
+    (void)src, (void)arch, (void)err, (void)errlen;
+    memset(out, 0, sizeof *out);
+    out->data = malloc(8);
+    memcpy(out->data, "\177ELFfake", 8);
+    out->size = 8;
+    out->regs = 32;
+    return 0;
+}
+
+static const char *const two_families[] = {"naive", "smem", "cublas"};
+static const gt_shape shape_a = {512, 256, 384, 0, 0}, shape_b = {1024, 1024, 8192, 0, 0};
+
+static void setup(gt_tune_opts *o, const char *db, const gt_shape *shapes, int nshapes)
+{
+    static int gpus[1] = {0};
+    memset(o, 0, sizeof *o);
+    gt_tune_defaults(o);
+    o->db_path = db, o->gpus = gpus, o->ngpus = 1, o->shapes = shapes, o->nshapes = nshapes;
+    o->families = two_families, o->nfamilies = 3, o->command = "test_tune", o->jobs = 2;
+    o->runner = &fake_runner, o->compile = fake_compile;
+    fake.n = 0, fake.gpu_ms = 0, fake.slow_family = 1;
+}
+
+static long long count(const char *db, const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    long long n = -1;
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return n;
+}
+
+static int keep_best(const gt_family *f, const gt_params *p, void *ctx)
+{
+    double q = quality(f->name, p);
+    if (q < *(double *)ctx) *(double *)ctx = q;
+    return 0;
+}
+
+/* The candidate the synthetic model makes fastest, over every selected family's candidates. */
+static double best_quality(void)
+{
+    gt_limits l;
+    double best = 1.05; /* cublasSgemm's */
+    gt_limits_for_arch("sm_90", &l);
+    for (int i = 0; i < 2; ++i) gt_enumerate(gt_family_find(two_families[i]), &l, keep_best, &best);
+    return best;
+}
+
+GT_TEST(tune_exhaustive_runs_each_candidate_once_and_resumes, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s1, s2;
+    setup(&o, db, &shape_a, 1);
+    o.strategy = GT_STRATEGY_EXHAUSTIVE, o.prune_best = 0, o.cross = 0;
+    CHECK_MSG(gt_tune_run(&o, &s1, err, sizeof err) == 0, "%s", err);
+    gt_limits l;
+    gt_limits_for_arch("sm_90", &l);
+    const int want = gt_enumerate(gt_family_find("naive"), &l, NULL, NULL) +
+                     gt_enumerate(gt_family_find("smem"), &l, NULL, NULL) + 3;
+    CHECK_MSG(s1.trials_run == want, "%d search trials, want %d", s1.trials_run, want);
+    CHECK(s1.retimed == o.topk && s1.nshapes == 1);
+    const double q = s1.shapes[0].median_ms / base_ms(&shape_a);
+    CHECK_MSG(fabs(q - best_quality()) < 1e-9, "winner at %.4f x base, the fastest is %.4f", q, best_quality());
+    CHECK(count(db, "SELECT count(*) FROM v_winners") == 1);
+    CHECK(count(db, "SELECT count(*) FROM v_trials WHERE family = 'cublas'") >= 3);
+    setup(&o, db, &shape_a, 1);
+    o.strategy = GT_STRATEGY_EXHAUSTIVE, o.prune_best = 0, o.cross = 0;
+    CHECK_MSG(gt_tune_run(&o, &s2, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(s2.trials_run == 0 && s2.trials_skipped == want, "rerun: %d run, %d skipped", s2.trials_run,
+              s2.trials_skipped);
+    CHECK(s2.compiled == 0);
+    gt_tune_summary_free(&s1);
+    gt_tune_summary_free(&s2);
+    gt_fixture_rm(db);
+    free(db);
+}
+
+GT_TEST(tune_halving_finds_the_exhaustive_winner_for_less, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s1, s2;
+    setup(&o, db, &shape_b, 1);
+    o.strategy = GT_STRATEGY_EXHAUSTIVE, o.prune_best = 0, o.cross = 0;
+    CHECK_MSG(gt_tune_run(&o, &s1, err, sizeof err) == 0, "%s", err);
+    const double exhaustive_ms = fake.gpu_ms;
+    gt_fixture_rm(db);
+    setup(&o, db, &shape_b, 1);
+    o.cross = 0;
+    CHECK_MSG(gt_tune_run(&o, &s2, err, sizeof err) == 0, "%s", err);
+    printf("    exhaustive %.1f ms of synthetic GPU time, halving %.1f ms (%.1f%%)\n", exhaustive_ms, fake.gpu_ms,
+           100 * fake.gpu_ms / exhaustive_ms);
+    CHECK(s1.nshapes == 1 && s2.nshapes == 1 && !strcmp(s1.shapes[0].params, s2.shapes[0].params));
+    CHECK(fake.gpu_ms < 0.5 * exhaustive_ms); /* 87 candidates; the re-timing of the best 5 is most of it */
+    int proxied = 0; /* 1024x1024x8192 takes 4.3 ms at the reference: screens time K = 2048 */
+    for (int i = 0; i < fake.n; ++i) proxied += !fake.log[i].checks && fake.log[i].shape.k == 2048;
+    CHECK_MSG(proxied > 50, "%d screens on the proxy", proxied);
+    gt_tune_summary_free(&s1);
+    gt_tune_summary_free(&s2);
+    gt_fixture_rm(db);
+    free(db);
+}
+
+static int cmp_call(const void *a, const void *b)
+{
+    const call *x = a, *y = b;
+    int c = strcmp(x->family, y->family);
+    return c ? c : strcmp(x->params, y->params);
+}
+
+/* The search trials' candidates as a sorted list: one sharded sweep each, merged, must equal the unsharded one. */
+GT_TEST(tune_shards_cover_every_candidate_exactly_once, GT_NEEDS_NONE)
+{
+    char err[512];
+    gt_tune_opts o;
+    gt_tune_summary s;
+    char *db = gt_tmp_path(".db");
+    setup(&o, db, &shape_a, 1);
+    o.strategy = GT_STRATEGY_EXHAUSTIVE, o.prune_best = o.prune_ratio = 0, o.topk = 0, o.cross = 0;
+    CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
+    gt_tune_summary_free(&s);
+    gt_fixture_rm(db);
+    const int n = fake.n;
+    call *all = malloc((size_t)n * sizeof *all);
+    memcpy(all, fake.log, (size_t)n * sizeof *all);
+    qsort(all, (size_t)n, sizeof *all, cmp_call);
+    const int shards[] = {2, 3, 7};
+    for (int k = 0; k < 3; ++k) {
+        call *merged = malloc((size_t)n * 2 * sizeof *merged);
+        int m = 0;
+        for (int i = 0; i < shards[k]; ++i) {
+            setup(&o, db, &shape_a, 1);
+            o.strategy = GT_STRATEGY_EXHAUSTIVE, o.prune_best = o.prune_ratio = 0, o.topk = 0, o.cross = 0;
+            o.shard_i = i, o.shard_n = shards[k];
+            CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
+            gt_tune_summary_free(&s);
+            gt_fixture_rm(db);
+            for (int j = 0; j < fake.n && m < 2 * n; ++j) merged[m++] = fake.log[j];
+        }
+        qsort(merged, (size_t)m, sizeof *merged, cmp_call);
+        int same = m == n;
+        for (int j = 0; same && j < n; ++j) same = !cmp_call(&all[j], &merged[j]);
+        CHECK_MSG(same, "%d shards: %d trials merged, %d unsharded, or another set", shards[k], m, n);
+        free(merged);
+    }
+    free(all);
+    free(db);
+}
+
+GT_TEST(tune_prunes_against_the_best_and_cuts_hopeless_families, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s;
+    setup(&o, db, &shape_b, 1);
+    o.cross = 0;
+    fake.slow_family = 12; /* every naive candidate is over 3x the best: its probes decide for the family */
+    CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
+    int naive_runs = 0;
+    for (int i = 0; i < fake.n; ++i) naive_runs += !strcmp(fake.log[i].family, "naive");
+    CHECK_MSG(naive_runs == 4, "naive ran %d times, want its 4 probes", naive_runs);
+    CHECK(count(db, "SELECT count(*) FROM v_trials WHERE family = 'naive' AND status = 'pruned' AND "
+                    "message LIKE 'family ceiling%'") == 44);
+    CHECK(count(db, "SELECT count(*) FROM v_winners WHERE family = 'naive'") == 0);
+    gt_tune_summary_free(&s);
+    gt_fixture_rm(db);
+    free(db);
+}
+
+/* Cross-timing: the second shape's sweep times the first shape's winner there and its own winner on the first. */
+GT_TEST(tune_cross_times_the_neighbours_winners, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s;
+    const gt_shape two[2] = {shape_a, shape_b};
+    setup(&o, db, two, 2);
+    CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
+    CHECK(s.nshapes == 2 && s.shapes[0].cross == 0);
+    const int differ = strcmp(s.shapes[0].params, s.shapes[1].params) || strcmp(s.shapes[0].family, s.shapes[1].family);
+    CHECK_MSG(s.shapes[1].cross == (differ ? 2 : 0), "%d cross trials", s.shapes[1].cross);
+    CHECK(s.cross_trials == s.shapes[1].cross);
+    gt_tune_summary_free(&s);
+    gt_fixture_rm(db);
+    free(db);
+}
+
+static void stop_after_20(const gt_trial_event *e, void *ctx)
+{
+    static volatile sig_atomic_t *flag;
+    if (ctx) flag = ctx;
+    if (e && e->done >= 20 && flag) *flag = 1;
+}
+
+GT_TEST(tune_interrupt_keeps_finished_trials, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s;
+    static volatile sig_atomic_t flag;
+    setup(&o, db, &shape_a, 1);
+    flag = 0;
+    o.interrupt = &flag, o.on_trial = stop_after_20, o.ctx = (void *)&flag;
+    stop_after_20(NULL, (void *)&flag);
+    CHECK(gt_tune_run(&o, &s, err, sizeof err) == 130);
+    CHECK(s.interrupted && s.trials_run == 20 && s.nshapes == 0);
+    CHECK(count(db, "SELECT count(*) FROM trials") == 20);
+    gt_tune_summary_free(&s);
+    gt_fixture_rm(db);
+    free(db);
+}
+
+GT_TEST(tune_proxy_cuts_k_for_slow_shapes_only, GT_NEEDS_NONE)
+{
+    const gt_shape big = {8192, 8192, 8192, 0, 0}, small = {64, 64, 65536, 0, 0};
+    CHECK(gt_tune_proxy(&big, 21.5, 1).k == 512);
+    CHECK(gt_tune_proxy(&big, 21.5, 0).k == 8192);
+    CHECK(gt_tune_proxy(&small, 0.034, 1).k == 65536);
+    CHECK(gt_tune_proxy(&big, 1000, 1).k == 256);
+    const gt_shape p = gt_tune_proxy(&big, 21.5, 1);
+    CHECK(p.m == 8192 && p.n == 8192);
+}

@@ -1,0 +1,161 @@
+/* The candidates of one shape and layout (see sweep.h): every selected family's legal points (a static space
+ * enumerated here, a device space asked of the GPU), this shard's share, in sweep order, stored verdicts taken over
+ * so a rerun resumes. Tested by tests/test_tune.c. */
+#include "sweep.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    gt_sweep *t;
+    const gt_shape *s;
+    gt_item *v;
+    int n, cap, index; /* index: position in the full candidate list, which decides the shard */
+    int failed;
+} collect_ctx;
+
+static int family_selected(const gt_tune_opts *o, const gt_family *f)
+{
+    if (!o->families) return !f->test_only;
+    for (int i = 0; i < o->nfamilies; ++i)
+        if (!strcmp(o->families[i], f->name)) return 1;
+    return 0;
+}
+
+int gt_plan_item(gt_sweep *t, const gt_family *f, const gt_params *p, const gt_shape *s, gt_item *it)
+{
+    char err[256];
+    int hit = 0;
+    memset(it, 0, sizeof *it);
+    it->f = f;
+    it->p = *p;
+    it->job = -1;
+    gt_params_format(f, p, it->params, sizeof it->params);
+    f->launch(p, s, &it->L);
+    if (f->build == GT_BUILD_NVRTC) {
+        if ((it->job = gt_pool_add(t->pool, f, p, s->ta * 2 + s->tb, it->hash, &hit, err, sizeof err)) < 0)
+            return snprintf(t->err, t->errlen, "%s %s: %s", f->name, it->params, err), -1;
+        t->sum->cache_hits += hit;
+    } else {
+        char key[320];
+        int len = snprintf(key, sizeof key, "%s:%s", f->name, it->params);
+        gt_hash_hex(key, (size_t)len, it->hash);
+    }
+    return 0;
+}
+
+/* Keep this shard's share of the candidates that can run the shape's tight call. */
+static int collect_one(const gt_family *f, const gt_params *p, void *vctx)
+{
+    collect_ctx *c = vctx;
+    const gt_tune_opts *o = c->t->o;
+    const gt_shape *s = c->s;
+    gt_call call = {*s, s->ta ? s->m : s->k, s->tb ? s->k : s->n, s->n, 16, 16, 16};
+    if (c->index++ % o->shard_n != o->shard_i) return 0;
+    if (f->applicable && !f->applicable(p, &call)) return 0;
+    if (c->n == c->cap) {
+        gt_item *grown = realloc(c->v, (size_t)(c->cap = c->cap ? 2 * c->cap : 256) * sizeof *grown);
+        if (!grown) return c->failed = snprintf(c->t->err, c->t->errlen, "out of memory"), 1;
+        c->v = grown;
+    }
+    if (gt_plan_item(c->t, f, p, s, &c->v[c->n])) return c->failed = 1;
+    c->v[c->n].seq = c->n;
+    c->n++;
+    return 0;
+}
+
+/* A device space: the backend's candidates for this shape, asked of the first GPU. */
+static int collect_device(collect_ctx *c, const gt_family *f)
+{
+    gt_params cand[GT_MAX_DEVICE_CANDIDATES];
+    char err[512];
+    int n = 0;
+    if (c->t->run->candidates(c->t->gpu[0], f, c->s, cand, &n, err, sizeof err))
+        return snprintf(c->t->err, c->t->errlen, "%s", err), -1;
+    char why[128];
+    for (int i = 0; i < n; ++i)
+        if (f->legal(&cand[i], &c->t->lim, why, sizeof why) && collect_one(f, &cand[i], c)) return -1;
+    return 0;
+}
+
+/* Sweep order: the families not built first (the vendor: it sets the yardstick that prunes the rest), then every
+ * family's spread probes, then the other points; families from the last of the optimisation path to the first. */
+static int group(const gt_item *it) { return it->f->build != GT_BUILD_NVRTC ? 0 : it->probe ? 1 : 2; }
+
+static int family_index(const gt_family *f)
+{
+    for (int i = 0; i < gt_family_count(); ++i)
+        if (gt_family_at(i) == f) return i;
+    return -1;
+}
+
+static int sweep_cmp(const void *a, const void *b)
+{
+    const gt_item *x = a, *y = b;
+    if (group(x) != group(y)) return group(x) - group(y);
+    if (x->f != y->f) return family_index(y->f) - family_index(x->f);
+    return x->seq - y->seq;
+}
+
+static void mark_probes(gt_item *v, int n)
+{
+    for (int i = 0; i < n;) {
+        int j = i;
+        while (j < n && v[j].f == v[i].f) ++j;
+        const int c = j - i, probes = c < 4 ? c : 4;
+        for (int k = 0; k < probes; ++k) v[i + k * c / probes].probe = 1;
+        i = j;
+    }
+}
+
+static void shuffle(gt_item *v, int n, unsigned long long seed)
+{
+    unsigned long long x = seed * 0x9E3779B97F4A7C15ull + 1; /* seeded Fisher-Yates: the same seed, the same sample */
+    for (int i = n - 1; i > 0; --i) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int j = (int)(x % (unsigned long long)(i + 1));
+        gt_item tmp = v[i];
+        v[i] = v[j], v[j] = tmp;
+    }
+}
+
+/* Resume: take over stored verdicts. Failures stay failures unless --retry-failed; 'screened' ones are re-run
+ * wherever validation is required. */
+static void take_stored(gt_sweep *t, gt_shape_ctx *sc)
+{
+    char err[256], status[32];
+    for (int i = 0; i < sc->n; ++i) {
+        gt_item *it = &sc->items[i];
+        int found = 0;
+        double med = -1;
+        if (gt_db_find_trial(t->db, &t->info, &sc->s, it->f->name, it->params, it->hash, &found, status, &med, err,
+                             sizeof err) || !found || gt_status_parse(status) < 0)
+            continue;
+        it->status = (gt_status)gt_status_parse(status);
+        if (gt_status_failed(it->status) && t->o->retry_failed) continue;
+        it->have = 1;
+        it->median_ms = med;
+        t->sum->trials_skipped++;
+    }
+}
+
+int gt_plan_shape(gt_sweep *t, gt_shape_ctx *sc)
+{
+    collect_ctx c = {.t = t, .s = &sc->s};
+    for (int i = 0; i < gt_family_count() && !c.failed; ++i) {
+        const gt_family *f = gt_family_at(i);
+        if (!family_selected(t->o, f)) continue;
+        if (f->space == GT_SPACE_STATIC) gt_enumerate(f, &t->lim, collect_one, &c);
+        else if (collect_device(&c, f)) c.failed = 1;
+    }
+    if (c.failed) return free(c.v), -1;
+    mark_probes(c.v, c.n);
+    if (t->o->strategy == GT_STRATEGY_RANDOM) shuffle(c.v, c.n, t->o->seed);
+    else qsort(c.v, (size_t)c.n, sizeof *c.v, sweep_cmp);
+    if (t->o->max_trials > 0 && c.n > t->o->max_trials) c.n = (int)t->o->max_trials;
+    sc->items = c.v;
+    sc->n = c.n;
+    take_stored(t, sc);
+    return 0;
+}

@@ -1,0 +1,197 @@
+/* The sweep's compile pool (see pool.h): a job list guarded by one mutex, worker threads taking the wanted job
+ * that was asked for first. */
+#include "pool.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+typedef struct {
+    gt_pool_job pub;
+    char *src;
+    int state;   /* 0 queued, 1 compiling, 2 done */
+    long wanted; /* 0, or the order in which trials asked for it: only wanted jobs compile, first asked first */
+} job;
+
+struct gt_pool {
+    gt_db *db;
+    char arch[16];
+    gt_compile_fn compile;
+    job *jobs;
+    int njobs, cap, stop, nthreads;
+    long want_seq;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t *threads;
+};
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+static void compile_job(gt_pool *p, job *j)
+{
+    j->pub.rc = p->compile(j->src, p->arch, &j->pub.cb, j->pub.err, sizeof j->pub.err);
+    if (j->pub.rc > 0 && j->pub.cb.log) snprintf(j->pub.err, sizeof j->pub.err, "%.500s", j->pub.cb.log);
+}
+
+static int next_wanted(const gt_pool *p)
+{
+    int i = -1;
+    for (int k = 0; k < p->njobs; ++k)
+        if (p->jobs[k].state == 0 && p->jobs[k].wanted && (i < 0 || p->jobs[k].wanted < p->jobs[i].wanted)) i = k;
+    return i;
+}
+
+static void *compile_thread(void *arg)
+{
+    gt_pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop) {
+        int i = next_wanted(p);
+        if (i < 0) {
+            pthread_cond_wait(&p->cv, &p->mu);
+            continue;
+        }
+        p->jobs[i].state = 1;
+        job copy = p->jobs[i]; /* the array may grow while we compile: work on a copy */
+        pthread_mutex_unlock(&p->mu);
+        compile_job(p, &copy);
+        pthread_mutex_lock(&p->mu);
+        p->jobs[i].pub = copy.pub;
+        p->jobs[i].state = 2;
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+gt_pool *gt_pool_new(gt_db *db, const char *arch, gt_compile_fn compile, int threads)
+{
+    gt_pool *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->db = db;
+    snprintf(p->arch, sizeof p->arch, "%s", arch);
+    p->compile = compile ? compile : gt_nvrtc_compile;
+    pthread_mutex_init(&p->mu, NULL);
+    pthread_cond_init(&p->cv, NULL);
+    p->threads = threads > 0 ? calloc((size_t)threads, sizeof *p->threads) : NULL;
+    for (int i = 0; p->threads && i < threads; ++i)
+        if (pthread_create(&p->threads[i], NULL, compile_thread, p) == 0) p->nthreads = i + 1;
+        else break;
+    return p;
+}
+
+void gt_pool_free(gt_pool *p, int *compiled)
+{
+    if (compiled) *compiled = 0;
+    if (!p) return;
+    pthread_mutex_lock(&p->mu);
+    p->stop = 1;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+    for (int i = 0; i < p->nthreads; ++i) pthread_join(p->threads[i], NULL);
+    for (int i = 0; i < p->njobs; ++i) {
+        if (compiled) *compiled += !p->jobs[i].pub.cached && p->jobs[i].state == 2;
+        free(p->jobs[i].src);
+        gt_cubin_free(&p->jobs[i].pub.cb);
+    }
+    free(p->jobs);
+    free(p->threads);
+    pthread_mutex_destroy(&p->mu);
+    pthread_cond_destroy(&p->cv);
+    free(p);
+}
+
+static int find(const gt_pool *p, const char *hash)
+{
+    for (int i = 0; i < p->njobs; ++i)
+        if (!strcmp(p->jobs[i].pub.hash, hash)) return i;
+    return -1;
+}
+
+/* From the cache: same source hash, arch, compiler version and options. */
+static void from_cache(gt_pool *p, job *j)
+{
+    char err[256];
+    size_t size = 0;
+    int found = 0;
+    if (gt_db_cubin_get(p->db, j->pub.hash, p->arch, gt_nvrtc_version(), gt_nvrtc_options(), &j->pub.cb.data, &size,
+                        &j->pub.cb.regs, &j->pub.cb.spill_bytes, &found, err, sizeof err) == 0 && found) {
+        j->pub.cb.size = size;
+        j->pub.cached = j->pub.stored = 1;
+        j->state = 2;
+    }
+}
+
+int gt_pool_add(gt_pool *p, const gt_family *f, const gt_params *par, int layout, char hash[17], int *cache_hit,
+                char *err, size_t errlen)
+{
+    char *src = gt_render(f, par, layout >> 1, layout & 1, err, errlen);
+    *cache_hit = 0;
+    if (!src) return -1;
+    gt_hash_hex(src, strlen(src), hash);
+    pthread_mutex_lock(&p->mu);
+    int idx = find(p, hash);
+    if (idx < 0 && p->njobs == p->cap) {
+        job *grown = realloc(p->jobs, (size_t)(p->cap = p->cap ? p->cap * 2 : 256) * sizeof *grown);
+        if (grown) p->jobs = grown;
+        else p->cap = p->njobs;
+    }
+    if (idx < 0 && p->njobs < p->cap) {
+        job *j = &p->jobs[idx = p->njobs++];
+        memset(j, 0, sizeof *j);
+        j->src = src;
+        src = NULL;
+        memcpy(j->pub.hash, hash, 17);
+        if (p->db) from_cache(p, j);
+        *cache_hit = j->pub.cached;
+    }
+    pthread_mutex_unlock(&p->mu);
+    free(src);
+    if (idx < 0) snprintf(err, errlen, "out of memory");
+    return idx;
+}
+
+void gt_pool_want(gt_pool *p, const int *jobs, int n)
+{
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < n; ++i)
+        if (jobs[i] >= 0 && !p->jobs[jobs[i]].wanted) p->jobs[jobs[i]].wanted = ++p->want_seq;
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+const gt_pool_job *gt_pool_wait(gt_pool *p, int idx, double *waited_s)
+{
+    gt_pool_want(p, &idx, 1);
+    double t0 = now_s();
+    pthread_mutex_lock(&p->mu);
+    if (p->nthreads == 0 && p->jobs[idx].state == 0) { /* no pool could be started: compile here */
+        p->jobs[idx].state = 1;
+        compile_job(p, &p->jobs[idx]);
+        p->jobs[idx].state = 2;
+    }
+    while (p->jobs[idx].state != 2) pthread_cond_wait(&p->cv, &p->mu);
+    const gt_pool_job *j = &p->jobs[idx].pub;
+    pthread_mutex_unlock(&p->mu);
+    if (waited_s) *waited_s += now_s() - t0;
+    return j;
+}
+
+void gt_pool_store(gt_pool *p, int idx)
+{
+    char err[256];
+    pthread_mutex_lock(&p->mu);
+    gt_pool_job *j = &p->jobs[idx].pub;
+    if (!j->stored && j->rc == 0 && p->db &&
+        gt_db_cubin_put(p->db, j->hash, p->arch, gt_nvrtc_version(), gt_nvrtc_options(), j->cb.data, j->cb.size,
+                        j->cb.regs, j->cb.spill_bytes, err, sizeof err) == 0)
+        j->stored = 1;
+    pthread_mutex_unlock(&p->mu);
+}

@@ -1,0 +1,42 @@
+/* The compile pool of a sweep: each distinct rendered source (a candidate in one layout) is registered once,
+ * taken from the database's cubin cache when it is there, otherwise compiled by a thread pool in the order the
+ * GPUs will ask for it, so compiles run ahead of the GPU. Used by tuner/tune.c; tested through tests/test_tune.c. */
+#ifndef GT_POOL_H
+#define GT_POOL_H
+
+#include "compile.h"
+#include "db.h"
+#include "family.h"
+#include "tune.h"
+
+typedef struct gt_pool gt_pool;
+
+/* A compiled (or failed) source. */
+typedef struct {
+    char hash[17];
+    int rc;      /* 0 compiled, 1 compile error, -1 compiler failure */
+    int cached;  /* came from the cubin cache: the compiler did not run */
+    int stored;  /* in the cubin cache */
+    gt_cubin cb;
+    char err[512];
+} gt_pool_job;
+
+/* threads 0: compile on the caller's thread when a job is waited for. NULL on out of memory. */
+gt_pool *gt_pool_new(gt_db *db, const char *arch, gt_compile_fn compile, int threads);
+/* Stops the threads, frees every job. *compiled: sources the compiler ran for. */
+void gt_pool_free(gt_pool *p, int *compiled);
+
+/* Render f/p in layout (ta * 2 + tb) and register it (once per distinct source; a cache hit is done at once).
+ * Returns the job index with the source's hash, or -1 with err. *cache_hit is set when this call found it in the
+ * cache. */
+int gt_pool_add(gt_pool *p, const gt_family *f, const gt_params *par, int layout, char hash[17], int *cache_hit,
+                char *err, size_t errlen);
+/* Ask for jobs in this order of need; they compile ahead while the GPU works. */
+void gt_pool_want(gt_pool *p, const int *jobs, int n);
+/* The job, compiled; blocks until it is. *waited_s (may be NULL) adds the time spent waiting. The pointer stays
+ * valid until the next gt_pool_add. */
+const gt_pool_job *gt_pool_wait(gt_pool *p, int job, double *waited_s);
+/* After a successful trial: put the cubin into the cache (once). Caller holds the database. */
+void gt_pool_store(gt_pool *p, int job);
+
+#endif

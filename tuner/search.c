@@ -1,0 +1,274 @@
+/* Rounds of trials over every GPU, pruning against the reference and the best so far, and the search strategies
+ * (exhaustive, random, successive halving with screens on a proxy problem). Tested by tests/test_tune.c. */
+#include "sweep.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void store(gt_sweep *t, const gt_shape_ctx *sc, int g, const gt_item *it, const gt_pool_job *j,
+                  const gt_trial_result *r, gt_round rc)
+{
+    char err[256], msg[600];
+    const gt_shape *ts = rc.screen ? &sc->proxy : &sc->s;
+    snprintf(msg, sizeof msg, "%s", r->message);
+    if (rc.screen && ts->k != sc->s.k)
+        snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%stimed on the proxy %dx%dx%d", msg[0] ? "; " : "",
+                 ts->m, ts->n, ts->k);
+    gt_trial tr = {.family = it->f->name, .params = it->params, .source_hash = it->hash,
+                   .status = gt_status_name(r->status), .message = msg[0] ? msg : NULL, .median_ms = r->median_ms,
+                   .min_ms = r->min_ms, .max_ms = r->max_ms, .rel_err = r->rel_err, .regs = j ? j->cb.regs : r->regs,
+                   .spill_bytes = j ? j->cb.spill_bytes : -1, .compile_s = j && !j->cached ? j->cb.seconds : 0,
+                   .reps = rc.reps, .tflops = r->median_ms > 0 ? gt_tflops(ts, r->median_ms) : -1};
+    if (gt_db_add_trial(t->db, t->sweeps[g], &sc->s, &tr, err, sizeof err))
+        fprintf(stderr, "\ngemmtune: storing a trial failed: %s\n", err);
+}
+
+static gt_trial_request request(const gt_sweep *t, const gt_shape_ctx *sc, const gt_item *it, gt_round rc,
+                                double cutoff_ms)
+{
+    const gt_shape *ts = rc.screen ? &sc->proxy : &sc->s;
+    const double scale = (double)ts->k / sc->s.k;
+    const double per_launch = fmax(0.02, 200 * sc->cublas_ms * scale / 1000.0); /* from cuBLAS, with a floor */
+    gt_trial_request req = {.family = it->f, .params = it->p, .shape = sc->s, .launch = it->L, .checks = rc.checks,
+                            .warmup = rc.warmup, .reps = rc.reps, .cutoff_ms = cutoff_ms,
+                            .seed = t->o->seed * 1000003ull + (unsigned long long)it->seq,
+                            .timeout_s = t->o->timeout_floor_s + per_launch * (rc.warmup + rc.reps + 8)};
+    if (rc.screen) {
+        req.shape = req.time_shape = sc->proxy;
+        it->f->launch(&it->p, &sc->proxy, &req.launch);
+    }
+    return req;
+}
+
+int gt_run_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_round rc, double cutoff_ms)
+{
+    const gt_pool_job *j = it->job >= 0 ? gt_pool_wait(t->pool, it->job, &t->wait_seconds) : NULL;
+    gt_trial_result r = {.status = GT_ST_COMPILE_ERROR, .median_ms = -1, .min_ms = -1, .max_ms = -1, .rel_err = -1};
+    char err[512];
+    if (j && j->rc != 0) {
+        snprintf(r.message, sizeof r.message, "%s", j->err);
+    } else {
+        gt_trial_request req = request(t, sc, it, rc, cutoff_ms);
+        if (j) req.cubin = j->cb.data, req.cubin_size = j->cb.size;
+        pthread_mutex_unlock(&t->mu);
+        double t0 = gt_now_s();
+        int rc2 = t->run->trial(t->gpu[g], &req, &r, err, sizeof err);
+        pthread_mutex_lock(&t->mu);
+        t->gpu_seconds += gt_now_s() - t0;
+        if (rc2) return snprintf(t->err, t->errlen, "GPU %d: %s", t->o->gpus[g], err), -1;
+        if (rc.screen && r.status == GT_ST_OK) r.status = GT_ST_SCREENED;
+        if (j && r.status == GT_ST_OK) gt_pool_store(t->pool, it->job);
+    }
+    store(t, sc, g, it, j, &r, rc);
+    it->have = 1;
+    it->status = r.status;
+    it->median_ms = r.median_ms;
+    it->spread_pct = r.median_ms > 0 ? 100.0 * (r.max_ms - r.min_ms) / r.median_ms : 0;
+    if (rc.kind == GT_KIND_SEARCH) t->sum->trials_run++;
+    else if (rc.kind == GT_KIND_RETIME) t->sum->retimed++;
+    t->sum->trials_failed += gt_status_failed(r.status);
+    return 0;
+}
+
+/* ---- a round over every GPU ---- */
+
+enum { MAX_FAM = 64 };
+
+typedef struct {
+    gt_sweep *t;
+    gt_shape_ctx *sc;
+    const int *order;
+    int n, next, stop, done, failed;
+    gt_round rc;
+    double best_ms, static_cut, t_start;
+    /* family ceilings: probes screened and their best, per family index */
+    int probes_left[MAX_FAM];
+    double fam_best[MAX_FAM];
+    int cut[MAX_FAM];
+} round_q;
+
+static int fam_slot(const gt_family *f)
+{
+    for (int i = 0; i < gt_family_count() && i < MAX_FAM; ++i)
+        if (gt_family_at(i) == f) return i;
+    return 0;
+}
+
+static double cutoff(const round_q *q)
+{
+    const gt_tune_opts *o = q->t->o;
+    double c = q->static_cut;
+    if (o->prune_best > 0 && q->best_ms > 0 && (c <= 0 || o->prune_best * q->best_ms < c)) c = o->prune_best * q->best_ms;
+    return c;
+}
+
+static void progress(round_q *q, const gt_item *it)
+{
+    const gt_tune_opts *o = q->t->o;
+    q->done++;
+    q->failed += gt_status_failed(it->status);
+    if (gt_status_timed(it->status) && it->median_ms > 0 && (q->best_ms <= 0 || it->median_ms < q->best_ms))
+        q->best_ms = it->median_ms;
+    if (!o->on_trial) return;
+    double el = gt_now_s() - q->t_start;
+    gt_trial_event e = {.shape = &q->sc->s, .family = it->f->name, .status = it->status, .done = q->done,
+                        .total = q->n, .failed = q->failed, .best_ms = q->rc.screen ? -1 : q->best_ms,
+                        .cublas_ms = q->sc->cublas_ms, .eta_s = q->done ? el / q->done * (q->n - q->done) : 0};
+    o->on_trial(&e, o->ctx);
+}
+
+/* A screen has probed every probe of this item's family: is the family's best out of reach? */
+static void judge_family(round_q *q, const gt_item *it)
+{
+    const int f = fam_slot(it->f);
+    if (!it->probe || !q->rc.screen || q->t->o->family_ceiling <= 0) return;
+    if (gt_status_timed(it->status) || it->status == GT_ST_PRUNED)
+        if (it->median_ms > 0 && (q->fam_best[f] <= 0 || it->median_ms < q->fam_best[f])) q->fam_best[f] = it->median_ms;
+    if (--q->probes_left[f] == 0 && q->best_ms > 0 && q->fam_best[f] > q->t->o->family_ceiling * q->best_ms)
+        q->cut[f] = 1;
+}
+
+/* The family was cut: stored as pruned without running. */
+static void skip_cut(round_q *q, int g, gt_item *it)
+{
+    const int f = fam_slot(it->f);
+    gt_trial_result r = {.status = GT_ST_PRUNED, .median_ms = -1, .min_ms = -1, .max_ms = -1, .rel_err = -1};
+    snprintf(r.message, sizeof r.message, "family ceiling: the best of its probes took %.4g ms, over %.3g x the best "
+             "so far (%.4g ms)", q->fam_best[f], q->t->o->family_ceiling, q->best_ms);
+    store(q->t, q->sc, g, it, NULL, &r, q->rc);
+    it->have = 1;
+    it->status = GT_ST_PRUNED;
+    it->median_ms = -1;
+    q->t->sum->trials_run++;
+}
+
+static void *gpu_loop(void *arg)
+{
+    round_q *q = ((void **)arg)[0];
+    const int g = (int)(long)((void **)arg)[1];
+    gt_sweep *t = q->t;
+    pthread_mutex_lock(&t->mu);
+    while (!q->stop && q->next < q->n) {
+        if (gt_sweep_stopped(t)) {
+            q->stop = 1;
+            break;
+        }
+        gt_item *it = &q->sc->items[q->order[q->next++]];
+        if (!it->probe && q->cut[fam_slot(it->f)]) skip_cut(q, g, it);
+        else if (gt_run_item(t, g, q->sc, it, q->rc, cutoff(q))) q->stop = -1;
+        else judge_family(q, it);
+        if (q->stop >= 0) progress(q, it);
+    }
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+/* Run order[0..n) on every GPU at once. 0, or -1 when a worker could not be restarted. */
+static int run_round(gt_sweep *t, gt_shape_ctx *sc, const int *order, int n, gt_round rc)
+{
+    round_q q = {.t = t, .sc = sc, .order = order, .n = n, .rc = rc, .t_start = gt_now_s()};
+    const double scale = rc.screen ? (double)sc->proxy.k / sc->s.k : 1.0;
+    q.static_cut = t->o->prune_ratio > 0 ? t->o->prune_ratio * sc->cublas_ms * scale : 0;
+    q.best_ms = sc->cublas_ms * scale; /* the reference is the first "best so far" */
+    int *jobs = malloc(((size_t)n + 1) * sizeof *jobs);
+    for (int i = 0; jobs && i < n; ++i) {
+        const gt_item *it = &sc->items[order[i]];
+        jobs[i] = it->job;
+        if (it->probe) q.probes_left[fam_slot(it->f)]++;
+    }
+    if (jobs) gt_pool_want(t->pool, jobs, n);
+    free(jobs);
+    const int ng = t->o->ngpus < 64 ? t->o->ngpus : 64;
+    pthread_t th[64];
+    void *args[64][2];
+    for (int g = 0; g < ng; ++g) {
+        args[g][0] = &q, args[g][1] = (void *)(long)g;
+        if (g > 0 && pthread_create(&th[g], NULL, gpu_loop, args[g])) th[g] = 0;
+    }
+    gpu_loop(args[0]);
+    for (int g = 1; g < ng; ++g)
+        if (th[g]) pthread_join(th[g], NULL);
+    return q.stop < 0 ? -1 : 0;
+}
+
+/* ---- strategies ---- */
+
+static int cmp_median(const void *a, const void *b, void *ctx)
+{
+    const gt_item *v = ctx;
+    double x = v[*(const int *)a].median_ms, y = v[*(const int *)b].median_ms;
+    return x < y ? -1 : x > y;
+}
+
+int gt_ranked(const gt_item *items, int n, int want, int *order)
+{
+    int k = 0;
+    for (int i = 0; i < n; ++i)
+        if (items[i].have && items[i].median_ms > 0 &&
+            (want >= 0 ? items[i].status == (gt_status)want : gt_status_timed(items[i].status)))
+            order[k++] = i;
+    qsort_r(order, (size_t)k, sizeof *order, cmp_median, (void *)items);
+    return k;
+}
+
+static int pending(const gt_item *items, int n, int *order)
+{
+    int k = 0;
+    for (int i = 0; i < n; ++i)
+        if (!items[i].have) order[k++] = i;
+    return k;
+}
+
+/* The survivors of a halving step: the fastest live items (timed, not pruned), at most keep of them. */
+static int survivors(gt_item *items, int *alive, int na, int keep)
+{
+    int live = 0;
+    for (int i = 0; i < na; ++i)
+        if (items[alive[i]].have && items[alive[i]].median_ms > 0 && gt_status_timed(items[alive[i]].status))
+            alive[live++] = alive[i];
+    qsort_r(alive, (size_t)live, sizeof *alive, cmp_median, items);
+    return live < keep ? live : keep;
+}
+
+/* Successive halving: screen every candidate on the proxy with one run (not validated), keep the fastest eighth
+ * and screen it again with twice the runs, then quarters, until at most 4 * topk remain; validate and time those
+ * at full size. Only validated candidates can win. */
+static int halving(gt_sweep *t, gt_shape_ctx *sc, int *order)
+{
+    const gt_tune_opts *o = t->o;
+    int reps = 1, eta = 8, rc = -1, k = pending(sc->items, sc->n, order);
+    int *alive = malloc(((size_t)sc->n + 1) * sizeof *alive);
+    if (!alive || run_round(t, sc, order, k, (gt_round){0, 1, reps, 1, GT_KIND_SEARCH})) goto out;
+    int na = gt_ranked(sc->items, sc->n, -1, alive);
+    for (;;) {
+        const int floor = 4 * o->topk;
+        int live = survivors(sc->items, alive, na, sc->n);
+        na = live / eta > floor ? live / eta : (live < floor ? live : floor);
+        eta = 4;
+        int m = 0; /* validated survivors already have their proper timing */
+        for (int i = 0; i < na; ++i)
+            if (sc->items[alive[i]].status != GT_ST_OK) order[m++] = alive[i];
+        for (int i = 0; i < m; ++i) sc->items[order[i]].have = 0;
+        if (na <= floor || gt_sweep_stopped(t)) {
+            rc = run_round(t, sc, order, m, (gt_round){1, o->warmup, o->reps, 0, GT_KIND_SEARCH});
+            break;
+        }
+        reps = reps * 2 < o->reps ? reps * 2 : o->reps;
+        if (run_round(t, sc, order, m, (gt_round){0, 1, reps, 1, GT_KIND_SEARCH})) break;
+    }
+out:
+    free(alive);
+    return rc;
+}
+
+int gt_search(gt_sweep *t, gt_shape_ctx *sc)
+{
+    int *order = malloc(((size_t)sc->n + 1) * sizeof *order), rc;
+    if (!order) return snprintf(t->err, t->errlen, "out of memory"), -1;
+    if (t->o->strategy == GT_STRATEGY_HALVING) rc = halving(t, sc, order);
+    else rc = run_round(t, sc, order, pending(sc->items, sc->n, order), (gt_round){1, t->o->warmup, t->o->reps, 0, GT_KIND_SEARCH});
+    free(order);
+    return rc;
+}

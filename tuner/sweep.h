@@ -1,0 +1,74 @@
+/* Internals of a sweep shared by tuner/tune.c (setup, shapes, winner, cross-timing), tuner/plan.c (the candidates
+ * of a shape, their order, resume) and tuner/search.c (rounds, pruning, strategies). Not a public interface. */
+#ifndef GT_SWEEP_H
+#define GT_SWEEP_H
+
+#include "pool.h"
+#include "tune.h"
+
+#include <pthread.h>
+
+/* One candidate on the current shape and layout. */
+typedef struct {
+    const gt_family *f;
+    gt_params p;
+    char params[256];
+    char hash[17];  /* the rendered source's, or of "family:params" for a family that is not built */
+    int job;        /* compile job, -1 when the family is not built */
+    int probe;      /* one of its family's spread probes: screened first, decides the family's ceiling */
+    int seq;        /* position in the enumeration, for a stable sweep order */
+    gt_launch L;    /* at the full shape */
+    int have;       /* a verdict exists (run now or stored) */
+    gt_status status;
+    double median_ms, spread_pct; /* of the latest run */
+} gt_item;
+
+typedef struct {
+    gt_shape s, proxy;  /* proxy: what screening rounds time (s when no cut is needed) */
+    double cublas_ms;
+    gt_item *items;
+    int n;
+} gt_shape_ctx;
+
+enum { GT_KIND_SEARCH, GT_KIND_RETIME, GT_KIND_CROSS }; /* what a trial is for: counted apart in the summary */
+
+typedef struct {
+    int checks, warmup, reps, screen; /* screen: timed at the proxy shape, not validated */
+    int kind;
+} gt_round;
+
+typedef struct {
+    const gt_tune_opts *o;
+    const gt_runner *run;
+    gt_db *db;
+    gt_pool *pool;
+    char arch[16];
+    void **gpu;          /* one runner instance per GPU */
+    long long *sweeps;   /* one sweep row per GPU */
+    gt_gpu_info info;
+    gt_limits lim;
+    double t0, gpu_seconds, wait_seconds;
+    gt_tune_summary *sum;
+    char *err;
+    size_t errlen;
+    pthread_mutex_t mu;  /* guards the database, the summary and the pool's stores while GPUs run a round */
+} gt_sweep;
+
+double gt_now_s(void);
+int gt_sweep_stopped(const gt_sweep *t); /* interrupted, or the budget is spent */
+
+/* plan.c: the shape's candidates, this shard's share in sweep order, stored verdicts taken over. 0 or -1. */
+int gt_plan_shape(gt_sweep *t, gt_shape_ctx *sc);
+/* An item for f/p on shape s (for cross-timing): its job registered. 0 or -1 with t->err. */
+int gt_plan_item(gt_sweep *t, const gt_family *f, const gt_params *p, const gt_shape *s, gt_item *it);
+
+/* search.c: run one item on GPU g and store its verdict (call with t->mu held; released while the GPU works).
+ * shape is what it runs on (sc's s or proxy per rc), cutoff_ms > 0 prunes. 0, or -1 when the GPU side broke. */
+int gt_run_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_round rc, double cutoff_ms);
+/* The strategy's search over sc's items. 0, or -1 when a GPU side broke (t->err). */
+int gt_search(gt_sweep *t, gt_shape_ctx *sc);
+/* Indices of items with a time that can rank them (status want, or any timed status when want < 0), fastest
+ * first. Returns the count. */
+int gt_ranked(const gt_item *items, int n, int want, int *order);
+
+#endif
