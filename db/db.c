@@ -28,20 +28,6 @@ int gt_db_default_path(char *buf, size_t n, char *err, size_t errlen)
     return 0;
 }
 
-gt_gpu_model gt_gpu_info_model(const gt_gpu_info *g)
-{
-    gt_gpu_model m = {.cc_major = g->cc_major, .cc_minor = g->cc_minor, .sm_count = g->sm_count};
-    snprintf(m.name, sizeof m.name, "%s", g->name);
-    return m;
-}
-
-gt_gpu_model gt_winner_model(const gt_winner *w)
-{
-    gt_gpu_model m = {.cc_major = w->cc_major, .cc_minor = w->cc_minor, .sm_count = w->sm_count};
-    snprintf(m.name, sizeof m.name, "%s", w->gpu_name);
-    return m;
-}
-
 /* mkdir -p of the directory part of path. */
 static int make_parent_dirs(const char *path, char *err, size_t errlen)
 {

@@ -64,6 +64,13 @@ static const char *kernel_text(const gt_choice *c, char *buf, size_t n)
     return buf;
 }
 
+static const gt_serve_model model = {.decay = 0.25, .margin = 0.03, .dmax = 2.0};
+
+static gt_choice pick_(const gt_winner *rows, int n, const gt_device_id *d, const gt_call *c, gemmtune_fallback fb)
+{
+    return gt_loader_select(rows, n, d, c, fb, &model);
+}
+
 GT_TEST(loader_select_exact, GT_NEEDS_NONE)
 {
     gt_device_id d = h100();
@@ -75,138 +82,102 @@ GT_TEST(loader_select_exact, GT_NEEDS_NONE)
     };
     char k[320];
     gt_call c = call_of(1024, 1024, 1024, "nn", 16);
-    gt_choice ch = gt_loader_select(rows, 4, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    gt_choice ch = pick_(rows, 4, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
     CHECK_MSG(ch.rule == GT_RULE_EXACT && ch.row == 3, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
     CHECK_MSG(!strcmp(kernel_text(&ch, k, sizeof k), "tile2d " P_BIG), "%s", k);
     c = call_of(1024, 1024, 1024, "tn", 16);
-    ch = gt_loader_select(rows, 4, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    ch = pick_(rows, 4, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
     CHECK(ch.rule == GT_RULE_EXACT && ch.row == 1);
     c = call_of(2048, 2048, 2048, "nn", 1); /* tile2d runs any alignment */
-    ch = gt_loader_select(rows, 4, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    ch = pick_(rows, 4, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
     CHECK(ch.rule == GT_RULE_EXACT && ch.row == 2 && ch.distance == 0);
 }
 
-GT_TEST(loader_select_exact_skips_unusable_then_nearest, GT_NEEDS_NONE)
+/* Unusable exact rows are skipped with a word why; the neighbour is reused only with a predicted win. */
+GT_TEST(loader_select_exact_skips_unusable_rows_and_says_so, GT_NEEDS_NONE)
 {
     gt_device_id d = h100();
     gt_winner rows[] = {
         row(H100, 9, 0, 132, 1024, 1024, 1024, "nn", "tile2d", P_4096),        /* illegal everywhere */
         row(H100, 9, 0, 132, 1024, 1024, 1024, "nn", "no_such_family", P_BIG), /* unknown family */
         row(H100, 9, 0, 132, 1024, 1024, 1024, "nn", "tile2d", "BM=64"),       /* malformed params */
-        row(H100, 9, 0, 132, 4096, 4096, 4096, "nn", "tile2d", P_BIG),
         row(H100, 9, 0, 132, 2048, 1024, 1024, "nn", "tile2d", P_SMALL),
     };
-    char k[320];
+    char line[1024];
     gt_call c = call_of(1024, 1024, 1024, "nn", 16);
-    gt_choice ch = gt_loader_select(rows, 5, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
-    CHECK_MSG(ch.rule == GT_RULE_NEAREST && ch.row == 4, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
-    CHECK_MSG(fabs(ch.distance - 1.0) < 1e-12, "distance %g", ch.distance);
-    CHECK(!strcmp(kernel_text(&ch, k, sizeof k), "tile2d " P_SMALL));
-    /* 3000^3 is log-closer to 4096^3 (3 x 0.45) than to 2048x1024x1024 (0.55 + 2 x 1.55) */
-    c = call_of(3000, 3000, 3000, "nn", 16);
-    ch = gt_loader_select(rows, 5, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
-    CHECK(ch.rule == GT_RULE_NEAREST && ch.row == 3);
-    CHECK(fabs(ch.distance - 3 * log2(4096.0 / 3000.0)) < 1e-12);
+    gt_choice ch = pick_(rows, 4, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK_MSG(ch.rule == GT_RULE_CUBLAS && ch.row == -1, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
+    CHECK(ch.family && !strcmp(ch.family->name, "cublas"));
+    gt_loader_describe(&ch, rows, line, sizeof line);
+    CHECK_MSG(strstr(line, "exact row (tile2d BM=64) was skipped") && strstr(line, "predicted at 0.") &&
+              strstr(line, "under the 1.030x a reuse needs"), "%s", line);
+    rows[3].ratio = 1.5; /* a clear win at the neighbour: reused */
+    ch = pick_(rows, 4, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK_MSG(ch.rule == GT_RULE_REUSE && ch.row == 3 && fabs(ch.distance - 1.0) < 1e-12, "rule %s row %d",
+              gt_rule_name(ch.rule), ch.row);
+    gt_loader_describe(&ch, rows, line, sizeof line);
+    CHECK_MSG(strstr(line, "reuse: tile2d " P_SMALL ", tuned for 2048x1024x1024 nn (1.500x cuBLAS there; d=1.000; "
+                           "predicted "), "%s", line);
 }
 
-GT_TEST(loader_select_nearest_respects_device_limits, GT_NEEDS_NONE)
+/* The prediction is the measured ratio, corrected for the busy share of the GPU, decaying with distance. */
+GT_TEST(loader_serve_model_predicts_from_ratio_occupancy_and_distance, GT_NEEDS_NONE)
+{
+    const gt_family *f = gt_family_find("tile2d");
+    gt_params p;
+    char err[128];
+    CHECK(gt_params_parse(f, P_BIG, &p, err, sizeof err) == 0);
+    gt_winner w = row(H100, 9, 0, 132, 1024, 1024, 1024, "nn", "tile2d", P_BIG);
+    w.ratio = 1.2;
+    const gt_shape same = {1024, 1024, 1024, 0, 0}, edge = {1000, 1000, 1024, 0, 0}, deep = {1024, 1024, 4096, 0, 0};
+    CHECK(fabs(gt_serve_predict(&w, f, &p, &same, 132, &model) - 1.2) < 1e-12);
+    /* 8 x 8 tiles of 128 either way; 1000 of 1024 rows and columns useful */
+    CHECK(fabs(gt_serve_occupancy(f, &p, &edge, 132) / gt_serve_occupancy(f, &p, &same, 132) -
+               (1000.0 / 1024) * (1000.0 / 1024)) < 1e-12);
+    const double want = 1.2 * exp(-0.25 * 2.0);
+    CHECK_MSG(fabs(gt_serve_predict(&w, f, &p, &deep, 132, &model) - want) < 1e-12, "%g",
+              gt_serve_predict(&w, f, &p, &deep, 132, &model));
+    /* 64 blocks on 132 SMs; 2 x 64 on 132 SMs is twice as busy */
+    const gt_shape twice = {2048, 1024, 1024, 0, 0};
+    CHECK(fabs(gt_serve_occupancy(f, &p, &twice, 132) / gt_serve_occupancy(f, &p, &same, 132) - 2.0) < 1e-12);
+    w.ratio = -1; /* no baseline: never reused */
+    CHECK(gt_serve_predict(&w, f, &p, &same, 132, &model) == 0);
+    gt_serve_model m;
+    setenv("GEMMTUNE_SERVE_MODEL", "decay=0.5,margin=0.1,dmax=1", 1);
+    CHECK(gt_serve_model_get(&m, err, sizeof err) == 0 && m.decay == 0.5 && m.margin == 0.1 && m.dmax == 1);
+    setenv("GEMMTUNE_SERVE_MODEL", "decay=fast", 1);
+    CHECK(gt_serve_model_get(&m, err, sizeof err) == -1 && strstr(err, "decay=fast"));
+    unsetenv("GEMMTUNE_SERVE_MODEL");
+}
+
+GT_TEST(loader_select_reuse_respects_device_limits_layout_and_distance, GT_NEEDS_NONE)
 {
     gt_device_id d = h100();
     gt_winner rows[] = {
         row(H100, 9, 0, 132, 1024, 1024, 1024, "nn", "tile2d", P_1024),
         row(H100, 9, 0, 132, 4096, 4096, 4096, "nn", "tile2d", P_BIG),
     };
-    gt_call c = call_of(1000, 1000, 1000, "nn", 16);
-    gt_choice ch = gt_loader_select(rows, 2, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
-    CHECK(ch.rule == GT_RULE_NEAREST && ch.row == 0);
-    CHECK(fabs(ch.distance - 3 * log2(1024.0 / 1000.0)) < 1e-12);
-    d.lim.max_threads_per_block = 512; /* the 1024-thread kernel cannot launch here */
-    ch = gt_loader_select(rows, 2, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
-    CHECK_MSG(ch.rule == GT_RULE_NEAREST && ch.row == 1, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
-    CHECK(fabs(ch.distance - 3 * log2(4096.0 / 1000.0)) < 1e-12);
-    /* nearest stays within the call's layout */
-    c = call_of(1024, 1024, 1024, "nt", 16);
-    ch = gt_loader_select(rows, 2, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
-    CHECK(ch.rule == GT_RULE_DEFAULT && ch.row == -1);
-}
-
-/* A family whose applicable() turns down some call, with a legal point and the two calls that show it. */
-static int find_picky(const gt_family **fout, gt_params *pout, gt_call *yes, gt_call *no)
-{
-    gt_limits lim;
-    gt_limits_for_arch("sm_90", &lim);
-    for (int i = 0; i < gt_family_count(); ++i) {
-        const gt_family *f = gt_family_at(i);
-        if (!f->applicable || f->test_only) continue;
-        int idx[GT_MAX_PARAMS] = {0};
-        for (int tries = 0; tries < 4096; ++tries) {
-            gt_params p;
-            memset(&p, 0, sizeof p);
-            for (int j = 0; j < f->nparams; ++j) p.v[j] = f->params[j].values[idx[j]];
-            char why[128];
-            *yes = call_of(4096, 4096, 4096, "nn", 16);
-            *no = call_of(4096, 4096, 4096, "nn", 4);
-            no->lda = no->ldb = no->ldc = 4097;
-            if (f->legal(&p, &lim, why, sizeof why) && f->applicable(&p, yes) && !f->applicable(&p, no)) {
-                *fout = f, *pout = p;
-                return 1;
-            }
-            int j = f->nparams - 1;
-            while (j >= 0 && ++idx[j] == f->params[j].nvalues) idx[j--] = 0;
-            if (j < 0) break;
-        }
-    }
-    return 0;
-}
-
-GT_TEST(loader_select_nearest_respects_applicability, GT_NEEDS_NONE)
-{
-    const gt_family *f;
-    gt_params p;
-    gt_call yes, no;
-    if (!find_picky(&f, &p, &yes, &no)) {
-        gt_skip("no family in this build has an applicable() rule that a misaligned call fails");
-        return;
-    }
-    char params[256];
-    gt_params_format(f, &p, params, sizeof params);
-    gt_device_id d = h100();
-    gt_winner rows[] = {
-        row(H100, 9, 0, 132, 4096, 4096, 4096, "nn", f->name, params),
-        row(H100, 9, 0, 132, 2048, 2048, 2048, "nn", "tile2d", P_BIG),
-    };
-    gt_choice ch = gt_loader_select(rows, 2, &d, &yes, GEMMTUNE_FALLBACK_DEFAULT);
-    CHECK(ch.rule == GT_RULE_EXACT && ch.row == 0 && ch.family == f);
-    ch = gt_loader_select(rows, 2, &d, &no, GEMMTUNE_FALLBACK_DEFAULT);
-    CHECK_MSG(ch.rule == GT_RULE_NEAREST && ch.row == 1, "%s: rule %s row %d", f->name, gt_rule_name(ch.rule), ch.row);
-}
-
-GT_TEST(loader_select_same_cc, GT_NEEDS_NONE)
-{
-    gt_device_id d = h100();
-    gt_winner rows[] = {
-        row("NVIDIA A100-SXM4-80GB", 8, 0, 108, 512, 512, 512, "nn", "tile2d", P_BIG), /* other cc */
-        row("NVIDIA H200", 9, 0, 132, 512, 512, 512, "nn", "tile2d", P_SMALL),
-        row(H100, 9, 0, 114, 4096, 4096, 4096, "nn", "tile2d", P_BIG), /* same name, other SM count */
-        row(H100, 9, 0, 132, 64, 64, 64, "tt", "tile2d", P_BIG),       /* this model, other layout */
-    };
-    char k[320];
-    gt_call c = call_of(512, 512, 512, "nn", 16);
-    gt_choice ch = gt_loader_select(rows, 4, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
-    CHECK_MSG(ch.rule == GT_RULE_SAME_CC && ch.row == 1 && ch.distance == 0, "rule %s row %d",
-              gt_rule_name(ch.rule), ch.row);
-    CHECK(!strcmp(kernel_text(&ch, k, sizeof k), "tile2d " P_SMALL));
-    c = call_of(4000, 4000, 4000, "nn", 16);
-    ch = gt_loader_select(rows, 4, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
-    CHECK(ch.rule == GT_RULE_SAME_CC && ch.row == 2);
-    gt_device_id a100 = d; /* an sm_80 device sees only the A100 row */
-    snprintf(a100.name, sizeof a100.name, "NVIDIA A100-PCIE-40GB");
-    gt_limits_for_arch("sm_80", &a100.lim);
-    ch = gt_loader_select(rows, 4, &a100, &c, GEMMTUNE_FALLBACK_DEFAULT);
-    CHECK(ch.rule == GT_RULE_SAME_CC && ch.row == 0);
-    a100.lim.cc_minor = 6;
-    ch = gt_loader_select(rows, 4, &a100, &c, GEMMTUNE_FALLBACK_DEFAULT);
-    CHECK(ch.rule == GT_RULE_DEFAULT);
+    rows[0].ratio = rows[1].ratio = 3;
+    char line[1024];
+    gt_call c = call_of(1024, 1024, 2048, "nn", 16);
+    gt_choice ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK(ch.rule == GT_RULE_REUSE && ch.row == 0);
+    d.lim.max_threads_per_block = 512; /* the 1024-thread kernel cannot launch here; 4096^3 is 4 away */
+    ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK_MSG(ch.rule == GT_RULE_CUBLAS, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
+    gt_loader_describe(&ch, rows, line, sizeof line);
+    CHECK_MSG(strstr(line, "within distance 2 can run this call"), "%s", line);
+    d = h100();
+    c = call_of(1024, 1024, 1024, "nt", 16); /* reuse stays within the call's layout */
+    ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    gt_loader_describe(&ch, rows, line, sizeof line);
+    CHECK_MSG(ch.rule == GT_RULE_CUBLAS && strstr(line, "no shape is tuned in layout nt"), "%s", line);
+    c = call_of(1024, 1024, 1024, "nn", 16);
+    gt_device_id other = d;
+    other.lim.sm_count = 114; /* another model: its own rows only */
+    ch = pick_(rows, 2, &other, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    gt_loader_describe(&ch, rows, line, sizeof line);
+    CHECK_MSG(ch.rule == GT_RULE_CUBLAS && strstr(line, "no kernel is tuned for this GPU model"), "%s", line);
 }
 
 GT_TEST(loader_select_fallbacks, GT_NEEDS_NONE)
@@ -214,25 +185,25 @@ GT_TEST(loader_select_fallbacks, GT_NEEDS_NONE)
     gt_device_id d = h100();
     gt_winner other = row("NVIDIA A100-SXM4-80GB", 8, 0, 108, 512, 512, 512, "nn", "tile2d", P_BIG);
     gt_call c = call_of(33, 65, 17, "tt", 4);
-    char k[320], line[512];
-    for (int n = 0; n < 2; ++n) { /* no rows; only rows of another cc */
-        gt_choice ch = gt_loader_select(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+    char k[320], line[1024];
+    for (int n = 0; n < 2; ++n) { /* no rows; only rows of another model */
+        gt_choice ch = pick_(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
         CHECK(ch.rule == GT_RULE_DEFAULT && ch.row == -1);
         CHECK(!strcmp(kernel_text(&ch, k, sizeof k), GT_DEFAULT_FAMILY " " GT_DEFAULT_PARAMS));
-        ch = gt_loader_select(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
-        CHECK(ch.rule == GT_RULE_CUBLAS && ch.family == NULL);
+        ch = pick_(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+        CHECK(ch.rule == GT_RULE_CUBLAS && ch.family && !strcmp(ch.family->name, "cublas"));
         gt_loader_describe(&ch, NULL, line, sizeof line);
-        CHECK_MSG(!strcmp(line, "cublas: cublasSgemm"), "%s", line);
-        ch = gt_loader_select(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_NONE);
+        CHECK_MSG(strstr(line, "cublas: cublasSgemm (cuBLAS's own choice, FP32 pedantic) (no kernel is tuned") == line,
+                  "%s", line);
+        ch = pick_(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_NONE);
         CHECK(ch.rule == GT_RULE_NONE && ch.family == NULL);
     }
-    /* a tuned kernel beats every fallback */
-    gt_winner mine = row(H100, 9, 0, 132, 64, 64, 64, "tt", "tile2d", P_BIG);
-    gt_choice ch = gt_loader_select(&mine, 1, &d, &c, GEMMTUNE_FALLBACK_NONE);
-    CHECK(ch.rule == GT_RULE_NEAREST);
+    /* an exact tuned kernel beats every fallback */
+    gt_winner mine = row(H100, 9, 0, 132, 33, 65, 17, "tt", "tile2d", P_BIG);
+    gt_choice ch = pick_(&mine, 1, &d, &c, GEMMTUNE_FALLBACK_NONE);
+    CHECK(ch.rule == GT_RULE_EXACT);
     gt_loader_describe(&ch, &mine, line, sizeof line);
-    CHECK_MSG(strstr(line, "nearest (d=") && strstr(line, "from 64x64x64 tt on " H100) && strstr(line, P_BIG), "%s",
-              line);
+    CHECK_MSG(!strcmp(line, "exact: tile2d " P_BIG " (tuned for this shape: 0.900x cuBLAS)"), "%s", line);
 }
 
 GT_TEST(loader_fallback_from_environment, GT_NEEDS_NONE)
@@ -242,6 +213,8 @@ GT_TEST(loader_fallback_from_environment, GT_NEEDS_NONE)
     const char *saved = getenv("GEMMTUNE_FALLBACK");
     char *keep = saved ? strdup(saved) : NULL;
     unsetenv("GEMMTUNE_FALLBACK");
+    CHECK(gt_loader_fallback(GEMMTUNE_FALLBACK_ENV, &f, err, sizeof err) == 0 && f == GEMMTUNE_FALLBACK_CUBLAS);
+    setenv("GEMMTUNE_FALLBACK", "default", 1);
     CHECK(gt_loader_fallback(GEMMTUNE_FALLBACK_ENV, &f, err, sizeof err) == 0 && f == GEMMTUNE_FALLBACK_DEFAULT);
     setenv("GEMMTUNE_FALLBACK", "cublas", 1);
     CHECK(gt_loader_fallback(GEMMTUNE_FALLBACK_ENV, &f, err, sizeof err) == 0 && f == GEMMTUNE_FALLBACK_CUBLAS);
@@ -271,7 +244,8 @@ GT_TEST(loader_map_call_checks_arguments, GT_NEEDS_NONE)
           strstr(err, "ldc>=5"));
     CHECK(gt_loader_map_call(0, 'T', 0, 3, 5, 7, p16, 7, p16, 5, p16, 5, &c, &swap, err, sizeof err) == -1 &&
           strstr(err, "transa"));
-    CHECK(gt_loader_map_call(0, 0, 0, 3, 5, 0, p16, 7, p16, 5, p16, 5, &c, &swap, err, sizeof err) == -1);
+    CHECK(gt_loader_map_call(0, 0, 0, 3, 5, 0, p16, 7, p16, 5, p16, 5, &c, &swap, err, sizeof err) == 0); /* C = bC */
+    CHECK(gt_loader_map_call(0, 0, 0, 3, 5, -1, p16, 7, p16, 5, p16, 5, &c, &swap, err, sizeof err) == -1);
     CHECK(gt_loader_map_call(0, 0, 0, -1, 5, 7, p16, 7, p16, 5, p16, 5, &c, &swap, err, sizeof err) == -1);
     /* column-major, cuBLAS order: A is m x k (lda >= m), B is k x n (ldb >= k), C is m x n (ldc >= m) */
     CHECK(gt_loader_map_call(1, 1, 0, 3, 5, 7, p4, 9, p16, 8, p16, 4, &c, &swap, err, sizeof err) == 0);
@@ -370,12 +344,12 @@ GT_TEST(loader_table_rows_convert_and_select, GT_NEEDS_NONE)
     CHECK(set.rows[0].tflops == 21.5 && set.rows[0].ratio == 0.93);
     gt_device_id d = h100();
     gt_call c = call_of(1024, 1024, 1024, "nn", 16);
-    CHECK(gt_loader_select(set.rows, set.n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT).rule == GT_RULE_EXACT);
-    c = call_of(4000, 4000, 4000, "tn", 16);
-    gt_choice ch = gt_loader_select(set.rows, set.n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
-    CHECK(ch.rule == GT_RULE_NEAREST && ch.row == 1);
+    CHECK(pick_(set.rows, set.n, &d, &c, GEMMTUNE_FALLBACK_CUBLAS).rule == GT_RULE_EXACT);
+    c = call_of(4000, 4000, 4000, "tn", 16); /* 0.8x cuBLAS at 4096^3: not reused */
+    gt_choice ch = pick_(set.rows, set.n, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK(ch.rule == GT_RULE_CUBLAS && ch.row == -1);
     c = call_of(512, 512, 512, "tt", 16);
-    CHECK(gt_loader_select(set.rows, set.n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT).rule == GT_RULE_DEFAULT);
+    CHECK(pick_(set.rows, set.n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT).rule == GT_RULE_DEFAULT);
     gt_loader_set_free(&set);
     CHECK(gt_loader_set_from_table(NULL, 0, &set, err, sizeof err) == 0 && set.n == 0);
     gt_loader_set_free(&set);
@@ -534,11 +508,10 @@ GT_TEST(loader_json_source_selects_like_the_database, GT_NEEDS_NONE)
     const int sizes[] = {1024, 1000, 4096, 512, 64};
     for (int i = 0; i < 5 && a.n == 3 && b.n == 3; ++i) {
         gt_call c = call_of(sizes[i], sizes[i], sizes[i], "nn", 16);
-        gt_choice x = gt_loader_select(a.rows, a.n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
-        gt_choice y = gt_loader_select(b.rows, b.n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
+        gt_choice x = pick_(a.rows, a.n, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+        gt_choice y = pick_(b.rows, b.n, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
         CHECK(x.rule == y.rule && x.family == y.family && !memcmp(&x.params, &y.params, sizeof x.params));
-        CHECK(x.rule == (sizes[i] == 1000 ? GT_RULE_NEAREST : sizes[i] == 1024 || sizes[i] == 4096 ? GT_RULE_EXACT
-                                                                                                 : GT_RULE_NEAREST));
+        CHECK(x.rule == (sizes[i] == 1024 || sizes[i] == 4096 ? GT_RULE_EXACT : GT_RULE_CUBLAS));
     }
     gt_loader_set_free(&a), gt_loader_set_free(&b);
     unlink(dbpath), unlink(jpath);
@@ -559,11 +532,14 @@ GT_TEST(loader_explain_cli_names_the_rule, GT_NEEDS_NONE)
     if (!dbpath) return;
     static const struct { const char *call, *rule, *kernel; } cases[] = {
         {"--shape 1024x1024x1024 --gpu-name '" H100 "' --cc 9.0 --sms 132", "rule:     exact", "tile2d " P_BIG},
-        {"--shape 3000x3000x3000 --gpu-name '" H100 "' --cc 9.0 --sms 132", "rule:     nearest (d=1.3", "tile2d " P_SMALL},
-        {"--shape 500x500x500 --gpu-name 'NVIDIA GH200' --cc 9.0 --sms 132", "rule:     same_cc (d=0.1", "tile2d " P_SMALL},
-        {"--shape 1024x1024x1024 --gpu-name 'NVIDIA L4' --cc 8.9 --sms 58", "rule:     default", GT_DEFAULT_PARAMS},
-        {"--shape 1024x1024x1024 --layout tt --gpu-name '" H100 "' --cc 9.0 --sms 132 --fallback cublas",
-         "rule:     cublas", "kernel:   cublasSgemm"},
+        {"--shape 3000x3000x3000 --gpu-name '" H100 "' --cc 9.0 --sms 132", "rule:     cublas", "kernel:   cublasSgemm"},
+        {"--shape 500x500x500 --gpu-name 'NVIDIA GH200' --cc 9.0 --sms 132",
+         "rule:     cublas: cublasSgemm (cuBLAS's own choice, FP32 pedantic) (no kernel is tuned for this GPU model",
+         "kernel:   cublasSgemm"},
+        {"--shape 1024x1024x1024 --gpu-name 'NVIDIA L4' --cc 8.9 --sms 58 --fallback default", "rule:     default",
+         GT_DEFAULT_PARAMS},
+        {"--shape 1024x1024x1024 --layout tt --gpu-name '" H100 "' --cc 9.0 --sms 132", "no shape is tuned in layout tt",
+         "kernel:   cublasSgemm"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         snprintf(args, sizeof args, "%s --db %s", cases[i].call, dbpath);
@@ -674,7 +650,7 @@ GT_TEST(loader_exported_header_with_cubins_builds_a_table_program, GT_NEEDS_NVRT
     free(out);
     snprintf(cmd, sizeof cmd, "%s/main.c", dir);
     write_text(cmd, aot_src);
-    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror %s -Isrc -I%s %s/main.c %s/libgemmtune.a "
+    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror %s -Isrc/lib -I%s %s/main.c %s/libgemmtune.a "
              "-L/usr/local/cuda/lib64 -lcudart_static -lpthread -ldl -lrt -lm -o %s/aot && %s/aot", san, dir, dir,
              GT_BUILD_DIR, dir, dir);
     rc = gt_run(cmd, &out);
@@ -691,11 +667,11 @@ GT_TEST(loader_exported_header_with_cubins_builds_a_table_program, GT_NEEDS_NVRT
 GT_TEST(loader_header_is_plain_c_and_cxx, GT_NEEDS_NONE)
 {
     char *out = NULL;
-    int rc = gt_run("cc -std=c89 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c src/gemmtune.h", &out);
+    int rc = gt_run("cc -std=c89 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c src/lib/gemmtune.h", &out);
     CHECK_MSG(rc == 0, "C89: %s", out);
     free(out);
     if (gt_run("command -v c++", NULL) != 0) return;
-    rc = gt_run("c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -x c++ src/gemmtune.h", &out);
+    rc = gt_run("c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -x c++ src/lib/gemmtune.h", &out);
     CHECK_MSG(rc == 0, "C++: %s", out);
     free(out);
 }

@@ -252,9 +252,9 @@ static int check(gemmtune_handle h, cublasHandle_t cb, cudaStream_t s, const pro
 static const int shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {127, 129, 31}, {64, 64, 64}, {300, 200, 513}, {5, 700, 3}};
 enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
 
-/* Table rows for this GPU (or another model of the same cc) for every test shape and layout, in row-major terms
- * and, for column-major calls, their mapped row-major shapes. scale multiplies the stored shape (nearest). */
-static int make_table(const gpu_id *g, const char *name, int scale, gemmtune_winner_row *rows)
+/* Table rows for this GPU for every test shape and layout, in row-major terms and, for column-major calls, their
+ * mapped row-major shapes. scale multiplies the stored shape (reuse); ratio is the stored speed over cuBLAS. */
+static int make_table(const gpu_id *g, const char *name, int scale, double ratio, gemmtune_winner_row *rows)
 {
     static const char *lay[4] = {"nn", "nt", "tn", "tt"};
     int n = 0;
@@ -265,7 +265,7 @@ static int make_table(const gpu_id *g, const char *name, int scale, gemmtune_win
                 rows[n++] = (gemmtune_winner_row){name, g->major, g->minor, g->sms,
                                                   (mapped ? shapes[s][1] : shapes[s][0]) * scale,
                                                   (mapped ? shapes[s][0] : shapes[s][1]) * scale, shapes[s][2] * scale,
-                                                  lay[ml], kern_family[kf], kern_params[kf], 1.0, 1.0,
+                                                  lay[ml], kern_family[kf], kern_params[kf], 1.0, ratio,
                                                   kern_cubin[kf][ml].data, kern_cubin[kf][ml].size, g->arch};
             }
     return n;
@@ -308,13 +308,12 @@ GT_TEST(loader_gpu_every_rule_matches_cublas, GT_NEEDS_GPU)
     if (kernels_ready(&g)) return;
     cublasHandle_t cb = pedantic_cublas();
     CHECK(cb != NULL);
-    static gemmtune_winner_row exact[NSHAPES * 8], nearest[NSHAPES * 8], samecc[NSHAPES * 8];
-    const int ne = make_table(&g, g.name, 1, exact), nn = make_table(&g, g.name, 2, nearest);
-    const int ns = make_table(&g, "gemmtune test GPU", 1, samecc);
+    static gemmtune_winner_row exact[NSHAPES * 8], near[NSHAPES * 8];
+    const int ne = make_table(&g, g.name, 1, 1.0, exact), nn = make_table(&g, g.name, 2, 100.0, near);
     static const struct { const char *rule; int table; gemmtune_fallback fb; } paths[] = {
-        {"exact", 0, GEMMTUNE_FALLBACK_NONE}, {"nearest", 1, GEMMTUNE_FALLBACK_NONE},
-        {"same_cc", 2, GEMMTUNE_FALLBACK_NONE}, {"default", 3, GEMMTUNE_FALLBACK_DEFAULT},
-        {"cublas", 3, GEMMTUNE_FALLBACK_CUBLAS}};
+        {"exact", 0, GEMMTUNE_FALLBACK_NONE}, {"reuse", 1, GEMMTUNE_FALLBACK_NONE},
+        {"default", 3, GEMMTUNE_FALLBACK_DEFAULT}, {"cublas", 3, GEMMTUNE_FALLBACK_CUBLAS}};
+    setenv("GEMMTUNE_SERVE_MODEL", "decay=0,margin=0,dmax=4", 1); /* the doubled shapes are 3 away: reuse them */
     unsigned seed = 1234;
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; ++i)
         for (int colmajor = 0; colmajor < 2; ++colmajor) {
@@ -322,8 +321,8 @@ GT_TEST(loader_gpu_every_rule_matches_cublas, GT_NEEDS_GPU)
             gemmtune_options_init(&o);
             o.fallback = paths[i].fb;
             o.column_major = colmajor;
-            const gemmtune_winner_row *rows = paths[i].table == 0 ? exact : paths[i].table == 1 ? nearest : samecc;
-            const int nrows = paths[i].table == 0 ? ne : paths[i].table == 1 ? nn : paths[i].table == 2 ? ns : 0;
+            const gemmtune_winner_row *rows = paths[i].table == 0 ? exact : near;
+            const int nrows = paths[i].table == 0 ? ne : paths[i].table == 1 ? nn : 0;
             gemmtune_handle h = NULL;
             gemmtune_status st = gemmtune_create_from_table(&h, rows, nrows, &o);
             CHECK_MSG(st == GEMMTUNE_SUCCESS, "%s: %s", gemmtune_status_string(st), gemmtune_last_error());
@@ -336,12 +335,13 @@ GT_TEST(loader_gpu_every_rule_matches_cublas, GT_NEEDS_GPU)
                    c.embedded, c.compiled, c.workspaces);
             CHECK_MSG(bad == 0, "%s: %d failures", paths[i].rule, bad);
             CHECK(c.plans == NSHAPES * 4);
-            if (paths[i].table < 3) CHECK_MSG(c.compiled == 0 && c.embedded > 0, "table kernels were compiled");
-            if (paths[i].table < 3) CHECK_MSG(c.workspaces > 0, "no split-K plan ran");
+            if (paths[i].table < 2) CHECK_MSG(c.compiled == 0 && c.embedded > 0, "table kernels were compiled");
+            if (paths[i].table < 2) CHECK_MSG(c.workspaces > 0, "no split-K plan ran");
             if (paths[i].fb == GEMMTUNE_FALLBACK_DEFAULT) CHECK(c.kernels == 4 && c.compiled == 4);
             if (paths[i].fb == GEMMTUNE_FALLBACK_CUBLAS) CHECK(c.kernels == 0);
             gemmtune_destroy(h);
         }
+    unsetenv("GEMMTUNE_SERVE_MODEL");
     cublasDestroy(cb);
 }
 
@@ -505,7 +505,7 @@ GT_TEST(loader_gpu_graph_capture, GT_NEEDS_GPU)
     if (kernels_ready(&g)) return;
     cublasHandle_t cb = pedantic_cublas();
     static gemmtune_winner_row rows[NSHAPES * 8];
-    const int n = make_table(&g, g.name, 1, rows);
+    const int n = make_table(&g, g.name, 1, 1.0, rows);
     gemmtune_handle h = NULL;
     CHECK(gemmtune_create_from_table(&h, rows, n, NULL) == GEMMTUNE_SUCCESS);
     cudaStream_t s;
@@ -591,7 +591,7 @@ GT_TEST(loader_gpu_threads_and_streams, GT_NEEDS_GPU)
     CHECK(this_gpu(&g) == 0);
     if (kernels_ready(&g)) return;
     static gemmtune_winner_row rows[NSHAPES * 8];
-    const int n = make_table(&g, g.name, 1, rows);
+    const int n = make_table(&g, g.name, 1, 1.0, rows);
     gemmtune_handle h = NULL;
     CHECK(gemmtune_create_from_table(&h, rows, n, NULL) == GEMMTUNE_SUCCESS);
     if (!h) return;
@@ -611,4 +611,169 @@ GT_TEST(loader_gpu_threads_and_streams, GT_NEEDS_GPU)
     CHECK_MSG(c.plans <= NSHAPES * 4 * 2, "%d plans: a call signature planned twice", c.plans); /* ld pads 0/1 */
     CHECK_MSG(c.workspaces >= 4, "%d workspaces for 4 streams running split-K", c.workspaces);
     gemmtune_destroy(h);
+}
+
+/* ---- the vendor family, k = 0, and recording ---- */
+
+#include "cli.h"
+#include "fixture.h"
+#include "tune.h"
+
+#include <cublasLt.h>
+
+/* A sweep of the vendor family alone on two odd shapes in two layouts: its winners are served exactly, and give
+ * cuBLAS's results. */
+GT_TEST(loader_gpu_vendor_winners_are_tuned_and_served, GT_NEEDS_GPU)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    const char *fams[1] = {"cublas"};
+    int gpus[1] = {0};
+    gt_shape tuned[2] = {{300, 200, 513, 0, 0}, {127, 129, 131, 1, 0}};
+    gt_tune_opts o;
+    gt_tune_summary s;
+    memset(&o, 0, sizeof o);
+    gt_tune_defaults(&o);
+    o.db_path = db, o.gpus = gpus, o.ngpus = 1, o.shapes = tuned, o.nshapes = 2, o.shape_layouts = 1;
+    o.families = fams, o.nfamilies = 1, o.reps = 3, o.topk = 3, o.final_reps = 5, o.command = "vendor test";
+    CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
+    CHECK(s.nshapes == 2);
+    for (int i = 0; i < s.nshapes; ++i) {
+        printf("    %dx%dx%d %s: %d trials, winner %s %s, %.4f ms, cuBLAS %.4f ms\n", s.shapes[i].shape.m,
+               s.shapes[i].shape.n, s.shapes[i].shape.k, gt_layout_name(s.shapes[i].shape.ta, s.shapes[i].shape.tb),
+               s.shapes[i].trials, s.shapes[i].family, s.shapes[i].params, s.shapes[i].median_ms, s.shapes[i].cublas_ms);
+        CHECK(!strcmp(s.shapes[i].family, "cublas") && s.shapes[i].trials >= 2 && s.shapes[i].failed == 0);
+    }
+    gt_tune_summary_free(&s);
+    cublasHandle_t cb = pedantic_cublas();
+    gemmtune_options opt;
+    gemmtune_options_init(&opt);
+    opt.db_path = db;
+    unsigned seed = 5;
+    for (int colmajor = 0; colmajor < 2; ++colmajor) {
+        opt.column_major = colmajor;
+        gemmtune_handle h = NULL;
+        CHECK(gemmtune_create(&h, &opt) == GEMMTUNE_SUCCESS);
+        for (int i = 0; h && i < 2; ++i) {
+            /* the stored row-major shape, asked in this argument order */
+            const gt_shape *t = &tuned[i];
+            problem p = colmajor ? make_problem(1, t->tb, t->ta, t->n, t->m, t->k, 0, 1.5f, 0.0f)
+                                 : make_problem(0, t->ta, t->tb, t->m, t->n, t->k, 0, 1.5f, 0.0f);
+            char line[512];
+            gemmtune_explain(h, (gemmtune_op)p.ta, (gemmtune_op)p.tb, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, line,
+                             sizeof line);
+            CHECK_MSG(!strncmp(line, "exact: cu", 9), "%s", line);
+            CHECK(check(h, cb, NULL, &p, &seed, "vendor exact", NULL));
+            p.beta = 0.5f, p.ldc += 3; /* padded C, beta != 0: the same plan family, another call signature */
+            CHECK(check(h, cb, NULL, &p, &seed, "vendor exact, padded", NULL));
+        }
+        gemmtune_destroy(h);
+    }
+    cublasDestroy(cb);
+    gt_fixture_rm(db);
+    free(db);
+}
+
+/* A stored cuBLASLt algorithm this cuBLAS cannot replay (another version; an id it does not have) falls back to
+ * cuBLAS's own choice; explain says so, and the results stay right. */
+GT_TEST(loader_gpu_unusable_vendor_algorithm_falls_back, GT_NEEDS_GPU)
+{
+    gpu_id g;
+    CHECK(this_gpu(&g) == 0);
+    cublasHandle_t cb = pedantic_cublas();
+    gemmtune_winner_row rows[2] = {
+        {g.name, g.major, g.minor, g.sms, 200, 300, 64, "nn", "cublas",
+         "API=1,ALGO=6,TILE=20,SPLITK=1,RED=0,SWIZZLE=0,CUSTOM=0,STAGES=0,INNER=0,CLUSTER=0,WSKB=0,VER=1", 1, 1,
+         NULL, 0, NULL},
+        {g.name, g.major, g.minor, g.sms, 300, 200, 64, "nn", "cublas", "", 1, 1, NULL, 0, NULL}};
+    char bogus[256];
+    snprintf(bogus, sizeof bogus, "API=1,ALGO=999999,TILE=20,SPLITK=1,RED=0,SWIZZLE=0,CUSTOM=0,STAGES=0,INNER=0,"
+             "CLUSTER=0,WSKB=0,VER=%d", (int)cublasLtGetVersion());
+    rows[1].params = bogus;
+    gemmtune_handle h = NULL;
+    CHECK(gemmtune_create_from_table(&h, rows, 2, NULL) == GEMMTUNE_SUCCESS);
+    unsigned seed = 9;
+    char line[1024];
+    problem p = make_problem(0, 0, 0, 200, 300, 64, 0, 1.5f, 0.0f);
+    gemmtune_explain(h, 0, 0, 200, 300, 64, 64, 300, 300, line, sizeof line);
+    CHECK_MSG(strstr(line, "found with cuBLAS 1, this is") && strstr(line, "cuBLAS's own choice runs instead"), "%s",
+              line);
+    CHECK(check(h, cb, NULL, &p, &seed, "version mismatch", NULL));
+    p = make_problem(0, 0, 0, 300, 200, 64, 0, 1.5f, 0.0f);
+    CHECK(check(h, cb, NULL, &p, &seed, "unknown algorithm", NULL));
+    gemmtune_explain(h, 0, 0, 300, 200, 64, 64, 200, 200, line, sizeof line);
+    CHECK_MSG(strstr(line, "not usable here") && strstr(line, "own choice instead"), "%s", line);
+    printf("    %s\n", line);
+    gemmtune_destroy(h);
+    cublasDestroy(cb);
+}
+
+/* k = 0 computes C = beta C (beta 0 over NaN gives 0); m = 0 or n = 0 touches nothing. */
+GT_TEST(loader_gpu_k_zero_scales_c, GT_NEEDS_GPU)
+{
+    gemmtune_handle h = NULL;
+    CHECK(gemmtune_create_from_table(&h, NULL, 0, NULL) == GEMMTUNE_SUCCESS);
+    if (!h) return;
+    enum { M = 37, N = 19, LDC = 23 };
+    float host[M * LDC], out[M * LDC], *dC = NULL, *dA = NULL;
+    const float betas[3] = {0.5f, 0.0f, 1.0f};
+    CHECK(cudaMalloc((void **)&dC, sizeof host) == cudaSuccess && cudaMalloc((void **)&dA, 64) == cudaSuccess);
+    for (int b = 0; b < 3; ++b) {
+        for (int i = 0; i < M * LDC; ++i) host[i] = b == 1 && i % LDC < N ? NAN : (float)(i % 97) - 40.0f;
+        cudaMemcpy(dC, host, sizeof host, cudaMemcpyHostToDevice);
+        CHECK(gemmtune_sgemm(h, NULL, 0, 0, M, N, 0, 2.0f, dA, 1, dA, N, betas[b], dC, LDC) == GEMMTUNE_SUCCESS);
+        cudaMemcpy(out, dC, sizeof out, cudaMemcpyDeviceToHost);
+        int bad = 0;
+        for (int i = 0; i < M * LDC; ++i) {
+            const float want = i % LDC < N ? (betas[b] == 0.0f ? 0.0f : betas[b] * host[i]) : host[i];
+            bad += memcmp(&out[i], &want, sizeof want) != 0;
+        }
+        CHECK_MSG(bad == 0, "k = 0, beta %g: %d elements wrong", betas[b], bad);
+    }
+    CHECK(gemmtune_sgemm(h, NULL, 0, 0, 0, N, 5, 1.0f, dA, 5, dA, N, 0.0f, dC, LDC) == GEMMTUNE_SUCCESS);
+    CHECK(gemmtune_sgemm(h, NULL, 0, 0, M, 0, 5, 1.0f, dA, 5, dA, 1, 0.0f, dC, 1) == GEMMTUNE_SUCCESS);
+    cudaFree(dC), cudaFree(dA);
+    gemmtune_destroy(h);
+}
+
+/* Calls without an exact winner are recorded with their counts; a second process's counts are added. */
+GT_TEST(loader_gpu_records_untuned_calls, GT_NEEDS_GPU)
+{
+    gpu_id g;
+    CHECK(this_gpu(&g) == 0);
+    char *rec = gt_tmp_path(".calls");
+    gemmtune_winner_row row = {g.name, g.major, g.minor, g.sms, 64, 64, 64, "nn", "cublas", "", 1, 1, NULL, 0, NULL};
+    char params[128];
+    snprintf(params, sizeof params, "API=0,ALGO=0,TILE=0,SPLITK=0,RED=0,SWIZZLE=0,CUSTOM=0,STAGES=0,INNER=0,"
+             "CLUSTER=0,WSKB=0,VER=%d", (int)cublasLtGetVersion());
+    row.params = params;
+    float *d = NULL;
+    CHECK(cudaMalloc((void **)&d, 4 << 20) == cudaSuccess);
+    for (int round = 0; round < 2; ++round) {
+        gemmtune_options o;
+        gemmtune_options_init(&o);
+        o.record_path = rec;
+        gemmtune_handle h = NULL;
+        CHECK(gemmtune_create_from_table(&h, &row, 1, &o) == GEMMTUNE_SUCCESS);
+        for (int i = 0; h && i < 3; ++i) gemmtune_sgemm(h, NULL, 0, 0, 100, 50, 70, 1, d, 70, d, 50, 0, d, 50);
+        for (int i = 0; h && i < 2; ++i) gemmtune_sgemm(h, NULL, 1, 0, 7, 1000, 13, 1, d, 7, d, 1000, 0, d, 1000);
+        gemmtune_sgemm(h, NULL, 0, 0, 64, 64, 64, 1, d, 64, d, 64, 0, d, 64); /* exact: not recorded */
+        gemmtune_destroy(h);
+    }
+    cudaFree(d);
+    FILE *f = fopen(rec, "r");
+    char text[1024] = "";
+    size_t n = f ? fread(text, 1, sizeof text - 1, f) : 0;
+    text[n] = '\0';
+    if (f) fclose(f);
+    CHECK_MSG(strstr(text, "\n100x50x70:nn 6\n") && strstr(text, "\n7x1000x13:tn 4\n") && !strstr(text, "64x64x64"),
+              "%s", text);
+    gt_shape *list = NULL;
+    int with = 0;
+    char arg[300];
+    snprintf(arg, sizeof arg, "@%s", rec);
+    CHECK(gt_cli_parse_size_list(arg, &list, &with, text, sizeof text) == 2 && with == 1);
+    CHECK(list && list[1].m == 7 && list[1].ta == 1 && list[1].tb == 0);
+    free(list);
+    remove(rec);
+    free(rec);
 }

@@ -53,6 +53,100 @@ bad:
     return -1;
 }
 
+/* One item "N", "MxNxK" or either with ":layout"; *lay is -1 without one. 0, or -1 on a bad item. */
+static int parse_item(const char *item, gt_shape *s, int *lay)
+{
+    char buf[128], *colon;
+    gt_shape *one = NULL;
+    char err[64];
+    snprintf(buf, sizeof buf, "%s", item);
+    *lay = -1;
+    if ((colon = strchr(buf, ':'))) {
+        int ta, tb;
+        if (gt_layout_parse(colon + 1, &ta, &tb)) return -1;
+        *lay = ta * 2 + tb;
+        *colon = '\0';
+    }
+    if (strchr(buf, ',') || gt_cli_parse_sizes(buf, &one, err, sizeof err) != 1) return free(one), -1;
+    *s = *one;
+    free(one);
+    if (*lay >= 0) s->ta = *lay >> 1, s->tb = *lay & 1;
+    return 0;
+}
+
+/* Items of a list text (commas, spaces or newlines between them; '#' to the end of a line is a comment; a plain
+ * number after an item with a layout is the recorder's call count, and skipped). */
+static int parse_items(char *text, gt_shape **out, int *n, int *cap, int *with, int *without, const char *where,
+                       char *err, size_t errlen)
+{
+    int line = 1;
+    for (char *s = text; *s;) {
+        if (*s == '#') s += strcspn(s, "\n");
+        if (*s == '\n') ++line;
+        if (*s == ',' || *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r') { ++s; continue; }
+        if (!*s) break;
+        size_t len = strcspn(s, ", \t\r\n#");
+        char item[128];
+        snprintf(item, sizeof item, "%.*s", (int)(len < 127 ? len : 127), s);
+        s += len;
+        int lay;
+        if (*n == *cap) {
+            gt_shape *g = realloc(*out, (size_t)(*cap = *cap ? 2 * *cap : 16) * sizeof *g);
+            if (!g) return snprintf(err, errlen, "out of memory"), -1;
+            *out = g;
+        }
+        if (parse_item(item, &(*out)[*n], &lay) == 0) {
+            ++*(lay >= 0 ? with : without);
+            ++*n;
+            while (lay >= 0 && (*s == ' ' || *s == '\t')) ++s;
+            if (lay >= 0 && strspn(s, "0123456789") == strcspn(s, ", \t\r\n#") && *s >= '0' && *s <= '9')
+                s += strspn(s, "0123456789"); /* the recorder's call count after "MxNxK:layout" */
+            continue;
+        }
+        if (where) return snprintf(err, errlen, "%s:%d: bad size '%s': want N, MxNxK or MxNxK:layout", where, line, item), -1;
+        return snprintf(err, errlen, "bad --sizes item '%s': want N, MxNxK or MxNxK:layout (nn, nt, tn, tt), or "
+                        "@FILE", item), -1;
+    }
+    return 0;
+}
+
+static char *slurp(const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return snprintf(err, errlen, "cannot read size list %s: %s", path, strerror(errno)), NULL;
+    size_t cap = 4096, len = 0, got;
+    char *buf = malloc(cap);
+    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0)
+        if ((len += got) + 1 == cap && !(buf = realloc(buf, cap *= 2))) break;
+    fclose(f);
+    if (buf) buf[len] = '\0';
+    else snprintf(err, errlen, "out of memory reading %s", path);
+    return buf;
+}
+
+int gt_cli_parse_size_list(const char *text, gt_shape **out, int *with_layout, char *err, size_t errlen)
+{
+    int n = 0, cap = 0, with = 0, without = 0, rc;
+    *out = NULL;
+    *with_layout = 0;
+    if (!text || !*text) return snprintf(err, errlen, "empty --sizes"), -1;
+    char *buf = text[0] == '@' ? slurp(text + 1, err, errlen) : strdup(text);
+    if (!buf) return -1;
+    rc = parse_items(buf, out, &n, &cap, &with, &without, text[0] == '@' ? text + 1 : NULL, err, errlen);
+    free(buf);
+    if (!rc && !n) rc = (snprintf(err, errlen, "%s holds no sizes", text[0] == '@' ? text + 1 : "--sizes"), -1);
+    if (!rc && with && without)
+        rc = (snprintf(err, errlen, "--sizes mixes items with a layout (MxNxK:nn) and items without: give every item "
+                       "one, or none and use --layouts"), -1);
+    if (rc) {
+        free(*out);
+        *out = NULL;
+        return -1;
+    }
+    *with_layout = with > 0;
+    return n;
+}
+
 int gt_cli_parse_gpus(const char *text, int *ids, int max, char *err, size_t errlen)
 {
     int n = 0;

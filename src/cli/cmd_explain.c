@@ -120,9 +120,12 @@ static void print_choice(const gt_device_id *dev, const gt_call *c, const gt_win
 {
     char line[1024];
     int model = 0;
-    for (int i = 0; i < set->n; ++i)
-        model += !strcmp(set->rows[i].gpu_name, dev->name) && set->rows[i].cc_major == dev->lim.cc_major &&
-                 set->rows[i].cc_minor == dev->lim.cc_minor && set->rows[i].sm_count == dev->lim.sm_count;
+    gt_gpu_model mine = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor, .sm_count = dev->lim.sm_count};
+    snprintf(mine.name, sizeof mine.name, "%s", dev->name);
+    for (int i = 0; i < set->n; ++i) {
+        gt_gpu_model theirs = gt_winner_model(&set->rows[i]);
+        model += gt_gpu_model_equal(&mine, &theirs);
+    }
     printf("gpu:      %s (cc %d.%d, %d SMs)\n", dev->name, dev->lim.cc_major, dev->lim.cc_minor, dev->lim.sm_count);
     printf("call:     %dx%dx%d %s row-major, lda=%lld ldb=%lld ldc=%lld, %d-byte aligned\n", c->shape.m, c->shape.n,
            c->shape.k, gt_layout_name(c->shape.ta, c->shape.tb), c->lda, c->ldb, c->ldc, c->align_a);
@@ -136,12 +139,8 @@ static void print_choice(const gt_device_id *dev, const gt_call *c, const gt_win
         if (w->ratio > 0) printf(", %.2fx cuBLAS", w->ratio);
         printf("\n");
     }
-    if (ch->family) {
-        gt_params_format(ch->family, &ch->params, line, sizeof line);
-        printf("kernel:   %s %s\n", ch->family->name, line);
-    } else {
-        printf("kernel:   %s\n", ch->rule == GT_RULE_CUBLAS ? "cublasSgemm" : "none (fallback none: the call fails)");
-    }
+    gt_loader_kernel_text(ch->family, &ch->params, line, sizeof line);
+    printf("kernel:   %s\n", line);
 }
 
 int gt_cmd_explain(int argc, char **argv)
@@ -163,7 +162,9 @@ int gt_cmd_explain(int argc, char **argv)
         return fprintf(stderr, "gemmtune explain: %s\n", err), 2;
     gemmtune_status st = gt_loader_winners(&a.opt, &set, NULL, err, sizeof err);
     if (st) return fprintf(stderr, "gemmtune explain: %s\n", err), 1;
-    gt_choice ch = gt_loader_select(set.rows, set.n, &dev, &call, fb);
+    gt_serve_model model;
+    if (gt_serve_model_get(&model, err, sizeof err)) return fprintf(stderr, "gemmtune explain: %s\n", err), 2;
+    gt_choice ch = gt_loader_select(set.rows, set.n, &dev, &call, fb, &model);
     print_choice(&dev, &call, &set, &ch);
     gt_loader_set_free(&set);
     return 0;

@@ -22,7 +22,9 @@ static void usage(FILE *out)
             "  --preset NAME       start from configs/NAME.conf (quick, default, overnight, ci); options given\n"
             "                      on the command line override it\n"
             "  --gpu LIST          CUDA device indices, e.g. 0 or 0,1,2,3 (one worker each, shared queue; default 0)\n"
-            "  --sizes LIST        N (N x N x N) or MxNxK items, e.g. 1024,2048,3000x5000x700 (default 1024,2048)\n"
+            "  --sizes LIST        N (N x N x N) or MxNxK items, e.g. 1024,2048,3000x5000x700 (default 1024,2048);\n"
+            "                      MxNxK:tn tunes an item in its own layout only; @FILE reads the items from a file,\n"
+            "                      e.g. the calls a program recorded with GEMMTUNE_RECORD=FILE (docs/LOADER.md)\n"
             "  --layouts LIST      nn, nt, tn, tt (row-major; t = operand stored transposed; default nn)\n"
             "  --family LIST       only these families (see `gemmtune candidates --count`; default all)\n"
             "  --db PATH           results database (default $GEMMTUNE_DB, else\n"
@@ -86,7 +88,7 @@ typedef struct {
     char *families[64];
     char db[4096];
     char command[1024];
-    int progress;
+    int progress, layouts_given;
 } tune_args;
 
 static int parse_families(const char *text, gt_tune_opts *o, tune_args *a, char *err, size_t errlen)
@@ -133,8 +135,9 @@ static int parse_opt(int c, const char *arg, gt_tune_opts *o, tune_args *a, char
     switch (c) {
     case 'g': return (o->ngpus = gt_cli_parse_gpus(arg, a->gpus, 64, err, errlen)) < 0 ? -1 : 0;
     case 's': free(a->shapes); a->shapes = NULL;
-              return (o->nshapes = gt_cli_parse_sizes(arg, &a->shapes, err, errlen)) < 0 ? -1 : 0;
-    case O_LAYOUTS: return (o->nlayouts = gt_cli_parse_layouts(arg, o->layouts, 4, err, errlen)) < 0 ? -1 : 0;
+              return (o->nshapes = gt_cli_parse_size_list(arg, &a->shapes, &o->shape_layouts, err, errlen)) < 0 ? -1 : 0;
+    case O_LAYOUTS: a->layouts_given = 1;
+                    return (o->nlayouts = gt_cli_parse_layouts(arg, o->layouts, 4, err, errlen)) < 0 ? -1 : 0;
     case O_FAMILY: return parse_families(arg, o, a, err, errlen);
     case O_DB: return snprintf(a->db, sizeof a->db, "%s", arg), 0;
     case O_STRATEGY:
@@ -367,6 +370,10 @@ int gt_cmd_tune(int argc, char **argv)
     }
     if (c < 0) goto bad;
     if (!o.ngpus) o.ngpus = 1; /* a.gpus[0] = 0 */
+    if (o.shape_layouts && a.layouts_given) {
+        snprintf(err, sizeof err, "--layouts and sizes with their own layout (MxNxK:nn) do not go together");
+        goto bad;
+    }
     if (!o.nshapes && (o.nshapes = gt_cli_parse_sizes("1024,2048", &a.shapes, err, sizeof err)) < 0) goto bad;
     if (!a.db[0] && gt_db_default_path(a.db, sizeof a.db, err, sizeof err)) goto bad;
     command_line(argc, argv, a.command, sizeof a.command);

@@ -35,6 +35,8 @@ typedef struct {
     int (*run)(gt_backend_ctx *ctx, const gt_backend_plan *plan, const gt_args *a, void *ws, cudaStream_t stream,
                char *err, size_t errlen);
     void (*release)(gt_backend_plan *plan);
+    /* Without a GPU: 1 when p can be replayed by this build's library, else 0 with why (another version). */
+    int (*replayable)(const gt_family *f, const gt_params *p, char *why, size_t n);
     /* One line on what p is, for explain: "cuBLASLt algorithm 6, tile 20, ...". */
     void (*describe)(const gt_family *f, const gt_params *p, char *buf, size_t n);
 } gt_backend;

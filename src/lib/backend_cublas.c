@@ -185,17 +185,20 @@ static cublasStatus_t lt_algo(cublasLtHandle_t lt, const gt_params *par, cublasL
     return st;
 }
 
+static int replayable(const gt_family *f, const gt_params *p, char *why, size_t n)
+{
+    (void)f;
+    if (p->v[GT_CUBLAS_P_API] != GT_CUBLAS_API_LT || p->v[GT_CUBLAS_P_VER] == version()) return 1;
+    snprintf(why, n, "the cuBLASLt algorithm was found with cuBLAS %d, this is %d", p->v[GT_CUBLAS_P_VER], version());
+    return 0;
+}
+
 static gt_status plan(gt_backend_ctx *ctx, const gt_family *f, const gt_params *par, const gt_call *call,
                       gt_backend_plan **out, char *err, size_t errlen)
 {
-    (void)f;
     const int api = par->v[GT_CUBLAS_P_API];
     *out = NULL;
-    if (api == GT_CUBLAS_API_LT && par->v[GT_CUBLAS_P_VER] != version()) {
-        snprintf(err, errlen, "the cuBLASLt algorithm was found with cuBLAS %d, this is %d", par->v[GT_CUBLAS_P_VER],
-                 version());
-        return GT_ST_UNAVAILABLE;
-    }
+    if (!replayable(f, par, err, errlen)) return GT_ST_UNAVAILABLE;
     gt_backend_plan *p = plan_for(call, api);
     if (!p) return snprintf(err, errlen, "out of memory"), GT_ST_LAUNCH_ERROR;
     if (api == GT_CUBLAS_API_LT) {
@@ -323,6 +326,7 @@ static const gt_backend cublas_backend = {
     .workspace = workspace,
     .run = run,
     .release = plan_free,
+    .replayable = replayable,
     .describe = describe,
 };
 

@@ -11,13 +11,24 @@
  *
  * Selection, per call (the first rule that yields a kernel legal on this device and applicable to this call's
  * pointer alignment and leading dimensions wins; `gemmtune explain` prints it without running anything):
- *   1. exact    the winner stored for this GPU model (name + compute capability + SM count), shape and layout;
- *   2. nearest  the winner of the nearest tuned shape of the same model and layout, by the log distance
- *                   d = |log2(m/m')| + |log2(n/n')| + |log2(k/k')|      (ties: the first stored row)
- *               so 2048^3 -> 4096^3 is 3.0, and 1000x1000x1000 -> 1024^3 is 0.10;
- *   3. same_cc  as nearest, over winners of any GPU model with the same compute capability;
- *   4. default  a built-in kernel correct for every call (tile2d BM=64,BN=64,BK=8,TM=8,TN=8), or with
- *               fallback GEMMTUNE_FALLBACK_CUBLAS cuBLAS instead, or with GEMMTUNE_FALLBACK_NONE an error.
+ *   1. exact    the winner stored for this GPU model (name + compute capability + SM count), shape and layout:
+ *               our own kernel, or the vendor's (cublasSgemm or a cuBLASLt algorithm, replayed exactly; one this
+ *               cuBLAS or GPU refuses falls back to cuBLAS's own choice, and explain says so). A sweep times cuBLAS's
+ *               algorithms as candidates, so an exact winner is never slower than cuBLAS but by noise;
+ *   2. reuse    the winner of a tuned shape of the same model and layout, only where the serving model
+ *               (src/lib/serve.c) predicts it beats cuBLAS here by the margin: its measured ratio to cuBLAS there,
+ *               corrected for wave and tile quantization on this GPU's SMs, decaying with the log distance
+ *                   d = |log2(m/m')| + |log2(n/n')| + |log2(k/k')|;
+ *   3. cublas   cuBLAS's own SGEMM, FP32 pedantic (never TF32) - the default fallback (GEMMTUNE_FALLBACK_ENV with
+ *               $GEMMTUNE_FALLBACK unset), so an untuned shape runs as fast as cuBLAS;
+ *   4. default  the built-in kernel, correct for every call (tile2d BM=64,BN=64,BK=8,TM=8,TN=8): with
+ *               GEMMTUNE_FALLBACK_DEFAULT, or when cuBLAS is not linked in; GEMMTUNE_FALLBACK_NONE makes the call
+ *               fail with GEMMTUNE_STATUS_NO_KERNEL instead.
+ * k = 0 computes C = beta * C (through cuBLAS); m = 0 or n = 0 does nothing.
+ *
+ * Recording: with options.record_path or $GEMMTUNE_RECORD set, gemmtune_destroy adds every distinct call shape that
+ * had no exact winner, with its call count, to that file (merged under a lock with what it holds): then
+ * `gemmtune tune --sizes @FILE` tunes what the program actually called.
  *
  * Cost: the first call of a (shape, layout, leading dimensions, alignment) selects, then loads the kernel once
  * per handle (embedded cubin, else the database's cubin cache shared with the tuner, else NVRTC, whose cubin then
@@ -37,7 +48,7 @@ extern "C" {
 #endif
 
 #define GEMMTUNE_VERSION_MAJOR 0
-#define GEMMTUNE_VERSION_MINOR 1
+#define GEMMTUNE_VERSION_MINOR 2
 
 typedef enum {
     GEMMTUNE_SUCCESS = 0,
@@ -61,9 +72,9 @@ typedef enum {
 } gemmtune_op;
 
 typedef enum {
-    GEMMTUNE_FALLBACK_ENV = 0,     /* $GEMMTUNE_FALLBACK ("default", "cublas", "none"), else DEFAULT */
+    GEMMTUNE_FALLBACK_ENV = 0,     /* $GEMMTUNE_FALLBACK ("cublas", "default", "none"), else CUBLAS */
     GEMMTUNE_FALLBACK_DEFAULT = 1, /* the built-in kernel, correct for every call */
-    GEMMTUNE_FALLBACK_CUBLAS = 2,  /* cublasSgemm (FP32, no TF32) */
+    GEMMTUNE_FALLBACK_CUBLAS = 2,  /* cuBLAS's own SGEMM (FP32 pedantic, no TF32); the built-in kernel without cuBLAS */
     GEMMTUNE_FALLBACK_NONE = 3     /* GEMMTUNE_STATUS_NO_KERNEL */
 } gemmtune_fallback;
 
@@ -74,6 +85,7 @@ typedef struct gemmtune_options {
     gemmtune_fallback fallback;
     int device;                 /* CUDA device ordinal; -1: the current device (gemmtune_options_init) */
     const char *arch;           /* NVRTC target and embedded-cubin match, e.g. "sm_90"; NULL: the device's */
+    const char *record_path;    /* non-NULL: record untuned call shapes here at gemmtune_destroy; NULL: $GEMMTUNE_RECORD */
 } gemmtune_options;
 
 #ifndef GEMMTUNE_WINNER_ROW_DEFINED
@@ -110,7 +122,7 @@ void gemmtune_destroy(gemmtune_handle handle);
  * Row-major (default): lda >= (transa ? m : k), ldb >= (transb ? k : n), ldc >= n.
  * Column-major handle (options.column_major): exactly cublasSgemm's arguments, lda >= (transa ? k : m),
  * ldb >= (transb ? n : k), ldc >= m. stream is a cudaStream_t (NULL: the legacy default stream).
- * m == 0 or n == 0 does nothing; k must be >= 1. beta == 0 never reads C. Asynchronous like cuBLAS: launch
+ * m == 0 or n == 0 does nothing; k == 0 sets C = beta * C. beta == 0 never reads C. Asynchronous like cuBLAS: launch
  * errors are reported, faults show up at the next synchronisation. */
 gemmtune_status gemmtune_sgemm(gemmtune_handle handle, void *stream, gemmtune_op transa, gemmtune_op transb, int m,
                                int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,

@@ -9,7 +9,14 @@
 
 #include <stddef.h>
 
-typedef enum { GT_RULE_EXACT, GT_RULE_NEAREST, GT_RULE_SAME_CC, GT_RULE_DEFAULT, GT_RULE_CUBLAS, GT_RULE_NONE } gt_rule;
+/* The serving rules, in order (src/lib/gemmtune.h describes them for users). */
+typedef enum {
+    GT_RULE_EXACT,   /* the winner stored for this GPU model, shape and layout (our kernel or the vendor's) */
+    GT_RULE_REUSE,   /* the winner of a tuned neighbour, where the serving model predicts it beats cuBLAS here */
+    GT_RULE_CUBLAS,  /* cuBLAS's own SGEMM (FP32 pedantic): no tuned kernel is expected to beat it */
+    GT_RULE_DEFAULT, /* the built-in kernel: asked for (GEMMTUNE_FALLBACK=default), or cuBLAS is not linked in */
+    GT_RULE_NONE     /* GEMMTUNE_FALLBACK=none and no tuned kernel */
+} gt_rule;
 
 /* The built-in kernel, correct for every call: scalar loads, edge guards, no split-K. */
 #define GT_DEFAULT_FAMILY "tile2d"
@@ -21,20 +28,39 @@ typedef struct {
     gt_limits lim;
 } gt_device_id;
 
-/* Outcome of a selection: the rule that fired, the winner row it came from (-1 for default/cuBLAS/none), the
- * distance for nearest/same_cc, and the kernel to run (family NULL for cuBLAS and none). */
+/* The serving model's constants (src/lib/serve.c): a reuse needs predicted >= 1 + margin within distance dmax. */
+typedef struct {
+    double decay, margin, dmax;
+} gt_serve_model;
+
+/* The fitted constants, or $GEMMTUNE_SERVE_MODEL's ("decay=0.25,margin=0.03,dmax=2"). 0, or -1 with err. */
+int gt_serve_model_get(gt_serve_model *out, char *err, size_t errlen);
+/* Predicted speed over cuBLAS of winner w's kernel (f, p) on shape x: 0 when it is never reused (no baseline, or
+ * the vendor's own). */
+double gt_serve_predict(const gt_winner *w, const gt_family *f, const gt_params *p, const gt_shape *x, int sm_count,
+                        const gt_serve_model *m);
+/* The busy share of the GPU (last wave, edge tiles) of kernel f/p on shape s. */
+double gt_serve_occupancy(const gt_family *f, const gt_params *p, const gt_shape *s, int sm_count);
+/* |log2 m/m'| + |log2 n/n'| + |log2 k/k'|. */
+double gt_shape_distance(const gt_shape *a, const gt_shape *b);
+
+/* Outcome of a selection: the rule, the winner row it came from (-1 for cublas/default/none), for reuse the
+ * distance and the predicted ratio to cuBLAS (for exact the stored one), the kernel to run (family NULL for none;
+ * cuBLAS is the vendor family's default params), and why no tuned kernel was served, or why a row was skipped. */
 typedef struct {
     gt_rule rule;
     int row;
-    double distance;
+    double distance, predicted;
     const gt_family *family;
     gt_params params;
+    char why[320];
 } gt_choice;
 
-/* Choose the kernel for call on dev among rows[0..n) under the fallback policy (ENV already resolved).
- * Cannot fail: returns GT_RULE_NONE only under GEMMTUNE_FALLBACK_NONE (or if the default were illegal). */
+/* Choose the kernel for call on dev among rows[0..n) under the fallback policy (ENV already resolved) and the
+ * serving model. Cannot fail: returns GT_RULE_NONE only under GEMMTUNE_FALLBACK_NONE (or if the default were
+ * illegal). */
 gt_choice gt_loader_select(const gt_winner *rows, int n, const gt_device_id *dev, const gt_call *call,
-                           gemmtune_fallback fallback);
+                           gemmtune_fallback fallback, const gt_serve_model *model);
 
 const char *gt_rule_name(gt_rule r);
 
@@ -96,7 +122,10 @@ gemmtune_status gt_loader_create(gemmtune_handle *out, gt_winner_set *set, gt_ob
 /* Record a failure for gemmtune_last_error() (thread-local) and return st. */
 gemmtune_status gt_loader_fail(gemmtune_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* One line describing a choice: "exact: tile2d BM=..." / "nearest (d=0.10 from 1024x1024x1024 nn): ...". */
+/* One line describing a choice: "exact: tile2d BM=... (1.04x cuBLAS when tuned)", "reuse: ... from 1024x1024x1024 nn
+ * (...; predicted 1.05x here)", "cublas: cublasSgemm ... (why)". */
 void gt_loader_describe(const gt_choice *c, const gt_winner *rows, char *buf, size_t n);
+/* The kernel of a choice as text: "multistage BM=...", or its backend's description. */
+void gt_loader_kernel_text(const gt_family *f, const gt_params *p, char *buf, size_t n);
 
 #endif

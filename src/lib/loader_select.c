@@ -1,5 +1,6 @@
 /* Kernel selection for the runtime loader, as pure functions over winner rows (rules in src/gemmtune.h), plus
  * the mapping of gemmtune_sgemm's arguments to a row-major call. No GPU, no database: tests/test_loader.c. */
+#include "backend.h"
 #include "loader.h"
 
 #include <stdint.h>
@@ -10,7 +11,7 @@
 
 const char *gt_rule_name(gt_rule r)
 {
-    static const char *names[] = {"exact", "nearest", "same_cc", "default", "cublas", "none"};
+    static const char *names[] = {"exact", "reuse", "cublas", "default", "none"};
     return (unsigned)r < sizeof names / sizeof names[0] ? names[r] : "?";
 }
 
@@ -25,11 +26,11 @@ int gt_loader_fallback(gemmtune_fallback opt, gemmtune_fallback *out, char *err,
         return -1;
     }
     const char *e = getenv("GEMMTUNE_FALLBACK");
-    if (!e || !*e || !strcasecmp(e, "default")) *out = GEMMTUNE_FALLBACK_DEFAULT;
-    else if (!strcasecmp(e, "cublas")) *out = GEMMTUNE_FALLBACK_CUBLAS;
+    if (!e || !*e || !strcasecmp(e, "cublas")) *out = GEMMTUNE_FALLBACK_CUBLAS;
+    else if (!strcasecmp(e, "default")) *out = GEMMTUNE_FALLBACK_DEFAULT;
     else if (!strcasecmp(e, "none")) *out = GEMMTUNE_FALLBACK_NONE;
     else {
-        snprintf(err, errlen, "GEMMTUNE_FALLBACK='%s': want default, cublas or none", e);
+        snprintf(err, errlen, "GEMMTUNE_FALLBACK='%s': want cublas, default or none", e);
         return -1;
     }
     return 0;
@@ -53,8 +54,8 @@ int gt_loader_map_call(int column_major, int transa, int transb, int m, int n, i
         snprintf(err, errlen, "transa=%d transb=%d: want GEMMTUNE_OP_N (0) or GEMMTUNE_OP_T (1)", transa, transb);
         return -1;
     }
-    if (m < 0 || n < 0 || k < 1) {
-        snprintf(err, errlen, "sizes m=%d n=%d k=%d: want m, n >= 0 and k >= 1", m, n, k);
+    if (m < 0 || n < 0 || k < 0) {
+        snprintf(err, errlen, "sizes m=%d n=%d k=%d: want m, n, k >= 0", m, n, k);
         return -1;
     }
     /* Column-major C (m x n) is row-major C^T (n x m) = op(B)^T op(A)^T: B plays A, n plays m. */
@@ -79,94 +80,153 @@ int gt_loader_map_call(int column_major, int transa, int transb, int m, int n, i
     return 0;
 }
 
-/* Parse a row's kernel and check it runs this call on this device. */
+/* Parse a row's kernel and check it runs this call on this device; why says what stops it. */
 static int usable(const char *family, const char *params, const gt_device_id *dev, const gt_call *call,
-                  const gt_family **fout, gt_params *pout)
+                  const gt_family **fout, gt_params *pout, char *why, size_t n)
 {
-    char why[256];
     const gt_family *f = gt_family_find(family);
     gt_params p;
-    if (!f || gt_params_parse(f, params, &p, why, sizeof why)) return 0;
-    if (!f->legal(&p, &dev->lim, why, sizeof why)) return 0;
-    if (f->applicable && !f->applicable(&p, call)) return 0;
+    if (!f) return snprintf(why, n, "this build has no family '%s'", family), 0;
+    if (f->build != GT_BUILD_NVRTC && !gt_backend_find(f->backend))
+        return snprintf(why, n, "its library (%s) is not linked in", f->backend ? f->backend : "?"), 0;
+    if (gt_params_parse(f, params, &p, why, n)) return 0;
+    if (!f->legal(&p, &dev->lim, why, n)) return 0;
+    if (f->applicable && !f->applicable(&p, call))
+        return snprintf(why, n, "not applicable to this call's alignment or leading dimensions"), 0;
     if (fout) *fout = f, *pout = p;
     return 1;
 }
 
 static int same_model(const gt_winner *w, const gt_device_id *dev)
 {
-    return !strcmp(w->gpu_name, dev->name) && w->cc_major == dev->lim.cc_major &&
-           w->cc_minor == dev->lim.cc_minor && w->sm_count == dev->lim.sm_count;
+    gt_gpu_model a = gt_winner_model(w), b = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor,
+                                              .sm_count = dev->lim.sm_count};
+    snprintf(b.name, sizeof b.name, "%s", dev->name);
+    return gt_gpu_model_equal(&a, &b);
 }
 
-typedef struct {
-    const gt_device_id *dev;
-    const gt_call *call;
-    int any_model; /* 0: same model only; 1: any model of the same compute capability */
-} accept_ctx;
+static int same_layout(const gt_shape *a, const gt_shape *b) { return a->ta == b->ta && a->tb == b->tb; }
 
-static int accept_row(const gt_winner *w, void *vctx)
-{
-    const accept_ctx *c = vctx;
-    if (c->any_model ? (w->cc_major != c->dev->lim.cc_major || w->cc_minor != c->dev->lim.cc_minor)
-                     : !same_model(w, c->dev))
-        return 0;
-    return usable(w->family, w->params, c->dev, c->call, NULL, NULL);
-}
-
-static int exact_row(const gt_winner *rows, int n, const gt_device_id *dev, const gt_call *call)
+static int exact(const gt_winner *rows, int n, const gt_device_id *dev, const gt_call *call, gt_choice *c)
 {
     const gt_shape *s = &call->shape;
+    char why[256];
     for (int i = 0; i < n; ++i) {
         const gt_shape *r = &rows[i].shape;
-        if (r->m == s->m && r->n == s->n && r->k == s->k && r->ta == s->ta && r->tb == s->tb &&
-            same_model(&rows[i], dev) && usable(rows[i].family, rows[i].params, dev, call, NULL, NULL))
-            return i;
+        if (r->m != s->m || r->n != s->n || r->k != s->k || !same_layout(r, s) || !same_model(&rows[i], dev)) continue;
+        if (usable(rows[i].family, rows[i].params, dev, call, &c->family, &c->params, why, sizeof why)) {
+            const gt_backend *be = c->family->backend ? gt_backend_find(c->family->backend) : NULL;
+            c->rule = GT_RULE_EXACT, c->row = i, c->predicted = rows[i].ratio;
+            if (be && !be->replayable(c->family, &c->params, why, sizeof why)) {
+                snprintf(c->why, sizeof c->why, "%s: cuBLAS's own choice runs instead", why);
+                gt_backend_default_params(&c->family, &c->params);
+            }
+            return 1;
+        }
+        snprintf(c->why, sizeof c->why, "the exact row (%s %s) was skipped: %s; ", rows[i].family, rows[i].params, why);
     }
-    return -1;
+    return 0;
+}
+
+/* The best-predicted tuned neighbour of this model and layout; served when the model expects a win. */
+static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt_call *call, const gt_serve_model *m,
+                 gt_choice *c)
+{
+    const gt_shape *s = &call->shape;
+    int best = -1, model_rows = 0, layout_rows = 0;
+    double best_pred = 0, best_d = 0;
+    gt_params bp;
+    const gt_family *bf = NULL;
+    char why[256];
+    for (int i = 0; i < n; ++i) {
+        if (!same_model(&rows[i], dev)) continue;
+        model_rows++;
+        if (!same_layout(&rows[i].shape, s)) continue;
+        layout_rows++;
+        const gt_family *f;
+        gt_params p;
+        const double d = gt_shape_distance(&rows[i].shape, s);
+        if (d > m->dmax || !usable(rows[i].family, rows[i].params, dev, call, &f, &p, why, sizeof why)) continue;
+        const double pred = gt_serve_predict(&rows[i], f, &p, s, dev->lim.sm_count, m);
+        if (pred > best_pred) best = i, best_pred = pred, best_d = d, bf = f, bp = p;
+    }
+    size_t used = strlen(c->why);
+    char *w = c->why + used;
+    const size_t left = sizeof c->why - used;
+    if (!model_rows) snprintf(w, left, "no kernel is tuned for this GPU model (%s, %d SMs)", dev->name, dev->lim.sm_count);
+    else if (!layout_rows) snprintf(w, left, "no shape is tuned in layout %s on this GPU model", gt_layout_name(s->ta, s->tb));
+    else if (best < 0) snprintf(w, left, "no tuned kernel of this layout within distance %.2g can run this call", m->dmax);
+    else if (best_pred < 1 + m->margin)
+        snprintf(w, left, "the best tuned neighbour, %s from %dx%dx%d (d=%.3f), is predicted at %.3fx cuBLAS here, "
+                 "under the %.3fx a reuse needs", rows[best].family, rows[best].shape.m, rows[best].shape.n,
+                 rows[best].shape.k, best_d, best_pred, 1 + m->margin);
+    else {
+        c->rule = GT_RULE_REUSE, c->row = best, c->distance = best_d, c->predicted = best_pred;
+        c->family = bf, c->params = bp;
+        c->why[0] = '\0';
+        return 1;
+    }
+    return 0;
+}
+
+/* No tuned kernel: cuBLAS's own SGEMM, the built-in kernel, or none, as the fallback says. */
+static void fall_back(const gt_device_id *dev, const gt_call *call, gemmtune_fallback fallback, gt_choice *c)
+{
+    char why[256];
+    c->row = -1;
+    if (fallback == GEMMTUNE_FALLBACK_NONE) {
+        c->rule = GT_RULE_NONE;
+        return;
+    }
+    if (fallback == GEMMTUNE_FALLBACK_CUBLAS) {
+        gt_backend_default_params(&c->family, &c->params);
+        if (gt_backend_find(c->family->backend) && c->family->legal(&c->params, &dev->lim, why, sizeof why)) {
+            c->rule = GT_RULE_CUBLAS;
+            return;
+        }
+        snprintf(c->why + strlen(c->why), sizeof c->why - strlen(c->why), "; cuBLAS is not linked in");
+    }
+    c->rule = GT_RULE_DEFAULT;
+    c->family = NULL;
+    if (!usable(GT_DEFAULT_FAMILY, GT_DEFAULT_PARAMS, dev, call, &c->family, &c->params, why, sizeof why))
+        c->rule = GT_RULE_NONE, c->family = NULL;
 }
 
 gt_choice gt_loader_select(const gt_winner *rows, int n, const gt_device_id *dev, const gt_call *call,
-                           gemmtune_fallback fallback)
+                           gemmtune_fallback fallback, const gt_serve_model *model)
 {
     gt_choice c;
     memset(&c, 0, sizeof c);
-    c.row = exact_row(rows, n, dev, call);
-    c.rule = GT_RULE_EXACT;
-    for (int any = 0; c.row < 0 && any < 2; ++any) {
-        accept_ctx ctx = {dev, call, any};
-        c.row = gt_nearest_shape(rows, n, &call->shape, accept_row, &ctx, &c.distance);
-        c.rule = any ? GT_RULE_SAME_CC : GT_RULE_NEAREST;
-    }
-    if (c.row >= 0) {
-        usable(rows[c.row].family, rows[c.row].params, dev, call, &c.family, &c.params);
-        return c;
-    }
-    c.distance = 0;
-    c.rule = fallback == GEMMTUNE_FALLBACK_CUBLAS ? GT_RULE_CUBLAS
-           : fallback == GEMMTUNE_FALLBACK_NONE   ? GT_RULE_NONE
-                                                  : GT_RULE_DEFAULT;
-    if (c.rule == GT_RULE_DEFAULT && !usable(GT_DEFAULT_FAMILY, GT_DEFAULT_PARAMS, dev, call, &c.family, &c.params))
-        c.rule = GT_RULE_NONE;
+    c.row = -1;
+    if (!exact(rows, n, dev, call, &c) && !reuse(rows, n, dev, call, model, &c)) fall_back(dev, call, fallback, &c);
     return c;
+}
+
+void gt_loader_kernel_text(const gt_family *f, const gt_params *p, char *buf, size_t n)
+{
+    char text[256];
+    const gt_backend *be = f && f->backend ? gt_backend_find(f->backend) : NULL;
+    if (!f) snprintf(buf, n, "no kernel (fallback none: the call fails)");
+    else if (be) be->describe(f, p, buf, n);
+    else {
+        gt_params_format(f, p, text, sizeof text);
+        snprintf(buf, n, "%s %s", f->name, text);
+    }
 }
 
 void gt_loader_describe(const gt_choice *c, const gt_winner *rows, char *buf, size_t n)
 {
-    char kernel[320] = "cublasSgemm";
-    if (c->family) {
-        char p[256];
-        gt_params_format(c->family, &c->params, p, sizeof p);
-        snprintf(kernel, sizeof kernel, "%s %s", c->family->name, p);
-    } else if (c->rule == GT_RULE_NONE) {
-        snprintf(kernel, sizeof kernel, "no kernel (fallback none)");
-    }
-    if (c->rule == GT_RULE_NEAREST || c->rule == GT_RULE_SAME_CC) {
-        const gt_winner *w = &rows[c->row];
-        snprintf(buf, n, "%s (d=%.3f from %dx%dx%d %s on %s cc %d.%d, %d SMs): %s", gt_rule_name(c->rule),
-                 c->distance, w->shape.m, w->shape.n, w->shape.k, gt_layout_name(w->shape.ta, w->shape.tb),
-                 w->gpu_name, w->cc_major, w->cc_minor, w->sm_count, kernel);
-    } else {
-        snprintf(buf, n, "%s: %s", gt_rule_name(c->rule), kernel);
-    }
+    char kernel[320];
+    gt_loader_kernel_text(c->family, &c->params, kernel, sizeof kernel);
+    const gt_winner *w = c->row >= 0 ? &rows[c->row] : NULL;
+    if (c->rule == GT_RULE_EXACT && w && w->ratio > 0)
+        snprintf(buf, n, "exact: %s (tuned for this shape: %.3fx cuBLAS)%s%s", kernel, w->ratio, c->why[0] ? "; " : "",
+                 c->why);
+    else if (c->rule == GT_RULE_REUSE && w)
+        snprintf(buf, n, "reuse: %s, tuned for %dx%dx%d %s (%.3fx cuBLAS there; d=%.3f; predicted %.3fx here)", kernel,
+                 w->shape.m, w->shape.n, w->shape.k, gt_layout_name(w->shape.ta, w->shape.tb), w->ratio, c->distance,
+                 c->predicted);
+    else
+        snprintf(buf, n, "%s: %s%s%s", gt_rule_name(c->rule), kernel, c->why[0] ? " (" : "", c->why[0] ? c->why : "");
+    if (c->rule != GT_RULE_EXACT && c->rule != GT_RULE_REUSE && c->why[0] && strlen(buf) + 1 < n) strcat(buf, ")");
 }

@@ -1,0 +1,257 @@
+/* gemmtune_sgemm: a plan per call signature (selection, then the loaded kernel or the library plan, its launch and
+ * workspace), published lock-free; workspaces per stream; and gemmtune_explain. Design notes in src/lib/gemmtune.h;
+ * GPU tests in tests/test_loader_gpu.c. */
+#include "handle.h"
+
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned call_hash(const gt_call *c)
+{
+    unsigned long long v[] = {(unsigned)c->shape.m, (unsigned)c->shape.n, (unsigned)c->shape.k,
+                              (unsigned)(c->shape.ta * 2 + c->shape.tb), (unsigned long long)c->lda,
+                              (unsigned long long)c->ldb, (unsigned long long)c->ldc,
+                              (unsigned)(c->align_a * 289 + c->align_b * 17 + c->align_c)};
+    unsigned long long h = 14695981039346656037ull;
+    for (size_t i = 0; i < sizeof v / sizeof v[0]; ++i) h = (h ^ v[i]) * 1099511628211ull;
+    return (unsigned)(h ^ (h >> 32)) % GT_NBUCKET;
+}
+
+static int call_equal(const gt_call *a, const gt_call *b)
+{
+    return a->shape.m == b->shape.m && a->shape.n == b->shape.n && a->shape.k == b->shape.k &&
+           a->shape.ta == b->shape.ta && a->shape.tb == b->shape.tb && a->lda == b->lda && a->ldb == b->ldb &&
+           a->ldc == b->ldc && a->align_a == b->align_a && a->align_b == b->align_b && a->align_c == b->align_c;
+}
+
+/* The warm path: acquire loads pair with the release store that published each node. */
+static gt_plan *find_plan(struct gemmtune_context *h, const gt_call *c, unsigned b)
+{
+    for (gt_plan *p = atomic_load_explicit(&h->buckets[b], memory_order_acquire); p; p = p->next)
+        if (call_equal(&p->call, c)) return p;
+    return NULL;
+}
+
+static int capturing(void *stream)
+{
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    return cudaStreamIsCapturing((cudaStream_t)stream, &cs) == cudaSuccess && cs != cudaStreamCaptureStatusNone;
+}
+
+/* Under h->lock. The cubin: embedded in the table row when it is for this arch, else obtain (cache/NVRTC). */
+static gemmtune_status load_kernel(struct gemmtune_context *h, const gt_choice *c, const gt_shape *s,
+                                   unsigned smem, const gt_kernel **out)
+{
+    for (gt_kentry *e = h->kernels; e; e = e->next)
+        if (e->family == c->family && !memcmp(&e->params, &c->params, sizeof e->params) && e->ta == s->ta &&
+            e->tb == s->tb && e->smem == smem)
+            return *out = e->k, GEMMTUNE_SUCCESS;
+    char err[4096];
+    unsigned char *data = NULL;
+    size_t size = 0;
+    const unsigned char *bin = NULL;
+    gemmtune_status st = GEMMTUNE_SUCCESS;
+    if (c->row >= 0 && h->set.cubin && h->set.cubin[c->row] && !strcmp(h->set.cubin_arch[c->row], h->arch)) {
+        bin = h->set.cubin[c->row];
+        size = h->set.cubin_size[c->row];
+        h->count.embedded++;
+    } else {
+        int cached = 0;
+        char *src = gt_render(c->family, &c->params, s->ta, s->tb, err, sizeof err);
+        if (!src) return gt_loader_fail(GEMMTUNE_STATUS_COMPILE_ERROR, "%s", err);
+        st = h->obtain(h->obtain_ctx, src, h->arch, &data, &size, &cached, err, sizeof err);
+        free(src);
+        if (st) return gt_loader_fail(st, "%s", err);
+        bin = data;
+        ++*(cached ? &h->count.cache_hits : &h->count.compiled);
+    }
+    gt_kentry *e = calloc(1, sizeof *e);
+    if (!e) st = gt_loader_fail(GEMMTUNE_STATUS_ALLOC_FAILED, "kernel cache entry");
+    else if (gt_kernel_load(bin, size, smem, &e->k, err, sizeof err))
+        st = gt_loader_fail(GEMMTUNE_STATUS_CUDA_ERROR, "loading %s on %s: %s", c->family->name, h->arch, err);
+    free(data);
+    if (st) return free(e), st;
+    *e = (gt_kentry){h->kernels, c->family, c->params, s->ta, s->tb, smem, e->k};
+    h->kernels = e;
+    h->count.kernels++;
+    *out = e->k;
+    return GEMMTUNE_SUCCESS;
+}
+
+/* Under h->lock: a library family's plan. A stored algorithm this library or GPU refuses falls back to the
+ * vendor's default call, and the plan's note says so (explain prints it). */
+static gemmtune_status library_plan(struct gemmtune_context *h, gt_plan *p)
+{
+    char err[512];
+    const gt_backend *be = gt_backend_find(p->choice.family->backend);
+    if (!be) return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "backend '%s' is not linked in", p->choice.family->backend);
+    if (!h->bctx && be->open(&h->bctx, err, sizeof err))
+        return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "%s", err);
+    h->be = be;
+    gt_status st = be->plan(h->bctx, p->choice.family, &p->choice.params, &p->call, &p->bplan, err, sizeof err);
+    if (st == GT_ST_UNAVAILABLE) {
+        snprintf(p->note, sizeof p->note, "the stored algorithm is not usable here (%s): cuBLAS's own choice instead",
+                 err);
+        gt_backend_default_params(&p->choice.family, &p->choice.params);
+        st = be->plan(h->bctx, p->choice.family, &p->choice.params, &p->call, &p->bplan, err, sizeof err);
+    }
+    if (st != GT_ST_OK) return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "%s", err);
+    p->ws_bytes = be->workspace(p->bplan);
+    return GEMMTUNE_SUCCESS;
+}
+
+static gemmtune_status bind_kernel(struct gemmtune_context *h, gt_plan *p)
+{
+    const gt_choice *c = &p->choice;
+    if (c->rule == GT_RULE_NONE)
+        return gt_loader_fail(GEMMTUNE_STATUS_NO_KERNEL, "no tuned kernel for %dx%dx%d %s on %s and fallback none",
+                              p->call.shape.m, p->call.shape.n, p->call.shape.k,
+                              gt_layout_name(p->call.shape.ta, p->call.shape.tb), h->dev.name);
+    if (c->family->build != GT_BUILD_NVRTC) return library_plan(h, p);
+    c->family->launch(&c->params, &p->call.shape, &p->L);
+    p->ws_bytes = p->L.splitk > 1 ? p->L.ws_bytes : 0;
+    return load_kernel(h, c, &p->call.shape, p->L.smem, &p->kernel);
+}
+
+/* Cold path, under h->lock: select, bind, publish. Another thread may have published the plan meanwhile. k = 0
+ * (C = beta C) is cuBLAS's: no kernel of ours is built for an empty K. */
+static gemmtune_status make_plan(struct gemmtune_context *h, const gt_call *c, unsigned b, void *stream,
+                                 gt_plan **out)
+{
+    if ((*out = find_plan(h, c, b))) return GEMMTUNE_SUCCESS;
+    if (capturing(stream))
+        return gt_loader_fail(GEMMTUNE_STATUS_NOT_PREPARED, "%dx%dx%d %s: first call inside stream capture; call "
+                              "once before capturing", c->shape.m, c->shape.n, c->shape.k,
+                              gt_layout_name(c->shape.ta, c->shape.tb));
+    gt_plan *p = calloc(1, sizeof *p);
+    if (!p) return gt_loader_fail(GEMMTUNE_STATUS_ALLOC_FAILED, "plan");
+    p->call = *c;
+    if (c->shape.k > 0) p->choice = gt_loader_select(h->set.rows, h->set.n, &h->dev, c, h->fallback, &h->model);
+    else {
+        p->choice = (gt_choice){.rule = GT_RULE_CUBLAS, .row = -1};
+        gt_backend_default_params(&p->choice.family, &p->choice.params);
+    }
+    gemmtune_status st = bind_kernel(h, p);
+    if (st) return free(p), st;
+    h->count.plans++;
+    p->next = atomic_load_explicit(&h->buckets[b], memory_order_relaxed);
+    atomic_store_explicit(&h->buckets[b], p, memory_order_release);
+    *out = p;
+    return GEMMTUNE_SUCCESS;
+}
+
+static int ws_match(const gt_wsentry *w, void *stream, size_t bytes)
+{
+    return w->stream == stream && w->bytes >= bytes &&
+           (stream != (void *)cudaStreamPerThread || pthread_equal(w->thread, pthread_self()));
+}
+
+/* The workspace of this stream, at least bytes. Grows geometrically; outgrown buffers stay allocated until destroy
+ * because work already queued (or captured in a graph) may still use them. */
+static gemmtune_status workspace(struct gemmtune_context *h, void *stream, size_t bytes, float **out)
+{
+    for (gt_wsentry *w = atomic_load_explicit(&h->ws, memory_order_acquire); w; w = w->next)
+        if (ws_match(w, stream, bytes)) return *out = w->ptr, GEMMTUNE_SUCCESS;
+    if (capturing(stream))
+        return gt_loader_fail(GEMMTUNE_STATUS_NOT_PREPARED, "workspace of this stream: first use inside stream "
+                              "capture; call once before capturing");
+    pthread_mutex_lock(&h->lock);
+    size_t want = bytes;
+    for (gt_wsentry *w = atomic_load_explicit(&h->ws, memory_order_relaxed); w; w = w->next) {
+        if (ws_match(w, stream, bytes)) { /* another thread of a per-thread stream can't; a racing caller can */
+            pthread_mutex_unlock(&h->lock);
+            return *out = w->ptr, GEMMTUNE_SUCCESS;
+        }
+        if (ws_match(w, stream, 0) && w->bytes * 2 > want) want = w->bytes * 2;
+    }
+    gt_wsentry *w = calloc(1, sizeof *w);
+    cudaError_t e = w ? cudaMalloc((void **)&w->ptr, want) : cudaErrorMemoryAllocation;
+    if (e != cudaSuccess) {
+        free(w);
+        pthread_mutex_unlock(&h->lock);
+        return gt_loader_fail(GEMMTUNE_STATUS_CUDA_ERROR, "workspace of %zu bytes: %s", want, cudaGetErrorString(e));
+    }
+    w->stream = stream;
+    w->thread = pthread_self();
+    w->bytes = want;
+    h->count.workspaces++;
+    w->next = atomic_load_explicit(&h->ws, memory_order_relaxed);
+    atomic_store_explicit(&h->ws, w, memory_order_release);
+    pthread_mutex_unlock(&h->lock);
+    *out = w->ptr;
+    return GEMMTUNE_SUCCESS;
+}
+
+static gemmtune_status launch(struct gemmtune_context *h, const gt_plan *p, void *stream, gt_args *a)
+{
+    char err[512];
+    if (p->ws_bytes) {
+        gemmtune_status st = workspace(h, stream, p->ws_bytes, &a->ws);
+        if (st) return st;
+    }
+    if (p->bplan) {
+        if (h->be->run(h->bctx, p->bplan, a, a->ws, (cudaStream_t)stream, err, sizeof err))
+            return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "%s", err);
+        return GEMMTUNE_SUCCESS;
+    }
+    if (gt_kernel_launch(p->kernel, &p->L, (cudaStream_t)stream, a, err, sizeof err))
+        return gt_loader_fail(GEMMTUNE_STATUS_CUDA_ERROR, "launching %s: %s", p->choice.family->name, err);
+    return GEMMTUNE_SUCCESS;
+}
+
+gemmtune_status gemmtune_sgemm(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m,
+                               int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                               float beta, float *C, int ldc)
+{
+    char err[512];
+    gt_call c;
+    int swap, cur = -1;
+    if (!h) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_sgemm: handle is NULL");
+    if (gt_loader_map_call(h->column_major, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &c, &swap, err,
+                           sizeof err))
+        return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_sgemm: %s", err);
+    if (m == 0 || n == 0 || (k == 0 && beta == 1.0f)) return GEMMTUNE_SUCCESS; /* nothing to do, as in BLAS */
+    if ((k && (!A || !B)) || !C) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_sgemm: NULL matrix");
+    if (cudaGetDevice(&cur) != cudaSuccess || cur != h->device)
+        return gt_loader_fail(GEMMTUNE_STATUS_WRONG_DEVICE, "current device %d, handle's %d", cur, h->device);
+    const unsigned b = call_hash(&c);
+    gt_plan *p = find_plan(h, &c, b);
+    if (!p) {
+        pthread_mutex_lock(&h->lock);
+        gemmtune_status st = make_plan(h, &c, b, stream, &p);
+        pthread_mutex_unlock(&h->lock);
+        if (st) return st;
+    }
+    if (h->record_path[0]) atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
+    gt_args a = {.m = c.shape.m, .n = c.shape.n, .k = k, .ta = c.shape.ta, .tb = c.shape.tb, .alpha = alpha,
+                 .beta = beta, .A = swap ? B : A, .B = swap ? A : B, .C = C, .lda = (int)c.lda, .ldb = (int)c.ldb,
+                 .ldc = ldc};
+    return launch(h, p, stream, &a);
+}
+
+void gt_loader_counters_get(gemmtune_handle h, gt_loader_counters *out)
+{
+    pthread_mutex_lock(&h->lock);
+    *out = h->count;
+    pthread_mutex_unlock(&h->lock);
+}
+
+gemmtune_status gemmtune_explain(gemmtune_handle h, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,
+                                 int lda, int ldb, int ldc, char *buf, unsigned long buflen)
+{
+    char err[512];
+    gt_call c;
+    int swap;
+    if (!h || !buf) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_explain: NULL argument");
+    if (gt_loader_map_call(h->column_major, transa, transb, m, n, k, NULL, lda, NULL, ldb, NULL, ldc, &c, &swap,
+                           err, sizeof err))
+        return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_explain: %s", err);
+    gt_choice ch = gt_loader_select(h->set.rows, h->set.n, &h->dev, &c, h->fallback, &h->model);
+    gt_loader_describe(&ch, h->set.rows, buf, buflen);
+    /* A plan already made knows more: a stored algorithm this machine refused. */
+    gt_plan *p = find_plan(h, &c, call_hash(&c));
+    if (p && p->note[0] && strlen(buf) + 3 < buflen) snprintf(buf + strlen(buf), buflen - strlen(buf), "; %s", p->note);
+    return ch.rule == GT_RULE_NONE ? GEMMTUNE_STATUS_NO_KERNEL : GEMMTUNE_SUCCESS;
+}
