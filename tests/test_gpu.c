@@ -97,7 +97,7 @@ GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
     const char *only = getenv("GT_GPU_FAMILY");
     for (int fi = 0; fi < gt_family_count(); ++fi) {
         const gt_family *f = gt_family_at(fi);
-        if (f->test_only || (only && strcmp(only, f->name))) continue;
+        if (f->test_only || f->build != GT_BUILD_NVRTC || (only && strcmp(only, f->name))) continue; /* vendor: test_loader_gpu */
         picker pk;
         tally t = {0};
         int compiled = pick(f, &lim, &pk);
@@ -238,7 +238,8 @@ GT_TEST(gpu_sweep_survives_kill_9, GT_NEEDS_GPU)
 {
     char *db = gt_tmp_path(".db"), cmd[1024], *out = NULL;
     snprintf(cmd, sizeof cmd,
-             "exec " GT_CLI " --gpu 0 --sizes 512 --family tile2d,warptile --max-trials 40 --reps 20 --no-progress "
+             "exec " GT_CLI " --gpu 0 --sizes 512 --family tile2d,warptile --strategy exhaustive --max-trials 40 --reps 20 "
+             "--no-progress "
              "--final-reps 5 --db %s >/dev/null 2>&1", db);
     long long stored;
     pid_t pid = start_sweep(cmd, db, 10, &stored);
@@ -246,8 +247,8 @@ GT_TEST(gpu_sweep_survives_kill_9, GT_NEEDS_GPU)
     waitpid(pid, NULL, 0);
     printf("    killed after %lld stored trials\n", stored);
     CHECK(stored >= 10);
-    snprintf(cmd, sizeof cmd, GT_CLI " --gpu 0 --sizes 512 --family tile2d,warptile --max-trials 40 --reps 20 "
-                              "--no-progress --final-reps 5 --db %s", db);
+    snprintf(cmd, sizeof cmd, GT_CLI " --gpu 0 --sizes 512 --family tile2d,warptile --strategy exhaustive --max-trials 40 "
+                              "--reps 20 --no-progress --final-reps 5 --db %s", db);
     int rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0, "%s", out);
     CHECK_MSG(out && strstr(out, "already stored and skipped"), "%s", out);
@@ -265,7 +266,8 @@ GT_TEST(gpu_sweep_sigint_commits_and_exits_130, GT_NEEDS_GPU)
 {
     char *db = gt_tmp_path(".db"), *log = gt_tmp_path(".log"), cmd[1024];
     snprintf(cmd, sizeof cmd,
-             "exec " GT_CLI " --gpu 0 --sizes 384 --family tile2d --reps 20 --no-progress --db %s >%s 2>&1", db, log);
+             "exec " GT_CLI " --gpu 0 --sizes 384 --family tile2d --strategy exhaustive --reps 20 --no-progress --db %s >%s 2>&1",
+             db, log);
     long long stored;
     pid_t pid = start_sweep(cmd, db, 5, &stored);
     kill(pid, SIGINT);

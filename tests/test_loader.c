@@ -166,7 +166,7 @@ GT_TEST(loader_select_reuse_respects_device_limits_layout_and_distance, GT_NEEDS
     ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
     CHECK_MSG(ch.rule == GT_RULE_CUBLAS, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
     gt_loader_describe(&ch, rows, line, sizeof line);
-    CHECK_MSG(strstr(line, "within distance 2 can run this call"), "%s", line);
+    CHECK_MSG(strstr(line, "within distance 2 with a kernel that can run this call"), "%s", line);
     d = h100();
     c = call_of(1024, 1024, 1024, "nt", 16); /* reuse stays within the call's layout */
     ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);

@@ -167,6 +167,14 @@ void gt_pool_want(gt_pool *p, const int *jobs, int n)
     pthread_mutex_unlock(&p->mu);
 }
 
+void gt_pool_unwant(gt_pool *p, const int *jobs, int n)
+{
+    pthread_mutex_lock(&p->mu);
+    for (int i = 0; i < n; ++i)
+        if (jobs[i] >= 0 && p->jobs[jobs[i]].state == 0) p->jobs[jobs[i]].wanted = 0;
+    pthread_mutex_unlock(&p->mu);
+}
+
 const gt_pool_job *gt_pool_wait(gt_pool *p, int idx, double *waited_s)
 {
     gt_pool_want(p, &idx, 1);

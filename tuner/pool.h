@@ -33,6 +33,8 @@ int gt_pool_add(gt_pool *p, const gt_family *f, const gt_params *par, int layout
                 char *err, size_t errlen);
 /* Ask for jobs in this order of need; they compile ahead while the GPU works. */
 void gt_pool_want(gt_pool *p, const int *jobs, int n);
+/* Take back jobs not yet started (a family cut in a screen): they compile only if asked for again. */
+void gt_pool_unwant(gt_pool *p, const int *jobs, int n);
 /* The job, compiled; blocks until it is. *waited_s (may be NULL) adds the time spent waiting. The pointer stays
  * valid until the next gt_pool_add. */
 const gt_pool_job *gt_pool_wait(gt_pool *p, int job, double *waited_s);

@@ -119,6 +119,18 @@ static void progress(round_q *q, const gt_item *it)
     o->on_trial(&e, o->ctx);
 }
 
+/* A cut family's candidates still to come in this round need no compile. */
+static void unwant_family(round_q *q, const gt_family *f)
+{
+    int *jobs = malloc(((size_t)(q->n - q->next) + 1) * sizeof *jobs), n = 0;
+    for (int i = q->next; jobs && i < q->n; ++i) {
+        const gt_item *it = &q->sc->items[q->order[i]];
+        if (it->f == f && !it->probe) jobs[n++] = it->job;
+    }
+    if (jobs) gt_pool_unwant(q->t->pool, jobs, n);
+    free(jobs);
+}
+
 /* A screen has probed every probe of this item's family: is the family's best out of reach? */
 static void judge_family(round_q *q, const gt_item *it)
 {
@@ -126,8 +138,10 @@ static void judge_family(round_q *q, const gt_item *it)
     if (!it->probe || !q->rc.screen || q->t->o->family_ceiling <= 0) return;
     if (gt_status_timed(it->status) || it->status == GT_ST_PRUNED)
         if (it->median_ms > 0 && (q->fam_best[f] <= 0 || it->median_ms < q->fam_best[f])) q->fam_best[f] = it->median_ms;
-    if (--q->probes_left[f] == 0 && q->best_ms > 0 && q->fam_best[f] > q->t->o->family_ceiling * q->best_ms)
+    if (--q->probes_left[f] == 0 && q->best_ms > 0 && q->fam_best[f] > q->t->o->family_ceiling * q->best_ms) {
         q->cut[f] = 1;
+        unwant_family(q, it->f);
+    }
 }
 
 /* The family was cut: stored as pruned without running. */
@@ -171,7 +185,6 @@ static int run_round(gt_sweep *t, gt_shape_ctx *sc, const int *order, int n, gt_
     round_q q = {.t = t, .sc = sc, .order = order, .n = n, .rc = rc, .t_start = gt_now_s()};
     const double scale = rc.screen ? (double)sc->proxy.k / sc->s.k : 1.0;
     q.static_cut = t->o->prune_ratio > 0 ? t->o->prune_ratio * sc->cublas_ms * scale : 0;
-    q.best_ms = sc->cublas_ms * scale; /* the reference is the first "best so far" */
     int *jobs = malloc(((size_t)n + 1) * sizeof *jobs);
     for (int i = 0; jobs && i < n; ++i) {
         const gt_item *it = &sc->items[order[i]];

@@ -194,7 +194,7 @@ static int record(gt_sweep *t, const gt_shape_result *res)
 
 static int tune_shape(gt_sweep *t, const gt_shape *s)
 {
-    gt_shape_result res = {.shape = *s};
+    gt_shape_result res = {.shape = *s, .wall_s = gt_now_s(), .gpu_s = t->gpu_seconds};
     gt_shape_ctx sc = {.s = *s};
     char err[512];
     if (t->run->baseline(t->gpu[0], s, 3, 20, &res.cublas_ms, err, sizeof err) ||
@@ -210,6 +210,8 @@ static int tune_shape(gt_sweep *t, const gt_shape *s)
     tally(&sc, &res);
     free(sc.items);
     if (rc == 0 && !gt_sweep_stopped(t)) rc = cross_time(t, &sc, &res);
+    res.wall_s = gt_now_s() - res.wall_s;
+    res.gpu_s = t->gpu_seconds - res.gpu_s;
     return rc == 0 && !gt_sweep_stopped(t) ? record(t, &res) : rc;
 }
 

@@ -41,6 +41,7 @@ typedef struct {
     char family[32], params[256];
     double median_ms, spread_pct, cublas_ms;
     int trials, failed, skipped, cross;
+    double wall_s, gpu_s; /* this shape's share of the sweep */
 } gt_shape_result;
 
 /* A trial just finished (for a progress line). */

@@ -259,14 +259,15 @@ static void print_shape(const gt_shape_result *r, FILE *out)
                 r->failed, tflops(s, r->cublas_ms));
         return;
     }
-    fprintf(out, "%8.2f %8.2f %6.3fx  %5.1f%%  %4d %4d  %-10s %s\n", tflops(s, r->median_ms), tflops(s, r->cublas_ms),
-            r->cublas_ms / r->median_ms, r->spread_pct, r->trials, r->failed, r->family, r->params);
+    fprintf(out, "%8.2f %8.2f %6.3fx  %5.1f%%  %4d %4d %6.1f %6.1f  %-10s %s\n", tflops(s, r->median_ms),
+            tflops(s, r->cublas_ms), r->cublas_ms / r->median_ms, r->spread_pct, r->trials, r->failed, r->wall_s,
+            r->gpu_s, r->family, r->params);
 }
 
 static void header(void)
 {
-    printf("%-28s %8s %8s %7s  %6s  %4s %4s  %s\n", "shape", "TFLOPS", "cuBLAS", "ratio", "spread", "tri", "fail",
-           "winner");
+    printf("%-28s %8s %8s %7s  %6s  %4s %4s %6s %6s  %s\n", "shape", "TFLOPS", "cuBLAS", "ratio", "spread", "tri",
+           "fail", "wall s", "GPU s", "winner");
 }
 
 typedef struct {

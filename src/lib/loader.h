@@ -35,8 +35,7 @@ typedef struct {
 
 /* The fitted constants, or $GEMMTUNE_SERVE_MODEL's ("decay=0.25,margin=0.03,dmax=2"). 0, or -1 with err. */
 int gt_serve_model_get(gt_serve_model *out, char *err, size_t errlen);
-/* Predicted speed over cuBLAS of winner w's kernel (f, p) on shape x: 0 when it is never reused (no baseline, or
- * the vendor's own). */
+/* Predicted speed over cuBLAS of winner w's kernel (f, p) on shape x: 0 when w has no baseline. */
 double gt_serve_predict(const gt_winner *w, const gt_family *f, const gt_params *p, const gt_shape *x, int sm_count,
                         const gt_serve_model *m);
 /* The busy share of the GPU (last wave, edge tiles) of kernel f/p on shape s. */

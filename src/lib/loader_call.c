@@ -92,7 +92,7 @@ static gemmtune_status library_plan(struct gemmtune_context *h, gt_plan *p)
     h->be = be;
     gt_status st = be->plan(h->bctx, p->choice.family, &p->choice.params, &p->call, &p->bplan, err, sizeof err);
     if (st == GT_ST_UNAVAILABLE) {
-        snprintf(p->note, sizeof p->note, "the stored algorithm is not usable here (%s): cuBLAS's own choice instead",
+        snprintf(p->note, sizeof p->note, "the stored algorithm is not usable here (%.180s): cuBLAS's own choice instead",
                  err);
         gt_backend_default_params(&p->choice.family, &p->choice.params);
         st = be->plan(h->bctx, p->choice.family, &p->choice.params, &p->call, &p->bplan, err, sizeof err);

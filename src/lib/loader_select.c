@@ -155,7 +155,9 @@ static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt
     const size_t left = sizeof c->why - used;
     if (!model_rows) snprintf(w, left, "no kernel is tuned for this GPU model (%s, %d SMs)", dev->name, dev->lim.sm_count);
     else if (!layout_rows) snprintf(w, left, "no shape is tuned in layout %s on this GPU model", gt_layout_name(s->ta, s->tb));
-    else if (best < 0) snprintf(w, left, "no tuned kernel of this layout within distance %.2g can run this call", m->dmax);
+    else if (best < 0)
+        snprintf(w, left, "no shape of this layout is tuned within distance %.2g with a kernel that can run this call",
+                 m->dmax);
     else if (best_pred < 1 + m->margin)
         snprintf(w, left, "the best tuned neighbour, %s from %dx%dx%d (d=%.3f), is predicted at %.3fx cuBLAS here, "
                  "under the %.3fx a reuse needs", rows[best].family, rows[best].shape.m, rows[best].shape.n,

@@ -6,7 +6,8 @@
  *
  * ratio(S') is the kernel's measured speed over cuBLAS on its own shape, d the log2 distance of the shapes
  * (|log2 m/m'| + |log2 n/n'| + |log2 k/k'|), and Q the fraction of the GPU a launch keeps busy: the last wave's
- * share of the SMs, and the useful share of the edge tiles when the family has BM and BN tiles. */
+ * share of the SMs, and the useful share of the edge tiles when the family has BM and BN tiles; 1 for a library
+ * algorithm, whose grid is the library's. */
 #include "loader.h"
 
 #include <math.h>
@@ -30,6 +31,7 @@ static double tile_share(int dim, int tile)
 double gt_serve_occupancy(const gt_family *f, const gt_params *p, const gt_shape *s, int sm_count)
 {
     gt_launch L;
+    if (f->build != GT_BUILD_NVRTC) return 1; /* a library picks its own grid: unknown here */
     f->launch(p, s, &L);
     const double blocks = (double)L.grid[0] * L.grid[1] * (L.grid[2] ? L.grid[2] : 1);
     double q = 1.0;
@@ -40,7 +42,7 @@ double gt_serve_occupancy(const gt_family *f, const gt_params *p, const gt_shape
 double gt_serve_predict(const gt_winner *w, const gt_family *f, const gt_params *p, const gt_shape *x, int sm_count,
                         const gt_serve_model *m)
 {
-    if (w->ratio <= 0 || f->build != GT_BUILD_NVRTC) return 0; /* no baseline, or the vendor's own: never reused */
+    if (w->ratio <= 0) return 0; /* no baseline: nothing to predict from */
     const double q_there = gt_serve_occupancy(f, p, &w->shape, sm_count);
     const double q_here = gt_serve_occupancy(f, p, x, sm_count);
     return q_there > 0 ? w->ratio * q_here / q_there * exp(-m->decay * gt_shape_distance(x, &w->shape)) : 0;

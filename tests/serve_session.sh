@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# GPU session for "never slower than cuBLAS" and the sweep's cost, in stages that each fit one device call:
+#   tune    the public suite of docs/BENCHMARKS.md tuned into $DB (every family, the default strategy, cross-timing)
+#   bench   the loader against our own best and cuBLAS over the public suite and ten untuned shapes
+#   loop    record -> tune -> serve: a run records its untuned calls, gemmtune tunes them, the next run serves them
+#   cost    the sweep's cost: `make run`'s sweep and 8192^3 by halving, each into a fresh database
+# Usage (repo root, build/ carried with build/lib/libcjson.so.1): bash tests/serve_session.sh tune bench ...
+# Logs go to $OUT (or ./serve-out); the database is $DB (default $OUT/suite.db; carry it between calls).
+set -uo pipefail
+out=${OUT:-serve-out}
+B=${BUILD:-build}
+db=${DB:-$out/suite.db}
+mkdir -p "$out"
+export PATH=/usr/local/cuda/bin:$PATH
+public=1024,2048,4096,8192,1000,5000,3000x5000x700,4096x4096x256,256x4096x4096,8192x128x8192,127x4099x1025,64x64x65536
+untuned=96,256,640,1200,2500,5000x64x5000,64x5000x5000,3333x1111x777,7x1000x13,1x4096x4096
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader \
+    | tee -a "$out/gpu.txt"
+for stage in "$@"; do
+    echo "=== $stage $(date +%T)"
+    case $stage in
+    tune) /usr/bin/time -f "tune: %e s wall" "$B"/gemmtune --gpu 0 --sizes "$public" --db "$db" --no-progress 2>&1 \
+              | tee "$out/tune.log" | tail -20 ;;
+    bench) "$B"/gemmtune bench --sizes "$public,$untuned" --db "$db" 2>&1 | tee "$out/bench.log" ;;
+    loop)
+        rm -f "$out/calls.txt"
+        GEMMTUNE_RECORD="$out/calls.txt" "$B"/gemmtune bench --sizes 1200,7x1000x13:tn,2500 --db "$db" --reps 3 \
+            > "$out/loop-before.log" 2>&1
+        cat "$out/calls.txt"
+        "$B"/gemmtune --gpu 0 --sizes @"$out/calls.txt" --db "$db" --no-progress 2>&1 | tail -6
+        "$B"/gemmtune bench --sizes @"$out/calls.txt" --db "$db" 2>&1 | tee "$out/loop-after.log" ;;
+    cost)
+        /usr/bin/time -f "make run sweep: %e s wall" "$B"/gemmtune --gpu 0 --sizes 1024,2048 --db "$out/run.db" \
+            --no-progress 2>&1 | tail -8
+        /usr/bin/time -f "8192 halving: %e s wall" "$B"/gemmtune --gpu 0 --sizes 8192 --strategy halving \
+            --db "$out/h8192.db" --no-progress 2>&1 | tail -6 ;;
+    gpu-test) timeout 420 "$B"/gt_tests --gpu 2>&1 | tee "$out/gpu_tests.log" \
+                  | grep -E "^\[ (FAIL|SKIP)|check failed|passed|MISMATCH" ;;
+    *) echo "unknown stage $stage" ;;
+    esac
+done
