@@ -1,6 +1,7 @@
 /* The sweep (see tune.h): start the GPUs and the compile pool, then per shape and layout: the cuBLAS baseline, the
  * candidates (plan.c), the search (search.c), the winner re-timed at full size, and cross-timing against the tuned
  * neighbours; every trial is committed as it completes. */
+#include "backend.h"
 #include "sweep.h"
 
 #include <math.h>
@@ -192,6 +193,30 @@ static int record(gt_sweep *t, const gt_shape_result *res)
     return 0;
 }
 
+/* The reference time is cuBLAS's best showing: the baseline timed again after the search, and cuBLAS's own choice
+ * as the vendor family ran it at full size, when faster (a first baseline has been seen 1.7x slow). */
+static int settle_baseline(gt_sweep *t, const gt_shape_ctx *sc, gt_shape_result *res)
+{
+    char err[512];
+    double again = -1;
+    if (t->run->baseline(t->gpu[0], &sc->s, 3, 20, &again, err, sizeof err))
+        return snprintf(t->err, t->errlen, "%s", err), -1;
+    double best = again > 0 && again < res->cublas_ms ? again : res->cublas_ms;
+    const gt_family *df;
+    gt_params dp;
+    gt_backend_default_params(&df, &dp);
+    for (int i = 0; i < sc->n; ++i) {
+        const gt_item *it = &sc->items[i];
+        if (it->f == df && !memcmp(&it->p, &dp, sizeof dp) && it->status == GT_ST_OK && it->median_ms > 0 &&
+            it->median_ms < best)
+            best = it->median_ms;
+    }
+    if (best < res->cublas_ms && gt_db_set_baseline(t->db, t->sweeps[0], &sc->s, best, err, sizeof err))
+        return snprintf(t->err, t->errlen, "%s", err), -1;
+    res->cublas_ms = best;
+    return 0;
+}
+
 static int tune_shape(gt_sweep *t, const gt_shape *s)
 {
     gt_shape_result res = {.shape = *s, .wall_s = gt_now_s(), .gpu_s = t->gpu_seconds};
@@ -207,6 +232,7 @@ static int tune_shape(gt_sweep *t, const gt_shape *s)
     res.skipped = t->sum->trials_skipped - skipped0;
     int rc = gt_search(t, &sc);
     if (rc == 0 && !gt_sweep_stopped(t)) rc = finalize(t, &sc, &res);
+    if (rc == 0 && !gt_sweep_stopped(t)) rc = settle_baseline(t, &sc, &res);
     tally(&sc, &res);
     free(sc.items);
     if (rc == 0 && !gt_sweep_stopped(t)) rc = cross_time(t, &sc, &res);

@@ -91,15 +91,17 @@ static int fastest_own(const gt_trial_row *t, void *vctx)
     const gt_family *f = gt_family_find(t->family);
     gt_gpu_model tm = {.cc_major = t->cc_major, .cc_minor = t->cc_minor, .sm_count = t->sm_count};
     snprintf(tm.name, sizeof tm.name, "%s", t->gpu_name);
-    if (!f || f->build != GT_BUILD_NVRTC || strcmp(t->status, "ok") || t->median_ms <= 0 ||
-        !gt_gpu_model_equal(&tm, &c->model))
+    /* validated trials, and screens timed at full size (the bench validates its pick before timing it) */
+    const int timed = !strcmp(t->status, "ok") || (!strcmp(t->status, "screened") && !strstr(t->message, "proxy"));
+    if (!f || f->build != GT_BUILD_NVRTC || !timed || t->median_ms <= 0 || !gt_gpu_model_equal(&tm, &c->model))
         return 0;
     if (!c->found || t->median_ms < c->best.median_ms) c->best = *t, c->found = 1;
     return 0;
 }
 
-/* The kernel of our families to bench against: the fastest validated trial here, else the neighbour the serving
- * model ranks first (whatever its prediction). A one-row table handle serves it as an exact winner. */
+/* The kernel of our families to bench against: the fastest validated or full-size screened trial here, else the
+ * neighbour the serving model ranks first (whatever its prediction). A one-row table handle serves it as an exact
+ * winner. */
 static gemmtune_handle own_handle(gt_db *db, const gt_winner_set *set, const gt_device_id *dev, const gt_shape *s,
                                   int device, char *text, size_t n)
 {
@@ -203,10 +205,13 @@ static void print_rows(const row *r, int n, const char *fmt)
             printf("%d,%d,%d,%s,%.5f,%.4f,%.5f,%.4f,%.5f,%.3f,%.3g,\"%s\",\"%s\"\n", s->m, s->n, s->k,
                    gt_layout_name(s->ta, s->tb), r[i].loader.ms, sr, r[i].mine.ms, orat, r[i].cublas.ms,
                    tflops(s, r[i].cublas.ms), r[i].loader.rel_err, r[i].served, r[i].own);
-        else
+        else if (r[i].has_own)
             printf("%-17s %-3s %9.4f %5.3fx %9.4f %5.3fx %9.4f %7.2f  %s | %s\n", shape, gt_layout_name(s->ta, s->tb),
                    r[i].loader.ms, sr, r[i].mine.ms, orat, r[i].cublas.ms, tflops(s, r[i].cublas.ms), r[i].served,
-                   r[i].has_own ? r[i].own : "-");
+                   r[i].own);
+        else
+            printf("%-17s %-3s %9.4f %5.3fx %9s %6s %9.4f %7.2f  %s | -\n", shape, gt_layout_name(s->ta, s->tb),
+                   r[i].loader.ms, sr, "-", "-", r[i].cublas.ms, tflops(s, r[i].cublas.ms), r[i].served);
     }
     double served, own, lowest;
     geomeans(r, n, &served, &own, &lowest);
