@@ -24,7 +24,7 @@ for stage in "$@"; do
     bench) "$B"/gemmtune bench --sizes "$public,$untuned" --db "$db" 2>&1 | tee "$out/bench.log" ;;
     loop)
         rm -f "$out/calls.txt"
-        GEMMTUNE_RECORD="$out/calls.txt" "$B"/gemmtune bench --sizes 1200,7x1000x13:tn,2500 --db "$db" --reps 3 \
+        GEMMTUNE_RECORD="$out/calls.txt" "$B"/gemmtune bench --sizes 1200:nn,7x1000x13:tn,2500:nn --db "$db" --reps 3 \
             > "$out/loop-before.log" 2>&1
         cat "$out/calls.txt"
         "$B"/gemmtune --gpu 0 --sizes @"$out/calls.txt" --db "$db" --no-progress 2>&1 | tail -6

@@ -433,3 +433,28 @@ out:
     free(t);
     return rc;
 }
+
+int gt_measure_time_interleaved(gt_measure *m, const gt_shape *s, int n, const gt_run_fn *run, void *const *ctx,
+                                int warmup, int reps, double *medians, char *err, size_t errlen)
+{
+    geom g = geometry(s, 0, 0, 0);
+    err[0] = '\0';
+    if (reps < 1) reps = 1;
+    double *t = calloc((size_t)n * (size_t)reps, sizeof *t);
+    if (!t) return snprintf(err, errlen, "out of memory"), -1;
+    int rc = timing_operands(m, s, &g, err, errlen);
+    gt_args a = args_for(m, s, &g, 1.0f, 0.0f, m->c.p);
+    for (int r = 0; rc == 0 && r < warmup + reps; ++r)
+        for (int i = 0; rc == 0 && i < n; ++i) {
+            float ms = 0;
+            rc = timed_launch(m, run[i], ctx[i], &a, r >= warmup, r * n + i, &ms, err, errlen);
+            if (r >= warmup) t[(size_t)i * reps + (r - warmup)] = ms;
+        }
+    for (int i = 0; rc == 0 && i < n; ++i) {
+        double *v = t + (size_t)i * reps;
+        qsort(v, (size_t)reps, sizeof *v, cmp_double);
+        medians[i] = reps % 2 ? v[reps / 2] : 0.5 * (v[reps / 2 - 1] + v[reps / 2]);
+    }
+    free(t);
+    return rc;
+}

@@ -25,14 +25,15 @@ static void usage(FILE *out)
             "which and why), our own best kernel (the fastest validated trial of our families on this shape, else the\n"
             "neighbour the serving model ranks first), and cuBLAS FP32 (pedantic, no TF32). Each is validated against\n"
             "cuBLAS first (alpha 1.5, beta 0 over a NaN-filled C), then all are timed with CUDA events after warm-up on\n"
-            "a cold L2, alternating in two rounds; the median of all runs is reported. ratio = cuBLAS time / time\n"
+            "a cold L2, interleaved run by run (a clock transient touches every side alike); the median of the runs is\n"
+            "reported. ratio = cuBLAS time / time\n"
             "(above 1: faster than cuBLAS); the last lines are geometric means. Shapes need not be tuned.\n"
             "  --sizes LIST  N, MxNxK or MxNxK:layout items, or @FILE (default: the public benchmark suite of\n"
             "                docs/BENCHMARKS.md: " SUITE ")\n"
             "  --layout L    row-major layout of items without one (default nn)\n"
             "  --gpu N       CUDA device (default 0)\n"
             "  --db PATH     winners database (default $GEMMTUNE_DB, else ~/.local/share/gemmtune/gemmtune.db)\n"
-            "  --reps N      timed runs per round and side (default 20; two rounds)\n"
+            "  --reps N      timed runs per side (default 40)\n"
             "  --warmup N    untimed runs first (default 5)\n"
             "  --format F    table (default), csv or json\n");
 }
@@ -60,20 +61,17 @@ static int run_handle(void *ctx, const gt_args *a, cudaStream_t stream, char *er
     return 0;
 }
 
-/* Median over two alternating rounds of each side (own only when there is one). */
+/* Medians with the sides interleaved run by run (own only when there is one). */
 static int time_all(gt_measure *m, gemmtune_handle h, gemmtune_handle own, const gt_shape *s, int warmup, int reps,
                     row *r, char *err, size_t errlen)
 {
-    double med[2][3] = {{0}}, lo, hi;
-    for (int round = 0; round < 2; ++round) {
-        if (gt_measure_time(m, s, gt_measure_cublas_run, m, warmup, reps, 0, &med[round][0], &lo, &hi, err, errlen) ||
-            gt_measure_time(m, s, run_handle, h, warmup, reps, 0, &med[round][1], &lo, &hi, err, errlen) ||
-            (own && gt_measure_time(m, s, run_handle, own, warmup, reps, 0, &med[round][2], &lo, &hi, err, errlen)))
-            return -1;
-    }
-    r->cublas.ms = 0.5 * (med[0][0] + med[1][0]);
-    r->loader.ms = 0.5 * (med[0][1] + med[1][1]);
-    r->mine.ms = 0.5 * (med[0][2] + med[1][2]);
+    const gt_run_fn run[3] = {gt_measure_cublas_run, run_handle, run_handle};
+    void *const ctx[3] = {m, h, own};
+    double med[3] = {0, 0, 0};
+    if (gt_measure_time_interleaved(m, s, own ? 3 : 2, run, ctx, warmup, reps, med, err, errlen)) return -1;
+    r->cublas.ms = med[0];
+    r->loader.ms = med[1];
+    r->mine.ms = med[2];
     return 0;
 }
 
@@ -236,7 +234,7 @@ static int parse(int argc, char **argv, bench_args *a)
                                          {0, 0, 0, 0}};
     char err[256] = "";
     int c;
-    *a = (bench_args){SUITE, "nn", NULL, "table", 0, 20, 5};
+    *a = (bench_args){SUITE, "nn", NULL, "table", 0, 40, 5};
     optind = 0;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 'h') return usage(stdout), 1;
