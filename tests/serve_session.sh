@@ -4,6 +4,8 @@
 #   bench   the loader against our own best and cuBLAS over the public suite and ten untuned shapes
 #   loop    record -> tune -> serve: a run records its untuned calls, gemmtune tunes them, the next run serves them
 #   cost    the sweep's cost: `make run`'s sweep and 8192^3 by halving, each into a fresh database
+#   strategies  exhaustive and the default strategy on $STRATEGY_SIZES, each into a fresh database
+#   exh-8192    8192^3, multistage exhaustively (the family halving's winner comes from), for the rank correlation
 # Usage (repo root, build/ carried with build/lib/libcjson.so.1): bash tests/serve_session.sh tune bench ...
 # Logs go to $OUT (or ./serve-out); the database is $DB (default $OUT/suite.db; carry it between calls).
 set -uo pipefail
@@ -34,6 +36,13 @@ for stage in "$@"; do
             --no-progress 2>&1 | tail -8
         /usr/bin/time -f "8192 halving: %e s wall" "$B"/gemmtune --gpu 0 --sizes 8192 --strategy halving \
             --db "$out/h8192.db" --no-progress 2>&1 | tail -6 ;;
+    strategies) # GPU time and winners: exhaustive against the default strategy, each into a fresh database
+        for st in exhaustive halving; do
+            /usr/bin/time -f "$st: %e s wall" "$B"/gemmtune --gpu 0 --sizes "${STRATEGY_SIZES:-1024,2048,127x4099x1025,64x64x65536,4096x4096x256}" \
+                --strategy $st --no-cross --db "$out/$st.db" --no-progress 2>&1 | tail -9
+        done ;;
+    exh-8192) /usr/bin/time -f "8192 exhaustive (multistage): %e s wall" "$B"/gemmtune --gpu 0 --sizes 8192 \
+                  --family multistage --strategy exhaustive --no-cross --db "$out/e8192.db" --no-progress 2>&1 | tail -5 ;;
     gpu-test) timeout 420 "$B"/gt_tests --gpu 2>&1 | tee "$out/gpu_tests.log" \
                   | grep -E "^\[ (FAIL|SKIP)|check failed|passed|MISMATCH" ;;
     *) echo "unknown stage $stage" ;;
