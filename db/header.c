@@ -115,7 +115,9 @@ static int add_row(const gt_winner *w, void *ctx)
     char arch[16];
     int blob = -1;
     snprintf(arch, sizeof arch, "sm_%d%d", w->cc_major, w->cc_minor);
-    if (h->cubin && (blob = embed_cubin(h, w, arch)) < 0) return h->failed = 1;
+    const gt_family *f = gt_family_find(w->family);
+    const int built = !f || f->build == GT_BUILD_NVRTC; /* a library family's row has nothing to embed */
+    if (h->cubin && built && (blob = embed_cubin(h, w, arch)) < 0) return h->failed = 1;
     put(&h->rows, "    {");
     put_str(&h->rows, w->gpu_name);
     put(&h->rows, ", %d, %d, %d, %d, %d, %d, \"%s\", ", w->cc_major, w->cc_minor, w->sm_count, w->shape.m, w->shape.n,

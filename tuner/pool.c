@@ -1,6 +1,7 @@
 /* The sweep's compile pool (see pool.h): a job list guarded by one mutex, worker threads taking the wanted job
  * that was asked for first. */
 #include "pool.h"
+#include "cubin.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -119,11 +120,8 @@ static int find(const gt_pool *p, const char *hash)
 static void from_cache(gt_pool *p, job *j)
 {
     char err[256];
-    size_t size = 0;
     int found = 0;
-    if (gt_db_cubin_get(p->db, j->pub.hash, p->arch, gt_nvrtc_version(), gt_nvrtc_options(), &j->pub.cb.data, &size,
-                        &j->pub.cb.regs, &j->pub.cb.spill_bytes, &found, err, sizeof err) == 0 && found) {
-        j->pub.cb.size = size;
+    if (gt_cubin_cache_get(p->db, j->pub.hash, p->arch, &j->pub.cb, &found, err, sizeof err) == 0 && found) {
         j->pub.cached = j->pub.stored = 1;
         j->state = 2;
     }
@@ -197,9 +195,7 @@ void gt_pool_store(gt_pool *p, int idx)
     char err[256];
     pthread_mutex_lock(&p->mu);
     gt_pool_job *j = &p->jobs[idx].pub;
-    if (!j->stored && j->rc == 0 && p->db &&
-        gt_db_cubin_put(p->db, j->hash, p->arch, gt_nvrtc_version(), gt_nvrtc_options(), j->cb.data, j->cb.size,
-                        j->cb.regs, j->cb.spill_bytes, err, sizeof err) == 0)
+    if (!j->stored && j->rc == 0 && gt_cubin_cache_put(p->db, j->hash, p->arch, &j->cb, err, sizeof err) == 0)
         j->stored = 1;
     pthread_mutex_unlock(&p->mu);
 }

@@ -2,7 +2,7 @@
  * embedding each winner's cubin (from the db's cache, else compiled with NVRTC). Tested by tests/test_cli_db.c. */
 #include "cli.h"
 #include "cli_db.h"
-#include "compile.h"
+#include "cubin.h"
 #include "db.h"
 
 #include <stdio.h>
@@ -22,20 +22,18 @@ static void usage(FILE *out)
             "  --gpu, --shape, --layout, --family   filters, as for `gemmtune query`\n");
 }
 
-/* The cubin of w for arch: the cached one, else rendered and compiled here; the rendered source must still hash
- * to the winner's source hash, or the kernel would not be the one that was timed. */
+/* The cubin of w for arch: the one cached under its source hash, else from the provider (NVRTC); the rendered source
+ * must still hash to the winner's source hash, or the kernel would not be the one that was timed. */
 static int winner_cubin(const gt_winner *w, const char *arch, unsigned char **data, size_t *size, void *ctx, char *err,
                         size_t errlen)
 {
-    gt_db *db = ctx;
-    int regs, spill, found = 0;
-    if (gt_db_cubin_get(db, w->source_hash, arch, gt_nvrtc_version(), gt_nvrtc_options(), data, size, &regs, &spill,
-                        &found, err, errlen) < 0)
-        return -1;
-    if (found) return 0;
     const gt_family *f = gt_family_find(w->family);
     gt_params p;
+    gt_cubin c;
     char hash[17];
+    int cached = 0;
+    if (gt_cubin_cache_get(ctx, w->source_hash, arch, &c, &cached, err, errlen) < 0) return -1;
+    if (cached) return *data = c.data, *size = c.size, 0;
     if (!f) return snprintf(err, errlen, "winner family '%s' is unknown to this gemmtune", w->family), -1;
     if (gt_params_parse(f, w->params, &p, err, errlen) < 0) return -1;
     char *src = gt_render(f, &p, w->shape.ta, w->shape.tb, err, errlen);
@@ -47,11 +45,8 @@ static int winner_cubin(const gt_winner *w, const char *arch, unsigned char **da
         free(src);
         return -1;
     }
-    gt_cubin c;
-    int rc = gt_nvrtc_compile(src, arch, &c, err, errlen);
+    int rc = gt_cubin_provide(ctx, src, arch, &c, &cached, err, errlen);
     free(src);
-    if (rc == 1) snprintf(err, errlen, "%s %s does not compile for %s: %.300s", w->family, w->params, arch,
-                          c.log ? c.log : "");
     if (rc == 0) *data = c.data, *size = c.size, c.data = NULL;
     gt_cubin_free(&c);
     return rc == 0 ? 0 : -1;

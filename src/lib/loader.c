@@ -1,7 +1,7 @@
 /* The gemmtune handle's life: statuses and errors, options, binding to a device, create and destroy. The call
  * itself is in loader_call.c. Design notes in src/lib/gemmtune.h. CPU tests (statuses, no device) in
  * tests/test_loader.c, GPU tests (results against cuBLAS, overheads) in tests/test_loader_gpu.c. */
-#include "compile.h"
+#include "cubin.h"
 #include "handle.h"
 
 #include <cublas_v2.h>
@@ -13,9 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Weak: a program linking the static library for the table path alone pulls in neither NVRTC nor cuBLAS; then
- * these are NULL and a call that needs them reports so. (The shared library always has them.) */
-#pragma weak gt_nvrtc_compile
+/* Weak: a program linking the static library for the table path alone pulls in no NVRTC (src/lib/cubin.c); then
+ * a call that needs a compile reports so. (The shared library always has it.) */
 #pragma weak gt_cubin_free
 
 static _Thread_local char last_error[1024];
@@ -123,20 +122,12 @@ fail:
 static gemmtune_status nvrtc_obtain(void *ctx, const char *src, const char *arch, unsigned char **data,
                                     size_t *size, int *cached, char *err, size_t errlen)
 {
-    (void)ctx;
-    *cached = 0;
-    char msg[512];
-    if (!gt_nvrtc_compile) {
-        snprintf(err, errlen, "kernel not embedded for %s and NVRTC is not linked in", arch);
-        return GEMMTUNE_STATUS_COMPILE_ERROR;
-    }
     gt_cubin cb;
-    int rc = gt_nvrtc_compile(src, arch, &cb, msg, sizeof msg);
-    if (rc) snprintf(err, errlen, "NVRTC for %s: %s", arch, rc > 0 && cb.log ? cb.log : msg);
-    *data = cb.data;
-    *size = cb.size;
+    (void)ctx;
+    int rc = gt_cubin_provide(NULL, src, arch, &cb, cached, err, errlen);
+    *data = cb.data, *size = cb.size;
     cb.data = NULL;
-    gt_cubin_free(&cb);
+    if (cb.log || cb.size || rc == 0) gt_cubin_free(&cb);
     return rc ? GEMMTUNE_STATUS_COMPILE_ERROR : GEMMTUNE_SUCCESS;
 }
 

@@ -1,7 +1,7 @@
 /* gemmtune_create: winners from a gemmtune database or an exported JSON file (imported into an in-memory
  * database), and cubins through the database's cache shared with the tuner. Thin layer over db/db.h and
  * tuner/compile.h; tests/test_loader.c (CPU: missing/bad sources; GPU: cache hits). */
-#include "compile.h"
+#include "cubin.h"
 #include "loader.h"
 
 #include <errno.h>
@@ -121,34 +121,16 @@ gemmtune_status gt_loader_open_source(const gemmtune_options *opt, gt_db **db, c
     return GEMMTUNE_SUCCESS;
 }
 
-/* Cache first (same key as the tuner: source hash, arch, NVRTC version, options), then NVRTC; a fresh cubin
- * goes back into the cache, best effort (a read-only database still serves). ctx is the gt_db or NULL. */
+/* The cubin provider over this database's cache (shared with the tuner); ctx is the gt_db or NULL. */
 static gemmtune_status db_obtain(void *ctx, const char *src, const char *arch, unsigned char **data, size_t *size,
                                  int *cached, char *err, size_t errlen)
 {
-    gt_db *db = ctx;
-    char hash[17], msg[512];
-    int found = 0, regs, spills;
-    gt_hash_hex(src, strlen(src), hash);
-    if (db && !gt_db_cubin_get(db, hash, arch, gt_nvrtc_version(), gt_nvrtc_options(), data, size, &regs, &spills,
-                               &found, msg, sizeof msg) && found)
-        return *cached = 1, GEMMTUNE_SUCCESS;
-    *cached = 0;
     gt_cubin cb;
-    int rc = gt_nvrtc_compile(src, arch, &cb, msg, sizeof msg);
-    if (rc) {
-        snprintf(err, errlen, "NVRTC for %s: %s", arch, rc > 0 && cb.log ? cb.log : msg);
-        gt_cubin_free(&cb);
-        return GEMMTUNE_STATUS_COMPILE_ERROR;
-    }
-    if (db)
-        gt_db_cubin_put(db, hash, arch, gt_nvrtc_version(), gt_nvrtc_options(), cb.data, cb.size, cb.regs,
-                        cb.spill_bytes, msg, sizeof msg);
-    *data = cb.data;
-    *size = cb.size;
+    int rc = gt_cubin_provide(ctx, src, arch, &cb, cached, err, errlen);
+    *data = cb.data, *size = cb.size;
     cb.data = NULL;
     gt_cubin_free(&cb);
-    return GEMMTUNE_SUCCESS;
+    return rc ? GEMMTUNE_STATUS_COMPILE_ERROR : GEMMTUNE_SUCCESS;
 }
 
 static void db_close(void *ctx) { gt_db_close(ctx); }
