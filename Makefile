@@ -35,7 +35,7 @@ INC_lib     := $(INC_db) -Isrc/lib
 INC_tuner   := $(INC_lib) -Ituner
 INC_cli     := $(INC_tuner) -Isrc/cli -I$(BUILD)/gen
 INC_preload := -Isrc/lib -Isrc/preload
-INC_tests   := $(INC_cli) -Itests -Itests/families
+INC_tests   := $(INC_cli) -Isrc/preload -Itests -Itests/families
 
 KERNELS_SRC := $(wildcard kernels/*.c)
 DB_SRC      := $(wildcard db/*.c)
@@ -51,9 +51,10 @@ LIB_OBJ   := $(call obj,$(KERNELS_SRC) $(DB_SRC) $(LIBSRC_SRC)) $(BUILD)/obj/gen
 TUNER_OBJ := $(call obj,$(TUNER_SRC))
 CLI_OBJ   := $(call obj,$(CLI_SRC)) $(BUILD)/obj/gen/configs.o
 TEST_OBJ  := $(call obj,$(TEST_SRC)) $(BUILD)/obj/gen/test_templates.o
-# The cuBLAS drop-in.
+# The cuBLAS drop-in: its objects, and those of them that need no CUDA (the CPU tests link these too).
 PRELOAD_OBJ  := $(call obj,$(PRELOAD_SRC))
-PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so
+PRELOAD_PURE := $(call obj,src/preload/config.c src/preload/decide.c src/preload/log.c)
+PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/tests/libfakecublas.so $(BUILD)/tests/drive_fake
 ALL_OBJ   := $(LIB_OBJ) $(TUNER_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BUILD)/obj/src/cli/main.o
 
 .PHONY: all test gpu-test run asan clean install deps probe
@@ -142,10 +143,18 @@ $(BUILD)/libgemmtune_cublas.so: $(PRELOAD_OBJ) $(LIB_OBJ) src/preload/exports.ma
 	$(CC) -shared -Wl,-soname,libgemmtune_cublas.so -Wl,--version-script=src/preload/exports.map -o $@ \
 	  $(PRELOAD_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
 
+# A stand-in cuBLAS that records what reaches it, for the CPU tests of the interposer (tests/test_preload.c).
+$(BUILD)/tests/libfakecublas.so: tests/preload/fake_cublas.c tests/preload/fake_cublas.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -shared -Wl,-soname,libfakecublas.so -o $@ $<
+
+$(BUILD)/tests/drive_fake: tests/preload/drive_fake.c tests/preload/fake_cublas.h $(BUILD)/tests/libfakecublas.so
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/tests -lfakecublas -Wl,-rpath,'$$ORIGIN'
+
 $(BUILD)/gemmtune: $(BUILD)/obj/src/cli/main.o $(CLI_OBJ) $(TUNER_OBJ) $(LIB_OBJ)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
 
-$(BUILD)/gt_tests: $(TEST_OBJ) $(CLI_OBJ) $(TUNER_OBJ) $(LIB_OBJ)
+$(BUILD)/gt_tests: $(TEST_OBJ) $(CLI_OBJ) $(TUNER_OBJ) $(LIB_OBJ) $(PRELOAD_PURE)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
 
 test: all
