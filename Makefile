@@ -1,5 +1,5 @@
 # gemmtune: `make` builds build/gemmtune, build/libgemmtune.{a,so} and the cuBLAS drop-in
-# build/libgemmtune_cublas.so; `make test` runs the CPU tests;
+# build/libgemmtune_cublas.so (with its GPU check programs); `make test` runs the CPU tests;
 # `make gpu-test` the GPU tests; `make run` a sweep on GPU 0; `make asan` the CPU tests under ASan/UBSan.
 # Dependencies come from the system: the CUDA toolkit (NVRTC, cuBLAS, cuBLASLt, cudart), libsqlite3-dev,
 # libcjson-dev. Layers, each compiled seeing only the folders below it (docs/ARCHITECTURE.md):
@@ -54,7 +54,8 @@ TEST_OBJ  := $(call obj,$(TEST_SRC)) $(BUILD)/obj/gen/test_templates.o
 # The cuBLAS drop-in: its objects, and those of them that need no CUDA (the CPU tests link these too).
 PRELOAD_OBJ  := $(call obj,$(PRELOAD_SRC))
 PRELOAD_PURE := $(call obj,src/preload/config.c src/preload/decide.c src/preload/log.c)
-PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/tests/libfakecublas.so $(BUILD)/tests/drive_fake
+PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/check_cublas $(BUILD)/preload_overhead \
+                $(BUILD)/tests/libfakecublas.so $(BUILD)/tests/drive_fake
 ALL_OBJ   := $(LIB_OBJ) $(TUNER_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BUILD)/obj/src/cli/main.o
 
 .PHONY: all test gpu-test run asan clean install deps probe
@@ -142,6 +143,14 @@ $(BUILD)/libgemmtune.so: $(LIB_OBJ)
 $(BUILD)/libgemmtune_cublas.so: $(PRELOAD_OBJ) $(LIB_OBJ) src/preload/exports.map
 	$(CC) -shared -Wl,-soname,libgemmtune_cublas.so -Wl,--version-script=src/preload/exports.map -o $@ \
 	  $(PRELOAD_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
+
+# The GPU check's program knows only cuBLAS and links the static CUDA runtime, as nvcc-built programs do.
+$(BUILD)/check_cublas: tests/preload/check_cublas.c | deps
+	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lcublas -lcudart_static -lpthread -ldl -lrt -lm
+
+# Per-call cost of the drop-in over gemmtune_sgemm, in one process (run under the preload).
+$(BUILD)/preload_overhead: tests/preload/overhead.c $(BUILD)/libgemmtune.a | deps
+	$(CC) $(CPPFLAGS_ALL) -Isrc/lib $(CFLAGS_ALL) -o $@ $< $(BUILD)/libgemmtune.a $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
 
 # A stand-in cuBLAS that records what reaches it, for the CPU tests of the interposer (tests/test_preload.c).
 $(BUILD)/tests/libfakecublas.so: tests/preload/fake_cublas.c tests/preload/fake_cublas.h | deps

@@ -1,6 +1,7 @@
 /* The cuBLAS drop-in (src/preload) without a GPU: the environment, the serve-or-forward rules, the log, the
  * exported symbols, and the interposer itself in front of a stand-in cuBLAS (tests/preload/fake_cublas.c) and
- * in front of the real one (whose errors must come back unchanged).   Run: build/gt_tests --cpu preload */
+ * in front of the real one (whose errors must come back unchanged). GPU: preload_gpu_* here, and the full check
+ * tests/preload/run_check.sh.   Run: build/gt_tests --cpu preload */
 #include "harness.h"
 #include "preload.h"
 
@@ -343,6 +344,11 @@ GT_TEST(preload_real_cublas_statuses_unchanged, GT_NEEDS_NONE)
     CHECK_MSG(rc == 0 && second && !strncmp(out[0], out[1], (size_t)(second - out[0]) + 1) &&
               strstr(out[1], "libgemmtune_cublas.so") && strstr(out[1], "libcublas.so") &&
               strstr(out[1], "libgemmtune_cublas.so") < strstr(out[1], "libcublas.so"), "%s\n%s", cmd, out[1]);
+    /* the GPU check's own program, the same way */
+    snprintf(cmd, sizeof cmd, GT_BUILD_DIR "/check_cublas probe && %s " GT_BUILD_DIR "/check_cublas probe", pre);
+    rc = gt_run(cmd, &out[2]);
+    char *half = out[2] ? out[2] + strlen(out[2]) / 2 : NULL;
+    CHECK_MSG(rc == 0 && half && !strncmp(out[2], half, strlen(half)), "%s", out[2]);
     snprintf(cmd, sizeof cmd, "rm -f %s %s %s_ahead", src, bin, bin);
     gt_run(cmd, NULL);
     for (int i = 0; i < 4; ++i) free(out[i]);
@@ -360,4 +366,25 @@ GT_TEST(preload_installed_with_the_library, GT_NEEDS_NONE)
     snprintf(cmd, sizeof cmd, "rm -rf %s", prefix);
     gt_run(cmd, NULL);
     free(prefix);
+}
+
+/* ---- GPU ---- */
+
+/* The served path against the real cuBLAS on every case of the GPU check (the full check with tuning, the
+ * overhead and the TF32 / pass-through comparisons is tests/preload/run_check.sh). */
+GT_TEST(preload_gpu_served_calls_match_cublas, GT_NEEDS_GPU)
+{
+    char pre[4400], cmd[16384], *out = NULL, *dir = gt_tmp_path("_preload");
+    preload_prefix(pre, sizeof pre);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/ref %s/served %s/xdg && " GT_BUILD_DIR "/check_cublas run %s/ref && "
+             "XDG_DATA_HOME=%s/xdg GEMMTUNE_DB= GEMMTUNE_FALLBACK=default GEMMTUNE_PRELOAD_LOG=%s/served.log %s "
+             GT_BUILD_DIR "/check_cublas run %s/served && " GT_BUILD_DIR "/check_cublas compare %s/ref %s/served && "
+             "grep -c 'served by default' %s/served.log && %s " GT_BUILD_DIR "/check_cublas streams",
+             dir, dir, dir, dir, dir, dir, pre, dir, dir, dir, dir, pre);
+    int rc = gt_run(cmd, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "; 0 failed") && strstr(out, "streams: ok"), "%s ->\n%s", cmd, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    gt_run(cmd, NULL);
+    free(dir);
 }
