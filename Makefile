@@ -139,10 +139,11 @@ $(BUILD)/libgemmtune.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libgemmtune.so.0 -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
 
 # The drop-in: libgemmtune's objects plus src/preload, exporting only the cuBLAS entry points it serves
-# (exports.map); shared cudart, so it and a program linking -lcudart have one CUDA runtime.
+# (exports.map); shared cudart, so it and a program linking -lcudart have one CUDA runtime. It links no cuBLAS:
+# libgemmtune refers to cuBLAS weakly and the preload finds the program's own, whatever its version.
 $(BUILD)/libgemmtune_cublas.so: $(PRELOAD_OBJ) $(LIB_OBJ) src/preload/exports.map
 	$(CC) -shared -Wl,-soname,libgemmtune_cublas.so -Wl,--version-script=src/preload/exports.map -o $@ \
-	  $(PRELOAD_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
+	  $(PRELOAD_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) $(filter-out -lcublas -lcublasLt,$(LIB_LIBS)) -lcudart
 
 # The GPU check's program knows only cuBLAS and links the static CUDA runtime, as nvcc-built programs do.
 $(BUILD)/check_cublas: tests/preload/check_cublas.c | deps
