@@ -145,21 +145,24 @@ $(BUILD)/libgemmtune_cublas.so: $(PRELOAD_OBJ) $(LIB_OBJ) src/preload/exports.ma
 	$(CC) -shared -Wl,-soname,libgemmtune_cublas.so -Wl,--version-script=src/preload/exports.map -o $@ \
 	  $(PRELOAD_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) $(filter-out -lcublas -lcublasLt,$(LIB_LIBS)) -lcudart
 
+# Programs of tests/preload, built in one step: their headers are listed as prerequisites instead of .d files.
+PROG_CFLAGS = $(filter-out -MMD -MP,$(CFLAGS_ALL))
+
 # The GPU check's program knows only cuBLAS and links the static CUDA runtime, as nvcc-built programs do.
 $(BUILD)/check_cublas: tests/preload/check_cublas.c | deps
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< $(LDFLAGS_ALL) -lcublas -lcudart_static -lpthread -ldl -lrt -lm
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< $(LDFLAGS_ALL) -lcublas -lcudart_static -lpthread -ldl -lrt -lm
 
 # Per-call cost of the drop-in over gemmtune_sgemm, in one process (run under the preload).
-$(BUILD)/preload_overhead: tests/preload/overhead.c $(BUILD)/libgemmtune.a | deps
-	$(CC) $(CPPFLAGS_ALL) -Isrc/lib $(CFLAGS_ALL) -o $@ $< $(BUILD)/libgemmtune.a $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
+$(BUILD)/preload_overhead: tests/preload/overhead.c src/lib/gemmtune.h $(BUILD)/libgemmtune.a | deps
+	$(CC) $(CPPFLAGS_ALL) -Isrc/lib $(PROG_CFLAGS) -o $@ $< $(BUILD)/libgemmtune.a $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
 
 # A stand-in cuBLAS that records what reaches it, for the CPU tests of the interposer (tests/test_preload.c).
 $(BUILD)/tests/libfakecublas.so: tests/preload/fake_cublas.c tests/preload/fake_cublas.h | deps
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -shared -Wl,-soname,libfakecublas.so -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -shared -Wl,-soname,libfakecublas.so -o $@ $<
 
 $(BUILD)/tests/drive_fake: tests/preload/drive_fake.c tests/preload/fake_cublas.h $(BUILD)/tests/libfakecublas.so
-	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -o $@ $< -L$(BUILD)/tests -lfakecublas -Wl,-rpath,'$$ORIGIN'
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests -lfakecublas -Wl,-rpath,'$$ORIGIN'
 
 $(BUILD)/gemmtune: $(BUILD)/obj/src/cli/main.o $(CLI_OBJ) $(TUNER_OBJ) $(LIB_OBJ)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
