@@ -1,8 +1,10 @@
-# gemmtune: `make` builds build/gemmtune and build/libgemmtune.{a,so}; `make test` runs the CPU tests;
+# gemmtune: `make` builds build/gemmtune, build/libgemmtune.{a,so} and the cuBLAS drop-in
+# build/libgemmtune_cublas.so (with its GPU check programs); `make test` runs the CPU tests;
 # `make gpu-test` the GPU tests; `make run` a sweep on GPU 0; `make asan` the CPU tests under ASan/UBSan.
 # Dependencies come from the system: the CUDA toolkit (NVRTC, cuBLAS, cuBLASLt, cudart), libsqlite3-dev,
 # libcjson-dev. Layers, each compiled seeing only the folders below it (docs/ARCHITECTURE.md):
 #   src/cli -> tuner -> src/lib -> db -> kernels        (tests see everything)
+#   src/preload -> gemmtune.h                          (a client of the public API only)
 
 VERSION   := 0.2.0
 CUDA      ?= /usr/local/cuda
@@ -32,13 +34,15 @@ INC_db      := $(INC_kernels) -Idb
 INC_lib     := $(INC_db) -Isrc/lib
 INC_tuner   := $(INC_lib) -Ituner
 INC_cli     := $(INC_tuner) -Isrc/cli -I$(BUILD)/gen
-INC_tests   := $(INC_cli) -Itests -Itests/families
+INC_preload := -Isrc/lib -Isrc/preload
+INC_tests   := $(INC_cli) -Isrc/preload -Itests -Itests/families
 
 KERNELS_SRC := $(wildcard kernels/*.c)
 DB_SRC      := $(wildcard db/*.c)
 LIBSRC_SRC  := $(wildcard src/lib/*.c)
 TUNER_SRC   := $(wildcard tuner/*.c)
 CLI_SRC     := $(filter-out src/cli/main.c,$(wildcard src/cli/*.c))
+PRELOAD_SRC := $(wildcard src/preload/*.c)
 TEST_SRC    := $(wildcard tests/*.c tests/families/*.c)
 
 obj = $(1:%.c=$(BUILD)/obj/%.o)
@@ -47,12 +51,17 @@ LIB_OBJ   := $(call obj,$(KERNELS_SRC) $(DB_SRC) $(LIBSRC_SRC)) $(BUILD)/obj/gen
 TUNER_OBJ := $(call obj,$(TUNER_SRC))
 CLI_OBJ   := $(call obj,$(CLI_SRC)) $(BUILD)/obj/gen/configs.o
 TEST_OBJ  := $(call obj,$(TEST_SRC)) $(BUILD)/obj/gen/test_templates.o
+# The cuBLAS drop-in: its objects, and those of them that need no CUDA (the CPU tests link these too).
+PRELOAD_OBJ  := $(call obj,$(PRELOAD_SRC))
+PRELOAD_PURE := $(call obj,src/preload/config.c src/preload/decide.c src/preload/log.c)
+PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/check_cublas $(BUILD)/preload_overhead \
+                $(BUILD)/tests/libfakecublas.so $(BUILD)/tests/drive_fake
 ALL_OBJ   := $(LIB_OBJ) $(TUNER_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BUILD)/obj/src/cli/main.o
 
 .PHONY: all test gpu-test run asan clean install deps probe
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/gemmtune $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so $(BUILD)/gt_tests
+all: $(BUILD)/gemmtune $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so $(BUILD)/gt_tests $(PRELOAD_BINS)
 
 # Installs what a fresh Debian/Ubuntu machine lacks, and says so. Nothing third-party is vendored. Every compile
 # waits for it (an order-only prerequisite), so `make -j` on a fresh machine cannot race the install.
@@ -108,6 +117,8 @@ $(call obj,$(DB_SRC)): INC := $(INC_db)
 $(call obj,$(LIBSRC_SRC)): INC := $(INC_lib)
 $(call obj,$(TUNER_SRC)): INC := $(INC_tuner)
 $(call obj,$(CLI_SRC)) $(BUILD)/obj/src/cli/main.o: INC := $(INC_cli)
+$(PRELOAD_OBJ): INC := $(INC_preload)
+$(PRELOAD_OBJ): CFLAGS_ALL += -fvisibility=hidden
 $(call obj,$(TEST_SRC)): INC := $(INC_tests)
 $(call obj,$(TEST_SRC)): CPPFLAGS_ALL += -DGT_BUILD_DIR='"$(BUILD)"'
 
@@ -127,10 +138,36 @@ $(BUILD)/libgemmtune.a: $(LIB_OBJ)
 $(BUILD)/libgemmtune.so: $(LIB_OBJ)
 	$(CC) -shared -Wl,-soname,libgemmtune.so.0 -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
 
+# The drop-in: libgemmtune's objects plus src/preload, exporting only the cuBLAS entry points it serves
+# (exports.map); shared cudart, so it and a program linking -lcudart have one CUDA runtime. It links no cuBLAS:
+# libgemmtune refers to cuBLAS weakly and the preload finds the program's own, whatever its version.
+$(BUILD)/libgemmtune_cublas.so: $(PRELOAD_OBJ) $(LIB_OBJ) src/preload/exports.map
+	$(CC) -shared -Wl,-soname,libgemmtune_cublas.so -Wl,--version-script=src/preload/exports.map -o $@ \
+	  $(PRELOAD_OBJ) $(LIB_OBJ) $(LDFLAGS_ALL) $(filter-out -lcublas -lcublasLt,$(LIB_LIBS)) -lcudart
+
+# Programs of tests/preload, built in one step: their headers are listed as prerequisites instead of .d files.
+PROG_CFLAGS = $(filter-out -MMD -MP,$(CFLAGS_ALL))
+
+# The GPU check's program knows only cuBLAS and links the static CUDA runtime, as nvcc-built programs do.
+$(BUILD)/check_cublas: tests/preload/check_cublas.c | deps
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< $(LDFLAGS_ALL) -lcublas -lcudart_static -lpthread -ldl -lrt -lm
+
+# Per-call cost of the drop-in over gemmtune_sgemm, in one process (run under the preload).
+$(BUILD)/preload_overhead: tests/preload/overhead.c src/lib/gemmtune.h $(BUILD)/libgemmtune.a | deps
+	$(CC) $(CPPFLAGS_ALL) -Isrc/lib $(PROG_CFLAGS) -o $@ $< $(BUILD)/libgemmtune.a $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
+
+# A stand-in cuBLAS that records what reaches it, for the CPU tests of the interposer (tests/test_preload.c).
+$(BUILD)/tests/libfakecublas.so: tests/preload/fake_cublas.c tests/preload/fake_cublas.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -shared -Wl,-soname,libfakecublas.so -o $@ $<
+
+$(BUILD)/tests/drive_fake: tests/preload/drive_fake.c tests/preload/fake_cublas.h $(BUILD)/tests/libfakecublas.so
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests -lfakecublas -Wl,-rpath,'$$ORIGIN'
+
 $(BUILD)/gemmtune: $(BUILD)/obj/src/cli/main.o $(CLI_OBJ) $(TUNER_OBJ) $(LIB_OBJ)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
 
-$(BUILD)/gt_tests: $(TEST_OBJ) $(CLI_OBJ) $(TUNER_OBJ) $(LIB_OBJ)
+$(BUILD)/gt_tests: $(TEST_OBJ) $(CLI_OBJ) $(TUNER_OBJ) $(LIB_OBJ) $(PRELOAD_PURE)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
 
 test: all
@@ -151,13 +188,14 @@ asan:
 
 # gemmtune.pc is written at install time so it names this PREFIX: Libs for the shared library (with rpaths, as
 # PREFIX and CUDA are often off the default search path), Libs.private for static links (pkg-config --static).
-install: $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so
+install: $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so $(BUILD)/libgemmtune_cublas.so
 	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 644 src/lib/gemmtune.h $(DESTDIR)$(PREFIX)/include/gemmtune.h
 	install -m 644 $(BUILD)/libgemmtune.a $(DESTDIR)$(PREFIX)/lib/libgemmtune.a
 	install -m 755 $(BUILD)/libgemmtune.so $(DESTDIR)$(PREFIX)/lib/libgemmtune.so.$(VERSION)
 	ln -sf libgemmtune.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libgemmtune.so.0
 	ln -sf libgemmtune.so.0 $(DESTDIR)$(PREFIX)/lib/libgemmtune.so
+	install -m 755 $(BUILD)/libgemmtune_cublas.so $(DESTDIR)$(PREFIX)/lib/libgemmtune_cublas.so
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' 'cudadir=$(CUDA)' '' \
 	  'Name: gemmtune' 'Description: SGEMM through the kernel autotuned for this GPU and shape' 'Version: $(VERSION)' \
 	  'Cflags: -I$${includedir} -I$${cudadir}/include' \

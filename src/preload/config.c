@@ -1,0 +1,94 @@
+/* The preload library's environment (docs/PRELOAD.md), parsed once at load through a getenv-like function so
+ * the CPU tests can feed it a table: build/gt_tests --cpu preload_config */
+#include "preload.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static int one_of(const char *v, const char *const *words)
+{
+    for (; *words; ++words)
+        if (!strcasecmp(v, *words)) return 1;
+    return 0;
+}
+
+static const char *const yes_words[] = {"1", "on", "yes", "true", "enabled", NULL};
+static const char *const no_words[] = {"0", "off", "no", "false", "disabled", NULL};
+
+/* A value we do not understand turns the interposer off: the program then gets exactly cuBLAS, which is what
+ * it was written for, and the warning says why. */
+static void parse_switch(const char *v, gt_pl_config *cfg)
+{
+    cfg->enabled = 1;
+    if (!v || !*v || one_of(v, yes_words)) return;
+    cfg->enabled = 0;
+    if (!one_of(v, no_words))
+        snprintf(cfg->warning, sizeof cfg->warning,
+                 "GEMMTUNE_PRELOAD=%.100s: expected on or off; passing every call to cuBLAS", v);
+}
+
+static void parse_log(const char *v, gt_pl_config *cfg)
+{
+    cfg->log = GT_PL_LOG_NONE;
+    if (!v || !*v || one_of(v, no_words)) return;
+    if (one_of(v, yes_words) || !strcasecmp(v, "stderr")) {
+        cfg->log = GT_PL_LOG_STDERR;
+        return;
+    }
+    if (strlen(v) >= sizeof cfg->log_path) {
+        cfg->log = GT_PL_LOG_STDERR;
+        snprintf(cfg->warning, sizeof cfg->warning, "GEMMTUNE_PRELOAD_LOG: path longer than %zu bytes; "
+                 "logging to stderr", sizeof cfg->log_path - 1);
+        return;
+    }
+    cfg->log = GT_PL_LOG_FILE;
+    snprintf(cfg->log_path, sizeof cfg->log_path, "%s", v);
+}
+
+static void parse_batch(const char *v, gt_pl_config *cfg)
+{
+    cfg->max_batch = GT_PL_DEFAULT_MAX_BATCH;
+    if (!v || !*v) return;
+    char *end = NULL;
+    long n = strtol(v, &end, 10);
+    if (end == v || *end || n < 0 || n > 1 << 20) {
+        snprintf(cfg->warning, sizeof cfg->warning, "GEMMTUNE_PRELOAD_BATCH=%.100s: expected a count from 0 to "
+                 "%d; using %d", v, 1 << 20, GT_PL_DEFAULT_MAX_BATCH);
+        return;
+    }
+    cfg->max_batch = (int)n;
+}
+
+/* NVIDIA_TF32_OVERRIDE=0 only forbids TF32; any other value, like CUBLAS_EMULATE_SINGLE_PRECISION, asks the
+ * NVIDIA libraries for other FP32 numerics than gemmtune's, so those calls stay cuBLAS's. */
+static const char *numerics_override(gt_pl_getenv_fn get)
+{
+    static const char *const names[] = {"NVIDIA_TF32_OVERRIDE", "CUBLAS_EMULATE_SINGLE_PRECISION"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+        const char *v = get(names[i]);
+        if (v && *v && strcmp(v, "0") != 0) return names[i];
+    }
+    return NULL;
+}
+
+void gt_pl_config_parse(gt_pl_getenv_fn get, gt_pl_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    parse_batch(get("GEMMTUNE_PRELOAD_BATCH"), cfg);
+    parse_log(get("GEMMTUNE_PRELOAD_LOG"), cfg);
+    parse_switch(get("GEMMTUNE_PRELOAD"), cfg); /* last: its warning matters most */
+    const char *json = get("GEMMTUNE_JSON");
+    if (json && *json) {
+        if (strlen(json) < sizeof cfg->json_path) snprintf(cfg->json_path, sizeof cfg->json_path, "%s", json);
+        else {
+            cfg->enabled = 0;
+            snprintf(cfg->warning, sizeof cfg->warning, "GEMMTUNE_JSON: path longer than %zu bytes; passing "
+                     "every call to cuBLAS", sizeof cfg->json_path - 1);
+        }
+    }
+    const char *fb = get("GEMMTUNE_FALLBACK");
+    cfg->fallback_from_env = fb && *fb;
+    cfg->numerics = numerics_override(get);
+}

@@ -1,0 +1,185 @@
+/* One gemmtune handle per (device, thread) for the preload library, made lazily and released at thread exit (a
+ * pthread key destructor) and at process exit (atexit). The warm path takes no lock: the thread's state is
+ * found through a thread-local pointer, and only a registry used at birth, death and exit is locked. GPU check:
+ * tests/preload/run_check.sh (two threads, two streams). */
+#include "preload.h"
+
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { GT_PL_UNTUNED_SLOTS = 256 };
+
+struct gt_pl_thread {
+    struct gt_pl_thread *next, *prev;          /* registry, under reg_lock */
+    _Atomic int busy;                          /* 1 while inside gemmtune; -1 once its handles are released */
+    gemmtune_handle h[GT_PL_MAX_DEVICES];
+    gemmtune_status failed[GT_PL_MAX_DEVICES]; /* gemmtune_create's status when it failed: not retried */
+    char why[256];                             /* the message of that failure */
+    uint64_t untuned[GT_PL_UNTUNED_SLOTS];     /* keys of calls without a tuned kernel, direct-mapped */
+    int untuned_any;
+    _Atomic unsigned long long served, forwarded;
+};
+
+_Thread_local int gt_pl_depth __attribute__((tls_model("initial-exec")));
+static _Thread_local gt_pl_thread *self __attribute__((tls_model("initial-exec")));
+
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+static gt_pl_thread *reg_head;                       /* living threads with a state */
+static unsigned long long gone_served, gone_forwarded; /* counts of threads that exited, under reg_lock */
+static pthread_key_t thread_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT, exit_once = PTHREAD_ONCE_INIT;
+static _Atomic int exiting;
+
+/* Work queued through a handle may still run when its owner goes: a device-wide synchronisation before the
+ * destroy keeps its kernels loaded and workspaces allocated until that work is done. */
+static void release_handles(gt_pl_thread *t)
+{
+    int cur = -1;
+    ++gt_pl_depth;
+    if (cudaGetDevice(&cur) != cudaSuccess) cur = -1;
+    for (int d = 0; d < GT_PL_MAX_DEVICES; ++d) {
+        if (!t->h[d]) continue;
+        if (cudaSetDevice(d) == cudaSuccess) (void)cudaDeviceSynchronize();
+        gemmtune_destroy(t->h[d]);
+        t->h[d] = NULL;
+    }
+    if (cur >= 0) (void)cudaSetDevice(cur);
+    (void)cudaGetLastError();
+    --gt_pl_depth;
+}
+
+static void unlink_locked(gt_pl_thread *t)
+{
+    if (t->prev) t->prev->next = t->next;
+    else reg_head = t->next;
+    if (t->next) t->next->prev = t->prev;
+    t->next = t->prev = NULL;
+    gone_served += atomic_load_explicit(&t->served, memory_order_relaxed);
+    gone_forwarded += atomic_load_explicit(&t->forwarded, memory_order_relaxed);
+}
+
+/* pthread key destructor. If the process-exit handler got to this state first, its handles are gone already
+ * (busy is -1) and only the memory remains to free. */
+static void thread_exit(void *p)
+{
+    gt_pl_thread *t = p;
+    pthread_mutex_lock(&reg_lock);
+    unlink_locked(t);
+    pthread_mutex_unlock(&reg_lock);
+    int idle = 0;
+    if (atomic_compare_exchange_strong(&t->busy, &idle, -1)) release_handles(t);
+    if (self == t) self = NULL;
+    free(t);
+}
+
+/* atexit handler, registered after the first handle was made, so after the CUDA runtime that handle uses was
+ * initialised: it runs before that runtime's own teardown. A thread caught inside gemmtune keeps its handles
+ * (the process is ending anyway); every later call of any thread is forwarded. */
+static void process_exit(void)
+{
+    atomic_store(&exiting, 1);
+    pthread_mutex_lock(&reg_lock);
+    for (gt_pl_thread *t = reg_head; t; t = t->next) {
+        int idle = 0;
+        if (atomic_compare_exchange_strong(&t->busy, &idle, -1)) release_handles(t);
+    }
+    pthread_mutex_unlock(&reg_lock);
+}
+
+static void make_key(void) { (void)pthread_key_create(&thread_key, thread_exit); }
+static void register_exit(void) { (void)atexit(process_exit); }
+
+gt_pl_thread *gt_pl_thread_get(void)
+{
+    if (self) return self;
+    if (atomic_load(&exiting)) return NULL;
+    pthread_once(&key_once, make_key);
+    gt_pl_thread *t = calloc(1, sizeof *t);
+    if (!t) return NULL;
+    if (pthread_setspecific(thread_key, t) != 0) {
+        free(t);
+        return NULL;
+    }
+    pthread_mutex_lock(&reg_lock);
+    t->next = reg_head;
+    if (reg_head) reg_head->prev = t;
+    reg_head = t;
+    pthread_mutex_unlock(&reg_lock);
+    return self = t;
+}
+
+int gt_pl_enter(gt_pl_thread *t)
+{
+    int idle = 0;
+    return atomic_compare_exchange_strong_explicit(&t->busy, &idle, 1, memory_order_acquire, memory_order_relaxed);
+}
+
+void gt_pl_leave(gt_pl_thread *t) { atomic_store_explicit(&t->busy, 0, memory_order_release); }
+
+/* A handle is not made while the stream is capturing: reading the winners and binding the device are not
+ * capture-safe calls under the global capture mode. The call is forwarded; the next one outside capture makes
+ * it. Any error of the query counts as capturing. */
+static int capturing(void *stream)
+{
+    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
+    cudaError_t e = cudaStreamIsCapturing((cudaStream_t)stream, &cs);
+    if (e != cudaSuccess) (void)cudaGetLastError();
+    return e != cudaSuccess || cs != cudaStreamCaptureStatusNone;
+}
+
+gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gemmtune_options *opt, gt_pl_reason *why,
+                             char *msg, size_t msglen)
+{
+    if (t->h[dev]) return t->h[dev];
+    *why = GT_PL_CREATE;
+    if (t->failed[dev]) return snprintf(msg, msglen, "%s", t->why), NULL;
+    if (capturing(stream)) return *why = GT_PL_CAPTURE, NULL;
+    gemmtune_options o = *opt;
+    o.device = dev;
+    ++gt_pl_depth;
+    gemmtune_status st = gemmtune_create(&t->h[dev], &o);
+    --gt_pl_depth;
+    if (st != GEMMTUNE_SUCCESS) {
+        (void)cudaGetLastError(); /* the call goes on to cuBLAS: our failure is not the program's error */
+        t->h[dev] = NULL;
+        t->failed[dev] = st;
+        snprintf(t->why, sizeof t->why, "%s (%s)", gemmtune_status_string(st), gemmtune_last_error());
+        snprintf(msg, msglen, "%s", t->why);
+        return NULL;
+    }
+    pthread_once(&exit_once, register_exit);
+    return t->h[dev];
+}
+
+int gt_pl_untuned_any(const gt_pl_thread *t) { return t->untuned_any; }
+
+int gt_pl_untuned_has(const gt_pl_thread *t, uint64_t key) { return t->untuned[key % GT_PL_UNTUNED_SLOTS] == key; }
+
+/* A collision evicts the older key: that call then asks the loader once more, which is only slower. */
+void gt_pl_untuned_add(gt_pl_thread *t, uint64_t key)
+{
+    t->untuned[key % GT_PL_UNTUNED_SLOTS] = key;
+    t->untuned_any = 1;
+}
+
+/* Only the owning thread writes its counters; relaxed load+store is a plain add, read racily by gt_pl_totals. */
+void gt_pl_count(gt_pl_thread *t, int served)
+{
+    _Atomic unsigned long long *c = served ? &t->served : &t->forwarded;
+    atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
+}
+
+void gt_pl_totals(unsigned long long *served, unsigned long long *forwarded)
+{
+    pthread_mutex_lock(&reg_lock);
+    *served = gone_served, *forwarded = gone_forwarded;
+    for (gt_pl_thread *t = reg_head; t; t = t->next) {
+        *served += atomic_load_explicit(&t->served, memory_order_relaxed);
+        *forwarded += atomic_load_explicit(&t->forwarded, memory_order_relaxed);
+    }
+    pthread_mutex_unlock(&reg_lock);
+}

@@ -1,0 +1,381 @@
+/* The cuBLAS entry points libgemmtune_cublas.so exports (src/preload/exports.map): cublasSgemm_v2, cublasGemmEx
+ * and cublasSgemmStridedBatched. A call that gemmtune can serve with cuBLAS's exact semantics (decide.c) runs
+ * through the thread's gemmtune handle on the cuBLAS handle's stream; every other call, and every call
+ * gemmtune fails, goes untouched to the real cuBLAS (dlsym RTLD_NEXT), whose status comes back unchanged.
+ * Usage and environment: docs/PRELOAD.md. Tests: tests/test_preload.c (CPU), tests/preload/run_check.sh (GPU). */
+#include "preload.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GT_EXPORT __attribute__((visibility("default")))
+#define GT_STR_(x) #x
+#define GT_STR(x) GT_STR_(x)
+
+/* The real cuBLAS, typed after cublas_api.h's own prototypes so a signature change cannot go unnoticed. */
+static struct {
+    __typeof__(cublasSgemm_v2) *sgemm;
+    __typeof__(cublasGemmEx) *gemm_ex;
+    __typeof__(cublasSgemmStridedBatched) *strided;
+    __typeof__(cublasGetStream_v2) *get_stream;
+    __typeof__(cublasGetPointerMode_v2) *get_pointer_mode;
+    __typeof__(cublasGetMathMode) *get_math_mode;
+    __typeof__(cublasGetStatusName) *status_name;
+} real;
+
+static gt_pl_config cfg;
+static gemmtune_options opts; /* column-major (cuBLAS's argument order), the source and fallback from cfg */
+static int log_fd = -1;
+static gt_pl_seen seen;
+
+static void log_text(const char *s, size_t n)
+{
+    if (log_fd >= 0 && n) (void)!write(log_fd, s, n); /* one write per line: lines of threads never interleave */
+}
+
+/* RTLD_NEXT finds the definition after this library: the program's cuBLAS. A cuBLAS loaded outside the global
+ * scope (dlopen'ed with RTLD_LOCAL as a dependency of a Python extension, say) is found by its soname instead;
+ * the entry points used here have the same signature in cuBLAS 11, 12 and 13. */
+static void *find_real(const char *name)
+{
+    void *p = dlsym(RTLD_NEXT, name);
+    static const char *const sonames[] = {"libcublas.so." GT_STR(CUBLAS_VER_MAJOR), "libcublas.so.12",
+                                          "libcublas.so.11"};
+    for (size_t i = 0; !p && i < sizeof sonames / sizeof sonames[0]; ++i) {
+        void *lib = dlopen(sonames[i], RTLD_NOW | RTLD_NOLOAD);
+        if (lib) p = dlsym(lib, name), dlclose(lib); /* NOLOAD took a reference; the library stays loaded */
+    }
+    return p;
+}
+
+static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int resolved; /* 1 once `real` is filled; `real` is written once, before this is set */
+
+/* Fill `real` only when every entry point is there, so readers that saw `resolved` see a complete table. */
+static void resolve_locked(void)
+{
+    __typeof__(real) r;
+    r.sgemm = (__typeof__(r.sgemm))find_real("cublasSgemm_v2");
+    r.gemm_ex = (__typeof__(r.gemm_ex))find_real("cublasGemmEx");
+    r.strided = (__typeof__(r.strided))find_real("cublasSgemmStridedBatched");
+    r.get_stream = (__typeof__(r.get_stream))find_real("cublasGetStream_v2");
+    r.get_pointer_mode = (__typeof__(r.get_pointer_mode))find_real("cublasGetPointerMode_v2");
+    r.get_math_mode = (__typeof__(r.get_math_mode))find_real("cublasGetMathMode");
+    r.status_name = (__typeof__(r.status_name))find_real("cublasGetStatusName"); /* optional: for the log */
+    if (!r.sgemm || !r.gemm_ex || !r.strided || !r.get_stream || !r.get_pointer_mode || !r.get_math_mode) return;
+    real = r;
+    atomic_store_explicit(&resolved, 1, memory_order_release);
+}
+
+/* The real cuBLAS, looked up at load and again by calls made before it was loaded (a program that dlopen()s
+ * cuBLAS later). Once found, this is one atomic load. Returns 0 while it is not found. */
+static int resolve_real(void)
+{
+    if (atomic_load_explicit(&resolved, memory_order_acquire)) return 1;
+    pthread_mutex_lock(&resolve_lock);
+    if (!atomic_load_explicit(&resolved, memory_order_relaxed)) resolve_locked();
+    pthread_mutex_unlock(&resolve_lock);
+    return atomic_load_explicit(&resolved, memory_order_acquire);
+}
+
+static const char *env(const char *name) { return getenv(name); }
+
+static void open_log(void)
+{
+    if (cfg.log == GT_PL_LOG_STDERR) log_fd = STDERR_FILENO;
+    else if (cfg.log == GT_PL_LOG_FILE)
+        log_fd = open(cfg.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    char line[1400];
+    int n = 0;
+    if (cfg.log == GT_PL_LOG_FILE && log_fd < 0) /* say so where the user will look */
+        n = snprintf(line, sizeof line, "gemmtune: cannot open GEMMTUNE_PRELOAD_LOG=%s; not logging\n", cfg.log_path);
+    if (cfg.warning[0]) n += snprintf(line + n, sizeof line - (size_t)n, "gemmtune: %s\n", cfg.warning);
+    if (n > 0) (void)!write(STDERR_FILENO, line, (size_t)n);
+}
+
+static const char *source(void)
+{
+    if (cfg.json_path[0]) return cfg.json_path;
+    const char *db = getenv("GEMMTUNE_DB");
+    return db && *db ? db : "the default database";
+}
+
+/* The library's start: the environment, the real cuBLAS, the log. No CUDA call is made here. */
+__attribute__((constructor)) static void preload_init(void)
+{
+    gt_pl_config_parse(env, &cfg);
+    (void)resolve_real();
+    gemmtune_options_init(&opts);
+    opts.column_major = 1;
+    opts.json_path = cfg.json_path[0] ? cfg.json_path : NULL;
+    opts.fallback = cfg.fallback_from_env ? GEMMTUNE_FALLBACK_ENV : GEMMTUNE_FALLBACK_NONE;
+    open_log();
+    char line[1400];
+    int n;
+    if (!cfg.enabled) n = snprintf(line, sizeof line, "gemmtune: pid %d: pass-through (GEMMTUNE_PRELOAD=off)\n",
+                                   (int)getpid());
+    else n = snprintf(line, sizeof line, "gemmtune: pid %d: serving FP32 GEMM, winners from %s%s\n", (int)getpid(),
+                      source(), cfg.numerics ? "; FP32 numerics overridden by the environment, every call forwarded" : "");
+    if (n > 0) log_text(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+__attribute__((destructor)) static void preload_fini(void)
+{
+    if (log_fd < 0) return;
+    unsigned long long s = 0, f = 0;
+    gt_pl_totals(&s, &f);
+    char line[200];
+    int n = snprintf(line, sizeof line, "gemmtune: pid %d: %llu calls served by gemmtune, %llu forwarded to cuBLAS\n",
+                     (int)getpid(), s, f);
+    if (n > 0) log_text(line, (size_t)n);
+}
+
+/* What became of one intercepted call. */
+typedef struct {
+    gt_pl_reason reason;
+    int done;                  /* matrices gemmtune computed (a strided batch may stop part way) */
+    gemmtune_handle h;         /* the handle that served them, for the log's explanation */
+    gt_pl_thread *t;
+    char detail[512];
+} outcome;
+
+/* The operands, with the strides of a strided batch (0 for a single matrix). */
+typedef struct {
+    cublasHandle_t handle;
+    const float *A, *B;
+    float *C;
+    long long sa, sb, sc;
+} operands;
+
+/* Matrix i of a strided batch (no arithmetic on the pointer of a single matrix, which may be NULL). */
+static const float *at(const float *p, long long i, long long stride) { return i ? p + i * stride : p; }
+
+/* The key of a call for the untuned cache: the signature, the device, and the pointers' alignment (16-byte
+ * classes, strides included), which the loader's choice depends on. */
+static uint64_t untuned_key(const gt_pl_call *c, const operands *o, int dev)
+{
+    const uintptr_t a = (uintptr_t)o->A | (uintptr_t)(o->sa * 4), b = (uintptr_t)o->B | (uintptr_t)(o->sb * 4),
+                    cc = (uintptr_t)o->C | (uintptr_t)(o->sc * 4);
+    return gt_pl_key(c, (int)((a & 15) | (b & 15) << 4 | (cc & 15) << 8 | (uintptr_t)dev << 12));
+}
+
+/* Launch the batch through gemmtune on the handle's stream; stops at the first failure (*done says where). */
+static gt_pl_reason launch(gemmtune_handle h, cudaStream_t stream, const gt_pl_call *c, const operands *o,
+                           outcome *out)
+{
+    gemmtune_status st = GEMMTUNE_SUCCESS;
+    const float alpha = *(const float *)c->alpha, beta = *(const float *)c->beta;
+    const gemmtune_op ta = gt_pl_op(c->transa), tb = gt_pl_op(c->transb);
+    ++gt_pl_depth;
+    for (out->done = 0; out->done < c->batch; ++out->done) {
+        const long long i = out->done;
+        st = gemmtune_sgemm(h, (void *)stream, ta, tb, c->m, c->n, c->k, alpha, at(o->A, i, o->sa), c->lda,
+                            at(o->B, i, o->sb), c->ldb, beta, (float *)at(o->C, i, o->sc), c->ldc);
+        if (st != GEMMTUNE_SUCCESS) {
+            snprintf(out->detail, sizeof out->detail, "%s (%s)", gemmtune_status_string(st), gemmtune_last_error());
+            (void)cudaGetLastError(); /* a failed launch of ours must not surface in the program's next check */
+            break;
+        }
+    }
+    --gt_pl_depth;
+    if (out->done == c->batch) return GT_PL_SERVE;
+    return st == GEMMTUNE_STATUS_NO_KERNEL ? GT_PL_UNTUNED : st == GEMMTUNE_STATUS_NOT_PREPARED ? GT_PL_CAPTURE
+                                                                                              : GT_PL_GEMMTUNE;
+}
+
+/* Launch, unless this thread already learnt that the call has no tuned kernel (then straight to cuBLAS). */
+static gt_pl_reason launch_or_skip(gemmtune_handle h, cudaStream_t stream, const gt_pl_call *c, const operands *o,
+                                   int dev, outcome *out)
+{
+    if (gt_pl_untuned_any(out->t) && gt_pl_untuned_has(out->t, untuned_key(c, o, dev))) return GT_PL_UNTUNED;
+    gt_pl_reason r = launch(h, stream, c, o, out);
+    if (r == GT_PL_UNTUNED && out->done == 0) gt_pl_untuned_add(out->t, untuned_key(c, o, dev));
+    return r;
+}
+
+/* A call that may be served: the handle's stream, the current device, its gemmtune handle, the launches. */
+static gt_pl_reason serve(const gt_pl_call *c, const operands *o, outcome *out)
+{
+    cudaStream_t stream = NULL;
+    int dev = -1;
+    if (real.get_stream(o->handle, &stream) != CUBLAS_STATUS_SUCCESS) return GT_PL_HANDLE;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess || dev < 0 || dev >= GT_PL_MAX_DEVICES) {
+        (void)cudaGetLastError();
+        snprintf(out->detail, sizeof out->detail, "cudaGetDevice: %s, device %d",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "ok", dev);
+        return GT_PL_NO_DEVICE;
+    }
+    if (!out->t || !gt_pl_enter(out->t)) return GT_PL_EXITING;
+    gt_pl_reason r = GT_PL_SERVE;
+    out->h = gt_pl_handle(out->t, dev, (void *)stream, &opts, &r, out->detail, sizeof out->detail);
+    if (out->h) r = launch_or_skip(out->h, stream, c, o, dev, out);
+    gt_pl_leave(out->t);
+    return r;
+}
+
+/* Decide, and serve when allowed. The caller forwards whatever was not served. */
+static void attempt(const gt_pl_call *c, const operands *o, outcome *out)
+{
+    gt_pl_modes modes = {0, 0};
+    cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
+    cublasMath_t mm = CUBLAS_DEFAULT_MATH;
+    out->done = 0, out->h = NULL, out->detail[0] = '\0';
+    out->t = gt_pl_thread_get();
+    if (real.get_pointer_mode(o->handle, &pm) != CUBLAS_STATUS_SUCCESS ||
+        real.get_math_mode(o->handle, &mm) != CUBLAS_STATUS_SUCCESS) {
+        out->reason = GT_PL_HANDLE;
+        return;
+    }
+    modes.pointer_mode = (int)pm, modes.math_mode = (int)mm;
+    out->reason = gt_pl_classify(c, &modes, &cfg);
+    if (out->reason == GT_PL_ENV_NUMERICS) snprintf(out->detail, sizeof out->detail, "%s", cfg.numerics);
+    if (out->reason == GT_PL_MATH_MODE) snprintf(out->detail, sizeof out->detail, "cublasMath_t %d", modes.math_mode);
+    if (out->reason == GT_PL_SERVE) out->reason = serve(c, o, out);
+}
+
+static void log_outcome(const gt_pl_call *c, const outcome *out, cublasStatus_t st)
+{
+    int fresh = gt_pl_seen_insert(&seen, gt_pl_key(c, out->reason));
+    static const char full[] = "gemmtune: more distinct calls than the log tracks; no further lines\n";
+    if (fresh < 0) log_text(full, sizeof full - 1);
+    if (fresh != 1) return;
+    char verdict[1200], why[700] = "", line[1500];
+    const char *name = real.status_name ? real.status_name(st) : NULL;
+    if (out->reason == GT_PL_SERVE || out->done > 0) {
+        char ex[512] = "?";
+        (void)gemmtune_explain(out->h, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k, c->lda, c->ldb,
+                               c->ldc, ex, sizeof ex);
+        if (out->reason == GT_PL_SERVE) snprintf(verdict, sizeof verdict, "served by %s", ex);
+        else snprintf(verdict, sizeof verdict, "served %d of %d by %s, the rest forwarded to cuBLAS: %s: %s",
+                      out->done, c->batch, ex, gt_pl_reason_text(out->reason), out->detail);
+    } else {
+        if (out->detail[0]) snprintf(why, sizeof why, ": %s", out->detail);
+        snprintf(verdict, sizeof verdict, "forwarded to cuBLAS: %s%s", gt_pl_reason_text(out->reason), why);
+    }
+    if (out->reason != GT_PL_SERVE && st != CUBLAS_STATUS_SUCCESS) {
+        size_t l = strlen(verdict);
+        snprintf(verdict + l, sizeof verdict - l, " -> %s", name ? name : "cuBLAS error");
+    }
+    log_text(line, gt_pl_format(line, sizeof line, c, verdict));
+}
+
+/* The end of every intercepted call that reached a decision: count it, log it when it is new. */
+static cublasStatus_t finish(const gt_pl_call *c, const outcome *out, cublasStatus_t st)
+{
+    if (out->t) gt_pl_count(out->t, out->reason == GT_PL_SERVE);
+    if (log_fd >= 0) log_outcome(c, out, st);
+    return st;
+}
+
+/* Only a program that calls these entry points without any cuBLAS loaded gets here. Said once. */
+static cublasStatus_t no_real(void)
+{
+    static _Atomic int said;
+    static const char m[] = "gemmtune: libgemmtune_cublas.so: no cuBLAS in this process to forward to; "
+                            "returning CUBLAS_STATUS_NOT_INITIALIZED\n";
+    if (!atomic_exchange(&said, 1)) (void)!write(STDERR_FILENO, m, sizeof m - 1);
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+}
+
+#define GT_FORWARD(call, ...)                                                   \
+    do {                                                                        \
+        if (!resolve_real()) return no_real();                                  \
+        ++gt_pl_depth;                                                          \
+        cublasStatus_t fwd_st_ = real.call(__VA_ARGS__);                        \
+        --gt_pl_depth;                                                          \
+        return fwd_st_;                                                         \
+    } while (0)
+
+static cublasStatus_t real_sgemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                 const float *alpha, const float *A, int lda, const float *B, int ldb,
+                                 const float *beta, float *C, int ldc)
+{
+    GT_FORWARD(sgemm, h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+}
+
+/* Straight to cuBLAS, before any getter: re-entry from gemmtune or cuBLAS, the pass-through switch, or a cuBLAS
+ * not found (whose forward then returns CUBLAS_STATUS_NOT_INITIALIZED). */
+static int bypass(void)
+{
+    return gt_pl_depth > 0 || !cfg.enabled || !resolve_real();
+}
+
+GT_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                        int m, int n, int k, const float *alpha, const float *A, int lda,
+                                        const float *B, int ldb, const float *beta, float *C, int ldc)
+{
+    if (bypass()) return real_sgemm(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    const gt_pl_call c = {GT_PL_SGEMM, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, CUDA_R_32F, CUDA_R_32F,
+                          CUDA_R_32F, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT, 1};
+    const operands o = {handle, A, B, C, 0, 0, 0};
+    outcome out;
+    attempt(&c, &o, &out);
+    if (out.reason == GT_PL_SERVE) return finish(&c, &out, CUBLAS_STATUS_SUCCESS);
+    return finish(&c, &out, real_sgemm(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
+}
+
+static cublasStatus_t real_gemm_ex(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                   const void *alpha, const void *A, cudaDataType at, int lda, const void *B,
+                                   cudaDataType bt, int ldb, const void *beta, void *C, cudaDataType ct, int ldc,
+                                   cublasComputeType_t compute, cublasGemmAlgo_t algo)
+{
+    GT_FORWARD(gemm_ex, h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, compute, algo);
+}
+
+GT_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                                      int n, int k, const void *alpha, const void *A, cudaDataType Atype, int lda,
+                                      const void *B, cudaDataType Btype, int ldb, const void *beta, void *C,
+                                      cudaDataType Ctype, int ldc, cublasComputeType_t computeType,
+                                      cublasGemmAlgo_t algo)
+{
+    if (bypass())
+        return real_gemm_ex(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc,
+                            computeType, algo);
+    const gt_pl_call c = {GT_PL_GEMMEX, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, Atype, Btype, Ctype,
+                          (int)computeType, (int)algo, 1};
+    const operands o = {handle, A, B, C, 0, 0, 0};
+    outcome out;
+    attempt(&c, &o, &out);
+    if (out.reason == GT_PL_SERVE) return finish(&c, &out, CUBLAS_STATUS_SUCCESS);
+    return finish(&c, &out, real_gemm_ex(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta,
+                                         C, Ctype, ldc, computeType, algo));
+}
+
+static cublasStatus_t real_strided(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                                   const float *alpha, const float *A, int lda, long long sa, const float *B, int ldb,
+                                   long long sb, const float *beta, float *C, int ldc, long long sc, int batch)
+{
+    GT_FORWARD(strided, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
+}
+
+/* A batch is served as consecutive launches on the handle's stream. If gemmtune stops part way, the matrices
+ * it did not compute go to cuBLAS as one smaller batch, so each matrix is computed exactly once. */
+GT_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                                   cublasOperation_t transb, int m, int n, int k, const float *alpha,
+                                                   const float *A, int lda, long long int strideA, const float *B,
+                                                   int ldb, long long int strideB, const float *beta, float *C,
+                                                   int ldc, long long int strideC, int batchCount)
+{
+    if (bypass())
+        return real_strided(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+                            strideC, batchCount);
+    const gt_pl_call c = {GT_PL_STRIDED, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, CUDA_R_32F, CUDA_R_32F,
+                          CUDA_R_32F, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT, batchCount};
+    const operands o = {handle, A, B, C, strideA, strideB, strideC};
+    outcome out;
+    attempt(&c, &o, &out);
+    if (out.reason == GT_PL_SERVE) return finish(&c, &out, CUBLAS_STATUS_SUCCESS);
+    const long long d = out.done;
+    return finish(&c, &out, real_strided(handle, transa, transb, m, n, k, alpha, at(A, d, strideA), lda, strideA,
+                                         at(B, d, strideB), ldb, strideB, beta, (float *)at(C, d, strideC), ldc,
+                                         strideC, batchCount - out.done));
+}

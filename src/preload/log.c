@@ -1,0 +1,66 @@
+/* The preload log: one line per new (call signature, outcome), deduplicated by a lock-free set so logging adds
+ * no lock to the warm path. No CUDA: tested on the CPU (build/gt_tests --cpu preload_log). */
+#include "preload.h"
+
+#include <cublas_api.h>
+#include <stdatomic.h>
+#include <stdio.h>
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+    return h * 0xff51afd7ed558ccdull;
+}
+
+uint64_t gt_pl_key(const gt_pl_call *c, int outcome)
+{
+    const int64_t f[] = {c->api,   c->transa, c->transb, c->m,       c->n,    c->k,    c->lda, c->ldb,
+                         c->ldc,   c->atype,  c->btype,  c->ctype,   c->compute, c->algo, c->batch, outcome};
+    uint64_t h = 0x243f6a8885a308d3ull;
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; ++i) h = mix(h, (uint64_t)f[i]);
+    return h ? h : 1;
+}
+
+/* Open addressing with linear probing; a slot goes from 0 to a key once (CAS) and never back. */
+int gt_pl_seen_insert(gt_pl_seen *s, uint64_t key)
+{
+    unsigned i = (unsigned)(key ^ (key >> 32)) % GT_PL_SEEN_SLOTS;
+    for (unsigned probes = 0; probes < GT_PL_SEEN_SLOTS; ++probes, i = (i + 1) % GT_PL_SEEN_SLOTS) {
+        uint64_t cur = atomic_load_explicit(&s->slot[i], memory_order_acquire);
+        if (cur == key) return 0;
+        if (cur != 0) continue;
+        uint64_t empty = 0;
+        if (atomic_compare_exchange_strong(&s->slot[i], &empty, key)) return 1;
+        if (empty == key) return 0; /* another thread inserted the same key here */
+    }
+    int was = atomic_exchange(&s->full, 1);
+    return was ? 0 : -1;
+}
+
+static char op_letter(int op)
+{
+    return op == CUBLAS_OP_N ? 'n' : op == CUBLAS_OP_T ? 't' : op == CUBLAS_OP_C ? 'c' : '?';
+}
+
+static const char *api_name(gt_pl_api a)
+{
+    return a == GT_PL_GEMMEX ? "cublasGemmEx" : a == GT_PL_STRIDED ? "cublasSgemmStridedBatched" : "cublasSgemm_v2";
+}
+
+size_t gt_pl_format(char *buf, size_t n, const gt_pl_call *c, const char *verdict)
+{
+    if (!n) return 0;
+    int w = snprintf(buf, n, "gemmtune: %dx%dx%d %c%c %s [%s lda=%d ldb=%d ldc=%d", c->m, c->n, c->k,
+                     op_letter(c->transa), op_letter(c->transb), verdict, api_name(c->api), c->lda, c->ldb, c->ldc);
+    if (w >= 0 && (size_t)w < n && c->api == GT_PL_STRIDED)
+        w += snprintf(buf + w, n - (size_t)w, " batch=%d", c->batch);
+    if (w >= 0 && (size_t)w < n && c->api == GT_PL_GEMMEX)
+        w += snprintf(buf + w, n - (size_t)w, " compute=%d algo=%d", c->compute, c->algo);
+    if (w >= 0 && (size_t)w < n) w += snprintf(buf + w, n - (size_t)w, "]\n");
+    if (w < 0) w = 0;
+    if ((size_t)w >= n) { /* truncated: keep the line a line */
+        w = (int)n - 1;
+        if (w > 0) buf[w - 1] = '\n';
+    }
+    return (size_t)w;
+}

@@ -1,0 +1,149 @@
+/* Internals of libgemmtune_cublas.so, the preloadable drop-in that serves a program's cuBLAS SGEMMs through
+ * gemmtune (docs/PRELOAD.md). config.c (the environment), decide.c (may a call be served?) and log.c (one line
+ * per new call) need no CUDA, so the CPU tests link them (tests/test_preload.c); handles.c (a gemmtune handle per
+ * device and thread) and interpose.c (the exported cuBLAS entry points) are only in the preload library. */
+#ifndef GT_PRELOAD_H
+#define GT_PRELOAD_H
+
+#include "gemmtune.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* ---- config.c: the environment, read once when the library is loaded ---- */
+
+typedef enum { GT_PL_LOG_NONE, GT_PL_LOG_STDERR, GT_PL_LOG_FILE } gt_pl_log_kind;
+
+enum { GT_PL_DEFAULT_MAX_BATCH = 16 }; /* strided-batched calls served as that many single launches, at most */
+
+typedef struct {
+    int enabled;            /* 0: GEMMTUNE_PRELOAD=off, every call goes to cuBLAS untouched */
+    gt_pl_log_kind log;     /* GEMMTUNE_PRELOAD_LOG: unset/0/off, 1/on/stderr, or a file path */
+    char log_path[1024];
+    char json_path[1024];   /* GEMMTUNE_JSON: winners from this exported JSON file instead of the database */
+    int fallback_from_env;  /* GEMMTUNE_FALLBACK is set: the loader's fallback applies; else none (cuBLAS) */
+    int max_batch;          /* GEMMTUNE_PRELOAD_BATCH */
+    const char *numerics;   /* name of a set variable that changes cuBLAS's FP32 numerics (TF32, emulation) */
+    char warning[512];      /* what was wrong with a value; "" when nothing */
+} gt_pl_config;
+
+typedef const char *(*gt_pl_getenv_fn)(const char *name);
+
+/* Fill cfg from the environment as read by get (getenv in the library, a table in tests). Cannot fail: a bad
+ * value leaves a safe setting (a bad GEMMTUNE_PRELOAD means pass-through) and a message in cfg->warning. */
+void gt_pl_config_parse(gt_pl_getenv_fn get, gt_pl_config *cfg);
+
+/* ---- decide.c: whether gemmtune may serve a call, from its arguments and the handle's modes alone ---- */
+
+typedef enum { GT_PL_SGEMM, GT_PL_GEMMEX, GT_PL_STRIDED } gt_pl_api;
+
+/* Why a call went to cuBLAS, or GT_PL_SERVE. */
+typedef enum {
+    GT_PL_SERVE = 0,
+    GT_PL_OFF,             /* GEMMTUNE_PRELOAD=off */
+    GT_PL_INVALID,         /* an argument cuBLAS rejects: it reports its own status */
+    GT_PL_EMPTY,           /* m, n or batchCount is 0: nothing to launch */
+    GT_PL_K_ZERO,          /* k == 0: C = beta C, cuBLAS's business */
+    GT_PL_ENV_NUMERICS,    /* NVIDIA_TF32_OVERRIDE or CUBLAS_EMULATE_SINGLE_PRECISION is set */
+    GT_PL_TYPES,           /* cublasGemmEx on other than FP32 A, B and C */
+    GT_PL_COMPUTE,         /* cublasGemmEx compute type other than 32F, 32F_PEDANTIC or legacy CUDA_R_32F */
+    GT_PL_ALGO,            /* cublasGemmEx with an algorithm other than CUBLAS_GEMM_DEFAULT */
+    GT_PL_DEVICE_POINTERS, /* CUBLAS_POINTER_MODE_DEVICE: alpha and beta live on the GPU */
+    GT_PL_MATH_MODE,       /* the handle allows TF32, half or emulated math */
+    GT_PL_ALPHA_ZERO,      /* alpha == 0: BLAS reads neither A nor B */
+    GT_PL_BATCH,           /* more than max_batch matrices: cuBLAS's one batched launch is faster */
+    GT_PL_HANDLE,          /* the handle's getters failed: cuBLAS judges the handle */
+    GT_PL_NO_DEVICE,       /* no current CUDA device, or an ordinal past GT_PL_MAX_DEVICES */
+    GT_PL_CREATE,          /* gemmtune_create failed for this device and thread */
+    GT_PL_CAPTURE,         /* first call of the thread inside stream capture: no handle is made there */
+    GT_PL_UNTUNED,         /* no tuned kernel applies (and the fallback is none): the shape stays cuBLAS's */
+    GT_PL_GEMMTUNE,        /* gemmtune_sgemm returned another error (a launch failed, out of memory, ...) */
+    GT_PL_EXITING,         /* the process is exiting and the handles are gone */
+    GT_PL_NREASONS
+} gt_pl_reason;
+
+/* One call as the program made it (cuBLAS's column-major argument order). */
+typedef struct {
+    gt_pl_api api;
+    int transa, transb;          /* cublasOperation_t values */
+    int m, n, k, lda, ldb, ldc;
+    const void *alpha, *beta;    /* host or device pointers, as passed */
+    int atype, btype, ctype;     /* cublasGemmEx data types (cudaDataType); else CUDA_R_32F */
+    int compute, algo;           /* cublasGemmEx compute type and algorithm; else CUBLAS_COMPUTE_32F, default */
+    int batch;                   /* cublasSgemmStridedBatched batchCount; else 1 */
+} gt_pl_call;
+
+/* The handle's state that decides the semantics, read through the real cuBLAS's getters. */
+typedef struct {
+    int pointer_mode; /* cublasPointerMode_t */
+    int math_mode;    /* cublasMath_t */
+} gt_pl_modes;
+
+/* GT_PL_SERVE when gemmtune computes exactly what cuBLAS would (FP32, host scalars, valid arguments), else the
+ * first reason to forward. Reads *alpha only in host pointer mode, after the arguments proved valid. Pure. */
+gt_pl_reason gt_pl_classify(const gt_pl_call *c, const gt_pl_modes *modes, const gt_pl_config *cfg);
+
+/* Static text of a reason ("device pointer mode (alpha and beta on the GPU)"). Never NULL. */
+const char *gt_pl_reason_text(gt_pl_reason r);
+
+/* cuBLAS operation to gemmtune's: N stays N; T and C (conjugate-transpose of real data) are T. */
+gemmtune_op gt_pl_op(int cublas_op);
+
+/* ---- log.c: which calls were served, one line per new call signature and outcome ---- */
+
+enum { GT_PL_SEEN_SLOTS = 4096 };
+
+/* A lock-free set of 64-bit keys (0 is never stored). Zero-initialised is empty. */
+typedef struct {
+    _Atomic uint64_t slot[GT_PL_SEEN_SLOTS];
+    _Atomic int full;
+} gt_pl_seen;
+
+/* The key of a call signature with its outcome (any 64-bit hash, never 0). */
+uint64_t gt_pl_key(const gt_pl_call *c, int outcome);
+
+/* 1 when key was not in the set and is now, 0 when it was (or the set is full: then once -1). Lock-free. */
+int gt_pl_seen_insert(gt_pl_seen *s, uint64_t key);
+
+/* "gemmtune: 1000x1000x1000 nn served by exact: ... [cublasSgemm_v2 lda=1000 ldb=1000 ldc=1000]\n" into buf;
+ * verdict is "served by <explain>" or "forwarded to cuBLAS: <reason>". Returns the length (truncated to n-1). */
+size_t gt_pl_format(char *buf, size_t n, const gt_pl_call *c, const char *verdict);
+
+/* ---- handles.c: one gemmtune handle per (device, thread); CUDA, only in the preload library ---- */
+
+enum { GT_PL_MAX_DEVICES = 64 }; /* device ordinals at or past this are forwarded */
+
+typedef struct gt_pl_thread gt_pl_thread;
+
+/* The calling thread's state, made on its first call (NULL when out of memory or the process is exiting). Its
+ * handles are released when the thread exits (pthread key destructor) or at process exit, whichever is first. */
+gt_pl_thread *gt_pl_thread_get(void);
+
+/* Bracket the use of the thread's handles. gt_pl_enter returns 0 when they were released (process exit): the
+ * call is then forwarded. Lock-free: an uncontended compare-and-swap on the thread's own state. */
+int gt_pl_enter(gt_pl_thread *t);
+void gt_pl_leave(gt_pl_thread *t);
+
+/* The thread's handle for device dev (current), made with opt on first use. NULL when it cannot be had: *why is
+ * GT_PL_CREATE (detail in msg) or GT_PL_CAPTURE (stream is capturing: nothing is created there). Between
+ * gt_pl_enter and gt_pl_leave. */
+gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gemmtune_options *opt, gt_pl_reason *why,
+                             char *msg, size_t msglen);
+
+/* Calls that found no tuned kernel, per thread: the loader does not remember a failed selection, so without this
+ * every such call would select again under the handle's lock. The winners of a handle never change, so a miss
+ * stays a miss. gt_pl_untuned_any is 0 until the first miss (the served path then skips the key). */
+int gt_pl_untuned_any(const gt_pl_thread *t);
+int gt_pl_untuned_has(const gt_pl_thread *t, uint64_t key);
+void gt_pl_untuned_add(gt_pl_thread *t, uint64_t key);
+
+/* Count one call of the thread as served or forwarded; gt_pl_totals sums every thread, living or gone. */
+void gt_pl_count(gt_pl_thread *t, int served);
+void gt_pl_totals(unsigned long long *served, unsigned long long *forwarded);
+
+/* The re-entrancy depth of the calling thread: above 0 while it runs gemmtune or the real cuBLAS on behalf of an
+ * intercepted call, so that a cuBLAS call made from in there reaches the real cuBLAS, never gemmtune again. */
+/* initial-exec: a preloaded or linked library has static TLS, and this is read on every call. */
+extern _Thread_local int gt_pl_depth __attribute__((tls_model("initial-exec")));
+
+#endif

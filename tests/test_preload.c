@@ -1,0 +1,390 @@
+/* The cuBLAS drop-in (src/preload) without a GPU: the environment, the serve-or-forward rules, the log, the
+ * exported symbols, and the interposer itself in front of a stand-in cuBLAS (tests/preload/fake_cublas.c) and
+ * in front of the real one (whose errors must come back unchanged). GPU: preload_gpu_* here, and the full check
+ * tests/preload/run_check.sh.   Run: build/gt_tests --cpu preload */
+#include "harness.h"
+#include "preload.h"
+
+#include <cublas_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LIB GT_BUILD_DIR "/libgemmtune_cublas.so"
+
+/* ---- the environment ---- */
+
+static const char *const *env_table;
+
+static const char *table_env(const char *name)
+{
+    for (const char *const *p = env_table; p && *p; p += 2)
+        if (!strcmp(p[0], name)) return p[1];
+    return NULL;
+}
+
+static gt_pl_config parse(const char *const *table)
+{
+    gt_pl_config c;
+    env_table = table;
+    gt_pl_config_parse(table_env, &c);
+    return c;
+}
+
+GT_TEST(preload_config_defaults_and_switch, GT_NEEDS_NONE)
+{
+    gt_pl_config c = parse((const char *const[]){NULL});
+    CHECK(c.enabled && c.log == GT_PL_LOG_NONE && !c.json_path[0] && !c.fallback_from_env && !c.numerics);
+    CHECK(c.max_batch == GT_PL_DEFAULT_MAX_BATCH && !c.warning[0]);
+    static const char *const off[] = {"off", "0", "no", "FALSE", "disabled"}, *const on[] = {"on", "1", "yes", ""};
+    for (size_t i = 0; i < sizeof off / sizeof off[0]; ++i) {
+        c = parse((const char *const[]){"GEMMTUNE_PRELOAD", off[i], NULL});
+        CHECK_MSG(!c.enabled && !c.warning[0], "GEMMTUNE_PRELOAD=%s", off[i]);
+    }
+    for (size_t i = 0; i < sizeof on / sizeof on[0]; ++i) {
+        c = parse((const char *const[]){"GEMMTUNE_PRELOAD", on[i], NULL});
+        CHECK_MSG(c.enabled && !c.warning[0], "GEMMTUNE_PRELOAD=%s", on[i]);
+    }
+    c = parse((const char *const[]){"GEMMTUNE_PRELOAD", "maybe", NULL});
+    CHECK_MSG(!c.enabled && strstr(c.warning, "GEMMTUNE_PRELOAD=maybe"), "%s", c.warning);
+}
+
+GT_TEST(preload_config_log_batch_sources, GT_NEEDS_NONE)
+{
+    gt_pl_config c = parse((const char *const[]){"GEMMTUNE_PRELOAD_LOG", "1", NULL});
+    CHECK(c.log == GT_PL_LOG_STDERR);
+    c = parse((const char *const[]){"GEMMTUNE_PRELOAD_LOG", "stderr", NULL});
+    CHECK(c.log == GT_PL_LOG_STDERR);
+    c = parse((const char *const[]){"GEMMTUNE_PRELOAD_LOG", "off", NULL});
+    CHECK(c.log == GT_PL_LOG_NONE);
+    c = parse((const char *const[]){"GEMMTUNE_PRELOAD_LOG", "/tmp/x.log", NULL});
+    CHECK(c.log == GT_PL_LOG_FILE && !strcmp(c.log_path, "/tmp/x.log"));
+    c = parse((const char *const[]){"GEMMTUNE_PRELOAD_BATCH", "0", NULL});
+    CHECK(c.max_batch == 0 && !c.warning[0]);
+    c = parse((const char *const[]){"GEMMTUNE_PRELOAD_BATCH", "12x", NULL});
+    CHECK_MSG(c.max_batch == GT_PL_DEFAULT_MAX_BATCH && strstr(c.warning, "GEMMTUNE_PRELOAD_BATCH"), "%s", c.warning);
+    c = parse((const char *const[]){"GEMMTUNE_JSON", "/tmp/w.json", "GEMMTUNE_FALLBACK", "default", NULL});
+    CHECK(!strcmp(c.json_path, "/tmp/w.json") && c.fallback_from_env && c.enabled);
+    c = parse((const char *const[]){"GEMMTUNE_FALLBACK", "", NULL});
+    CHECK(!c.fallback_from_env);
+}
+
+GT_TEST(preload_config_numerics_overrides, GT_NEEDS_NONE)
+{
+    gt_pl_config c = parse((const char *const[]){"NVIDIA_TF32_OVERRIDE", "0", NULL});
+    CHECK(!c.numerics); /* 0 only forbids TF32: FP32 is what gemmtune computes anyway */
+    c = parse((const char *const[]){"NVIDIA_TF32_OVERRIDE", "1", NULL});
+    CHECK(c.numerics && !strcmp(c.numerics, "NVIDIA_TF32_OVERRIDE"));
+    c = parse((const char *const[]){"CUBLAS_EMULATE_SINGLE_PRECISION", "1", NULL});
+    CHECK(c.numerics && !strcmp(c.numerics, "CUBLAS_EMULATE_SINGLE_PRECISION"));
+}
+
+/* ---- serve or forward ---- */
+
+static const float one = 1.0f, zero = 0.0f;
+
+static gt_pl_call sgemm_call(int ta, int tb, int m, int n, int k)
+{
+    gt_pl_call c = {GT_PL_SGEMM, ta, tb, m, n, k, 0, 0, 0, &one, &one, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+                    CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT, 1};
+    c.lda = ta == CUBLAS_OP_N ? m : k, c.ldb = tb == CUBLAS_OP_N ? k : n, c.ldc = m;
+    return c;
+}
+
+static void expect_reason(int line, const gt_pl_call *c, const gt_pl_modes *m, const gt_pl_config *cfg,
+                          gt_pl_reason want)
+{
+    gt_pl_reason r = gt_pl_classify(c, m, cfg);
+    if (r != want)
+        gt_check_fail(__FILE__, line, "got %s, want %s", gt_pl_reason_text(r), gt_pl_reason_text(want));
+}
+
+/* An expression, so that a case reads as one line: c = ok, c.lda = 63, EXPECT_REASON(c, host, ...). */
+#define EXPECT_REASON(call, modes, want) expect_reason(__LINE__, &(call), &(modes), &cfg, (want))
+
+GT_TEST(preload_classify_serves_fp32_host_calls, GT_NEEDS_NONE)
+{
+    gt_pl_config cfg = parse((const char *const[]){NULL});
+    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH};
+    static const int ops[] = {CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_OP_C};
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            gt_pl_call c = sgemm_call(ops[a], ops[b], 7, 5, 3);
+            EXPECT_REASON(c, host, GT_PL_SERVE);
+            c.lda += 3, c.ldb += 1, c.ldc += 2; /* ld > dim */
+            EXPECT_REASON(c, host, GT_PL_SERVE);
+        }
+    gt_pl_modes pedantic = {CUBLAS_POINTER_MODE_HOST, CUBLAS_PEDANTIC_MATH};
+    gt_pl_modes flagged = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION};
+    gt_pl_call c = sgemm_call(CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64);
+    EXPECT_REASON(c, pedantic, GT_PL_SERVE);
+    EXPECT_REASON(c, flagged, GT_PL_SERVE);
+    CHECK(gt_pl_op(CUBLAS_OP_N) == GEMMTUNE_OP_N && gt_pl_op(CUBLAS_OP_T) == GEMMTUNE_OP_T &&
+          gt_pl_op(CUBLAS_OP_C) == GEMMTUNE_OP_T);
+}
+
+GT_TEST(preload_classify_forwards_what_is_not_fp32_or_not_valid, GT_NEEDS_NONE)
+{
+    gt_pl_config cfg = parse((const char *const[]){NULL});
+    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH};
+    gt_pl_modes dev = {CUBLAS_POINTER_MODE_DEVICE, CUBLAS_DEFAULT_MATH};
+    const gt_pl_call ok = sgemm_call(CUBLAS_OP_N, CUBLAS_OP_T, 64, 32, 16);
+    EXPECT_REASON(ok, dev, GT_PL_DEVICE_POINTERS);
+    static const int reduced[] = {CUBLAS_TF32_TENSOR_OP_MATH, CUBLAS_TENSOR_OP_MATH, CUBLAS_FP32_EMULATED_BF16X9_MATH,
+                                  CUBLAS_TF32_TENSOR_OP_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION};
+    for (size_t i = 0; i < sizeof reduced / sizeof reduced[0]; ++i) {
+        gt_pl_modes m = {CUBLAS_POINTER_MODE_HOST, reduced[i]};
+        EXPECT_REASON(ok, m, GT_PL_MATH_MODE);
+    }
+    gt_pl_call c = ok;
+    c.lda = 63, EXPECT_REASON(c, host, GT_PL_INVALID);
+    c = ok, c.ldb = 15, EXPECT_REASON(c, host, GT_PL_INVALID); /* op(B) = B^T: B is n x k, ldb >= n */
+    c = ok, c.ldb = 32, EXPECT_REASON(c, host, GT_PL_SERVE);
+    c = ok, c.ldc = 63, EXPECT_REASON(c, host, GT_PL_INVALID);
+    c = ok, c.transa = 3, EXPECT_REASON(c, host, GT_PL_INVALID); /* CUBLAS_OP_CONJG */
+    c = ok, c.m = -1, EXPECT_REASON(c, host, GT_PL_INVALID);
+    c = ok, c.alpha = NULL, EXPECT_REASON(c, host, GT_PL_INVALID);
+    c = ok, c.beta = NULL, EXPECT_REASON(c, dev, GT_PL_INVALID);
+    c = ok, c.k = 0, EXPECT_REASON(c, host, GT_PL_K_ZERO);
+    c = ok, c.n = 0, EXPECT_REASON(c, host, GT_PL_EMPTY);
+    c = ok, c.alpha = &zero, EXPECT_REASON(c, host, GT_PL_ALPHA_ZERO);
+    c = ok, c.alpha = &zero, EXPECT_REASON(c, dev, GT_PL_DEVICE_POINTERS); /* device alpha is never read */
+    c = sgemm_call(CUBLAS_OP_N, CUBLAS_OP_N, 0, 5, 5), c.lda = 1, c.ldc = 1;
+    EXPECT_REASON(c, host, GT_PL_EMPTY); /* m == 0: ld >= max(1, m) */
+    gt_pl_config off = parse((const char *const[]){"GEMMTUNE_PRELOAD", "off", NULL});
+    CHECK(gt_pl_classify(&ok, &host, &off) == GT_PL_OFF);
+    gt_pl_config tf32 = parse((const char *const[]){"NVIDIA_TF32_OVERRIDE", "1", NULL});
+    CHECK(gt_pl_classify(&ok, &host, &tf32) == GT_PL_ENV_NUMERICS);
+}
+
+GT_TEST(preload_classify_gemmex_and_batches, GT_NEEDS_NONE)
+{
+    gt_pl_config cfg = parse((const char *const[]){NULL});
+    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH};
+    gt_pl_call ok = sgemm_call(CUBLAS_OP_T, CUBLAS_OP_N, 32, 32, 32), c;
+    ok.api = GT_PL_GEMMEX;
+    static const int fp32[] = {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, (int)CUDA_R_32F};
+    for (size_t i = 0; i < 3; ++i) c = ok, c.compute = fp32[i], EXPECT_REASON(c, host, GT_PL_SERVE);
+    static const int other[] = {CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_COMPUTE_32F_FAST_16F, CUBLAS_COMPUTE_32F_FAST_16BF,
+                                CUBLAS_COMPUTE_32F_EMULATED_16BFX9, CUBLAS_COMPUTE_64F, (int)CUDA_R_16F};
+    for (size_t i = 0; i < sizeof other / sizeof other[0]; ++i)
+        c = ok, c.compute = other[i], EXPECT_REASON(c, host, GT_PL_COMPUTE);
+    c = ok, c.atype = CUDA_R_16F, EXPECT_REASON(c, host, GT_PL_TYPES);
+    c = ok, c.ctype = CUDA_R_16BF, EXPECT_REASON(c, host, GT_PL_TYPES);
+    c = ok, c.algo = CUBLAS_GEMM_ALGO5, EXPECT_REASON(c, host, GT_PL_ALGO);
+    c = ok, c.algo = CUBLAS_GEMM_DEFAULT_TENSOR_OP, EXPECT_REASON(c, host, GT_PL_ALGO);
+    c = ok, c.algo = CUBLAS_GEMM_AUTOTUNE, EXPECT_REASON(c, host, GT_PL_ALGO);
+    c = ok, c.lda = 1, c.atype = CUDA_R_16F, EXPECT_REASON(c, host, GT_PL_INVALID); /* arguments first */
+    gt_pl_call b = sgemm_call(CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16);
+    b.api = GT_PL_STRIDED;
+    b.batch = cfg.max_batch, EXPECT_REASON(b, host, GT_PL_SERVE);
+    b.batch = cfg.max_batch + 1, EXPECT_REASON(b, host, GT_PL_BATCH);
+    b.batch = 0, EXPECT_REASON(b, host, GT_PL_EMPTY);
+    b.batch = -1, EXPECT_REASON(b, host, GT_PL_INVALID);
+    for (int r = 0; r < GT_PL_NREASONS; ++r) CHECK(strlen(gt_pl_reason_text((gt_pl_reason)r)) > 5);
+}
+
+/* ---- the log ---- */
+
+GT_TEST(preload_log_lines_once_per_call_and_outcome, GT_NEEDS_NONE)
+{
+    static gt_pl_seen seen; /* 32 KiB: not on the stack */
+    memset(&seen, 0, sizeof seen);
+    gt_pl_call c = sgemm_call(CUBLAS_OP_N, CUBLAS_OP_T, 1000, 1000, 1000);
+    uint64_t k0 = gt_pl_key(&c, GT_PL_SERVE), k1 = gt_pl_key(&c, GT_PL_GEMMTUNE);
+    CHECK(k0 && k1 && k0 != k1);
+    CHECK(gt_pl_seen_insert(&seen, k0) == 1 && gt_pl_seen_insert(&seen, k0) == 0 && gt_pl_seen_insert(&seen, k1) == 1);
+    c.ldc++;
+    CHECK(gt_pl_seen_insert(&seen, gt_pl_key(&c, GT_PL_SERVE)) == 1);
+    int fresh = 3, full = 0;
+    for (uint64_t k = 1; k < 3 * GT_PL_SEEN_SLOTS; ++k) {
+        int r = gt_pl_seen_insert(&seen, k * 0x9e3779b97f4a7c15ull + 7);
+        fresh += r == 1, full += r == -1;
+    }
+    CHECK_MSG(fresh == GT_PL_SEEN_SLOTS && full == 1, "fresh %d full %d", fresh, full);
+    char line[256];
+    c = sgemm_call(CUBLAS_OP_N, CUBLAS_OP_C, 1000, 1000, 1000);
+    size_t n = gt_pl_format(line, sizeof line, &c, "served by exact: tile2d BM=64");
+    CHECK_MSG(n == strlen(line) && !strcmp(line, "gemmtune: 1000x1000x1000 nc served by exact: tile2d BM=64 "
+                                                 "[cublasSgemm_v2 lda=1000 ldb=1000 ldc=1000]\n"), "%s", line);
+    c.api = GT_PL_STRIDED, c.batch = 3;
+    gt_pl_format(line, sizeof line, &c, "forwarded to cuBLAS: x");
+    CHECK_MSG(strstr(line, "[cublasSgemmStridedBatched lda=1000 ldb=1000 ldc=1000 batch=3]\n"), "%s", line);
+    n = gt_pl_format(line, 20, &c, "forwarded to cuBLAS: x");
+    CHECK_MSG(n == 19 && line[18] == '\n', "%zu '%s'", n, line);
+}
+
+/* ---- the library ---- */
+
+GT_TEST(preload_library_exports_only_cublas_entry_points, GT_NEEDS_NONE)
+{
+    char *out = NULL;
+    int rc = gt_run("nm -D --defined-only " LIB " | awk '$2 ~ /^[TtWwDdBbRrVvi]$/ {print $3}' | sort", &out);
+    CHECK_MSG(rc == 0 && out && !strcmp(out, "cublasGemmEx\ncublasSgemmStridedBatched\ncublasSgemm_v2\n"),
+              "exports of %s:\n%s", LIB, out ? out : "");
+    free(out);
+    rc = gt_run("readelf -d " LIB " | grep -E 'SONAME|NEEDED'", &out);
+    CHECK_MSG(rc == 0 && strstr(out, "[libgemmtune_cublas.so]"), "%s", out);
+    /* it must not pin a cuBLAS soname: the program's own cuBLAS, whatever its version, is the one forwarded to */
+    CHECK_MSG(!strstr(out, "libcublas.so"), "%s", out);
+    free(out);
+}
+
+/* The environment prefix that preloads this build's library into a child. An ASan build's library needs the
+ * ASan runtime loaded first; the CUDA runtime's leaks in a child are not this test's business. The child sees
+ * no GPU, so no call can reach a kernel launch with the stand-in's host pointers. */
+static void preload_prefix(char *buf, size_t n)
+{
+    char cwd[2048];
+    if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
+    if (strstr(GT_BUILD_DIR, "asan"))
+        snprintf(buf, n, "ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 LD_PRELOAD=\"$(cc -print-file-name=libasan.so)"
+                 " %s/%s\"", cwd, LIB);
+    else snprintf(buf, n, "LD_PRELOAD=%s/%s", cwd, LIB);
+}
+
+static char *read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = calloc(1, 1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static int count_lines(const char *s, const char *needle)
+{
+    int n = 0;
+    for (const char *p = s; p && (p = strstr(p, needle)); p += strlen(needle)) ++n;
+    return n;
+}
+
+#define DRIVE "CUDA_VISIBLE_DEVICES= " GT_BUILD_DIR "/tests/drive_fake"
+
+/* Without a GPU every call ends at cuBLAS, but each takes its path through the interposer: the status and the
+ * arguments that reach the (stand-in) cuBLAS must be exactly the program's, and the log says why each went. */
+GT_TEST(preload_interposer_forwards_untouched_to_a_stand_in_cublas, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *plain = NULL, *with = NULL, *log = gt_tmp_path(".log");
+    preload_prefix(pre, sizeof pre);
+    int rc = gt_run(DRIVE " 2>/dev/null", &plain);
+    CHECK_MSG(rc == 0 && count_lines(plain, "same=1") == 20, "%d:\n%s", rc, plain);
+    snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD_LOG=%s " DRIVE " 2>/dev/null", pre, log);
+    rc = gt_run(cmd, &with);
+    CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s\nwithout the preload:\n%s", cmd, with, plain);
+    CHECK_MSG(with && strstr(with, "sgemm_reentry: status=0 reached=3 same=1 deepest=2"), "%s", with);
+    char *text = read_file(log);
+    static const char *const want[] = {
+        "serving FP32 GEMM", "forwarded to cuBLAS: device pointer mode", "forwarded to cuBLAS: math mode allows TF32",
+        "forwarded to cuBLAS: invalid arguments", "forwarded to cuBLAS: the handle's getters failed",
+        "forwarded to cuBLAS: k == 0", "forwarded to cuBLAS: alpha == 0", "cublasGemmEx compute type is not pure FP32",
+        "cublasGemmEx data types", "cublasGemmEx names an algorithm", "batch larger than GEMMTUNE_PRELOAD_BATCH",
+        "24x24x24 nt forwarded to cuBLAS", "0 calls served by gemmtune, 20 forwarded to cuBLAS"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i)
+        CHECK_MSG(text && strstr(text, want[i]), "log lacks '%s':\n%s", want[i], text ? text : "(none)");
+    /* the re-entered calls went straight through: one line for the shape, counted once */
+    CHECK_MSG(count_lines(text, "24x24x24") == 1, "%s", text);
+    unlink(log);
+    free(plain), free(with), free(text), free(log);
+}
+
+GT_TEST(preload_switch_off_is_pure_pass_through, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *plain = NULL, *with = NULL, *log = gt_tmp_path(".log");
+    preload_prefix(pre, sizeof pre);
+    gt_run(DRIVE " 2>/dev/null", &plain);
+    snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD=off GEMMTUNE_PRELOAD_LOG=%s " DRIVE, pre, log);
+    int rc = gt_run(cmd, &with);
+    CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s", cmd, with);
+    char *text = read_file(log);
+    CHECK_MSG(text && strstr(text, "pass-through (GEMMTUNE_PRELOAD=off)") && !strstr(text, "forwarded to cuBLAS:") &&
+              strstr(text, "0 calls served by gemmtune, 0 forwarded"), "%s", text);
+    free(with), free(text);
+    snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD=perhaps " DRIVE, pre);
+    rc = gt_run(cmd, &with);
+    CHECK_MSG(rc == 0 && strstr(with, "GEMMTUNE_PRELOAD=perhaps: expected on or off") &&
+              strstr(with, "sgemm_servable: status=0 reached=1 same=1"), "%s", with);
+    unlink(log);
+    free(plain), free(with), free(log);
+}
+
+/* A program that knows only cublas_v2.h: with the real cuBLAS, preloaded or linked ahead of it, it gets the same
+ * statuses (no GPU here: cublasCreate's error, and NOT_INITIALIZED for a NULL handle; with a GPU, success). */
+static const char probe_src[] =
+    "#include <cublas_v2.h>\n#include <stdio.h>\n"
+    "int main(void) { cublasHandle_t h = 0; float a = 1, b = 0, x[1] = {0};\n"
+    "  int c = cublasCreate(&h);\n"
+    "  int s = cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_T, 1, 1, 1, &a, x, 0, x, 1, &b, x, 1);\n"
+    "  int z = cublasSgemm(0, CUBLAS_OP_N, CUBLAS_OP_N, 1, 1, 1, &a, x, 1, x, 1, &b, x, 1);\n"
+    "  printf(\"create %d bad-lda %d null-handle %d\\n\", c, s, z); if (!c) cublasDestroy(h); return 0; }\n";
+
+GT_TEST(preload_real_cublas_statuses_unchanged, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *src = gt_tmp_path(".c"), *bin = gt_tmp_path(""), *out[4] = {0};
+    const char *san = strstr(GT_BUILD_DIR, "asan") ? "-fsanitize=address,undefined" : "";
+    FILE *f = fopen(src, "w");
+    fputs(probe_src, f), fclose(f);
+    preload_prefix(pre, sizeof pre);
+    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror %s -I/usr/local/cuda/include %s -o %s -L/usr/local/cuda/lib64 "
+             "-Wl,-rpath,/usr/local/cuda/lib64 -lcublas -lcudart && %s && %s %s", san, src, bin, bin, pre, bin);
+    int rc = gt_run(cmd, &out[0]);
+    char *second = out[0] ? strchr(out[0], '\n') : NULL;
+    CHECK_MSG(rc == 0 && second && !strncmp(out[0], second + 1, (size_t)(second - out[0]) + 1) &&
+              strstr(out[0], "null-handle 1"), "%s\n%s", cmd, out[0]);
+    /* linked ahead of cuBLAS instead of preloaded: the same */
+    snprintf(cmd, sizeof cmd, "cc -std=c99 %s -I/usr/local/cuda/include %s -o %s_ahead %s/%s -Wl,-rpath,%s/%s "
+             "-L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcublas -lcudart && %s %s_ahead && "
+             "readelf -d %s_ahead | grep NEEDED", san, src, bin, getcwd((char[2048]){0}, 2048), LIB,
+             getcwd((char[2048]){0}, 2048), GT_BUILD_DIR, strstr(GT_BUILD_DIR, "asan") ? pre : "", bin, bin);
+    rc = gt_run(cmd, &out[1]);
+    CHECK_MSG(rc == 0 && second && !strncmp(out[0], out[1], (size_t)(second - out[0]) + 1) &&
+              strstr(out[1], "libgemmtune_cublas.so") && strstr(out[1], "libcublas.so") &&
+              strstr(out[1], "libgemmtune_cublas.so") < strstr(out[1], "libcublas.so"), "%s\n%s", cmd, out[1]);
+    /* the GPU check's own program, the same way */
+    snprintf(cmd, sizeof cmd, GT_BUILD_DIR "/check_cublas probe && %s " GT_BUILD_DIR "/check_cublas probe", pre);
+    rc = gt_run(cmd, &out[2]);
+    char *half = out[2] ? out[2] + strlen(out[2]) / 2 : NULL;
+    CHECK_MSG(rc == 0 && half && !strncmp(out[2], half, strlen(half)), "%s", out[2]);
+    snprintf(cmd, sizeof cmd, "rm -f %s %s %s_ahead", src, bin, bin);
+    gt_run(cmd, NULL);
+    for (int i = 0; i < 4; ++i) free(out[i]);
+    free(src), free(bin);
+}
+
+GT_TEST(preload_installed_with_the_library, GT_NEEDS_NONE)
+{
+    char *prefix = gt_tmp_path("_prefix"), cmd[4096], *out = NULL;
+    snprintf(cmd, sizeof cmd, "make -s BUILD=%s PREFIX=%s install && nm -D --defined-only %s/lib/libgemmtune_cublas.so",
+             GT_BUILD_DIR, prefix, prefix);
+    int rc = gt_run(cmd, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "cublasSgemm_v2"), "%s ->\n%s", cmd, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", prefix);
+    gt_run(cmd, NULL);
+    free(prefix);
+}
+
+/* ---- GPU ---- */
+
+/* The served path against the real cuBLAS on every case of the GPU check (the full check with tuning, the
+ * overhead and the TF32 / pass-through comparisons is tests/preload/run_check.sh). */
+GT_TEST(preload_gpu_served_calls_match_cublas, GT_NEEDS_GPU)
+{
+    char pre[4400], cmd[16384], *out = NULL, *dir = gt_tmp_path("_preload");
+    preload_prefix(pre, sizeof pre);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/ref %s/served %s/xdg && " GT_BUILD_DIR "/check_cublas run %s/ref && "
+             "XDG_DATA_HOME=%s/xdg GEMMTUNE_DB= GEMMTUNE_FALLBACK=default GEMMTUNE_PRELOAD_LOG=%s/served.log %s "
+             GT_BUILD_DIR "/check_cublas run %s/served && " GT_BUILD_DIR "/check_cublas compare %s/ref %s/served && "
+             "grep -c 'served by default' %s/served.log && %s " GT_BUILD_DIR "/check_cublas streams",
+             dir, dir, dir, dir, dir, dir, pre, dir, dir, dir, dir, pre);
+    int rc = gt_run(cmd, &out);
+    CHECK_MSG(rc == 0 && strstr(out, "; 0 failed") && strstr(out, "streams: ok"), "%s ->\n%s", cmd, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    gt_run(cmd, NULL);
+    free(dir);
+}
