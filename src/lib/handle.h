@@ -13,7 +13,7 @@
 enum { GT_NBUCKET = 256 };
 
 /* A call signature's plan. Immutable once published (but for its call counter), freed only by gemmtune_destroy,
- * so readers need no lock. Exactly one of kernel and bplan is set, unless the call is a no-op. */
+ * so readers need no lock. Exactly one of kernel and bplan is set, unless the rule is none (nothing to run). */
 typedef struct gt_plan {
     struct gt_plan *next;
     gt_call call;

@@ -102,13 +102,16 @@ static gemmtune_status library_plan(struct gemmtune_context *h, gt_plan *p)
     return GEMMTUNE_SUCCESS;
 }
 
+/* Under fallback none, a call with no tuned kernel gets a plan too, with nothing to run: later calls fail fast
+ * without selecting again, and the recorder counts them (the preload forwards them to cuBLAS). */
 static gemmtune_status bind_kernel(struct gemmtune_context *h, gt_plan *p)
 {
     const gt_choice *c = &p->choice;
-    if (c->rule == GT_RULE_NONE)
-        return gt_loader_fail(GEMMTUNE_STATUS_NO_KERNEL, "no tuned kernel for %dx%dx%d %s on %s and fallback none",
-                              p->call.shape.m, p->call.shape.n, p->call.shape.k,
-                              gt_layout_name(p->call.shape.ta, p->call.shape.tb), h->dev.name);
+    if (c->rule == GT_RULE_NONE) {
+        snprintf(p->note, sizeof p->note, "no tuned kernel for %dx%dx%d %s on %s and fallback none", p->call.shape.m,
+                 p->call.shape.n, p->call.shape.k, gt_layout_name(p->call.shape.ta, p->call.shape.tb), h->dev.name);
+        return GEMMTUNE_SUCCESS;
+    }
     if (c->family->build != GT_BUILD_NVRTC) return library_plan(h, p);
     c->family->launch(&c->params, &p->call.shape, &p->L);
     p->ws_bytes = p->L.splitk > 1 ? p->L.ws_bytes : 0;
@@ -225,6 +228,7 @@ gemmtune_status gemmtune_sgemm(gemmtune_handle h, void *stream, gemmtune_op tran
         if (st) return st;
     }
     if (h->record_path[0]) atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
+    if (p->choice.rule == GT_RULE_NONE) return gt_loader_fail(GEMMTUNE_STATUS_NO_KERNEL, "%s", p->note);
     gt_args a = {.m = c.shape.m, .n = c.shape.n, .k = k, .ta = c.shape.ta, .tb = c.shape.tb, .alpha = alpha,
                  .beta = beta, .A = swap ? B : A, .B = swap ? A : B, .C = C, .lda = (int)c.lda, .ldb = (int)c.ldb,
                  .ldc = ldc};
@@ -252,6 +256,6 @@ gemmtune_status gemmtune_explain(gemmtune_handle h, gemmtune_op transa, gemmtune
     gt_loader_describe(&ch, h->set.rows, buf, buflen);
     /* A plan already made knows more: a stored algorithm this machine refused. */
     gt_plan *p = find_plan(h, &c, call_hash(&c));
-    if (p && p->note[0] && strlen(buf) + 3 < buflen) snprintf(buf + strlen(buf), buflen - strlen(buf), "; %s", p->note);
+    if (p && p->note[0] && p->choice.rule != GT_RULE_NONE && strlen(buf) + 3 < buflen) snprintf(buf + strlen(buf), buflen - strlen(buf), "; %s", p->note);
     return ch.rule == GT_RULE_NONE ? GEMMTUNE_STATUS_NO_KERNEL : GEMMTUNE_SUCCESS;
 }
