@@ -256,6 +256,7 @@ gemmtune_status gemmtune_explain(gemmtune_handle h, gemmtune_op transa, gemmtune
     gt_loader_describe(&ch, h->set.rows, buf, buflen);
     /* A plan already made knows more: a stored algorithm this machine refused. */
     gt_plan *p = find_plan(h, &c, call_hash(&c));
-    if (p && p->note[0] && p->choice.rule != GT_RULE_NONE && strlen(buf) + 3 < buflen) snprintf(buf + strlen(buf), buflen - strlen(buf), "; %s", p->note);
+    if (p && p->note[0] && p->choice.rule != GT_RULE_NONE && strlen(buf) + 3 < buflen)
+        snprintf(buf + strlen(buf), buflen - strlen(buf), "; %s", p->note);
     return ch.rule == GT_RULE_NONE ? GEMMTUNE_STATUS_NO_KERNEL : GEMMTUNE_SUCCESS;
 }
