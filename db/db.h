@@ -1,7 +1,7 @@
 /* The results database: SQLite, schema in db/schema.sql + db/migrate_<v>.sql + db/views.sql (versioned by PRAGMA
- * user_version, migrated forward on open), WAL, foreign keys on, every statement prepared. One gt_db is used by one
- * thread at a time. Every function returns 0 on success or -1 with a message in err; none prints or exits.
- * db/db.c (open, writes), query.c (walks), json.c, header.c, merge.c, regret.c, nearest.c.
+ * user_version, migrated forward when a writer opens it), WAL for writers, every statement prepared. One gt_db is
+ * used by one thread at a time. Every function returns 0 on success or -1 with a message in err; none prints or
+ * exits. db/open.c (open modes), db.c (writes), query.c (walks), json.c, header.c, merge.c, nearest.c.
  * Tested by tests/test_db.c, test_export.c, test_report.c, test_nearest.c, test_cli_db.c on databases they create. */
 #ifndef GT_DB_H
 #define GT_DB_H
@@ -80,10 +80,24 @@ typedef int (*gt_trial_fn)(const gt_trial_row *t, void *ctx); /* non-zero stops 
 /* Default path: $GEMMTUNE_DB, else $XDG_DATA_HOME/gemmtune/gemmtune.db, else ~/.local/share/gemmtune/gemmtune.db. */
 int gt_db_default_path(char *buf, size_t n, char *err, size_t errlen);
 
-/* Open (create = 1: create the file and its directories if absent) and migrate. ":memory:" with create = 1 gives
- * a private in-memory database (the loader imports JSON into one). Refuses a file that is not
- * SQLite, or whose schema is newer than this build, leaving it untouched. */
-int gt_db_open(const char *path, int create, gt_db **out, char *err, size_t errlen);
+/* How gt_db_open opens a file. A reader never writes: not the file, not its journal mode, not a -wal or -shm file
+ * beside it (a WAL-mode file with no -wal beside it is read as immutable), so it serves a database another user
+ * owns in a folder this user may not write. A reader of an older schema reads a migrated private copy in memory;
+ * only a writer migrates the file. */
+typedef enum {
+    GT_DB_READ_CACHE = 0, /* the loader: as GT_DB_READ, but read-write (for the cubin cache) when this user may write
+                             the file and its folder and the schema is current; never migrates or changes the
+                             journal mode */
+    GT_DB_CREATE = 1,     /* writer: create the file and its folders if absent, WAL, migrate in place */
+    GT_DB_WRITE = 2,      /* writer: as GT_DB_CREATE, but the file must exist */
+    GT_DB_READ = 3        /* reader: read-only (query, export, report, merge's sources) */
+} gt_db_mode;
+
+/* Open path in mode (a gt_db_mode). ":memory:" with GT_DB_CREATE gives a private in-memory database (the loader
+ * imports JSON into one). Refuses a file that is not SQLite, another program's SQLite file, or one whose schema is
+ * newer than this build, leaving it untouched; a writer refuses, in plain words, a file or folder this user may not
+ * write. */
+int gt_db_open(const char *path, int mode, gt_db **out, char *err, size_t errlen);
 void gt_db_close(gt_db *db);
 
 /* Check, reading only, that path is a gemmtune database this build can open (gt_db_open's refusals: missing, not

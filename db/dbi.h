@@ -59,6 +59,9 @@ int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f);
 /* Before SQLite opens path: it exists (or create, then its directories are made and *is_new = 1), is a regular
  * file, and starts with the SQLite header (or is empty and create). */
 int dbi_check_file(const char *path, int create, int *is_new, char *err, size_t errlen);
+/* A read-only SQLite URI for path ("file:...?mode=ro"), with immutable=1 when the file is in WAL mode and no -wal
+ * lies beside it, so that reading it creates no -wal or -shm file (db/open.c). */
+void dbi_ro_uri(const char *path, char *out, size_t n);
 /* Read the schema version of an open file, refusing a newer one and a non-gemmtune SQLite file. */
 int dbi_check_version(sqlite3 *h, const char *path, int *version, char *err, size_t errlen);
 

@@ -394,3 +394,82 @@ GT_TEST(cli_report_writes_png_svg_and_regret_table, GT_NEEDS_NONE)
     gt_fixture_rm(db), unlink(svg);
     free(db), free(png), free(svg);
 }
+
+/* The prefix that runs a command as an unprivileged user (nobody) when this process is root and setpriv can drop
+ * to it and that user can run the CLI; "" otherwise (the test then runs as this user, where only a read-only
+ * open, not the permissions, keeps the file unchanged). */
+static const char *other_user(void)
+{
+    static const char *prefix;
+    if (prefix) return prefix;
+    prefix = "";
+    if (getuid() == 0 && run("setpriv --reuid=65534 --regid=65534 --clear-groups " GT_CLI " --version") == 0)
+        prefix = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+    return prefix;
+}
+
+/* The names in dir, sorted, one per line (for "nothing appeared beside the file"). */
+static char *listing(const char *dir)
+{
+    run("ls -A %s", dir);
+    return strdup(out);
+}
+
+/* Run a reader as who on db (in dir, whose listing and bytes must not change); must exit 0 with want in its output. */
+static void reads_untouched(const char *who, const char *dir, const char *db, const char *want, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void reads_untouched(const char *who, const char *dir, const char *db, const char *want, const char *fmt, ...)
+{
+    char args[4096], *copy = gt_tmp_path(".orig");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    char *before = listing(dir);
+    CHECK(gt_fixture_copy(db, copy) == 0);
+    int rc = run("%s%s", who, args);
+    CHECK_MSG(rc == 0 && strstr(out, want), "%s%s -> %d:\n%s", who, args, rc, out);
+    CHECK_MSG(gt_fixture_same_bytes(db, copy), "%s%s changed the database", who, args);
+    char *after = listing(dir);
+    CHECK_MSG(!strcmp(before, after), "%s%s left files beside the database:\n%s", who, args, after);
+    free(before), free(after);
+    unlink(copy);
+    free(copy);
+}
+
+/* A database another user owns (mode 644, in a folder this user may not write) serves every reader and the
+ * library, and stays byte-identical with nothing created beside it; writers say plainly why they cannot. */
+GT_TEST(cli_db_of_another_user_serves_readers_untouched, GT_NEEDS_NONE)
+{
+    char *dir = gt_tmp_path("_ro"), *mine = gt_tmp_path("_mine"), db[600], target[600], json[600];
+    CHECK(mkdir(dir, 0755) == 0 && mkdir(mine, 0777) == 0 && chmod(mine, 0777) == 0);
+    snprintf(db, sizeof db, "%s/theirs.db", dir);
+    snprintf(target, sizeof target, "%s/merged.db", mine);
+    snprintf(json, sizeof json, "%s/w.json", mine);
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && chmod(db, 0644) == 0);
+    const char *who[2] = {other_user(), ""};
+    if (!*who[0]) printf("    (not root or no setpriv: checking read-only opens as this user only)\n");
+    for (int i = 0; i < (*who[0] ? 2 : 1); ++i) {
+        reads_untouched(who[i], dir, db, "ratio_vs_cublas", GT_CLI " query --db %s", db);
+        reads_untouched(who[i], dir, db, "resources", GT_CLI " query --trials --format csv --db %s", db);
+        reads_untouched(who[i], dir, db, "gemmtune-winners", GT_CLI " export --db %s", db);
+        reads_untouched(who[i], dir, db, "gemmtune_winner_find", GT_CLI " export --format header --db %s", db);
+        reads_untouched(who[i], dir, db, "regret", GT_CLI " report --db %s", db);
+        /* explain reads through the library's own open (gt_loader_winners), as gemmtune_create does */
+        reads_untouched(who[i], dir, db, "rule:     nearest",
+                        GT_CLI " explain --db %s --shape 1000 --gpu-name 'NVIDIA H200' --cc 9.0 --sms 132", db);
+        reads_untouched(who[i], dir, db, "1 sweeps, 16 trials", GT_CLI " merge --db %s %s", target, db);
+        unlink(target), unlink(json);
+    }
+    if (*who[0]) { /* writers refuse in plain words, and leave it as it was */
+        CHECK(run(GT_CLI " export --db %s -o %s", db, json) == 0 && chmod(json, 0644) == 0);
+        refused(db, 1, "may not write it", "%s" GT_CLI " import --db %s %s", who[0], db, json);
+        snprintf(target, sizeof target, "%s/src.db", mine);
+        CHECK(gt_fixture_db(target, 2, 0, 1.0) == 0);
+        refused(db, 1, "uid 65534", "%s" GT_CLI " merge --db %s %s", who[0], db, target);
+        CHECK(chmod(db, 0666) == 0);
+        refused(db, 1, "may not create files in", "%s" GT_CLI " import --db %s %s", who[0], db, json);
+    }
+    run("rm -rf %s %s", dir, mine);
+    free(dir), free(mine);
+}

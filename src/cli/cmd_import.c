@@ -43,7 +43,7 @@ int gt_cmd_import(int argc, char **argv)
     gt_db *db = NULL;
     int imported = 0;
     if (!text || gt_cli_db_path(db_opt, path, sizeof path, err, sizeof err) < 0 ||
-        gt_db_open(path, 1, &db, err, sizeof err) < 0 || gt_db_import_json(db, text, file, &imported, err, sizeof err) < 0) {
+        gt_db_open(path, GT_DB_CREATE, &db, err, sizeof err) < 0 || gt_db_import_json(db, text, file, &imported, err, sizeof err) < 0) {
         fprintf(stderr, "gemmtune import: %s%s%s\n", text && db ? file : "", text && db ? ": " : "", err);
         gt_db_close(db);
         free(text);

@@ -44,7 +44,7 @@ int gt_cmd_merge(int argc, char **argv)
         }
     }
     gt_db *db;
-    if (gt_cli_db_path(db_opt, path, sizeof path, err, sizeof err) < 0 || gt_db_open(path, 1, &db, err, sizeof err) < 0) {
+    if (gt_cli_db_path(db_opt, path, sizeof path, err, sizeof err) < 0 || gt_db_open(path, GT_DB_CREATE, &db, err, sizeof err) < 0) {
         fprintf(stderr, "gemmtune merge: %s\n", err);
         return 1;
     }

@@ -232,7 +232,7 @@ int gt_cmd_query(int argc, char **argv)
         return 2;
     }
     gt_db *db;
-    if (gt_cli_db_path(o.db, path, sizeof path, err, sizeof err) < 0 || gt_db_open(path, 0, &db, err, sizeof err) < 0) {
+    if (gt_cli_db_path(o.db, path, sizeof path, err, sizeof err) < 0 || gt_db_open(path, GT_DB_READ, &db, err, sizeof err) < 0) {
         fprintf(stderr, "gemmtune query: %s\n", err);
         return 1;
     }

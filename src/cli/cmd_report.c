@@ -233,7 +233,7 @@ int gt_cmd_report(int argc, char **argv)
         fprintf(stderr, "gemmtune report: %s\n", err);
         return 2;
     }
-    if (gt_cli_db_path(o.db, path, sizeof path, err, sizeof err) < 0 || gt_db_open(path, 0, &db, err, sizeof err) < 0) {
+    if (gt_cli_db_path(o.db, path, sizeof path, err, sizeof err) < 0 || gt_db_open(path, GT_DB_READ, &db, err, sizeof err) < 0) {
         fprintf(stderr, "gemmtune report: %s\n", err);
         return 1;
     }
