@@ -158,6 +158,17 @@ int gt_db_merge(gt_db *db, const char *other_path, gt_merge_stats *stats, char *
  * import adds them to db (with provenance), refusing malformed or wrong-schema input without changing db. */
 int gt_db_export_json(gt_db *db, const gt_winner_filter *filter, char **json, char *err, size_t errlen);
 int gt_db_import_json(gt_db *db, const char *json, const char *origin, int *imported, char *err, size_t errlen);
+/* Import with the fate of every row: imported (new, or faster than the stored winner), already (the stored winner
+ * is this candidate) or slower (a faster winner is stored). Every row must name a kernel this gemmtune can run:
+ * a known family, its canonical parameter text, legal under the limits of the row's compute capability
+ * (gt_limits_for_arch); one that does not refuses the whole file, naming the row and the reason. */
+typedef struct {
+    int rows, imported, already, slower;
+} gt_import_stats;
+int gt_db_import_json_stats(gt_db *db, const char *json, const char *origin, gt_import_stats *st, char *err,
+                            size_t errlen);
+/* Validate a document as import would, without a database. *rows = its winners. 0 or -1 with err. */
+int gt_db_check_json(const char *json, int *rows, char *err, size_t errlen);
 
 /* C header export (`gemmtune export --format header`): a static gemmtune_winner_row table of the winners matching
  * filter and a static inline exact-match lookup gemmtune_winner_find(gpu_name, m, n, k, layout); it compiles alone

@@ -173,8 +173,10 @@ GT_TEST(cli_bad_input_leaves_db_byte_identical, GT_NEEDS_NONE)
     refused(db, 1, "format_version 7", GT_CLI " import --db %s %s", db, bad);
     refused(db, 2, "-o x.jpg", GT_CLI " report --db %s -o x.jpg", db);
     refused(db, 1, "/nonexistent-dir/r.svg", GT_CLI " report --db %s -o /nonexistent-dir/r.svg", db);
-    /* a database path that cannot be created */
-    CHECK(run(GT_CLI " import --db /proc/gemmtune-no/x.db %s", bad) == 1 && strstr(out, "/proc/gemmtune-no"));
+    /* a database path that cannot be created (the file itself is good) */
+    char *good = gt_tmp_path(".json");
+    CHECK(run(GT_CLI " export --db %s -o %s", other, good) == 0);
+    CHECK(run(GT_CLI " import --db /proc/gemmtune-no/x.db %s", good) == 1 && strstr(out, "/proc/gemmtune-no"));
     CHECK(run(GT_CLI " merge --db /proc/gemmtune-no/x.db %s", other) == 1 && strstr(out, "/proc/gemmtune-no"));
     /* merge: one bad source among good ones merges nothing */
     CHECK(gt_fixture_write(bad, "plain text, not a database", 26) == 0);
@@ -182,7 +184,9 @@ GT_TEST(cli_bad_input_leaves_db_byte_identical, GT_NEEDS_NONE)
     refused(db, 1, "no database at", GT_CLI " merge --db %s %s /nonexistent.db", db, other);
     /* the database itself: a text file, then a newer schema */
     refused(bad, 1, "not an SQLite database", GT_CLI " query --db %s", bad);
-    refused(bad, 1, "not an SQLite database", GT_CLI " import --db %s %s", bad, bad);
+    refused(bad, 1, "not an SQLite database", GT_CLI " import --db %s %s", bad, good);
+    unlink(good);
+    free(good);
     gt_db *h;
     char err[256];
     CHECK(gt_db_open(other, 0, &h, err, sizeof err) == 0);
@@ -472,4 +476,52 @@ GT_TEST(cli_db_of_another_user_serves_readers_untouched, GT_NEEDS_NONE)
     }
     run("rm -rf %s %s", dir, mine);
     free(dir), free(mine);
+}
+
+/* Write json with winners[i].key set to value (a string), to path. */
+static void mutate_row(const char *json, int i, const char *key, const char *value, const char *path)
+{
+    cJSON *root = cJSON_Parse(json);
+    cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "winners"), i);
+    CHECK(row != NULL);
+    if (row) cJSON_ReplaceItemInObject(row, key, cJSON_CreateString(value));
+    char *text = cJSON_Print(root);
+    CHECK(text && gt_fixture_write(path, text, strlen(text)) == 0);
+    free(text);
+    cJSON_Delete(root);
+}
+
+/* One row that no family can run refuses the whole file: named, with the reason, and the database unchanged. */
+GT_TEST(cli_import_refuses_rows_no_family_can_run, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), *src = gt_tmp_path(".db"), *good = gt_tmp_path(".json"), *bad = gt_tmp_path(".json");
+    char *fresh = gt_tmp_path(".db");
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && gt_fixture_db(src, 2, 0, 1.0) == 0);
+    CHECK(run(GT_CLI " export --db %s -o %s", src, good) == 0);
+    size_t n;
+    char *json = (char *)gt_fixture_slurp(good, &n);
+    static const struct { int row; const char *key, *value, *says; } cases[] = {
+        {1, "family", "nosuchfamily", "winners[1] (NVIDIA A100-SXM4-80GB, 2048x2048x2048 nn): family 'nosuchfamily' is unknown"},
+        {2, "params", "BM=7,BN=64,BK=8,TM=8,TN=8", "winners[2] (NVIDIA A100-SXM4-80GB, 4096x4096x1024 nn): tile2d BM=7"},
+        {0, "params", "BM=64,BN=64,BK=8,TM=8", "lack TN"},
+        {0, "params", "BN=64,BM=64,BK=8,TM=8,TN=8", "canonical text"},
+        {3, "params", "BM=64,BN=64,BK=8,TM=8,TN=8,XX=1", "no parameter 'XX'"},
+        {1, "family", "test_oob", "unknown"},
+    };
+    for (size_t i = 0; json && i < sizeof cases / sizeof cases[0]; ++i) {
+        mutate_row(json, cases[i].row, cases[i].key, cases[i].value, bad);
+        refused(db, 1, cases[i].says, GT_CLI " import --db %s %s", db, bad);
+        CHECK_MSG(strstr(out, "nothing imported"), "%s", out);
+        /* into a database that does not exist yet: it is not created */
+        CHECK(run(GT_CLI " import --db %s %s", fresh, bad) == 1 && access(fresh, F_OK) != 0);
+    }
+    mutate_row(json, 2, "params", "BM=7,BN=64,BK=8,TM=8,TN=8", bad);
+    CHECK(run(GT_CLI " import --db %s %s", db, bad) == 1 && strstr(out, "not a legal kernel on sm_80"));
+    /* the good file imports, and the counts say what happened to every row */
+    CHECK(run(GT_CLI " import --db %s %s", db, good) == 0 && strstr(out, "imported 4 winners of 4"));
+    CHECK(run(GT_CLI " import --db %s %s", db, good) == 0 && strstr(out, "imported 0 winners of 4") &&
+          strstr(out, "skipped 4 already stored and 0 slower"));
+    free(json);
+    gt_fixture_rm(db), gt_fixture_rm(src), unlink(good), unlink(bad);
+    free(db), free(src), free(good), free(bad), free(fresh);
 }
