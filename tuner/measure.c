@@ -120,6 +120,21 @@ static int load_util(gt_measure *m, const char *arch, char *err, size_t errlen)
     return 0;
 }
 
+int gt_measure_device_count(char *why, size_t whylen)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e == cudaSuccess && n > 0) return n;
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL); /* CUDA's own text would suggest a driver upgrade */
+    if (!h) snprintf(why, whylen, "no NVIDIA driver is installed (libcuda.so.1 not found), so this machine has no usable GPU");
+    else if (e == cudaSuccess || e == cudaErrorNoDevice) snprintf(why, whylen, "the NVIDIA driver found no GPU");
+    else if (e == cudaErrorInsufficientDriver)
+        snprintf(why, whylen, "the NVIDIA driver is older than the CUDA runtime gemmtune was built with: update it");
+    else snprintf(why, whylen, "%s", cudaGetErrorString(e));
+    if (h) dlclose(h);
+    return 0;
+}
+
 int gt_measure_open(int device, gt_measure **out, char *err, size_t errlen)
 {
     gt_measure *m = calloc(1, sizeof *m);
@@ -128,10 +143,10 @@ int gt_measure_open(int device, gt_measure **out, char *err, size_t errlen)
     *out = NULL;
     if (!m) return snprintf(err, errlen, "out of memory"), -1;
     m->device = device;
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (e != cudaSuccess || ndev == 0) {
-        snprintf(err, errlen, "no CUDA device is available (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    char why[200];
+    int ndev = gt_measure_device_count(why, sizeof why);
+    if (ndev == 0) {
+        snprintf(err, errlen, "no CUDA device is available: %s", why);
         free(m);
         return -1;
     }
