@@ -163,7 +163,7 @@ void gt_loader_describe(const gt_choice *c, const gt_winner *rows, char *buf, si
     }
     if (c->rule == GT_RULE_NEAREST || c->rule == GT_RULE_SAME_CC) {
         const gt_winner *w = &rows[c->row];
-        snprintf(buf, n, "%s (d=%.3f from %dx%dx%d %s on %s cc %d.%d, %d SMs): %s", gt_rule_name(c->rule),
+        snprintf(buf, n, "%s (d=%.3g from %dx%dx%d %s on %s cc %d.%d, %d SMs): %s", gt_rule_name(c->rule),
                  c->distance, w->shape.m, w->shape.n, w->shape.k, gt_layout_name(w->shape.ta, w->shape.tb),
                  w->gpu_name, w->cc_major, w->cc_minor, w->sm_count, kernel);
     } else {
