@@ -58,6 +58,7 @@ typedef struct {
     const gt_shape *shape;   /* exact m, n, k and layout */
     const char *family;
     const char *layout;      /* "nn", "nt", "tn", "tt": any shape of that layout */
+    const gt_gpu_model *model; /* exactly this GPU model (name, cc, SM count) */
 } gt_winner_filter;
 
 typedef int (*gt_winner_fn)(const gt_winner *w, void *ctx); /* non-zero stops the walk */

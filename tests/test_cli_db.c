@@ -53,7 +53,7 @@ GT_TEST(cli_query_formats_filters_and_ratio, GT_NEEDS_NONE)
     CHECK(run(GT_CLI " query --db %s", db) == 0);
     CHECK(strstr(out, "ratio_vs_cublas") && strstr(out, "NVIDIA H200") && strstr(out, "BM="));
     CHECK(run(GT_CLI " query --db %s --format json", db) == 0 && json_array_len(out) == 8);
-    CHECK(run(GT_CLI " query --db %s --format json --gpu a100", db) == 0 && json_array_len(out) == 4);
+    CHECK(run(GT_CLI " query --db %s --format json --gpu-model a100", db) == 0 && json_array_len(out) == 4);
     CHECK(run(GT_CLI " query --db=%s --format=json --shape 2048 --layout tn", db) == 0 && json_array_len(out) == 2);
     CHECK(run(GT_CLI " query --db %s --format json --layout tn", db) == 0 && json_array_len(out) == 2);
     CHECK(run(GT_CLI " query --db %s --format json --family nosuch", db) == 0 && json_array_len(out) == 0);
@@ -61,7 +61,7 @@ GT_TEST(cli_query_formats_filters_and_ratio, GT_NEEDS_NONE)
     CHECK(run(GT_CLI " query --db %s --format json --trials", db) == 0 && json_array_len(out) == 32);
     CHECK(run(GT_CLI " query --db %s --format json --trials --top 2", db) == 0 && json_array_len(out) == 16);
     CHECK(strstr(out, "\"resources\"") == NULL); /* the failed trial is never among the fastest */
-    CHECK(run(GT_CLI " query --db %s --format json --trials --shape 4096x4096x1024 --gpu h200", db) == 0);
+    CHECK(run(GT_CLI " query --db %s --format json --trials --shape 4096x4096x1024 --gpu-model h200", db) == 0);
     cJSON *a = cJSON_Parse(strchr(out, '['));
     CHECK(cJSON_GetArraySize(a) == 4);
     cJSON *first = cJSON_GetArrayItem(a, 0), *last = cJSON_GetArrayItem(a, 3);
@@ -71,7 +71,7 @@ GT_TEST(cli_query_formats_filters_and_ratio, GT_NEEDS_NONE)
     CHECK(last && !strcmp(cJSON_GetObjectItem(last, "status")->valuestring, "resources"));
     CHECK(last && cJSON_IsNull(cJSON_GetObjectItem(last, "ratio_vs_cublas")));
     cJSON_Delete(a);
-    CHECK(run(GT_CLI " query --db %s --format csv --gpu h200", db) == 0);
+    CHECK(run(GT_CLI " query --db %s --format csv --gpu-model h200", db) == 0);
     CHECK(!strncmp(out, "gpu,cc,sms,m,n,k,layout,family,params,ms,tflops,cublas_ms,cublas_tflops,ratio_vs_cublas\n", 86));
     CHECK(strstr(out, "\"BM=64,BN=64,BK=8,TM=8,TN=8\"") != NULL); /* commas quoted */
     int lines = 0;
@@ -259,7 +259,7 @@ GT_TEST(cli_export_header_compiles_werror_and_finds_rows, GT_NEEDS_NONE)
     CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && gt_fixture_db(db, 2, 0, 1.0) == 0);
     CHECK(header_builds_and_runs(db, dir, "") == 0);
     CHECK(strstr(out, "found 8 of 8") && strstr(out, "NVIDIA H200 2048x2048x2048 tn tile2d BM="));
-    CHECK(header_builds_and_runs(db, dir, "--gpu a100") == 0 && strstr(out, "found 4 of 4"));
+    CHECK(header_builds_and_runs(db, dir, "--gpu-model a100") == 0 && strstr(out, "found 4 of 4"));
     /* nothing matched: still valid C, with a count of 0 */
     CHECK(header_builds_and_runs(db, dir, "--family nosuch") == 0 && strstr(out, "found 0 of 0"));
     char cmd[700];
@@ -388,7 +388,7 @@ GT_TEST(cli_report_writes_png_svg_and_regret_table, GT_NEEDS_NONE)
     unsigned char *img = gt_fixture_slurp(png, &n);
     CHECK(img && n > 1000 && !memcmp(img, "\x89PNG\r\n\x1a\n", 8));
     free(img);
-    CHECK(run(GT_CLI " report --db %s --gpu h200 -o %s", db, svg) == 0);
+    CHECK(run(GT_CLI " report --db %s --gpu-model h200 -o %s", db, svg) == 0);
     unsigned char *s = gt_fixture_slurp(svg, &n);
     CHECK(s && strstr((const char *)s, "<svg") && strstr((const char *)s, "cuBLAS") &&
           strstr((const char *)s, "NVIDIA H200"));
@@ -461,7 +461,7 @@ GT_TEST(cli_db_of_another_user_serves_readers_untouched, GT_NEEDS_NONE)
         reads_untouched(who[i], dir, db, "regret", GT_CLI " report --db %s", db);
         /* explain reads through the library's own open (gt_loader_winners), as gemmtune_create does */
         reads_untouched(who[i], dir, db, "rule:     nearest",
-                        GT_CLI " explain --db %s --shape 1000 --gpu-name 'NVIDIA H200' --cc 9.0 --sms 132", db);
+                        GT_CLI " explain --db %s --shape 1000 --gpu-model h200", db);
         reads_untouched(who[i], dir, db, "1 sweeps, 16 trials", GT_CLI " merge --db %s %s", target, db);
         unlink(target), unlink(json);
     }
@@ -524,4 +524,46 @@ GT_TEST(cli_import_refuses_rows_no_family_can_run, GT_NEEDS_NONE)
     free(json);
     gt_fixture_rm(db), gt_fixture_rm(src), unlink(good), unlink(bad);
     free(db), free(src), free(good), free(bad), free(fresh);
+}
+
+/* explain needs no GPU: it takes the database's only GPU model (or --gpu-model, --arch), says which, prints the
+ * distance precisely, names a stored row for the very shape that it passed over, and a layout nothing was tuned in. */
+GT_TEST(cli_explain_without_gpu_says_which_gpu_and_why, GT_NEEDS_NONE)
+{
+    char *one = gt_tmp_path(".db"), *two = gt_tmp_path(".db"), err[256];
+    CHECK(gt_fixture_db(one, 0, 0, 1.0) == 0 && gt_fixture_db(two, 0, 0, 1.0) == 0 && gt_fixture_db(two, 2, 0, 1.0) == 0);
+    gt_db *h;
+    long long sw;
+    gt_gpu_info g = gt_fixture_gpu(0, 0);
+    gt_shape s = {512, 512, 512, 0, 0};
+    CHECK(gt_db_open(one, GT_DB_WRITE, &h, err, sizeof err) == 0);
+    CHECK(gt_db_begin_sweep(h, &g, "t", &sw, err, sizeof err) == 0 &&
+          gt_db_set_winner(h, sw, &s, "nosuchfamily", "X=1", "0123456789abcdef", 0.01, 1, err, sizeof err) == 0);
+    gt_db_close(h);
+    const int gpu = gt_test_gpu_count() > 0;
+    if (!gpu) { /* the README's example, on a database of one GPU model */
+        CHECK(run(GT_CLI " explain --db %s --shape 1000x1000x1000", one) == 0);
+        CHECK_MSG(strstr(out, "gpu:      NVIDIA H200 (cc 9.0, 132 SMs): no GPU here: the only GPU model in the database") &&
+                  strstr(out, "rule:     nearest (d=0.103 from 1024x1024x1024 nn"), "%s", out);
+        CHECK(run(GT_CLI " explain --db %s --shape 1000", two) == 1 && strstr(out, "holds 2 GPU models") &&
+              strstr(out, "NVIDIA A100-SXM4-80GB (cc 8.0, 108 SMs)") && strstr(out, "--gpu-model NAME"));
+    }
+    CHECK(run(GT_CLI " explain --db %s --shape 1023x1024x1024 --gpu-model h200", one) == 0);
+    CHECK_MSG(strstr(out, "nearest (d=0.00141 from 1024x1024x1024 nn"), "%s", out);
+    CHECK(run(GT_CLI " explain --db %s --shape 1000 --layout nt --gpu-model h200", one) == 0);
+    CHECK_MSG(strstr(out, "rule:     default") && strstr(out, "no tuned shape in layout nt for this GPU model; tuned "
+                                                              "layouts: nn, tn"), "%s", out);
+    CHECK(run(GT_CLI " explain --db %s --shape 512 --gpu-model h200", one) == 0);
+    CHECK_MSG(strstr(out, "rule:     nearest") && strstr(out, "skipped:  the stored winner of this very shape, "
+                                                               "nosuchfamily X=1: family 'nosuchfamily' is unknown"),
+              "%s", out);
+    CHECK(run(GT_CLI " explain --db %s --shape 1000 --gpu-model a100", two) == 0 &&
+          strstr(out, "NVIDIA A100-SXM4-80GB (cc 8.0, 108 SMs): the stored model --gpu-model names"));
+    CHECK(run(GT_CLI " explain --db %s --shape 1000 --arch sm_80", two) == 0 &&
+          strstr(out, "the only stored model of that architecture"));
+    CHECK(run(GT_CLI " explain --db %s --shape 1000 --gpu-model nvidia", two) == 2 && strstr(out, "2 stored GPU models match"));
+    CHECK(run(GT_CLI " explain --db %s --shape 1000 --gpu-model nosuch", two) == 1 && strstr(out, "no stored GPU model matches"));
+    CHECK(run(GT_CLI " explain --db %s --shape 1000 --gpu 0 --arch sm_90", two) == 2 && strstr(out, "one way"));
+    gt_fixture_rm(one), gt_fixture_rm(two);
+    free(one), free(two);
 }

@@ -125,3 +125,4 @@ int gt_cli_parse_duration(const char *text, double *seconds, char *err, size_t e
              text ? text : "");
     return -1;
 }
+

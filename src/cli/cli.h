@@ -1,4 +1,4 @@
-/* The CLI's verbs (one src/cmd_<verb>.c each) and the argument helpers they share (src/cli.c).
+/* The CLI's verbs (one src/cli/cmd_<verb>.c each) and the argument helpers they share (src/cli/cli.c).
  * Only main.c and cmd_*.c print and exit; everything they call returns a status. */
 #ifndef GT_CLI_H
 #define GT_CLI_H
