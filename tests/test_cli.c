@@ -1,5 +1,5 @@
 /* The CLI without a GPU: argument parsing helpers, the option table and --help drawn from it, the table printer,
- * --shard auto, --help/--version, tune's bad input and its no-GPU message. */
+ * the GPU-memory check, --shard auto, --help/--version, tune's bad input and its no-GPU message. */
 #include "cli.h"
 #include "harness.h"
 #include "options.h"
@@ -250,6 +250,27 @@ GT_TEST(cli_table_prints_text_csv_and_json_alike, GT_NEEDS_NONE)
     cJSON_Delete(j);
     free(buf);
     gt_table_free(t);
+}
+
+GT_TEST(cli_memory_check_says_what_fits_and_refuses_what_cannot, GT_NEEDS_NONE)
+{
+    char msg[600];
+    const long long h200 = 150754820096LL, l2 = 60 << 20;
+    gt_shape ok[] = {{8192, 8192, 8192, 0, 0}, {1024, 1024, 1024, 0, 0}};
+    CHECK(gt_cli_check_memory("NVIDIA H200", h200, l2, ok, 2, msg, sizeof msg) == 0);
+    CHECK_MSG(strstr(msg, "NVIDIA H200 has 140.4 GiB") && strstr(msg, "8192x8192x8192, needs 3.1 GiB") &&
+              strstr(msg, "square shapes fit up to about 6"), "%s", msg);
+    gt_shape big[] = {{1024, 1024, 1024, 0, 0}, {1048576, 1048576, 1, 0, 0}};
+    CHECK(gt_cli_check_memory("NVIDIA H200", h200, l2, big, 2, msg, sizeof msg) == -1);
+    CHECK_MSG(strstr(msg, "shape 1048576x1048576x1 needs") && strstr(msg, "but NVIDIA H200 has 140.4 GiB") &&
+              strstr(msg, "nothing was run"), "%s", msg);
+    /* a shape just past the largest square that fits is refused, one at it is not */
+    CHECK(sscanf(strstr(msg, "about ") + 6, "%d", &big[1].m) == 1);
+    big[1].n = big[1].k = big[1].m;
+    CHECK(gt_cli_check_memory("G", h200, l2, big, 2, msg, sizeof msg) == 0);
+    big[1].m = big[1].n = big[1].k = big[1].m + 100;
+    CHECK(gt_cli_check_memory("G", h200, l2, big, 2, msg, sizeof msg) == -1);
+    CHECK(gt_cli_check_memory("G", 0, 0, ok, 2, msg, sizeof msg) == 0 && strstr(msg, "did not report"));
 }
 
 static const char *const *slurm_env;

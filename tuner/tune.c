@@ -696,7 +696,7 @@ int gt_tune_run(const gt_tune_opts *o, gt_tune_summary *sum, char *err, size_t e
     interrupted = 0;
     struct sigaction sa = {.sa_handler = on_sigint}, old;
     sigaction(SIGINT, &sa, &old);
-    if (start_gpus(&t) || begin_sweeps(&t)) goto out;
+    if (start_gpus(&t) || (o->on_gpu && o->on_gpu(&t.gpu, o->ctx, err, errlen)) || begin_sweeps(&t)) goto out;
     for (int l = 0; l < o->nlayouts; ++l) ncand[l] = plan_layout(&t, o->layouts[l], &cands[l], &jobcap);
     start_pool(&t);
     rc = 0;

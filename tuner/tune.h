@@ -4,6 +4,7 @@
 #ifndef GT_TUNE_H
 #define GT_TUNE_H
 
+#include "db.h"
 #include "family.h"
 
 #include <stddef.h>
@@ -43,6 +44,9 @@ typedef struct {
                                 as 'pruned' without validation or timing (default 20) */
     const char *command;     /* stored with the sweep for provenance */
     void (*on_shape)(const gt_shape_result *r, void *ctx); /* called as each shape finishes; may be NULL */
+    /* called once the GPUs answered, before the database is opened; non-zero stops the sweep as a setup error with
+       its message in err (the CLI refuses shapes that cannot fit in gpu->mem_bytes); may be NULL */
+    int (*on_gpu)(const gt_gpu_info *gpu, void *ctx, char *err, size_t errlen);
     void *ctx;
 } gt_tune_opts;
 

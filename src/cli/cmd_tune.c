@@ -18,9 +18,10 @@ static void usage(FILE *out)
             "Tunes SGEMM on the GPU(s) for each size and layout: every legal candidate of every kernel family is\n"
             "compiled with NVRTC, validated against cuBLAS FP32 (pedantic), timed, and stored; the fastest few are\n"
             "re-timed on a cold L2 and the best is stored as the winner for this GPU model and shape. Rerunning the\n"
-            "same command resumes: stored trials are skipped.\n\n");
+            "same command resumes: stored trials are skipped. Before the first trial it says how much GPU memory\n"
+            "the largest shape needs, and refuses shapes that cannot fit.\n\n");
     gt_cli_usage(out, GT_V_TUNE);
-    fprintf(out, "\nExit status: 0 done, 1 setup error (no GPU, bad database), 2 bad arguments,\n"
+    fprintf(out, "\nExit status: 0 done, 1 setup error (no GPU, bad database, shapes too large), 2 bad arguments,\n"
                  "130 interrupted (Ctrl-C; every finished trial is kept and the next run resumes).\n");
 }
 
@@ -159,6 +160,8 @@ static void header(void)
 
 typedef struct {
     int shown, items;       /* shape lines printed; shapes x layouts of the sweep */
+    const gt_shape *shapes; /* for the memory check */
+    int nshapes;
 } run_ctx;
 
 /* Each shape's line as it finishes, for long sweeps; a one-shape sweep has only the closing table. */
@@ -169,6 +172,18 @@ static void on_shape(const gt_shape_result *r, void *ctx)
     if (!c->shown++) header();
     print_shape(r, stdout);
     fflush(stdout);
+}
+
+/* Once the GPUs answered: what the largest shape needs of the GPU's memory, or why a shape cannot run at all. */
+static int on_gpu(const gt_gpu_info *gpu, void *ctx, char *err, size_t errlen)
+{
+    run_ctx *c = ctx;
+    char msg[600];
+    if (gt_cli_check_memory(gpu->name, gpu->mem_bytes, gpu->l2_bytes, c->shapes, c->nshapes, msg, sizeof msg) < 0)
+        return snprintf(err, errlen, "%s", msg), -1;
+    printf("%s\n", msg);
+    fflush(stdout);
+    return 0;
 }
 
 static void summary(const gt_tune_summary *s, const char *db)
@@ -223,8 +238,9 @@ int gt_cmd_tune(int argc, char **argv)
     o.nshapes = t.a.sizes.n;
     o.db_path = t.db;
     o.command = t.command;
-    run_ctx ctx = {0, o.nshapes * (o.nlayouts ? o.nlayouts : 1)};
+    run_ctx ctx = {0, o.nshapes * (o.nlayouts ? o.nlayouts : 1), o.shapes, o.nshapes};
     o.on_shape = on_shape;
+    o.on_gpu = on_gpu;
     o.ctx = &ctx;
     if (t.shard_from[0]) printf("shard %d/%d (%s)\n", o.shard_i, o.shard_n, t.shard_from);
     gt_tune_summary sum = {0};

@@ -57,7 +57,8 @@ static const gt_opt table[] = {
      "the fallback can apply)"},
     {"--arch", NULL, "sm_XY", A_TEXT, GT_V_CANDIDATES, O(arch), 0, NULL, "device limits of this architecture (default " GT_DEFAULT_ARCH ")"},
     {"--sizes", NULL, "LIST", A_SIZES, GT_V_TUNE, O(sizes), 0, NULL,
-     "N (N x N x N) or MxNxK items, e.g. 1024,2048,3000x5000x700 (default 1024,2048)"},
+     "N (N x N x N) or MxNxK items, e.g. 1024,2048,3000x5000x700 (default 1024,2048); what\n"
+     "fits in the GPU's memory is checked when the sweep starts"},
     {"--sizes", NULL, "LIST", A_SIZES, GT_V_BENCH, O(sizes), 0, NULL,
      "N or MxNxK items (default: the public benchmark suite of docs/BENCHMARKS.md,\n" GT_BENCH_SUITE_1 ",\n"
      GT_BENCH_SUITE_2 ")"},
