@@ -25,10 +25,10 @@ int gt_db_begin_sweep(gt_db *db, const gt_gpu_info *gpu, const char *command, lo
         dbi_int64(db, &gpu_id, &found, err, errlen, "SELECT id FROM gpus WHERE uuid = ?", "t", gpu->uuid) < 0 ||
         dbi_run(db, err, errlen,
                 "INSERT INTO sweeps (gpu_id, host, command, gemmtune_version, driver_version, cuda_version, "
-                "nvrtc_version, sm_clock_mhz, uid, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, "
+                "nvrtc_version, sm_clock_mhz, nvidia_driver, uid, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
                 "lower(hex(randomblob(16))), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                "Itttkkkk", gpu_id, host, command, GT_VERSION, gpu->driver_version, gpu->cuda_version,
-                gpu->nvrtc_version, gpu->sm_clock_mhz) < 0)
+                "Itttkkkkt", gpu_id, host, command, GT_VERSION, gpu->driver_version, gpu->cuda_version,
+                gpu->nvrtc_version, gpu->sm_clock_mhz, gpu->nvidia_driver[0] ? gpu->nvidia_driver : NULL) < 0)
         goto fail;
     *sweep_id = sqlite3_last_insert_rowid(db->h);
     return dbi_commit(db, err, errlen);

@@ -13,7 +13,7 @@
 typedef struct gt_db gt_db;
 
 /* The schema version this build writes (PRAGMA user_version); older files are migrated forward on open. */
-#define GT_DB_SCHEMA_VERSION 2
+#define GT_DB_SCHEMA_VERSION 3
 
 /* A physical GPU and the sweep-time facts about it. Winners are keyed by the model: name + cc + sm_count. */
 typedef struct {
@@ -22,10 +22,12 @@ typedef struct {
     char uuid[64];           /* "GPU-xxxxxxxx-..." */
     long long mem_bytes;
     int l2_bytes;
-    int driver_version;      /* cudaDriverGetVersion: 13000 for 13.0 */
+    int driver_version;      /* CUDA driver API version, cudaDriverGetVersion: 13000 for 13.0 */
     int cuda_version;        /* cudaRuntimeGetVersion */
     int nvrtc_version;       /* major*1000 + minor*10 */
     int sm_clock_mhz;        /* at the start of the sweep */
+    char nvidia_driver[32];  /* the NVIDIA driver's version, "580.159.04" (NVML, else /proc/driver/nvidia/version);
+                                "" when unknown */
 } gt_gpu_info;
 
 /* One measured (or failed) candidate on one shape. Absent numbers are negative. */
@@ -136,6 +138,14 @@ int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, vo
 /* Walk the trials matching filter (NULL: all), ordered by GPU, layout, m, n, k, then ok trials fastest first,
  * then the failed ones. */
 int gt_db_trials(gt_db *db, const gt_winner_filter *filter, gt_trial_fn fn, void *ctx, char *err, size_t errlen);
+
+/* The GPUs ("gpus": one row per physical GPU: model, memory, sweeps, and the NVIDIA driver, CUDA and NVRTC versions
+ * of its newest sweep) or the sweeps ("sweeps": when, where from, GPU, those versions, trials) whose GPU model
+ * matches filter's gpu_name and model (its other fields do not apply), as a cJSON array of objects keyed by column:
+ * numbers, text (versions as "13.0"), null. *rows is the caller's (cJSON_Delete). */
+struct cJSON;
+int gt_db_list(gt_db *db, const char *kind, const gt_winner_filter *filter, struct cJSON **rows, char *err,
+               size_t errlen);
 
 /* Compiled-kernel cache keyed by (source hash, arch, NVRTC version, options). *found = 0 on a miss.
  * On a hit *data is malloc'd (caller frees). */

@@ -46,7 +46,7 @@ static void add_int_or_null(cJSON *o, const char *key, sqlite3_stmt *st, int col
 #define EXPORT_SQL                                                                                                  \
     "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, g.uuid, sw.driver_version, sw.cuda_version, "           \
     "sw.nvrtc_version, sw.sm_clock_mhz, s.m, s.n, s.k, s.layout, c.family, c.params, c.source_hash, w.median_ms, "   \
-    "w.spread_pct, b.cublas_ms, sw.uid, sw.started_at, sw.host, sw.gemmtune_version FROM winners w "                 \
+    "w.spread_pct, b.cublas_ms, sw.uid, sw.started_at, sw.host, sw.gemmtune_version, sw.nvidia_driver FROM winners w "                 \
     "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "                                  \
     "JOIN candidates c ON c.id = w.candidate_id JOIN sweeps sw ON sw.id = w.sweep_id JOIN gpus g ON g.id = sw.gpu_id " \
     "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL                    \
@@ -61,6 +61,7 @@ static cJSON *winner_json(sqlite3_stmt *st)
     add_text_or_null(gpu, "name", st, 0);
     for (int i = 0; i < 3; ++i) cJSON_AddNumberToObject(gpu, gpu_ints[i], sqlite3_column_int(st, 1 + i));
     add_text_or_null(gpu, "uuid", st, 4);
+    add_text_or_null(gpu, "nvidia_driver", st, 23);
     for (int i = 0; i < 4; ++i) add_int_or_null(gpu, gpu_opt[i], st, 5 + i);
     double mnk[3], ms = dbi_real(st, 16), cublas = dbi_real(st, 18);
     static const char *const dims[] = {"m", "n", "k"};
@@ -178,18 +179,20 @@ static const cJSON *j_obj(jctx *c, const cJSON *o, const char *key)
 
 static int parse_gpu(jctx *c, const cJSON *g, gt_gpu_info *out)
 {
-    const char *name, *uuid;
+    const char *name, *uuid, *driver;
     long v[7];
     static const char *const keys[] = {"cc_major", "cc_minor", "sm_count", "driver_version", "cuda_version",
                                        "nvrtc_version", "sm_clock_mhz"};
     static const long hi[] = {99, 99, 100000, 1000000, 1000000, 1000000, 100000};
     memset(out, 0, sizeof *out);
-    if (j_str(c, g, "name", sizeof out->name - 1, 0, 0, &name) < 0 || j_str(c, g, "uuid", sizeof out->uuid - 1, 0, 0, &uuid) < 0)
+    if (j_str(c, g, "name", sizeof out->name - 1, 0, 0, &name) < 0 || j_str(c, g, "uuid", sizeof out->uuid - 1, 0, 0, &uuid) < 0 ||
+        j_str(c, g, "nvidia_driver", sizeof out->nvidia_driver - 1, 0, 1, &driver) < 0)
         return -1;
     for (int i = 0; i < 7; ++i)
         if (j_int(c, g, keys[i], i == 2 ? 1 : 0, hi[i], i >= 3, -1, &v[i]) < 0) return -1;
     snprintf(out->name, sizeof out->name, "%s", name);
     snprintf(out->uuid, sizeof out->uuid, "%s", uuid);
+    snprintf(out->nvidia_driver, sizeof out->nvidia_driver, "%s", driver ? driver : "");
     out->cc_major = v[0], out->cc_minor = v[1], out->sm_count = v[2];
     out->driver_version = v[3], out->cuda_version = v[4], out->nvrtc_version = v[5], out->sm_clock_mhz = v[6];
     out->mem_bytes = out->l2_bytes = -1;
@@ -326,9 +329,10 @@ static int row_sweep(gt_db *db, const jrow *r, const char *origin, long long *sw
                         r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count), -1;
     if (dbi_run(db, err, errlen,
                 "INSERT INTO sweeps (gpu_id, started_at, host, command, gemmtune_version, driver_version, cuda_version, "
-                "nvrtc_version, sm_clock_mhz, origin, uid) VALUES (?, ?, ?, 'import', ?, ?, ?, ?, ?, ?, ?)",
-                "Itttkkkktt", gpu, r->started_at, r->host, r->version, r->gpu.driver_version, r->gpu.cuda_version,
-                r->gpu.nvrtc_version, r->gpu.sm_clock_mhz, org, r->uid) < 0)
+                "nvrtc_version, sm_clock_mhz, nvidia_driver, origin, uid) VALUES (?, ?, ?, 'import', ?, ?, ?, ?, ?, ?, ?, ?)",
+                "Itttkkkkttt", gpu, r->started_at, r->host, r->version, r->gpu.driver_version, r->gpu.cuda_version,
+                r->gpu.nvrtc_version, r->gpu.sm_clock_mhz, r->gpu.nvidia_driver[0] ? r->gpu.nvidia_driver : NULL, org,
+                r->uid) < 0)
         return -1;
     *sweep = sqlite3_last_insert_rowid(db->h);
     return 0;

@@ -32,8 +32,8 @@ static const char *const steps[] = {
     "INSERT INTO main.gpus (model_id, uuid, mem_bytes, l2_bytes) SELECT mm.id, g.uuid, g.mem_bytes, g.l2_bytes "
     "FROM src.gpus g" MAP_MODEL("g.model_id") " WHERE true ON CONFLICT (uuid) DO NOTHING",
     "INSERT INTO main.sweeps (gpu_id, started_at, host, command, gemmtune_version, driver_version, cuda_version, "
-    "nvrtc_version, sm_clock_mhz, origin, uid) SELECT mg.id, s.started_at, s.host, s.command, s.gemmtune_version, "
-    "s.driver_version, s.cuda_version, s.nvrtc_version, s.sm_clock_mhz, "
+    "nvrtc_version, sm_clock_mhz, nvidia_driver, origin, uid) SELECT mg.id, s.started_at, s.host, s.command, "
+    "s.gemmtune_version, s.driver_version, s.cuda_version, s.nvrtc_version, s.sm_clock_mhz, s.nvidia_driver, "
     "CASE WHEN s.origin = 'local' THEN ?1 ELSE s.origin END, s.uid FROM src.sweeps s "
     "JOIN src.gpus sg ON sg.id = s.gpu_id JOIN main.gpus mg ON mg.uuid = sg.uuid "
     "WHERE s.uid IN (SELECT uid FROM temp.merge_new) ORDER BY s.id",

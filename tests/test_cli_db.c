@@ -567,3 +567,34 @@ GT_TEST(cli_explain_without_gpu_says_which_gpu_and_why, GT_NEEDS_NONE)
     gt_fixture_rm(one), gt_fixture_rm(two);
     free(one), free(two);
 }
+
+/* The NVIDIA driver's version is stored with each sweep (schema 3), travels through export, import and merge, and
+ * query --gpus / --sweeps show it next to the CUDA versions. */
+GT_TEST(cli_query_gpus_and_sweeps_show_the_driver_version, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), *copy = gt_tmp_path(".db"), *merged = gt_tmp_path(".db"), *json = gt_tmp_path(".json");
+    char err[256];
+    gt_db *h;
+    long long sw;
+    gt_gpu_info g = gt_fixture_gpu(0, 0);
+    gt_shape s = {256, 256, 256, 0, 0};
+    snprintf(g.nvidia_driver, sizeof g.nvidia_driver, "580.159.04");
+    CHECK(gt_fixture_db(db, 2, 0, 1.0) == 0 && gt_db_open(db, GT_DB_WRITE, &h, err, sizeof err) == 0);
+    CHECK(gt_db_begin_sweep(h, &g, "t", &sw, err, sizeof err) == 0 &&
+          gt_db_set_winner(h, sw, &s, "tile2d", "BM=64,BN=64,BK=8,TM=8,TN=8", "0123456789abcdef", 0.01, 1, err,
+                           sizeof err) == 0);
+    gt_db_close(h);
+    CHECK(run(GT_CLI " query --gpus --db %s", db) == 0 && strstr(out, "nvidia_driver") && strstr(out, "580.159.04") &&
+          strstr(out, "cuda_driver") && strstr(out, "13.0"));
+    CHECK(run(GT_CLI " query --sweeps --format json --gpu-model h200 --db %s", db) == 0 && json_array_len(out) == 1 &&
+          strstr(out, "\"nvidia_driver\":\t\"580.159.04\""));
+    CHECK(run(GT_CLI " query --sweeps --format csv --db %s", db) == 0 && strstr(out, ",580.159.04,13.0,13.0,13.0,"));
+    CHECK(run(GT_CLI " query --gpus --shape 256 --db %s", db) == 2 && strstr(out, "only --gpu and --gpu-model"));
+    /* export -> import keeps it; merge keeps it */
+    CHECK(run(GT_CLI " export --db %s -o %s && " GT_CLI " import --db %s %s", db, json, copy, json) == 0);
+    CHECK(run(GT_CLI " query --sweeps --db %s", copy) == 0 && strstr(out, "580.159.04"));
+    CHECK(run(GT_CLI " merge --db %s %s", merged, db) == 0 && run(GT_CLI " query --gpus --db %s", merged) == 0 &&
+          strstr(out, "580.159.04"));
+    gt_fixture_rm(db), gt_fixture_rm(copy), gt_fixture_rm(merged), unlink(json);
+    free(db), free(copy), free(merged), free(json);
+}

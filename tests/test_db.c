@@ -338,6 +338,7 @@ GT_TEST(db_migrates_v1_file_forward, GT_NEEDS_NONE)
     CHECK(sql_int(path, "PRAGMA user_version") == GT_DB_SCHEMA_VERSION);
     CHECK(sql_int(path, "SELECT count(*) FROM sweeps WHERE length(uid) = 32") == 2);
     CHECK(sql_int(path, "SELECT count(*) FROM v_trials WHERE ratio_vs_cublas = 0.5") == 1);
+    CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('sweeps') WHERE name = 'nvidia_driver'") == 1); /* v3 */
     gt_fixture_rm(path);
     free(path);
 }

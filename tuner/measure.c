@@ -221,6 +221,31 @@ static int sm_clock_now(const char *uuid)
     return (int)mhz;
 }
 
+/* The NVIDIA driver's version ("580.159.04"): NVML when the driver ships it, else the kernel module's own line in
+ * /proc/driver/nvidia/version; "" when neither answers. */
+static void nvidia_driver(char *out, size_t n)
+{
+    out[0] = 0;
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    int (*init)(void) = h ? (int (*)(void))dlsym(h, "nvmlInit_v2") : NULL;
+    int (*version)(char *, unsigned) = h ? (int (*)(char *, unsigned))dlsym(h, "nvmlSystemGetDriverVersion") : NULL;
+    int (*shutdown)(void) = h ? (int (*)(void))dlsym(h, "nvmlShutdown") : NULL;
+    if (init && version && shutdown && init() == 0) {
+        if (version(out, (unsigned)n) != 0) out[0] = 0;
+        shutdown();
+    }
+    if (h) dlclose(h);
+    FILE *f = out[0] ? NULL : fopen("/proc/driver/nvidia/version", "r");
+    char line[512], *at, *save = NULL; /* "NVRM version: NVIDIA UNIX [Open] Kernel Module [for x86_64]  580.159.04  ..." */
+    if (f && fgets(line, sizeof line, f) && (at = strstr(line, "Kernel Module")))
+        for (char *t = strtok_r(at, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save))
+            if (strchr(t, '.') && strspn(t, "0123456789.") == strlen(t)) {
+                snprintf(out, n, "%s", t);
+                break;
+            }
+    if (f) fclose(f);
+}
+
 int gt_measure_gpu_info(gt_measure *m, gt_gpu_info *gpu, gt_limits *lim, char *err, size_t errlen)
 {
     struct cudaDeviceProp p;
@@ -235,6 +260,7 @@ int gt_measure_gpu_info(gt_measure *m, gt_gpu_info *gpu, gt_limits *lim, char *e
     gpu->l2_bytes = p.l2CacheSize;
     cudaDriverGetVersion(&gpu->driver_version);
     cudaRuntimeGetVersion(&gpu->cuda_version);
+    nvidia_driver(gpu->nvidia_driver, sizeof gpu->nvidia_driver);
     gpu->nvrtc_version = gt_nvrtc_version();
     int khz = 0;
     gpu->sm_clock_mhz = sm_clock_now(gpu->uuid);

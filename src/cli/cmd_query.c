@@ -110,11 +110,29 @@ static int print_results(gt_db *db, const gt_cli_args *a, const gt_cli_filter *c
     return rc;
 }
 
+static const gt_col gpu_cols[] = {
+    {"gpu", NULL, NULL},          {"cc", NULL, NULL},           {"sms", NULL, "%.0f"},
+    {"mem_gib", NULL, "%.1f"},    {"l2_mib", NULL, "%.1f"},     {"sweeps", NULL, "%.0f"},
+    {"nvidia_driver", NULL, NULL}, {"cuda_driver", NULL, NULL}, {"cuda_runtime", NULL, NULL},
+    {"nvrtc", NULL, NULL},        {"last_sweep", NULL, NULL},   {"uuid", NULL, NULL}};
+static const gt_col sweep_cols[] = {
+    {"id", NULL, "%.0f"},          {"started_at", NULL, NULL},    {"gpu", NULL, NULL},
+    {"cc", NULL, NULL},            {"sms", NULL, "%.0f"},         {"nvidia_driver", NULL, NULL},
+    {"cuda_driver", NULL, NULL},   {"cuda_runtime", NULL, NULL},  {"nvrtc", NULL, NULL},
+    {"sm_clock_mhz", NULL, "%.0f"}, {"trials", NULL, "%.0f"},     {"trials_ok", NULL, "%.0f"},
+    {"host", NULL, NULL},          {"origin", NULL, NULL},        {"gemmtune_version", NULL, NULL},
+    {"uuid", NULL, NULL},          {"command", NULL, NULL}};
+
 /* --gpus and --sweeps: printed, 0; -1 with err; 1 when neither was asked. */
 static int print_lists(gt_db *db, const gt_cli_args *a, const gt_cli_filter *cf, char *err, size_t errlen)
 {
-    (void)db, (void)cf, (void)err, (void)errlen;
-    return a->gpus || a->sweeps ? 0 : 1;
+    if (!a->gpus && !a->sweeps) return 1;
+    gt_table t = {a->gpus ? gpu_cols : sweep_cols, a->gpus ? 12 : 17, NULL};
+    if (gt_db_list(db, a->gpus ? "gpus" : "sweeps", &cf->f, &t.rows, err, errlen) < 0) return -1;
+    int rc = gt_table_print(&t, a->format, stdout);
+    if (rc < 0) snprintf(err, errlen, "cannot write the output");
+    cJSON_Delete(t.rows);
+    return rc;
 }
 
 int gt_cmd_query(int argc, char **argv)
@@ -128,6 +146,8 @@ int gt_cmd_query(int argc, char **argv)
     if (rc == 1) return gt_cli_args_free(&a), usage(stdout), 0;
     if (rc == 0 && a.npos) rc = -1, snprintf(err, sizeof err, "unexpected argument '%s'", a.pos[0]);
     if (rc == 0 && a.trials + a.gpus + a.sweeps > 1) rc = -1, snprintf(err, sizeof err, "--trials, --gpus, --sweeps: one at a time");
+    if (rc == 0 && (a.gpus || a.sweeps) && (a.shape.n || a.layout.n || a.family || a.top))
+        rc = -1, snprintf(err, sizeof err, "--gpus and --sweeps list GPUs and sweeps: only --gpu and --gpu-model narrow them");
     if (!a.format) a.format = "table";
     if (rc < 0) {
         fprintf(stderr, "gemmtune query: %s\n", err);
