@@ -158,15 +158,14 @@ static int print_regret(gt_db *db, const gt_winner_filter *f, char *err, size_t 
     return rc;
 }
 
-/* gnuplot datablock line: "label" winner_tflops cublas_tflops ratio (NaN when absent). */
-static void data_line(FILE *p, const gt_winner *w, int multi_gpu)
+/* gnuplot datablock line: "label" winner_tflops cublas_tflops ratio (NaN when absent); the GPU model joins the label
+ * when the chart holds several. */
+static void data_line(FILE *p, const gt_winner *w, int multi)
 {
-    char label[200], b[64];
-    shape_text(&w->shape, b, sizeof b);
-    if (multi_gpu) snprintf(label, sizeof label, "%s\\n%s", b, w->gpu_name);
-    else snprintf(label, sizeof label, "%s", b);
+    char b[64], label[260];
+    snprintf(label, sizeof label, "%s%s%s", shape_text(&w->shape, b, sizeof b), multi ? "  " : "", multi ? w->gpu_name : "");
     for (char *c = label; *c; ++c)
-        if (*c == '"') *c = '\'';
+        if (*c == '"' || *c == '\\') *c = '\'';
     fprintf(p, "\"%s\" %.6g %s%.6g %.6g\n", label, w->tflops, w->cublas_tflops > 0 ? "" : "NaN ",
             w->cublas_tflops > 0 ? w->cublas_tflops : 0, w->ratio > 0 ? w->ratio : 0);
 }
@@ -178,29 +177,30 @@ static void gp_string(FILE *p, const char *s) /* a gnuplot single-quoted string:
     fputc('\'', p);
 }
 
+/* Horizontal bars, one pair per shape, first shape on top: the shape labels are horizontal text beside the axis
+ * (no rotated text, which SVG renderers place differently), however many shapes there are. */
 static int plot(const wlist *l, const char *out, int png, char *err, size_t errlen)
 {
-    FILE *p = popen("gnuplot", "w");
+    char title[300];
     int multi = 0;
     for (int i = 1; i < l->n; ++i) multi |= !same_model(&l->v[i], &l->v[0]);
+    FILE *p = popen("gnuplot", "w");
     if (!p) return snprintf(err, errlen, "cannot run gnuplot"), -1;
-    fprintf(p, "set terminal %s size %d,720 font 'sans,10'\nset output ", png ? "pngcairo" : "svg",
-            l->n > 12 ? 120 + 70 * l->n : 1100);
+    fprintf(p, "set terminal %s size 1100,%d font 'sans,10'\nset output ", png ? "pngcairo" : "svg", 150 + 34 * l->n);
     gp_string(p, out);
-    char title[300];
     if (multi) snprintf(title, sizeof title, "gemmtune: SGEMM TFLOPS per shape and GPU, tuned winner vs cuBLAS");
-    else snprintf(title, sizeof title, "gemmtune: SGEMM TFLOPS per shape on %s, tuned winner vs cuBLAS", l->v[0].gpu_name);
+    else snprintf(title, sizeof title, "gemmtune: SGEMM TFLOPS per shape on %s (cc %d.%d, %d SMs), tuned winner vs "
+                  "cuBLAS", l->v[0].gpu_name, l->v[0].cc_major, l->v[0].cc_minor, l->v[0].sm_count);
     fprintf(p, "\nset title noenhanced\nset title ");
     gp_string(p, title);
-    fprintf(p, "\n");
-    fprintf(p, "set style data histogram\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
-               "set boxwidth 0.9\nset ylabel 'TFLOPS (2mnk / median time)'\nset yrange [0:*]\nset offsets 0,0,graph 0.12,0\n"
-               "set grid ytics\nset key top left\nset xtics noenhanced rotate by 30 right\nset bmargin 8\n$data << EOD\n");
+    fprintf(p, "\nset style fill solid 0.85 border -1\nset xlabel 'TFLOPS (2mnk / median time)'\nset xrange [0:*]\n"
+               "set offsets 0, graph 0.1, 0, 0\nset yrange [%d.5:-0.5]\nset ytics noenhanced nomirror scale 0\n"
+               "set grid xtics\nset key below center horizontal\nset bmargin 6\n$data << EOD\n", l->n - 1);
     for (int i = 0; i < l->n; ++i) data_line(p, &l->v[i], multi);
-    fprintf(p, "EOD\nplot $data using 2:xtic(1) title 'gemmtune winner' lc rgb '#2f6fb3', "
-               "'' using 3 title 'cuBLAS FP32' lc rgb '#b0b0b0', "
-               "'' using 0:(($2>$3||$3!=$3)?$2:$3):(($4>0)?sprintf('%%.2fx',$4):'') with labels offset 0,0.8 "
-               "font 'sans,9' notitle\n");
+    fprintf(p, "EOD\nplot $data using (0):0:(0):2:($0-0.38):($0):ytic(1) with boxxyerror title 'gemmtune winner' "
+               "lc rgb '#2f6fb3', '' using (0):0:(0):3:($0):($0+0.38) with boxxyerror title 'cuBLAS FP32' "
+               "lc rgb '#b0b0b0', '' using (($2>$3||$3!=$3)?$2:$3):0:(($4>0)?sprintf('%%.2fx',$4):'') with labels left "
+               "offset 0.6,0 font 'sans,9' notitle\n");
     int st = pclose(p);
     struct stat sb;
     if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || stat(out, &sb) < 0 || sb.st_size == 0) {
