@@ -181,7 +181,9 @@ GT_TEST(cli_bad_input_leaves_db_byte_identical, GT_NEEDS_NONE)
     /* merge: one bad source among good ones merges nothing */
     CHECK(gt_fixture_write(bad, "plain text, not a database", 26) == 0);
     refused(db, 1, "not an SQLite database", GT_CLI " merge --db %s %s %s", db, other, bad);
-    refused(db, 1, "no database at", GT_CLI " merge --db %s %s /nonexistent.db", db, other);
+    refused(db, 1, "no database at /nonexistent.db, one of the databases to merge", GT_CLI " merge --db %s %s /nonexistent.db",
+            db, other);
+    CHECK_MSG(!strstr(out, "--db"), "a missing source is not fixed with --db: %s", out);
     /* the database itself: a text file, then a newer schema */
     refused(bad, 1, "not an SQLite database", GT_CLI " query --db %s", bad);
     refused(bad, 1, "not an SQLite database", GT_CLI " import --db %s %s", bad, good);

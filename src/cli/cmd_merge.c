@@ -35,7 +35,11 @@ int gt_cmd_merge(int argc, char **argv)
         return gt_cli_args_free(&a), 2;
     }
     for (int i = 0; rc == 0 && i < a.npos; ++i) /* all sources readable before the first is merged */
-        if (gt_db_probe(a.pos[i], &version, err, sizeof err) < 0) rc = -1;
+        if (gt_db_probe(a.pos[i], &version, err, sizeof err) < 0) {
+            rc = -1;
+            if (!strncmp(err, "no database at", 14))
+                snprintf(err + strlen(err), sizeof err - strlen(err), ", one of the databases to merge: check its path");
+        }
     if (rc == 0 && (gt_cli_db_path(a.db, path, sizeof path, err, sizeof err) < 0 ||
                     gt_db_open(path, GT_DB_CREATE, &db, err, sizeof err) < 0))
         rc = -1;

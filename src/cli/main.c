@@ -11,7 +11,7 @@ static const struct {
     int (*run)(int argc, char **argv);
     const char *summary;
 } verbs[] = {
-    {"tune", gt_cmd_tune, "tune SGEMM for shapes on a GPU and store every trial (the default verb)"},
+    {"tune", gt_cmd_tune, "tune SGEMM for shapes on a GPU and store every trial (the verb when options come first)"},
     {"candidates", gt_cmd_candidates, "list the legal candidates of each family, no GPU needed"},
     {"query", gt_cmd_query, "print stored winners or trials with their ratio to cuBLAS"},
     {"export", gt_cmd_export, "write the winners as JSON or as a C header"},
