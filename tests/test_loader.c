@@ -674,7 +674,7 @@ GT_TEST(loader_exported_header_with_cubins_builds_a_table_program, GT_NEEDS_NVRT
     free(out);
     snprintf(cmd, sizeof cmd, "%s/main.c", dir);
     write_text(cmd, aot_src);
-    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror %s -Isrc -I%s %s/main.c %s/libgemmtune.a "
+    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror %s -Isrc/lib -I%s %s/main.c %s/libgemmtune.a "
              "-L/usr/local/cuda/lib64 -lcudart_static -lpthread -ldl -lrt -lm -o %s/aot && %s/aot", san, dir, dir,
              GT_BUILD_DIR, dir, dir);
     rc = gt_run(cmd, &out);
@@ -691,11 +691,11 @@ GT_TEST(loader_exported_header_with_cubins_builds_a_table_program, GT_NEEDS_NVRT
 GT_TEST(loader_header_is_plain_c_and_cxx, GT_NEEDS_NONE)
 {
     char *out = NULL;
-    int rc = gt_run("cc -std=c89 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c src/gemmtune.h", &out);
+    int rc = gt_run("cc -std=c89 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c src/lib/gemmtune.h", &out);
     CHECK_MSG(rc == 0, "C89: %s", out);
     free(out);
     if (gt_run("command -v c++", NULL) != 0) return;
-    rc = gt_run("c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -x c++ src/gemmtune.h", &out);
+    rc = gt_run("c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -x c++ src/lib/gemmtune.h", &out);
     CHECK_MSG(rc == 0, "C++: %s", out);
     free(out);
 }
