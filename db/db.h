@@ -103,6 +103,10 @@ typedef enum {
 int gt_db_open(const char *path, int mode, gt_db **out, char *err, size_t errlen);
 void gt_db_close(gt_db *db);
 
+/* 0 when this user may write path and create files in its folder, or when path does not exist yet; -1 with the
+ * reason in plain words (owner, mode, uid) otherwise. Writes nothing: a writer asks before long work. */
+int gt_db_check_writable(const char *path, char *err, size_t errlen);
+
 /* Check, reading only, that path is a gemmtune database this build can open (gt_db_open's refusals: missing, not
  * SQLite, another program's SQLite file, newer schema); *version is its schema version. 0 or -1 with err. */
 int gt_db_probe(const char *path, int *version, char *err, size_t errlen);

@@ -365,6 +365,13 @@ void gt_db_close(gt_db *db)
 
 const char *gt_db_path(const gt_db *db) { return db->path; }
 
+int gt_db_check_writable(const char *path, char *err, size_t errlen)
+{
+    struct stat sb;
+    if (stat(path, &sb) < 0) return 0; /* created later, with its folders; failures are said then */
+    return may_write(path, 0, err, errlen);
+}
+
 int gt_db_probe(const char *path, int *version, char *err, size_t errlen)
 {
     int is_new;

@@ -470,6 +470,7 @@ GT_TEST(cli_db_of_another_user_serves_readers_untouched, GT_NEEDS_NONE)
     if (*who[0]) { /* writers refuse in plain words, and leave it as it was */
         CHECK(run(GT_CLI " export --db %s -o %s", db, json) == 0 && chmod(json, 0644) == 0);
         refused(db, 1, "may not write it", "%s" GT_CLI " import --db %s %s", who[0], db, json);
+        refused(db, 1, "may not write it", "%s" GT_CLI " tune --sizes 64 --db %s", who[0], db); /* before any GPU */
         snprintf(target, sizeof target, "%s/src.db", mine);
         CHECK(gt_fixture_db(target, 2, 0, 1.0) == 0);
         refused(db, 1, "uid 65534", "%s" GT_CLI " merge --db %s %s", who[0], db, target);

@@ -233,6 +233,11 @@ int gt_cmd_tune(int argc, char **argv)
     if (c < 0 || to_opts(&t, &o, err, sizeof err) < 0) goto bad;
     if (!t.a.sizes.n && (t.a.sizes.n = gt_cli_parse_sizes("1024,2048", &t.a.sizes.v, err, sizeof err)) < 0) goto bad;
     if (gt_cli_db_path(t.a.db, t.db, sizeof t.db, err, sizeof err) < 0) goto bad;
+    if (gt_db_check_writable(t.db, err, sizeof err) < 0) { /* before the GPUs start, not after */
+        fprintf(stderr, "gemmtune: %s\n", err);
+        rc = 1;
+        goto out;
+    }
     command_line(argc, argv, t.command, sizeof t.command);
     o.shapes = t.a.sizes.v;
     o.nshapes = t.a.sizes.n;
