@@ -188,12 +188,14 @@ static int unknown(unsigned verb, const char *arg, char *err, size_t errlen)
         if (v != verb && find(v, arg, &len)) others |= v;
     size_t used = (size_t)snprintf(err, errlen, "unknown option '%.*s'", (int)strcspn(arg, "="), arg);
     if (others && used < errlen) {
-        int left = __builtin_popcount(others);
+        int left = __builtin_popcount(others), first = 1;
         used += (size_t)snprintf(err + used, errlen - used, " (an option of");
-        for (unsigned v = 1; v <= GT_V_BENCH && used < errlen; v <<= 1)
-            if (others & v)
-                used += (size_t)snprintf(err + used, errlen - used, "%s %s", --left == 0 && v != (others & -others)
-                                         ? " and" : v != (others & -others) ? "," : "", verb_name(v));
+        for (unsigned v = 1; v <= GT_V_BENCH && used < errlen; v <<= 1) {
+            if (!(others & v)) continue;
+            left--;
+            used += (size_t)snprintf(err + used, errlen - used, "%s %s", first ? "" : left ? "," : " and", verb_name(v));
+            first = 0;
+        }
         if (used < errlen) used += (size_t)snprintf(err + used, errlen - used, ", not of %s)", verb_name(verb));
     }
     if (used < errlen) snprintf(err + used, errlen - used, "; gemmtune %s --help lists its options", verb_name(verb));
