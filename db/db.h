@@ -1,7 +1,7 @@
 /* The results database: SQLite, schema in db/schema.sql + db/migrate_<v>.sql + db/views.sql (versioned by PRAGMA
- * user_version, migrated forward on open), WAL, foreign keys on, every statement prepared. One gt_db is used by one
- * thread at a time. Every function returns 0 on success or -1 with a message in err; none prints or exits.
- * db/db.c (open, writes), query.c (walks), json.c, header.c, merge.c, regret.c, nearest.c.
+ * user_version, migrated forward when a writer opens it), WAL for writers, every statement prepared. One gt_db is
+ * used by one thread at a time. Every function returns 0 on success or -1 with a message in err; none prints or
+ * exits. db/open.c (open modes), db.c (writes), query.c (walks), json.c, header.c, merge.c, nearest.c.
  * Tested by tests/test_db.c, test_export.c, test_report.c, test_nearest.c, test_cli_db.c on databases they create. */
 #ifndef GT_DB_H
 #define GT_DB_H
@@ -13,7 +13,7 @@
 typedef struct gt_db gt_db;
 
 /* The schema version this build writes (PRAGMA user_version); older files are migrated forward on open. */
-#define GT_DB_SCHEMA_VERSION 2
+#define GT_DB_SCHEMA_VERSION 3
 
 /* A physical GPU and the sweep-time facts about it. Winners are keyed by the model: name + cc + sm_count. */
 typedef struct {
@@ -22,10 +22,12 @@ typedef struct {
     char uuid[64];           /* "GPU-xxxxxxxx-..." */
     long long mem_bytes;
     int l2_bytes;
-    int driver_version;      /* cudaDriverGetVersion: 13000 for 13.0 */
+    int driver_version;      /* CUDA driver API version, cudaDriverGetVersion: 13000 for 13.0 */
     int cuda_version;        /* cudaRuntimeGetVersion */
     int nvrtc_version;       /* major*1000 + minor*10 */
     int sm_clock_mhz;        /* at the start of the sweep */
+    char nvidia_driver[32];  /* the NVIDIA driver's version, "580.159.04" (NVML, else /proc/driver/nvidia/version);
+                                "" when unknown */
 } gt_gpu_info;
 
 /* One measured (or failed) candidate on one shape. Absent numbers are negative. */
@@ -62,6 +64,7 @@ typedef struct {
     const gt_shape *shape;   /* exact m, n, k and layout */
     const char *family;
     const char *layout;      /* "nn", "nt", "tn", "tt": any shape of that layout */
+    const gt_gpu_model *model; /* exactly this GPU model (name, cc, SM count) */
 } gt_winner_filter;
 
 typedef int (*gt_winner_fn)(const gt_winner *w, void *ctx); /* non-zero stops the walk */
@@ -84,11 +87,29 @@ typedef int (*gt_trial_fn)(const gt_trial_row *t, void *ctx); /* non-zero stops 
 /* Default path: $GEMMTUNE_DB, else $XDG_DATA_HOME/gemmtune/gemmtune.db, else ~/.local/share/gemmtune/gemmtune.db. */
 int gt_db_default_path(char *buf, size_t n, char *err, size_t errlen);
 
-/* Open (create = 1: create the file and its directories if absent) and migrate. ":memory:" with create = 1 gives
- * a private in-memory database (the loader imports JSON into one). Refuses a file that is not
- * SQLite, or whose schema is newer than this build, leaving it untouched. */
-int gt_db_open(const char *path, int create, gt_db **out, char *err, size_t errlen);
+/* How gt_db_open opens a file. A reader never writes: not the file, not its journal mode, not a -wal or -shm file
+ * beside it (a WAL-mode file with no -wal beside it is read as immutable), so it serves a database another user
+ * owns in a folder this user may not write. A reader of an older schema reads a migrated private copy in memory;
+ * only a writer migrates the file. */
+typedef enum {
+    GT_DB_READ_CACHE = 0, /* the loader: as GT_DB_READ, but read-write (for the cubin cache) when this user may write
+                             the file and its folder and the schema is current; never migrates or changes the
+                             journal mode */
+    GT_DB_CREATE = 1,     /* writer: create the file and its folders if absent, WAL, migrate in place */
+    GT_DB_WRITE = 2,      /* writer: as GT_DB_CREATE, but the file must exist */
+    GT_DB_READ = 3        /* reader: read-only (query, export, report, merge's sources) */
+} gt_db_mode;
+
+/* Open path in mode (a gt_db_mode). ":memory:" with GT_DB_CREATE gives a private in-memory database (the loader
+ * imports JSON into one). Refuses a file that is not SQLite, another program's SQLite file, or one whose schema is
+ * newer than this build, leaving it untouched; a writer refuses, in plain words, a file or folder this user may not
+ * write. */
+int gt_db_open(const char *path, int mode, gt_db **out, char *err, size_t errlen);
 void gt_db_close(gt_db *db);
+
+/* 0 when this user may write path and create files in its folder, or when path does not exist yet; -1 with the
+ * reason in plain words (owner, mode, uid) otherwise. Writes nothing: a writer asks before long work. */
+int gt_db_check_writable(const char *path, char *err, size_t errlen);
 
 /* Check, reading only, that path is a gemmtune database this build can open (gt_db_open's refusals: missing, not
  * SQLite, another program's SQLite file, newer schema); *version is its schema version. 0 or -1 with err. */
@@ -126,6 +147,14 @@ int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, vo
  * then the failed ones. */
 int gt_db_trials(gt_db *db, const gt_winner_filter *filter, gt_trial_fn fn, void *ctx, char *err, size_t errlen);
 
+/* The GPUs ("gpus": one row per physical GPU: model, memory, sweeps, and the NVIDIA driver, CUDA and NVRTC versions
+ * of its newest sweep) or the sweeps ("sweeps": when, where from, GPU, those versions, trials) whose GPU model
+ * matches filter's gpu_name and model (its other fields do not apply), as a cJSON array of objects keyed by column:
+ * numbers, text (versions as "13.0"), null. *rows is the caller's (cJSON_Delete). */
+struct cJSON;
+int gt_db_list(gt_db *db, const char *kind, const gt_winner_filter *filter, struct cJSON **rows, char *err,
+               size_t errlen);
+
 /* Compiled-kernel cache keyed by (source hash, arch, NVRTC version, options). *found = 0 on a miss.
  * On a hit *data is malloc'd (caller frees). */
 int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
@@ -148,6 +177,17 @@ int gt_db_merge(gt_db *db, const char *other_path, gt_merge_stats *stats, char *
  * import adds them to db (with provenance), refusing malformed or wrong-schema input without changing db. */
 int gt_db_export_json(gt_db *db, const gt_winner_filter *filter, char **json, char *err, size_t errlen);
 int gt_db_import_json(gt_db *db, const char *json, const char *origin, int *imported, char *err, size_t errlen);
+/* Import with the fate of every row: imported (new, or faster than the stored winner), already (the stored winner
+ * is this candidate) or slower (a faster winner is stored). Every row must name a kernel this gemmtune can run:
+ * a known family, its canonical parameter text, legal under the limits of the row's compute capability
+ * (gt_limits_for_arch); one that does not refuses the whole file, naming the row and the reason. */
+typedef struct {
+    int rows, imported, already, slower;
+} gt_import_stats;
+int gt_db_import_json_stats(gt_db *db, const char *json, const char *origin, gt_import_stats *st, char *err,
+                            size_t errlen);
+/* Validate a document as import would, without a database. *rows = its winners. 0 or -1 with err. */
+int gt_db_check_json(const char *json, int *rows, char *err, size_t errlen);
 
 /* C header export (`gemmtune export --format header`): a static gemmtune_winner_row table of the winners matching
  * filter and a static inline exact-match lookup gemmtune_winner_find(gpu_name, m, n, k, layout); it compiles alone

@@ -184,6 +184,12 @@ int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f)
     }
     if (f && f->family && *f->family) rc |= sqlite3_bind_text(st, 6, f->family, -1, SQLITE_TRANSIENT);
     if (f && f->layout && *f->layout) rc |= sqlite3_bind_text(st, 7, f->layout, -1, SQLITE_TRANSIENT);
+    if (f && f->model) {
+        rc |= sqlite3_bind_text(st, 8, f->model->name, -1, SQLITE_TRANSIENT);
+        rc |= sqlite3_bind_int(st, 9, f->model->cc_major);
+        rc |= sqlite3_bind_int(st, 10, f->model->cc_minor);
+        rc |= sqlite3_bind_int(st, 11, f->model->sm_count);
+    }
     return rc;
 }
 

@@ -48,17 +48,22 @@ int dbi_offer_winner(gt_db *db, long long model, long long shape, long long cand
 int dbi_offer_baseline(gt_db *db, long long model, long long shape, long long sweep_id, double cublas_ms, char *err,
                        size_t errlen);
 
-/* gt_winner_filter as SQL over aliases gm (gpu_models), s (shapes), c (candidates): ?1 gpu substring, ?2..?5 shape, ?6 family, ?7 layout; NULL binds match all. */
+/* gt_winner_filter as SQL over aliases gm (gpu_models), s (shapes), c (candidates): ?1 gpu substring, ?2..?5 shape,
+ * ?6 family, ?7 layout, ?8..?11 model; NULL binds match all. */
 #define DBI_FILTER_SQL                                                                                          \
     " WHERE (?1 IS NULL OR instr(lower(gm.name), lower(?1)) > 0)"                                             \
     " AND (?2 IS NULL OR (s.m = ?2 AND s.n = ?3 AND s.k = ?4 AND s.layout = ?5)) AND (?6 IS NULL OR c.family = ?6)" \
-    " AND (?7 IS NULL OR s.layout = ?7)"
+    " AND (?7 IS NULL OR s.layout = ?7)"                                                                       \
+    " AND (?8 IS NULL OR (gm.name = ?8 AND gm.cc_major = ?9 AND gm.cc_minor = ?10 AND gm.sm_count = ?11))"
 
 int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f);
 
 /* Before SQLite opens path: it exists (or create, then its directories are made and *is_new = 1), is a regular
  * file, and starts with the SQLite header (or is empty and create). */
 int dbi_check_file(const char *path, int create, int *is_new, char *err, size_t errlen);
+/* A read-only SQLite URI for path ("file:...?mode=ro"), with immutable=1 when the file is in WAL mode and no -wal
+ * lies beside it, so that reading it creates no -wal or -shm file (db/open.c). */
+void dbi_ro_uri(const char *path, char *out, size_t n);
 /* Read the schema version of an open file, refusing a newer one and a non-gemmtune SQLite file. */
 int dbi_check_version(sqlite3 *h, const char *path, int *version, char *err, size_t errlen);
 

@@ -46,7 +46,7 @@ static void add_int_or_null(cJSON *o, const char *key, sqlite3_stmt *st, int col
 #define EXPORT_SQL                                                                                                  \
     "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, g.uuid, sw.driver_version, sw.cuda_version, "           \
     "sw.nvrtc_version, sw.sm_clock_mhz, s.m, s.n, s.k, s.layout, c.family, c.params, c.source_hash, w.median_ms, "   \
-    "w.spread_pct, b.cublas_ms, sw.uid, sw.started_at, sw.host, sw.gemmtune_version FROM winners w "                 \
+    "w.spread_pct, b.cublas_ms, sw.uid, sw.started_at, sw.host, sw.gemmtune_version, sw.nvidia_driver FROM winners w "                 \
     "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "                                  \
     "JOIN candidates c ON c.id = w.candidate_id JOIN sweeps sw ON sw.id = w.sweep_id JOIN gpus g ON g.id = sw.gpu_id " \
     "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL                    \
@@ -61,6 +61,7 @@ static cJSON *winner_json(sqlite3_stmt *st)
     add_text_or_null(gpu, "name", st, 0);
     for (int i = 0; i < 3; ++i) cJSON_AddNumberToObject(gpu, gpu_ints[i], sqlite3_column_int(st, 1 + i));
     add_text_or_null(gpu, "uuid", st, 4);
+    add_text_or_null(gpu, "nvidia_driver", st, 23);
     for (int i = 0; i < 4; ++i) add_int_or_null(gpu, gpu_opt[i], st, 5 + i);
     double mnk[3], ms = dbi_real(st, 16), cublas = dbi_real(st, 18);
     static const char *const dims[] = {"m", "n", "k"};
@@ -178,18 +179,20 @@ static const cJSON *j_obj(jctx *c, const cJSON *o, const char *key)
 
 static int parse_gpu(jctx *c, const cJSON *g, gt_gpu_info *out)
 {
-    const char *name, *uuid;
+    const char *name, *uuid, *driver;
     long v[7];
     static const char *const keys[] = {"cc_major", "cc_minor", "sm_count", "driver_version", "cuda_version",
                                        "nvrtc_version", "sm_clock_mhz"};
     static const long hi[] = {99, 99, 100000, 1000000, 1000000, 1000000, 100000};
     memset(out, 0, sizeof *out);
-    if (j_str(c, g, "name", sizeof out->name - 1, 0, 0, &name) < 0 || j_str(c, g, "uuid", sizeof out->uuid - 1, 0, 0, &uuid) < 0)
+    if (j_str(c, g, "name", sizeof out->name - 1, 0, 0, &name) < 0 || j_str(c, g, "uuid", sizeof out->uuid - 1, 0, 0, &uuid) < 0 ||
+        j_str(c, g, "nvidia_driver", sizeof out->nvidia_driver - 1, 0, 1, &driver) < 0)
         return -1;
     for (int i = 0; i < 7; ++i)
         if (j_int(c, g, keys[i], i == 2 ? 1 : 0, hi[i], i >= 3, -1, &v[i]) < 0) return -1;
     snprintf(out->name, sizeof out->name, "%s", name);
     snprintf(out->uuid, sizeof out->uuid, "%s", uuid);
+    snprintf(out->nvidia_driver, sizeof out->nvidia_driver, "%s", driver ? driver : "");
     out->cc_major = v[0], out->cc_minor = v[1], out->sm_count = v[2];
     out->driver_version = v[3], out->cuda_version = v[4], out->nvrtc_version = v[5], out->sm_clock_mhz = v[6];
     out->mem_bytes = out->l2_bytes = -1;
@@ -206,6 +209,48 @@ static int parse_shape(jctx *c, const cJSON *s, gt_shape *out)
     if (j_str(c, s, "layout", 2, 0, 0, &lay) < 0) return -1;
     if (gt_layout_parse(lay, &out->ta, &out->tb) < 0) return bad(c, "layout", "one of nn, nt, tn, tt");
     out->m = d[0], out->n = d[1], out->k = d[2];
+    return 0;
+}
+
+/* The families a row may name, for the message that refuses another one. */
+static void known_families(char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int i = 0; i < gt_family_count() && used < n; ++i)
+        if (!gt_family_at(i)->test_only)
+            used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", gt_family_at(i)->name);
+}
+
+/* A row must name a kernel this gemmtune can run: a known family, its parameters in canonical text, legal under
+ * the limits of the row's compute capability (the loader would skip anything else without a word). */
+static int check_kernel(jctx *c, const jrow *r)
+{
+    const gt_family *f = gt_family_find(r->family);
+    char row[200], why[256] = "", canon[256], arch[16];
+    gt_params p;
+    gt_limits lim;
+    snprintf(row, sizeof row, "%s (%s, %dx%dx%d %s)", c->where, r->gpu.name, r->shape.m, r->shape.n, r->shape.k,
+             gt_layout_name(r->shape.ta, r->shape.tb));
+    if (!f || f->test_only) {
+        known_families(canon, sizeof canon);
+        return snprintf(c->err, c->errlen, "%s: family '%s' is unknown to this gemmtune (it knows %s)", row, r->family,
+                        canon), -1;
+    }
+    if (gt_params_parse(f, r->params, &p, why, sizeof why) < 0)
+        return snprintf(c->err, c->errlen, "%s: params '%s': %s", row, r->params, why), -1;
+    gt_params_format(f, &p, canon, sizeof canon);
+    if (strcmp(canon, r->params))
+        return snprintf(c->err, c->errlen, "%s: params '%s' are not %s's canonical text (every parameter, in order: "
+                        "'%s')", row, r->params, f->name, canon), -1;
+    snprintf(arch, sizeof arch, "sm_%d%d", r->gpu.cc_major, r->gpu.cc_minor);
+    if (!gt_limits_for_arch(arch, &lim))
+        return snprintf(c->err, c->errlen, "%s: compute capability %d.%d is not one this gemmtune knows the limits of",
+                        row, r->gpu.cc_major, r->gpu.cc_minor), -1;
+    lim.sm_count = r->gpu.sm_count;
+    if (f->legal && !f->legal(&p, &lim, why, sizeof why))
+        return snprintf(c->err, c->errlen, "%s: %s %s is not a legal kernel on %s: %s", row, f->name, r->params, arch,
+                        why[0] ? why : "its constraints reject it"), -1;
     return 0;
 }
 
@@ -234,7 +279,8 @@ static int parse_row(jctx *c, const cJSON *item, jrow *r)
     if (j_str(c, sw, "uid", 32, 1, 0, &r->uid) < 0 || j_str(c, sw, "started_at", 40, 0, 0, &r->started_at) < 0 ||
         j_str(c, sw, "host", 255, 0, 1, &r->host) < 0 || j_str(c, sw, "gemmtune_version", 40, 0, 1, &r->version) < 0)
         return -1;
-    return 0;
+    c->where[base] = 0;
+    return check_kernel(c, r);
 }
 
 static int parse_doc(const cJSON *root, jrow **rows, int *n, char *err, size_t errlen)
@@ -283,17 +329,18 @@ static int row_sweep(gt_db *db, const jrow *r, const char *origin, long long *sw
                         r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count), -1;
     if (dbi_run(db, err, errlen,
                 "INSERT INTO sweeps (gpu_id, started_at, host, command, gemmtune_version, driver_version, cuda_version, "
-                "nvrtc_version, sm_clock_mhz, origin, uid) VALUES (?, ?, ?, 'import', ?, ?, ?, ?, ?, ?, ?)",
-                "Itttkkkktt", gpu, r->started_at, r->host, r->version, r->gpu.driver_version, r->gpu.cuda_version,
-                r->gpu.nvrtc_version, r->gpu.sm_clock_mhz, org, r->uid) < 0)
+                "nvrtc_version, sm_clock_mhz, nvidia_driver, origin, uid) VALUES (?, ?, ?, 'import', ?, ?, ?, ?, ?, ?, ?, ?)",
+                "Itttkkkkttt", gpu, r->started_at, r->host, r->version, r->gpu.driver_version, r->gpu.cuda_version,
+                r->gpu.nvrtc_version, r->gpu.sm_clock_mhz, r->gpu.nvidia_driver[0] ? r->gpu.nvidia_driver : NULL, org,
+                r->uid) < 0)
         return -1;
     *sweep = sqlite3_last_insert_rowid(db->h);
     return 0;
 }
 
-static int apply_row(gt_db *db, const jrow *r, const char *origin, int *imported, char *err, size_t errlen)
+static int apply_row(gt_db *db, const jrow *r, const char *origin, gt_import_stats *st, char *err, size_t errlen)
 {
-    long long sweep, model, shape, cand;
+    long long sweep, model, shape, cand, stored;
     int found, replaced = 0;
     if (row_sweep(db, r, origin, &sweep, err, errlen) < 0 ||
         dbi_int64(db, &model, &found, err, errlen,
@@ -302,33 +349,64 @@ static int apply_row(gt_db *db, const jrow *r, const char *origin, int *imported
         dbi_candidate_id(db, r->family, r->params, r->source_hash, &cand, err, errlen) < 0 ||
         dbi_offer_winner(db, model, shape, cand, sweep, r->median_ms, r->spread_pct, 0, &replaced, err, errlen) < 0)
         return -1;
-    *imported += replaced;
+    if (replaced) st->imported++;
+    else if (dbi_int64(db, &stored, &found, err, errlen,
+                       "SELECT candidate_id FROM winners WHERE model_id = ? AND shape_id = ?", "II", model, shape) < 0)
+        return -1;
+    else if (found && stored == cand) st->already++;
+    else st->slower++;
     if (r->cublas_ms > 0 && dbi_offer_baseline(db, model, shape, sweep, r->cublas_ms, err, errlen) < 0) return -1;
     return 0;
 }
 
-int gt_db_import_json(gt_db *db, const char *json, const char *origin, int *imported, char *err, size_t errlen)
+/* Parse and check the whole document into rows (malloc'd, pointing into root). 0 or -1 with err. */
+static int parse_text(const char *json, cJSON **root, jrow **rows, int *n, char *err, size_t errlen)
 {
-    jrow *rows = NULL;
-    int n = 0, rc = -1;
-    *imported = 0;
-    cJSON *root = cJSON_Parse(json);
-    if (!root) {
+    *rows = NULL;
+    *n = 0;
+    if (!(*root = cJSON_Parse(json))) {
         const char *at = cJSON_GetErrorPtr();
         snprintf(err, errlen, "malformed JSON near byte %ld", at && at >= json ? (long)(at - json) : -1L);
         return -1;
     }
-    if (parse_doc(root, &rows, &n, err, errlen) < 0) goto out;
-    if (dbi_begin(db, err, errlen) < 0) goto out;
+    return parse_doc(*root, rows, n, err, errlen);
+}
+
+int gt_db_check_json(const char *json, int *rows, char *err, size_t errlen)
+{
+    cJSON *root;
+    jrow *r;
+    int rc = parse_text(json, &root, &r, rows, err, errlen);
+    free(r);
+    cJSON_Delete(root);
+    return rc;
+}
+
+int gt_db_import_json_stats(gt_db *db, const char *json, const char *origin, gt_import_stats *st, char *err,
+                            size_t errlen)
+{
+    cJSON *root;
+    jrow *rows;
+    int n, rc = -1;
+    memset(st, 0, sizeof *st);
+    if (parse_text(json, &root, &rows, &n, err, errlen) < 0 || dbi_begin(db, err, errlen) < 0) goto out;
     for (int i = 0; i < n; ++i)
-        if (apply_row(db, &rows[i], origin, imported, err, errlen) < 0) {
+        if (apply_row(db, &rows[i], origin, st, err, errlen) < 0) {
             dbi_rollback(db);
-            *imported = 0;
             goto out;
         }
-    rc = dbi_commit(db, err, errlen);
+    if ((rc = dbi_commit(db, err, errlen)) == 0) st->rows = n;
 out:
+    if (rc < 0) memset(st, 0, sizeof *st);
     free(rows);
     cJSON_Delete(root);
+    return rc;
+}
+
+int gt_db_import_json(gt_db *db, const char *json, const char *origin, int *imported, char *err, size_t errlen)
+{
+    gt_import_stats st;
+    int rc = gt_db_import_json_stats(db, json, origin, &st, err, errlen);
+    *imported = st.imported;
     return rc;
 }

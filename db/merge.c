@@ -32,8 +32,8 @@ static const char *const steps[] = {
     "INSERT INTO main.gpus (model_id, uuid, mem_bytes, l2_bytes) SELECT mm.id, g.uuid, g.mem_bytes, g.l2_bytes "
     "FROM src.gpus g" MAP_MODEL("g.model_id") " WHERE true ON CONFLICT (uuid) DO NOTHING",
     "INSERT INTO main.sweeps (gpu_id, started_at, host, command, gemmtune_version, driver_version, cuda_version, "
-    "nvrtc_version, sm_clock_mhz, origin, uid) SELECT mg.id, s.started_at, s.host, s.command, s.gemmtune_version, "
-    "s.driver_version, s.cuda_version, s.nvrtc_version, s.sm_clock_mhz, "
+    "nvrtc_version, sm_clock_mhz, nvidia_driver, origin, uid) SELECT mg.id, s.started_at, s.host, s.command, "
+    "s.gemmtune_version, s.driver_version, s.cuda_version, s.nvrtc_version, s.sm_clock_mhz, s.nvidia_driver, "
     "CASE WHEN s.origin = 'local' THEN ?1 ELSE s.origin END, s.uid FROM src.sweeps s "
     "JOIN src.gpus sg ON sg.id = s.gpu_id JOIN main.gpus mg ON mg.uuid = sg.uuid "
     "WHERE s.uid IN (SELECT uid FROM temp.merge_new) ORDER BY s.id",
@@ -92,8 +92,10 @@ static int source_path(const char *other, char *tmp, size_t tmplen, char *err, s
     sqlite3 *h = NULL;
     int is_new, version;
     tmp[0] = 0;
+    char uri[8400];
     if (dbi_check_file(other, 0, &is_new, err, errlen) < 0) return -1;
-    if (sqlite3_open_v2(other, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+    dbi_ro_uri(other, uri, sizeof uri);
+    if (sqlite3_open_v2(uri, &h, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) != SQLITE_OK ||
         dbi_check_version(h, other, &version, err, errlen) < 0) {
         if (h && !err[0]) snprintf(err, errlen, "cannot open %s: %s", other, sqlite3_errmsg(h));
         sqlite3_close(h);
@@ -118,7 +120,7 @@ static int source_path(const char *other, char *tmp, size_t tmplen, char *err, s
     sqlite3_close(t);
     sqlite3_close(h);
     gt_db *m = NULL;
-    if (rc != SQLITE_OK || gt_db_open(tmp, 0, &m, err, errlen) < 0) {
+    if (rc != SQLITE_OK || gt_db_open(tmp, GT_DB_WRITE, &m, err, errlen) < 0) {
         if (rc != SQLITE_OK) snprintf(err, errlen, "cannot copy %s to migrate it", other);
         remove_tmp(tmp);
         return -1;
@@ -130,16 +132,6 @@ static int source_path(const char *other, char *tmp, size_t tmplen, char *err, s
     return 0;
 }
 
-
-/* file: URI with the characters that URIs reserve escaped, opened read-only. */
-static void ro_uri(const char *path, char *out, size_t n)
-{
-    size_t o = (size_t)snprintf(out, n, "file:");
-    for (const unsigned char *p = (const unsigned char *)path; *p && o + 4 < n; ++p)
-        o += *p == '%' || *p == '?' || *p == '#' ? (size_t)snprintf(out + o, n - o, "%%%02X", *p)
-                                                 : (size_t)snprintf(out + o, n - o, "%c", *p);
-    snprintf(out + o, n - o, "?mode=ro");
-}
 
 int gt_db_merge(gt_db *db, const char *other_path, gt_merge_stats *stats, char *err, size_t errlen)
 {
@@ -153,7 +145,7 @@ int gt_db_merge(gt_db *db, const char *other_path, gt_merge_stats *stats, char *
         goto fail_tmp;
     }
     snprintf(origin, sizeof origin, "merge:%s", realpath(other_path, real) ? real : other_path);
-    ro_uri(from, uri, sizeof uri);
+    dbi_ro_uri(from, uri, sizeof uri);
     if (dbi_run(db, err, errlen, "ATTACH DATABASE ? AS src", "t", uri) < 0) goto fail_tmp;
     if (dbi_begin(db, err, errlen) < 0) goto fail_detach;
     if (run_steps(db, origin, stats, err, errlen) < 0 || dbi_commit(db, err, errlen) < 0) {

@@ -1,6 +1,9 @@
-/* Reading the database: the winners walk (loader, query, export, report) and the trials walk (query --trials).
+/* Reading the database: the winners walk (loader, query, export, report), the trials walk (query --trials), and the
+ * GPU and sweep lists (query --gpus, --sweeps).
  * Tested by tests/test_db.c. */
 #include "dbi.h"
+
+#include <cjson/cJSON.h>
 
 #include <stdio.h>
 #include <string.h>
@@ -142,4 +145,65 @@ int gt_db_trials(gt_db *db, const gt_winner_filter *filter, gt_trial_fn fn, void
         return -1;
     struct trial_walk c = {fn, ctx};
     return walk(db, st, filter, trial_row, &c, err, errlen);
+}
+
+/* Versions stored as major*1000 + minor*10, shown as "13.0". */
+#define DBI_VERSION(col) "CASE WHEN " col " IS NULL THEN NULL ELSE (" col " / 1000) || '.' || (" col " % 1000 / 10) END"
+#define DBI_GPU_FILTER                                                                                          \
+    " WHERE (?1 IS NULL OR instr(lower(gm.name), lower(?1)) > 0) AND (?2 IS NULL OR (gm.name = ?2 AND "          \
+    "gm.cc_major = ?3 AND gm.cc_minor = ?4 AND gm.sm_count = ?5))"
+
+static const char gpus_sql[] =
+    "SELECT gm.name AS gpu, gm.cc_major || '.' || gm.cc_minor AS cc, gm.sm_count AS sms, g.uuid, "
+    "round(g.mem_bytes / 1073741824.0, 1) AS mem_gib, round(g.l2_bytes / 1048576.0, 1) AS l2_mib, "
+    "(SELECT count(*) FROM sweeps x WHERE x.gpu_id = g.id) AS sweeps, sw.nvidia_driver, "
+    DBI_VERSION("sw.driver_version") " AS cuda_driver, " DBI_VERSION("sw.cuda_version") " AS cuda_runtime, "
+    DBI_VERSION("sw.nvrtc_version") " AS nvrtc, sw.started_at AS last_sweep FROM gpus g "
+    "JOIN gpu_models gm ON gm.id = g.model_id LEFT JOIN sweeps sw ON sw.id = (SELECT x.id FROM sweeps x "
+    "WHERE x.gpu_id = g.id ORDER BY x.started_at DESC, x.id DESC LIMIT 1)" DBI_GPU_FILTER " ORDER BY gm.name, g.uuid";
+
+static const char sweeps_sql[] =
+    "SELECT sw.id, sw.started_at, sw.origin, sw.host, gm.name AS gpu, gm.cc_major || '.' || gm.cc_minor AS cc, "
+    "gm.sm_count AS sms, g.uuid, sw.nvidia_driver, " DBI_VERSION("sw.driver_version") " AS cuda_driver, "
+    DBI_VERSION("sw.cuda_version") " AS cuda_runtime, " DBI_VERSION("sw.nvrtc_version") " AS nvrtc, "
+    "sw.sm_clock_mhz, (SELECT count(*) FROM trials t WHERE t.sweep_id = sw.id) AS trials, "
+    "(SELECT count(*) FROM trials t WHERE t.sweep_id = sw.id AND t.status = 'ok') AS trials_ok, sw.gemmtune_version, "
+    "sw.command FROM sweeps sw JOIN gpus g ON g.id = sw.gpu_id JOIN gpu_models gm ON gm.id = g.model_id"
+    DBI_GPU_FILTER " ORDER BY sw.started_at, sw.id";
+
+/* One result row as an object keyed by column name. */
+static cJSON *row_object(sqlite3_stmt *st)
+{
+    cJSON *o = cJSON_CreateObject();
+    for (int i = 0; o && i < sqlite3_column_count(st); ++i) {
+        const char *name = sqlite3_column_name(st, i);
+        switch (sqlite3_column_type(st, i)) {
+        case SQLITE_INTEGER:
+        case SQLITE_FLOAT: cJSON_AddNumberToObject(o, name, sqlite3_column_double(st, i)); break;
+        case SQLITE_TEXT: cJSON_AddStringToObject(o, name, (const char *)sqlite3_column_text(st, i)); break;
+        default: cJSON_AddNullToObject(o, name);
+        }
+    }
+    return o;
+}
+
+int gt_db_list(gt_db *db, const char *kind, const gt_winner_filter *filter, cJSON **rows, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    int rc = SQLITE_OK;
+    *rows = NULL;
+    if (strcmp(kind, "gpus") && strcmp(kind, "sweeps")) return snprintf(err, errlen, "internal: list '%s'", kind), -1;
+    if (dbi_prepare(db, &st, err, errlen, !strcmp(kind, "gpus") ? gpus_sql : sweeps_sql, NULL) < 0) return -1;
+    if (filter && filter->gpu_name && *filter->gpu_name) rc |= sqlite3_bind_text(st, 1, filter->gpu_name, -1, SQLITE_TRANSIENT);
+    if (filter && filter->model) {
+        rc |= sqlite3_bind_text(st, 2, filter->model->name, -1, SQLITE_TRANSIENT);
+        rc |= sqlite3_bind_int(st, 3, filter->model->cc_major);
+        rc |= sqlite3_bind_int(st, 4, filter->model->cc_minor);
+        rc |= sqlite3_bind_int(st, 5, filter->model->sm_count);
+    }
+    cJSON *arr = rc == SQLITE_OK ? cJSON_CreateArray() : NULL;
+    while (arr && (rc = sqlite3_step(st)) == SQLITE_ROW) cJSON_AddItemToArray(arr, row_object(st));
+    if (rc != SQLITE_DONE) dbi_fail(db, DBI_WHERE, err, errlen), cJSON_Delete(arr), arr = NULL;
+    sqlite3_finalize(st);
+    return (*rows = arr) ? 0 : -1;
 }

@@ -38,20 +38,25 @@ JOIN candidates c ON c.id = t.candidate_id
 LEFT JOIN baselines b ON b.model_id = g.model_id AND b.shape_id = t.shape_id;
 
 -- One row per sweep: which GPU, its software and clock at the start, where the rows came from, how many trials.
+-- nvidia_driver is the driver's version ("580.159.04"); driver_version the CUDA driver API version (13000 = 13.0).
 CREATE VIEW v_sweeps AS
 SELECT sw.id, sw.uid, sw.started_at, sw.origin, sw.host, sw.command, sw.gemmtune_version,
        gm.name AS gpu, gm.cc_major || '.' || gm.cc_minor AS cc, gm.sm_count, g.uuid,
-       sw.driver_version, sw.cuda_version, sw.nvrtc_version, sw.sm_clock_mhz,
+       sw.nvidia_driver, sw.driver_version, sw.cuda_version, sw.nvrtc_version, sw.sm_clock_mhz,
        (SELECT count(*) FROM trials t WHERE t.sweep_id = sw.id) AS trials,
        (SELECT count(*) FROM trials t WHERE t.sweep_id = sw.id AND t.status = 'ok') AS trials_ok
 FROM sweeps sw
 JOIN gpus g ON g.id = sw.gpu_id
 JOIN gpu_models gm ON gm.id = g.model_id;
 
--- Physical GPUs and their model.
+-- Physical GPUs and their model, with the software of their newest sweep.
 CREATE VIEW v_gpus AS
 SELECT g.id, g.uuid, gm.name AS gpu, gm.cc_major || '.' || gm.cc_minor AS cc, gm.sm_count, g.mem_bytes, g.l2_bytes,
-       (SELECT count(*) FROM sweeps sw WHERE sw.gpu_id = g.id) AS sweeps
+       (SELECT count(*) FROM sweeps sw WHERE sw.gpu_id = g.id) AS sweeps,
+       (SELECT sw.nvidia_driver FROM sweeps sw WHERE sw.gpu_id = g.id ORDER BY sw.started_at DESC, sw.id DESC LIMIT 1)
+           AS nvidia_driver,
+       (SELECT sw.cuda_version FROM sweeps sw WHERE sw.gpu_id = g.id ORDER BY sw.started_at DESC, sw.id DESC LIMIT 1)
+           AS cuda_version
 FROM gpus g
 JOIN gpu_models gm ON gm.id = g.model_id;
 

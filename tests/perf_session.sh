@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue-7 session on a GPU machine: tune the benchmark suite (or SIZES) into a fresh database, then
+# Benchmark session on a GPU machine: tune the public benchmark suite of docs/BENCHMARKS.md (or SIZES) into a fresh database, then
 # `gemmtune bench` the winners against cuBLAS, and dump the SASS of the 4096^3 winner for reading.
 # Usage (repo root, build/ carried with build/lib/libcjson.so.1):
 #   FAMILIES=multistage,warptile STRATEGY=halving bash tests/perf_session.sh [SIZES]

@@ -53,7 +53,7 @@ GT_TEST(cli_query_formats_filters_and_ratio, GT_NEEDS_NONE)
     CHECK(run(GT_CLI " query --db %s", db) == 0);
     CHECK(strstr(out, "ratio_vs_cublas") && strstr(out, "NVIDIA H200") && strstr(out, "BM="));
     CHECK(run(GT_CLI " query --db %s --format json", db) == 0 && json_array_len(out) == 8);
-    CHECK(run(GT_CLI " query --db %s --format json --gpu a100", db) == 0 && json_array_len(out) == 4);
+    CHECK(run(GT_CLI " query --db %s --format json --gpu-model a100", db) == 0 && json_array_len(out) == 4);
     CHECK(run(GT_CLI " query --db=%s --format=json --shape 2048 --layout tn", db) == 0 && json_array_len(out) == 2);
     CHECK(run(GT_CLI " query --db %s --format json --layout tn", db) == 0 && json_array_len(out) == 2);
     CHECK(run(GT_CLI " query --db %s --format json --family nosuch", db) == 0 && json_array_len(out) == 0);
@@ -61,7 +61,7 @@ GT_TEST(cli_query_formats_filters_and_ratio, GT_NEEDS_NONE)
     CHECK(run(GT_CLI " query --db %s --format json --trials", db) == 0 && json_array_len(out) == 32);
     CHECK(run(GT_CLI " query --db %s --format json --trials --top 2", db) == 0 && json_array_len(out) == 16);
     CHECK(strstr(out, "\"resources\"") == NULL); /* the failed trial is never among the fastest */
-    CHECK(run(GT_CLI " query --db %s --format json --trials --shape 4096x4096x1024 --gpu h200", db) == 0);
+    CHECK(run(GT_CLI " query --db %s --format json --trials --shape 4096x4096x1024 --gpu-model h200", db) == 0);
     cJSON *a = cJSON_Parse(strchr(out, '['));
     CHECK(cJSON_GetArraySize(a) == 4);
     cJSON *first = cJSON_GetArrayItem(a, 0), *last = cJSON_GetArrayItem(a, 3);
@@ -71,7 +71,7 @@ GT_TEST(cli_query_formats_filters_and_ratio, GT_NEEDS_NONE)
     CHECK(last && !strcmp(cJSON_GetObjectItem(last, "status")->valuestring, "resources"));
     CHECK(last && cJSON_IsNull(cJSON_GetObjectItem(last, "ratio_vs_cublas")));
     cJSON_Delete(a);
-    CHECK(run(GT_CLI " query --db %s --format csv --gpu h200", db) == 0);
+    CHECK(run(GT_CLI " query --db %s --format csv --gpu-model h200", db) == 0);
     CHECK(!strncmp(out, "gpu,cc,sms,m,n,k,layout,family,params,ms,tflops,cublas_ms,cublas_tflops,ratio_vs_cublas\n", 86));
     CHECK(strstr(out, "\"BM=64,BN=64,BK=8,TM=8,TN=8\"") != NULL); /* commas quoted */
     int lines = 0;
@@ -173,16 +173,22 @@ GT_TEST(cli_bad_input_leaves_db_byte_identical, GT_NEEDS_NONE)
     refused(db, 1, "format_version 7", GT_CLI " import --db %s %s", db, bad);
     refused(db, 2, "-o x.jpg", GT_CLI " report --db %s -o x.jpg", db);
     refused(db, 1, "/nonexistent-dir/r.svg", GT_CLI " report --db %s -o /nonexistent-dir/r.svg", db);
-    /* a database path that cannot be created */
-    CHECK(run(GT_CLI " import --db /proc/gemmtune-no/x.db %s", bad) == 1 && strstr(out, "/proc/gemmtune-no"));
+    /* a database path that cannot be created (the file itself is good) */
+    char *good = gt_tmp_path(".json");
+    CHECK(run(GT_CLI " export --db %s -o %s", other, good) == 0);
+    CHECK(run(GT_CLI " import --db /proc/gemmtune-no/x.db %s", good) == 1 && strstr(out, "/proc/gemmtune-no"));
     CHECK(run(GT_CLI " merge --db /proc/gemmtune-no/x.db %s", other) == 1 && strstr(out, "/proc/gemmtune-no"));
     /* merge: one bad source among good ones merges nothing */
     CHECK(gt_fixture_write(bad, "plain text, not a database", 26) == 0);
     refused(db, 1, "not an SQLite database", GT_CLI " merge --db %s %s %s", db, other, bad);
-    refused(db, 1, "no database at", GT_CLI " merge --db %s %s /nonexistent.db", db, other);
+    refused(db, 1, "no database at /nonexistent.db, one of the databases to merge", GT_CLI " merge --db %s %s /nonexistent.db",
+            db, other);
+    CHECK_MSG(!strstr(out, "--db"), "a missing source is not fixed with --db: %s", out);
     /* the database itself: a text file, then a newer schema */
     refused(bad, 1, "not an SQLite database", GT_CLI " query --db %s", bad);
-    refused(bad, 1, "not an SQLite database", GT_CLI " import --db %s %s", bad, bad);
+    refused(bad, 1, "not an SQLite database", GT_CLI " import --db %s %s", bad, good);
+    unlink(good);
+    free(good);
     gt_db *h;
     char err[256];
     CHECK(gt_db_open(other, 0, &h, err, sizeof err) == 0);
@@ -255,7 +261,7 @@ GT_TEST(cli_export_header_compiles_werror_and_finds_rows, GT_NEEDS_NONE)
     CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && gt_fixture_db(db, 2, 0, 1.0) == 0);
     CHECK(header_builds_and_runs(db, dir, "") == 0);
     CHECK(strstr(out, "found 8 of 8") && strstr(out, "NVIDIA H200 2048x2048x2048 tn tile2d BM="));
-    CHECK(header_builds_and_runs(db, dir, "--gpu a100") == 0 && strstr(out, "found 4 of 4"));
+    CHECK(header_builds_and_runs(db, dir, "--gpu-model a100") == 0 && strstr(out, "found 4 of 4"));
     /* nothing matched: still valid C, with a count of 0 */
     CHECK(header_builds_and_runs(db, dir, "--family nosuch") == 0 && strstr(out, "found 0 of 0"));
     char cmd[700];
@@ -384,7 +390,7 @@ GT_TEST(cli_report_writes_png_svg_and_regret_table, GT_NEEDS_NONE)
     unsigned char *img = gt_fixture_slurp(png, &n);
     CHECK(img && n > 1000 && !memcmp(img, "\x89PNG\r\n\x1a\n", 8));
     free(img);
-    CHECK(run(GT_CLI " report --db %s --gpu h200 -o %s", db, svg) == 0);
+    CHECK(run(GT_CLI " report --db %s --gpu-model h200 -o %s", db, svg) == 0);
     unsigned char *s = gt_fixture_slurp(svg, &n);
     CHECK(s && strstr((const char *)s, "<svg") && strstr((const char *)s, "cuBLAS") &&
           strstr((const char *)s, "NVIDIA H200"));
@@ -393,4 +399,205 @@ GT_TEST(cli_report_writes_png_svg_and_regret_table, GT_NEEDS_NONE)
     else unlink(png);
     gt_fixture_rm(db), unlink(svg);
     free(db), free(png), free(svg);
+}
+
+/* The prefix that runs a command as an unprivileged user (nobody) when this process is root and setpriv can drop
+ * to it and that user can run the CLI; "" otherwise (the test then runs as this user, where only a read-only
+ * open, not the permissions, keeps the file unchanged). */
+static const char *other_user(void)
+{
+    static const char *prefix;
+    if (prefix) return prefix;
+    prefix = "";
+    if (getuid() == 0 && run("setpriv --reuid=65534 --regid=65534 --clear-groups " GT_CLI " --version") == 0)
+        prefix = "setpriv --reuid=65534 --regid=65534 --clear-groups ";
+    return prefix;
+}
+
+/* The names in dir, sorted, one per line (for "nothing appeared beside the file"). */
+static char *listing(const char *dir)
+{
+    run("ls -A %s", dir);
+    return strdup(out);
+}
+
+/* Run a reader as who on db (in dir, whose listing and bytes must not change); must exit 0 with want in its output. */
+static void reads_untouched(const char *who, const char *dir, const char *db, const char *want, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+static void reads_untouched(const char *who, const char *dir, const char *db, const char *want, const char *fmt, ...)
+{
+    char args[4096], *copy = gt_tmp_path(".orig");
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    char *before = listing(dir);
+    CHECK(gt_fixture_copy(db, copy) == 0);
+    int rc = run("%s%s", who, args);
+    CHECK_MSG(rc == 0 && strstr(out, want), "%s%s -> %d:\n%s", who, args, rc, out);
+    CHECK_MSG(gt_fixture_same_bytes(db, copy), "%s%s changed the database", who, args);
+    char *after = listing(dir);
+    CHECK_MSG(!strcmp(before, after), "%s%s left files beside the database:\n%s", who, args, after);
+    free(before), free(after);
+    unlink(copy);
+    free(copy);
+}
+
+/* A database another user owns (mode 644, in a folder this user may not write) serves every reader and the
+ * library, and stays byte-identical with nothing created beside it; writers say plainly why they cannot. */
+GT_TEST(cli_db_of_another_user_serves_readers_untouched, GT_NEEDS_NONE)
+{
+    char *dir = gt_tmp_path("_ro"), *mine = gt_tmp_path("_mine"), db[600], target[600], json[600];
+    CHECK(mkdir(dir, 0755) == 0 && mkdir(mine, 0777) == 0 && chmod(mine, 0777) == 0);
+    snprintf(db, sizeof db, "%s/theirs.db", dir);
+    snprintf(target, sizeof target, "%s/merged.db", mine);
+    snprintf(json, sizeof json, "%s/w.json", mine);
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && chmod(db, 0644) == 0);
+    const char *who[2] = {other_user(), ""};
+    if (!*who[0]) printf("    (not root or no setpriv: checking read-only opens as this user only)\n");
+    for (int i = 0; i < (*who[0] ? 2 : 1); ++i) {
+        reads_untouched(who[i], dir, db, "ratio_vs_cublas", GT_CLI " query --db %s", db);
+        reads_untouched(who[i], dir, db, "resources", GT_CLI " query --trials --format csv --db %s", db);
+        reads_untouched(who[i], dir, db, "gemmtune-winners", GT_CLI " export --db %s", db);
+        reads_untouched(who[i], dir, db, "gemmtune_winner_find", GT_CLI " export --format header --db %s", db);
+        reads_untouched(who[i], dir, db, "regret", GT_CLI " report --db %s", db);
+        /* explain reads through the library's own open (gt_loader_winners), as gemmtune_create does */
+        reads_untouched(who[i], dir, db, "rule:     cublas",
+                        GT_CLI " explain --db %s --shape 1000 --gpu-model h200", db);
+        reads_untouched(who[i], dir, db, "1 sweeps, 16 trials", GT_CLI " merge --db %s %s", target, db);
+        unlink(target), unlink(json);
+    }
+    if (*who[0]) { /* writers refuse in plain words, and leave it as it was */
+        CHECK(run(GT_CLI " export --db %s -o %s", db, json) == 0 && chmod(json, 0644) == 0);
+        refused(db, 1, "may not write it", "%s" GT_CLI " import --db %s %s", who[0], db, json);
+        refused(db, 1, "may not write it", "%s" GT_CLI " tune --sizes 64 --db %s", who[0], db); /* before any GPU */
+        snprintf(target, sizeof target, "%s/src.db", mine);
+        CHECK(gt_fixture_db(target, 2, 0, 1.0) == 0);
+        refused(db, 1, "uid 65534", "%s" GT_CLI " merge --db %s %s", who[0], db, target);
+        CHECK(chmod(db, 0666) == 0);
+        refused(db, 1, "may not create files in", "%s" GT_CLI " import --db %s %s", who[0], db, json);
+    }
+    run("rm -rf %s %s", dir, mine);
+    free(dir), free(mine);
+}
+
+/* Write json with winners[i].key set to value (a string), to path. */
+static void mutate_row(const char *json, int i, const char *key, const char *value, const char *path)
+{
+    cJSON *root = cJSON_Parse(json);
+    cJSON *row = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "winners"), i);
+    CHECK(row != NULL);
+    if (row) cJSON_ReplaceItemInObject(row, key, cJSON_CreateString(value));
+    char *text = cJSON_Print(root);
+    CHECK(text && gt_fixture_write(path, text, strlen(text)) == 0);
+    free(text);
+    cJSON_Delete(root);
+}
+
+/* One row that no family can run refuses the whole file: named, with the reason, and the database unchanged. */
+GT_TEST(cli_import_refuses_rows_no_family_can_run, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), *src = gt_tmp_path(".db"), *good = gt_tmp_path(".json"), *bad = gt_tmp_path(".json");
+    char *fresh = gt_tmp_path(".db");
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && gt_fixture_db(src, 2, 0, 1.0) == 0);
+    CHECK(run(GT_CLI " export --db %s -o %s", src, good) == 0);
+    size_t n;
+    char *json = (char *)gt_fixture_slurp(good, &n);
+    static const struct { int row; const char *key, *value, *says; } cases[] = {
+        {1, "family", "nosuchfamily", "winners[1] (NVIDIA A100-SXM4-80GB, 2048x2048x2048 nn): family 'nosuchfamily' is unknown"},
+        {2, "params", "BM=7,BN=64,BK=8,TM=8,TN=8", "winners[2] (NVIDIA A100-SXM4-80GB, 4096x4096x1024 nn): tile2d BM=7"},
+        {0, "params", "BM=64,BN=64,BK=8,TM=8", "lack TN"},
+        {0, "params", "BN=64,BM=64,BK=8,TM=8,TN=8", "canonical text"},
+        {3, "params", "BM=64,BN=64,BK=8,TM=8,TN=8,XX=1", "no parameter 'XX'"},
+        {1, "family", "test_oob", "unknown"},
+    };
+    for (size_t i = 0; json && i < sizeof cases / sizeof cases[0]; ++i) {
+        mutate_row(json, cases[i].row, cases[i].key, cases[i].value, bad);
+        refused(db, 1, cases[i].says, GT_CLI " import --db %s %s", db, bad);
+        CHECK_MSG(strstr(out, "nothing imported"), "%s", out);
+        /* into a database that does not exist yet: it is not created */
+        CHECK(run(GT_CLI " import --db %s %s", fresh, bad) == 1 && access(fresh, F_OK) != 0);
+    }
+    mutate_row(json, 2, "params", "BM=7,BN=64,BK=8,TM=8,TN=8", bad);
+    CHECK(run(GT_CLI " import --db %s %s", db, bad) == 1 && strstr(out, "not a legal kernel on sm_80"));
+    /* the good file imports, and the counts say what happened to every row */
+    CHECK(run(GT_CLI " import --db %s %s", db, good) == 0 && strstr(out, "imported 4 winners of 4"));
+    CHECK(run(GT_CLI " import --db %s %s", db, good) == 0 && strstr(out, "imported 0 winners of 4") &&
+          strstr(out, "skipped 4 already stored and 0 slower"));
+    free(json);
+    gt_fixture_rm(db), gt_fixture_rm(src), unlink(good), unlink(bad);
+    free(db), free(src), free(good), free(bad), free(fresh);
+}
+
+/* explain needs no GPU: it takes the database's only GPU model (or --gpu-model, --arch), says which, prints the
+ * distance precisely, names a stored row for the very shape that it passed over, and a layout nothing was tuned in. */
+GT_TEST(cli_explain_without_gpu_says_which_gpu_and_why, GT_NEEDS_NONE)
+{
+    char *one = gt_tmp_path(".db"), *two = gt_tmp_path(".db"), err[256];
+    CHECK(gt_fixture_db(one, 0, 0, 1.0) == 0 && gt_fixture_db(two, 0, 0, 1.0) == 0 && gt_fixture_db(two, 2, 0, 1.0) == 0);
+    gt_db *h;
+    long long sw;
+    gt_gpu_info g = gt_fixture_gpu(0, 0);
+    gt_shape s = {512, 512, 512, 0, 0};
+    CHECK(gt_db_open(one, GT_DB_WRITE, &h, err, sizeof err) == 0);
+    CHECK(gt_db_begin_sweep(h, &g, "t", &sw, err, sizeof err) == 0 &&
+          gt_db_set_winner(h, sw, &s, "nosuchfamily", "X=1", "0123456789abcdef", 0.01, 1, err, sizeof err) == 0);
+    gt_db_close(h);
+    const int gpu = gt_test_gpu_count() > 0;
+    if (!gpu) { /* the README's example, on a database of one GPU model */
+        CHECK(run(GT_CLI " explain --db %s --shape 1000x1000x1000", one) == 0);
+        CHECK_MSG(strstr(out, "gpu:      NVIDIA H200 (cc 9.0, 132 SMs): no GPU here: the only GPU model in the database") &&
+                  strstr(out, "rule:     cublas") && strstr(out, "from 1024x1024x1024 (d=0.103)"), "%s", out);
+        CHECK(run(GT_CLI " explain --db %s --shape 1000", two) == 1 && strstr(out, "holds 2 GPU models") &&
+              strstr(out, "NVIDIA A100-SXM4-80GB (cc 8.0, 108 SMs)") && strstr(out, "--gpu-model NAME"));
+    }
+    CHECK(run(GT_CLI " explain --db %s --shape 1023x1024x1024 --gpu-model h200", one) == 0);
+    CHECK_MSG(strstr(out, "from 1024x1024x1024 (d=0.00141)"), "%s", out);
+    CHECK(run(GT_CLI " explain --db %s --shape 1000 --layout nt --gpu-model h200", one) == 0);
+    CHECK_MSG(strstr(out, "rule:     cublas") && strstr(out, "no tuned shape in layout nt for this GPU model; tuned "
+                                                              "layouts: nn, tn"), "%s", out);
+    CHECK(run(GT_CLI " explain --db %s --shape 512 --gpu-model h200", one) == 0);
+    CHECK_MSG(strstr(out, "rule:     cublas") && strstr(out, "skipped:  the stored winner of this very shape, "
+                                                               "nosuchfamily X=1: family 'nosuchfamily' is unknown"),
+              "%s", out);
+    CHECK(run(GT_CLI " explain --db %s --shape 1000 --gpu-model a100", two) == 0 &&
+          strstr(out, "NVIDIA A100-SXM4-80GB (cc 8.0, 108 SMs): the stored model --gpu-model names"));
+    CHECK(run(GT_CLI " explain --db %s --shape 1000 --arch sm_80", two) == 0 &&
+          strstr(out, "the only stored model of that architecture"));
+    CHECK(run(GT_CLI " explain --db %s --shape 1000 --gpu-model nvidia", two) == 2 && strstr(out, "2 stored GPU models match"));
+    CHECK(run(GT_CLI " explain --db %s --shape 1000 --gpu-model nosuch", two) == 1 && strstr(out, "no stored GPU model matches"));
+    CHECK(run(GT_CLI " explain --db %s --shape 1000 --gpu 0 --arch sm_90", two) == 2 && strstr(out, "one way"));
+    gt_fixture_rm(one), gt_fixture_rm(two);
+    free(one), free(two);
+}
+
+/* The NVIDIA driver's version is stored with each sweep (schema 3), travels through export, import and merge, and
+ * query --gpus / --sweeps show it next to the CUDA versions. */
+GT_TEST(cli_query_gpus_and_sweeps_show_the_driver_version, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), *copy = gt_tmp_path(".db"), *merged = gt_tmp_path(".db"), *json = gt_tmp_path(".json");
+    char err[256];
+    gt_db *h;
+    long long sw;
+    gt_gpu_info g = gt_fixture_gpu(0, 0);
+    gt_shape s = {256, 256, 256, 0, 0};
+    snprintf(g.nvidia_driver, sizeof g.nvidia_driver, "580.159.04");
+    CHECK(gt_fixture_db(db, 2, 0, 1.0) == 0 && gt_db_open(db, GT_DB_WRITE, &h, err, sizeof err) == 0);
+    CHECK(gt_db_begin_sweep(h, &g, "t", &sw, err, sizeof err) == 0 &&
+          gt_db_set_winner(h, sw, &s, "tile2d", "BM=64,BN=64,BK=8,TM=8,TN=8", "0123456789abcdef", 0.01, 1, err,
+                           sizeof err) == 0);
+    gt_db_close(h);
+    CHECK(run(GT_CLI " query --gpus --db %s", db) == 0 && strstr(out, "nvidia_driver") && strstr(out, "580.159.04") &&
+          strstr(out, "cuda_driver") && strstr(out, "13.0"));
+    CHECK(run(GT_CLI " query --sweeps --format json --gpu-model h200 --db %s", db) == 0 && json_array_len(out) == 1 &&
+          strstr(out, "\"nvidia_driver\":\t\"580.159.04\""));
+    CHECK(run(GT_CLI " query --sweeps --format csv --db %s", db) == 0 && strstr(out, ",580.159.04,13.0,13.0,13.0,"));
+    CHECK(run(GT_CLI " query --gpus --shape 256 --db %s", db) == 2 && strstr(out, "only --gpu and --gpu-model"));
+    /* export -> import keeps it; merge keeps it */
+    CHECK(run(GT_CLI " export --db %s -o %s && " GT_CLI " import --db %s %s", db, json, copy, json) == 0);
+    CHECK(run(GT_CLI " query --sweeps --db %s", copy) == 0 && strstr(out, "580.159.04"));
+    CHECK(run(GT_CLI " merge --db %s %s", merged, db) == 0 && run(GT_CLI " query --gpus --db %s", merged) == 0 &&
+          strstr(out, "580.159.04"));
+    gt_fixture_rm(db), gt_fixture_rm(copy), gt_fixture_rm(merged), unlink(json);
+    free(db), free(copy), free(merged), free(json);
 }

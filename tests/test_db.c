@@ -315,7 +315,19 @@ GT_TEST(db_migrates_v1_file_forward, GT_NEEDS_NONE)
     CHECK(sql_int(path, "PRAGMA user_version") == 1);
     gt_db *db;
     gt_winner w[16];
-    CHECK_MSG(gt_db_open(path, 0, &db, err, sizeof err) == 0, "%s", err);
+    /* a reader (and the loader) reads it through a migrated copy in memory and leaves the file as it is */
+    char copy[600];
+    snprintf(copy, sizeof copy, "%s.v1", path);
+    CHECK(gt_fixture_copy(path, copy) == 0);
+    for (int mode = GT_DB_READ_CACHE; mode <= GT_DB_READ; mode += GT_DB_READ - GT_DB_READ_CACHE) {
+        CHECK_MSG(gt_db_open(path, mode, &db, err, sizeof err) == 0, "%s", err);
+        CHECK(db && count_winners(db, NULL, w) == 1 && !strcmp(w[0].gpu_name, "Old GPU") && w[0].ratio == 0.5);
+        gt_db_close(db);
+        CHECK(gt_fixture_same_bytes(path, copy) && sql_int(path, "PRAGMA user_version") == 1);
+    }
+    unlink(copy);
+    /* a writer migrates the file itself */
+    CHECK_MSG(gt_db_open(path, GT_DB_WRITE, &db, err, sizeof err) == 0, "%s", err);
     CHECK(count_winners(db, NULL, w) == 1 && !strcmp(w[0].gpu_name, "Old GPU") && w[0].ratio == 0.5);
     CHECK(w[0].shape.m == 64 && w[0].shape.ta == 0 && w[0].shape.tb == 1);
     /* the migrated file takes new sweeps and its old sweep got a uid */
@@ -326,6 +338,7 @@ GT_TEST(db_migrates_v1_file_forward, GT_NEEDS_NONE)
     CHECK(sql_int(path, "PRAGMA user_version") == GT_DB_SCHEMA_VERSION);
     CHECK(sql_int(path, "SELECT count(*) FROM sweeps WHERE length(uid) = 32") == 2);
     CHECK(sql_int(path, "SELECT count(*) FROM v_trials WHERE ratio_vs_cublas = 0.5") == 1);
+    CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('sweeps') WHERE name = 'nvidia_driver'") == 1); /* v3 */
     gt_fixture_rm(path);
     free(path);
 }
@@ -415,4 +428,45 @@ GT_TEST(db_in_memory_database_works, GT_NEEDS_NONE)
     gt_db_close(db);
     CHECK(access(":memory:", F_OK) != 0);
     CHECK(gt_db_open(":memory:", 0, &db, err, sizeof err) == -1);
+}
+
+static int exists_beside(const char *path, const char *ext)
+{
+    char p[600];
+    snprintf(p, sizeof p, "%s%s", path, ext);
+    return access(p, F_OK) == 0;
+}
+
+/* A reader creates no -wal or -shm, changes no byte, and still sees what a writer that has the file open has
+ * committed; a reader cannot write. */
+GT_TEST(db_reader_creates_nothing_and_follows_a_writer, GT_NEEDS_NONE)
+{
+    char *path = gt_tmp_path(".db"), copy[600];
+    gt_db *db, *w;
+    gt_winner rows[16];
+    snprintf(copy, sizeof copy, "%s.orig", path);
+    CHECK(gt_fixture_db(path, 0, 0, 1.0) == 0 && gt_fixture_copy(path, copy) == 0);
+    CHECK(!exists_beside(path, "-wal") && !exists_beside(path, "-shm"));
+    CHECK_MSG(gt_db_open(path, GT_DB_READ, &db, err, sizeof err) == 0, "%s", err);
+    CHECK(count_winners(db, NULL, rows) == 4);
+    long long sw;
+    gt_gpu_info g = gt_fixture_gpu(2, 0);
+    CHECK(gt_db_begin_sweep(db, &g, "t", &sw, err, sizeof err) == -1 && strstr(err, "readonly"));
+    gt_db_close(db);
+    CHECK(!exists_beside(path, "-wal") && !exists_beside(path, "-shm") && gt_fixture_same_bytes(path, copy));
+    /* a writer holds it open (its -wal exists): a reader opened now sees its committed winner */
+    CHECK(gt_db_open(path, GT_DB_WRITE, &w, err, sizeof err) == 0);
+    gt_shape s = {77, 77, 77, 0, 0};
+    CHECK(gt_db_begin_sweep(w, &g, "t", &sw, err, sizeof err) == 0 &&
+          gt_db_set_winner(w, sw, &s, "tile2d", "BM=64,BN=64,BK=8,TM=8,TN=8", "0123456789abcdef", 1, 1, err,
+                           sizeof err) == 0);
+    CHECK(exists_beside(path, "-wal"));
+    CHECK(gt_db_open(path, GT_DB_READ, &db, err, sizeof err) == 0 && count_winners(db, NULL, rows) == 5);
+    gt_db_close(db);
+    gt_db_close(w);
+    CHECK(!exists_beside(path, "-wal") && !exists_beside(path, "-shm"));
+    CHECK(gt_db_open(path, 7, &db, err, sizeof err) == -1 && strstr(err, "mode"));
+    gt_fixture_rm(path);
+    unlink(copy);
+    free(path);
 }

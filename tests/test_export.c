@@ -272,7 +272,7 @@ GT_TEST(merge_reads_v1_source_without_touching_it, GT_NEEDS_NONE)
     sqlite3_finalize(q);
     sqlite3_close(h);
     gt_db *db;
-    CHECK(gt_db_open(old, 0, &db, err, sizeof err) == 0);
+    CHECK(gt_db_open(old, GT_DB_WRITE, &db, err, sizeof err) == 0);
     gt_db_close(db);
     CHECK(sqlite3_open_v2(old, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
     CHECK(sqlite3_prepare_v2(h, "SELECT uid FROM sweeps", -1, &q, NULL) == SQLITE_OK);

@@ -389,7 +389,7 @@ GT_TEST(cli_candidates_rejects_bad_input, GT_NEEDS_NONE)
     free(out);
     CHECK(gt_run(GT_CLI " candidates --arch sm_5x", &out) == 2 && out && strstr(out, "unknown architecture 'sm_5x'"));
     free(out);
-    CHECK(gt_run(GT_CLI " candidates --frobnicate", &out) == 2 && out && strstr(out, "unknown argument"));
+    CHECK(gt_run(GT_CLI " candidates --frobnicate", &out) == 2 && out && strstr(out, "unknown option"));
     free(out);
     CHECK(gt_run(GT_CLI " candidates --family", &out) == 2 && out && strstr(out, "missing value"));
     free(out);

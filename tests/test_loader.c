@@ -116,7 +116,7 @@ GT_TEST(loader_select_exact_skips_unusable_rows_and_says_so, GT_NEEDS_NONE)
     CHECK_MSG(ch.rule == GT_RULE_REUSE && ch.row == 3 && fabs(ch.distance - 1.0) < 1e-12, "rule %s row %d",
               gt_rule_name(ch.rule), ch.row);
     gt_loader_describe(&ch, rows, line, sizeof line);
-    CHECK_MSG(strstr(line, "reuse: tile2d " P_SMALL ", tuned for 2048x1024x1024 nn (1.500x cuBLAS there; d=1.000; "
+    CHECK_MSG(strstr(line, "reuse: tile2d " P_SMALL ", tuned for 2048x1024x1024 nn (1.500x cuBLAS there; d=1; "
                            "predicted "), "%s", line);
 }
 

@@ -120,6 +120,21 @@ static int load_util(gt_measure *m, const char *arch, char *err, size_t errlen)
     return 0;
 }
 
+int gt_measure_device_count(char *why, size_t whylen)
+{
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e == cudaSuccess && n > 0) return n;
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL); /* CUDA's own text would suggest a driver upgrade */
+    if (!h) snprintf(why, whylen, "no NVIDIA driver is installed (libcuda.so.1 not found), so this machine has no usable GPU");
+    else if (e == cudaSuccess || e == cudaErrorNoDevice) snprintf(why, whylen, "the NVIDIA driver found no GPU");
+    else if (e == cudaErrorInsufficientDriver)
+        snprintf(why, whylen, "the NVIDIA driver is older than the CUDA runtime gemmtune was built with: update it");
+    else snprintf(why, whylen, "%s", cudaGetErrorString(e));
+    if (h) dlclose(h);
+    return 0;
+}
+
 int gt_measure_open(int device, gt_measure **out, char *err, size_t errlen)
 {
     gt_measure *m = calloc(1, sizeof *m);
@@ -128,10 +143,10 @@ int gt_measure_open(int device, gt_measure **out, char *err, size_t errlen)
     *out = NULL;
     if (!m) return snprintf(err, errlen, "out of memory"), -1;
     m->device = device;
-    int ndev = 0;
-    cudaError_t e = cudaGetDeviceCount(&ndev);
-    if (e != cudaSuccess || ndev == 0) {
-        snprintf(err, errlen, "no CUDA device is available (%s)", e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+    char why[200];
+    int ndev = gt_measure_device_count(why, sizeof why);
+    if (ndev == 0) {
+        snprintf(err, errlen, "no CUDA device is available: %s", why);
         free(m);
         return -1;
     }
@@ -206,6 +221,31 @@ static int sm_clock_now(const char *uuid)
     return (int)mhz;
 }
 
+/* The NVIDIA driver's version ("580.159.04"): NVML when the driver ships it, else the kernel module's own line in
+ * /proc/driver/nvidia/version; "" when neither answers. */
+static void nvidia_driver(char *out, size_t n)
+{
+    out[0] = 0;
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    int (*init)(void) = h ? (int (*)(void))dlsym(h, "nvmlInit_v2") : NULL;
+    int (*version)(char *, unsigned) = h ? (int (*)(char *, unsigned))dlsym(h, "nvmlSystemGetDriverVersion") : NULL;
+    int (*shutdown)(void) = h ? (int (*)(void))dlsym(h, "nvmlShutdown") : NULL;
+    if (init && version && shutdown && init() == 0) {
+        if (version(out, (unsigned)n) != 0) out[0] = 0;
+        shutdown();
+    }
+    if (h) dlclose(h);
+    FILE *f = out[0] ? NULL : fopen("/proc/driver/nvidia/version", "r");
+    char line[512], *at, *save = NULL; /* "NVRM version: NVIDIA UNIX [Open] Kernel Module [for x86_64]  580.159.04  ..." */
+    if (f && fgets(line, sizeof line, f) && (at = strstr(line, "Kernel Module")))
+        for (char *t = strtok_r(at, " \t\n", &save); t; t = strtok_r(NULL, " \t\n", &save))
+            if (strchr(t, '.') && strspn(t, "0123456789.") == strlen(t)) {
+                snprintf(out, n, "%s", t);
+                break;
+            }
+    if (f) fclose(f);
+}
+
 int gt_measure_gpu_info(gt_measure *m, gt_gpu_info *gpu, gt_limits *lim, char *err, size_t errlen)
 {
     struct cudaDeviceProp p;
@@ -220,6 +260,7 @@ int gt_measure_gpu_info(gt_measure *m, gt_gpu_info *gpu, gt_limits *lim, char *e
     gpu->l2_bytes = p.l2CacheSize;
     cudaDriverGetVersion(&gpu->driver_version);
     cudaRuntimeGetVersion(&gpu->cuda_version);
+    nvidia_driver(gpu->nvidia_driver, sizeof gpu->nvidia_driver);
     gpu->nvrtc_version = gt_nvrtc_version();
     int khz = 0;
     gpu->sm_clock_mhz = sm_clock_now(gpu->uuid);

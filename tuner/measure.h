@@ -22,6 +22,10 @@ typedef struct {
     unsigned long long seed;
 } gt_check_spec;
 
+/* The number of CUDA devices; 0 when there is none, with the reason in plain words in why (no NVIDIA driver,
+ * a driver that found no GPU, a driver older than the runtime). Needs no GPU. */
+int gt_measure_device_count(char *why, size_t whylen);
+
 int gt_measure_open(int device, gt_measure **out, char *err, size_t errlen);
 void gt_measure_close(gt_measure *m);
 

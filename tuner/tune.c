@@ -308,7 +308,7 @@ int gt_tune_run(const gt_tune_opts *o, gt_tune_summary *sum, char *err, size_t e
     gt_shape s;
     memset(sum, 0, sizeof *sum);
     pthread_mutex_init(&t.mu, NULL);
-    if (start_gpus(&t) || begin_sweeps(&t)) goto out;
+    if (start_gpus(&t) || (o->on_gpu && o->on_gpu(&t.info, o->ctx, err, errlen)) || begin_sweeps(&t)) goto out;
     rc = 0;
     for (int i = 0; rc == 0 && !gt_sweep_stopped(&t) && next_shape(o, i, &s); ++i) rc = tune_shape(&t, &s);
     sum->interrupted = o->interrupt && *o->interrupt;

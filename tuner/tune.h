@@ -88,6 +88,9 @@ typedef struct {
     volatile sig_atomic_t *interrupt; /* non-zero stops the sweep after the trial in flight (Ctrl-C); may be NULL */
     void (*on_trial)(const gt_trial_event *e, void *ctx); /* may be NULL */
     void (*on_shape)(const gt_shape_result *r, void *ctx); /* called as each shape finishes; may be NULL */
+    /* called once the GPUs answered, before the database is opened; non-zero stops the sweep as a setup error with
+       its message in err (the CLI refuses shapes that cannot fit in gpu->mem_bytes); may be NULL */
+    int (*on_gpu)(const gt_gpu_info *gpu, void *ctx, char *err, size_t errlen);
     void *ctx;
 } gt_tune_opts;
 

@@ -1,7 +1,9 @@
-/* Argument helpers shared by the verbs: sizes, GPU lists, layouts, integers, durations. Tested in tests/test_cli.c. */
+/* Argument helpers shared by the verbs: sizes, GPU lists, layouts, integers, durations, and the GPU-memory check of a
+ * sweep. Tested in tests/test_cli.c. */
 #include "cli.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,4 +220,46 @@ int gt_cli_parse_duration(const char *text, double *seconds, char *err, size_t e
     snprintf(err, errlen, "bad duration '%s': want a positive number with s, m or h (e.g. 90s, 30m, 8h)",
              text ? text : "");
     return -1;
+}
+
+/* What a sweep of one shape holds on the GPU (tuner/measure.c): A and B with their absolute values for the error
+ * bound, C with its initial copy, the cuBLAS reference and |A||B| (all FP32, with a little leading-dimension
+ * padding in the checks), the 2 x L2 flush buffer, and a reserve for the CUDA context, cuBLAS and split-K
+ * workspaces (these are capped at 512 MiB by the families). */
+#define GT_MEM_RESERVE (1024.0 * 1024 * 1024)
+double gt_cli_sweep_bytes(const gt_shape *s, long long l2_bytes)
+{
+    const double m = s->m, n = s->n, k = s->k, pad = 64;
+    const double floats = 2 * (m * (k + pad) + k * (n + pad)) + 4 * m * (n + pad);
+    return 4 * floats + 2.0 * (double)(l2_bytes > 0 ? l2_bytes : 64 << 20) + GT_MEM_RESERVE;
+}
+
+int gt_cli_check_memory(const char *gpu, long long mem_bytes, long long l2_bytes, const gt_shape *shapes, int n,
+                        char *msg, size_t msglen)
+{
+    const double gib = 1024.0 * 1024 * 1024;
+    int big = 0;
+    for (int i = 1; i < n; ++i)
+        if (gt_cli_sweep_bytes(&shapes[i], l2_bytes) > gt_cli_sweep_bytes(&shapes[big], l2_bytes)) big = i;
+    const gt_shape *s = &shapes[big];
+    double need = gt_cli_sweep_bytes(s, l2_bytes), have = (double)mem_bytes;
+    /* the largest N x N x N that fits: 32 N (N + 64) bytes of matrices on top of the fixed part */
+    double fixed = gt_cli_sweep_bytes(&(gt_shape){0, 0, 0, 0, 0}, l2_bytes);
+    long square = have > fixed ? (long)((-2048.0 + sqrt(2048.0 * 2048.0 + 128.0 * (have - fixed))) / 64.0) : 0;
+    while (square > 0 && gt_cli_sweep_bytes(&(gt_shape){(int)square, (int)square, (int)square, 0, 0}, l2_bytes) > have)
+        square--;
+    if (mem_bytes <= 0) {
+        snprintf(msg, msglen, "memory: %s did not report its memory; the largest shape, %dx%dx%d, needs %.1f GiB",
+                 gpu, s->m, s->n, s->k, need / gib);
+        return 0;
+    }
+    if (need > have) {
+        snprintf(msg, msglen, "shape %dx%dx%d needs %.1f GiB of GPU memory (A, B and C, their validation copies, the "
+                 "L2 flush buffer and a 1 GiB reserve) but %s has %.1f GiB: square shapes fit up to about %ld x %ld "
+                 "x %ld; nothing was run", s->m, s->n, s->k, need / gib, gpu, have / gib, square, square, square);
+        return -1;
+    }
+    snprintf(msg, msglen, "memory: %s has %.1f GiB; the largest shape, %dx%dx%d, needs %.1f GiB (square shapes fit "
+             "up to about %ld x %ld x %ld)", gpu, have / gib, s->m, s->n, s->k, need / gib, square, square, square);
+    return 0;
 }

@@ -1,4 +1,4 @@
-/* The CLI's verbs (one src/cmd_<verb>.c each) and the argument helpers they share (src/cli.c).
+/* The CLI's verbs (one src/cli/cmd_<verb>.c each) and the argument helpers they share (src/cli/cli.c).
  * Only main.c and cmd_*.c print and exit; everything they call returns a status. */
 #ifndef GT_CLI_H
 #define GT_CLI_H
@@ -38,5 +38,14 @@ int gt_cli_parse_int(const char *opt, const char *text, long max, long *out, cha
 
 /* Parse a duration "90", "90s", "30m", "8h" into seconds. Returns 0 or -1. */
 int gt_cli_parse_duration(const char *text, double *seconds, char *err, size_t errlen);
+
+/* Bytes of GPU memory a sweep of shape s holds: operands, validation buffers, the 2 x L2 flush and a reserve. */
+double gt_cli_sweep_bytes(const gt_shape *s, long long l2_bytes);
+
+/* Do shapes[0..n) fit in the memory of the GPU named gpu (mem_bytes, l2_bytes as its worker reported them)?
+ * 0 when they do, with msg saying what the largest needs and which square sizes fit; -1 when one does not, with
+ * msg naming it, its need, the GPU's memory and the largest square size that fits. Cannot fail otherwise. */
+int gt_cli_check_memory(const char *gpu, long long mem_bytes, long long l2_bytes, const gt_shape *shapes, int n,
+                        char *msg, size_t msglen);
 
 #endif

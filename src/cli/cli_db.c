@@ -1,30 +1,15 @@
-/* Argument and file helpers for the database verbs (see src/cli_db.h). Tested by tests/test_cli_db.c. */
+/* Helpers for the database verbs (see src/cli/cli_db.h). Tested by tests/test_cli_db.c. */
 #include "cli_db.h"
 #include "cli.h"
+#include "measure.h"
+
+#include <cuda_runtime_api.h>
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-int gt_cli_opt(int argc, char **argv, int *i, const char *name, const char **val, char *err, size_t errlen)
-{
-    size_t len = strlen(name);
-    const char *a = argv[*i];
-    if (strncmp(a, name, len)) return 0;
-    if (a[len] == '=') {
-        *val = a + len + 1;
-        return 1;
-    }
-    if (a[len]) return 0;
-    if (*i + 1 >= argc) {
-        snprintf(err, errlen, "%s needs a value", name);
-        return -1;
-    }
-    *val = argv[++*i];
-    return 1;
-}
 
 int gt_cli_db_path(const char *opt, char *buf, size_t n, char *err, size_t errlen)
 {
@@ -37,48 +22,44 @@ int gt_cli_db_path(const char *opt, char *buf, size_t n, char *err, size_t errle
     return 0;
 }
 
-int gt_cli_filter_opt(gt_cli_filter *cf, int argc, char **argv, int *i, char *err, size_t errlen)
+int gt_cli_device_model(int dev, gt_gpu_model *m, char *err, size_t errlen)
 {
-    const char *v;
-    int r;
-    if ((r = gt_cli_opt(argc, argv, i, "--gpu", &v, err, errlen)) != 0) return r < 0 ? -1 : (cf->gpu = v, 1);
-    if ((r = gt_cli_opt(argc, argv, i, "--family", &v, err, errlen)) != 0) return r < 0 ? -1 : (cf->family = v, 1);
-    if ((r = gt_cli_opt(argc, argv, i, "--layout", &v, err, errlen)) != 0) {
-        if (r < 0) return -1;
-        if (gt_layout_parse(v, &cf->shape.ta, &cf->shape.tb) < 0) {
-            snprintf(err, errlen, "bad --layout '%s': want nn, nt, tn or tt", v);
-            return -1;
-        }
-        cf->has_layout = 1;
-        return 1;
+    char why[200];
+    struct cudaDeviceProp p;
+    int n = gt_measure_device_count(why, sizeof why);
+    if (n == 0) return snprintf(err, errlen, "--gpu %d names a CUDA device of this machine, and it has none: %s", dev, why), -1;
+    if (dev >= n || cudaGetDeviceProperties(&p, dev) != cudaSuccess)
+        return snprintf(err, errlen, "GPU %d does not exist: this machine has %d CUDA device%s (0..%d)", dev, n,
+                        n == 1 ? "" : "s", n - 1), -1;
+    memset(m, 0, sizeof *m);
+    snprintf(m->name, sizeof m->name, "%.127s", p.name);
+    m->cc_major = p.major, m->cc_minor = p.minor, m->sm_count = p.multiProcessorCount;
+    return 0;
+}
+
+int gt_cli_filter_from(const gt_cli_args *a, gt_cli_filter *cf, char *err, size_t errlen)
+{
+    memset(cf, 0, sizeof *cf);
+    if (a->layout.n) cf->shape.ta = a->layout.v[0] >> 1, cf->shape.tb = a->layout.v[0] & 1;
+    if (a->shape.n) {
+        cf->shape.m = a->shape.v[0].m, cf->shape.n = a->shape.v[0].n, cf->shape.k = a->shape.v[0].k;
+        cf->f.shape = &cf->shape; /* layout nn unless --layout said otherwise */
     }
-    if ((r = gt_cli_opt(argc, argv, i, "--shape", &v, err, errlen)) != 0) {
-        gt_shape *list = NULL;
-        if (r < 0) return -1;
-        int n = gt_cli_parse_sizes(v, &list, err, errlen);
-        if (n != 1) {
-            if (n > 1) snprintf(err, errlen, "bad --shape '%s': want one MxNxK or N", v);
-            else if (strstr(err, "--sizes")) snprintf(err, errlen, "bad --shape '%s': want MxNxK or N (N x N x N)", v);
-            free(list);
-            return -1;
-        }
-        cf->shape.m = list[0].m, cf->shape.n = list[0].n, cf->shape.k = list[0].k;
-        cf->has_shape = 1;
-        free(list);
-        return 1;
+    if (a->layout.n) cf->f.layout = gt_layout_name(cf->shape.ta, cf->shape.tb);
+    cf->f.family = a->family;
+    if (a->gpu_model && !*a->gpu_model) return snprintf(err, errlen, "bad --gpu-model '': want part of a GPU name"), -1;
+    cf->f.gpu_name = a->gpu_model;
+    if (a->gpu.n) {
+        if (gt_cli_device_model(a->gpu.v[0], &cf->model, err, errlen) < 0) return -1;
+        cf->f.model = &cf->model;
     }
     return 0;
 }
 
-int gt_cli_filter_done(gt_cli_filter *cf, char *err, size_t errlen)
+int gt_cli_filter_any(const gt_cli_filter *cf)
 {
-    memset(&cf->f, 0, sizeof cf->f);
-    cf->f.gpu_name = cf->gpu;
-    cf->f.family = cf->family;
-    if (cf->has_shape) cf->f.shape = &cf->shape; /* layout nn unless --layout said otherwise */
-    if (cf->has_layout) cf->f.layout = gt_layout_name(cf->shape.ta, cf->shape.tb);
-    if (cf->gpu && !*cf->gpu) return snprintf(err, errlen, "bad --gpu '': want part of a GPU name"), -1;
-    return 0;
+    const gt_winner_filter *f = &cf->f;
+    return f->gpu_name || f->shape || f->family || f->layout || f->model;
 }
 
 int gt_cli_write_file(const char *path, const char *text, size_t n, char *err, size_t errlen)

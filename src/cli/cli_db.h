@@ -1,34 +1,33 @@
-/* Argument helpers shared by the database verbs (query, export, import, merge, report): options with values,
- * the database path rule, and the --gpu/--shape/--layout/--family filter. Tested by tests/test_cli_db.c. */
+/* Helpers shared by the database verbs (query, export, import, merge, report): the database path rule, the
+ * --gpu/--gpu-model/--shape/--layout/--family filter, and whole-file reads and atomic writes.
+ * Tested by tests/test_cli_db.c. */
 #ifndef GT_CLI_DB_H
 #define GT_CLI_DB_H
 
 #include "db.h"
+#include "options.h"
 
 #include <stddef.h>
-
-/* If argv[*i] is `name VALUE` or `name=VALUE`: 1 with *val set (and *i moved past the value); 0 when argv[*i] is
- * another option; -1 with a message in err when the value is missing. */
-int gt_cli_opt(int argc, char **argv, int *i, const char *name, const char **val, char *err, size_t errlen);
 
 /* The database path: opt (--db) when given, else gt_db_default_path. */
 int gt_cli_db_path(const char *opt, char *buf, size_t n, char *err, size_t errlen);
 
-/* The filter options shared by query, export and report. */
+/* The filter of query, export and report. */
 typedef struct {
-    const char *gpu, *family;
     gt_shape shape;
-    int has_shape;        /* --shape given */
-    int has_layout;       /* --layout given: that layout only (and the layout of --shape; nn by default) */
+    gt_gpu_model model;   /* --gpu N: the model of CUDA device N */
     gt_winner_filter f;   /* points into this struct: valid while it lives */
 } gt_cli_filter;
 
-/* Consume --gpu, --shape MxNxK|N, --layout nn|nt|tn|tt, --family at argv[*i]: 1 consumed, 0 not a filter option,
- * -1 bad value (message in err). */
-int gt_cli_filter_opt(gt_cli_filter *cf, int argc, char **argv, int *i, char *err, size_t errlen);
+/* Fill cf from --gpu N (the model of CUDA device N: needs that GPU), --gpu-model NAME, --shape (of --layout's
+ * layout, nn by default), --layout and --family. 0, or -1 with err (no such device, an empty name). */
+int gt_cli_filter_from(const gt_cli_args *a, gt_cli_filter *cf, char *err, size_t errlen);
 
-/* Fill cf->f from the parsed options (--shape takes --layout's layout, nn by default). 0 or -1 with err. */
-int gt_cli_filter_done(gt_cli_filter *cf, char *err, size_t errlen);
+/* 1 when the filter narrows anything. */
+int gt_cli_filter_any(const gt_cli_filter *cf);
+
+/* The model of CUDA device dev (name, cc, SM count). 0, or -1 with err saying why there is none. */
+int gt_cli_device_model(int dev, gt_gpu_model *m, char *err, size_t errlen);
 
 /* Write text to path atomically (a temporary file next to it, then rename). 0 or -1 with err naming the path. */
 int gt_cli_write_file(const char *path, const char *text, size_t n, char *err, size_t errlen);

@@ -1,44 +1,34 @@
 /* gemmtune bench: per shape, what the loader serves (gemmtune_sgemm, and by which rule), our best own kernel, and
  * cuBLAS FP32 (pedantic), on the same buffers in one process: each validated first, then timed with CUDA events on
- * a cold L2, median over alternating rounds. Shapes need not be tuned. Needs a GPU; run by tests/perf_session.sh. */
+ * a cold L2, interleaved run by run. Shapes need not be tuned. Output through src/cli/table.c (table, CSV, JSON via
+ * cJSON). Needs a GPU; run by tests/serve_session.sh, bad input in tests/test_cli.c. */
 #include "cli.h"
 #include "gemmtune.h"
 #include "loader.h"
 #include "measure.h"
+#include "options.h"
+#include "table.h"
 
 #include <cublas_v2.h>
-
-#include <cjson/cJSON.h>
-#include <getopt.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SUITE "1024,2048,4096,8192,1000,5000,3000x5000x700,4096x4096x256,256x4096x4096,8192x128x8192,127x4099x1025,64x64x65536"
-
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: gemmtune bench [--sizes LIST] [--layout nn|nt|tn|tt] [--gpu N] [--db PATH] [--reps N]\n"
-            "                      [--warmup N] [--format table|csv|json]\n\n"
-            "Per shape, in this process on the same buffers: the kernel the loader serves (gemmtune_sgemm: the\n"
-            "stored winner, a tuned neighbour the serving model expects to win, or cuBLAS; `gemmtune explain` says\n"
-            "which and why), our own best kernel (the fastest validated trial of our families on this shape, else the\n"
-            "neighbour the serving model ranks first), and cuBLAS FP32 (pedantic, no TF32). Each is validated against\n"
-            "cuBLAS first (alpha 1.5, beta 0 over a NaN-filled C), then all are timed with CUDA events after warm-up on\n"
-            "a cold L2, interleaved run by run (a clock transient touches every side alike; runs x10 under 50 us); the\n"
-            "median of the runs is reported. cuBLAS is timed through two handles and the faster counts (one handle\n"
-            "has been seen to run a shape 2x slower than another). ratio = cuBLAS time / time\n"
-            "(above 1: faster than cuBLAS); the last lines are geometric means. Shapes need not be tuned.\n"
-            "  --sizes LIST  N, MxNxK or MxNxK:layout items, or @FILE (default: the public benchmark suite of\n"
-            "                docs/BENCHMARKS.md: " SUITE ")\n"
-            "  --layout L    row-major layout of items without one (default nn)\n"
-            "  --gpu N       CUDA device (default 0)\n"
-            "  --db PATH     winners database (default $GEMMTUNE_DB, else ~/.local/share/gemmtune/gemmtune.db)\n"
-            "  --reps N      timed runs per side (default 40; x10 up to 400 for shapes under 50 us)\n"
-            "  --warmup N    untimed runs first (default 5)\n"
-            "  --format F    table (default), csv or json\n");
+    fprintf(out, "usage: gemmtune bench [options]\n\n"
+                 "Per shape, in this process on the same buffers: the kernel the loader serves (gemmtune_sgemm: the\n"
+                 "stored winner, a tuned neighbour the serving model expects to win, or cuBLAS; `gemmtune explain` says\n"
+                 "which and why), our own best kernel (the fastest validated trial of our families on this shape, else\n"
+                 "the neighbour the serving model ranks first), and cuBLAS FP32 (pedantic, no TF32). Each is validated\n"
+                 "against cuBLAS first (alpha 1.5, beta 0 over a NaN-filled C), then all are timed with CUDA events\n"
+                 "after warm-up on a cold L2, interleaved run by run (a clock transient touches every side alike); the\n"
+                 "median is reported. cuBLAS is timed through two handles and the faster counts (one handle has been\n"
+                 "seen to run a shape 2x slower than another). ratio = cuBLAS time / time (above 1: faster than\n"
+                 "cuBLAS); the closing line (members of the JSON object) gives geometric means. Shapes need not be\n"
+                 "tuned. Needs a GPU.\n\n");
+    gt_cli_usage(out, GT_V_BENCH);
 }
 
 typedef struct {
@@ -168,109 +158,85 @@ static void geomeans(const row *r, int n, double *served, double *own, double *l
     *own = no ? exp(lo / no) : 0;
 }
 
-static cJSON *json_row(const row *r)
-{
-    cJSON *o = cJSON_CreateObject();
-    const gt_shape *s = &r->s;
-    cJSON_AddNumberToObject(o, "m", s->m);
-    cJSON_AddNumberToObject(o, "n", s->n);
-    cJSON_AddNumberToObject(o, "k", s->k);
-    cJSON_AddStringToObject(o, "layout", gt_layout_name(s->ta, s->tb));
-    cJSON_AddNumberToObject(o, "served_ms", r->loader.ms);
-    cJSON_AddNumberToObject(o, "served_ratio", r->cublas.ms / r->loader.ms);
-    cJSON_AddStringToObject(o, "served", r->served);
-    cJSON_AddNumberToObject(o, "cublas_ms", r->cublas.ms);
-    cJSON_AddNumberToObject(o, "cublas_tflops", tflops(s, r->cublas.ms));
-    if (r->has_own) {
-        cJSON_AddNumberToObject(o, "own_ms", r->mine.ms);
-        cJSON_AddNumberToObject(o, "own_ratio", r->cublas.ms / r->mine.ms);
-        cJSON_AddStringToObject(o, "own", r->own);
-    }
-    cJSON_AddNumberToObject(o, "rel_err", r->loader.rel_err);
-    return o;
-}
+static const gt_col cols[] = {{"m", NULL, "%.0f"},
+                              {"n", NULL, "%.0f"},
+                              {"k", NULL, "%.0f"},
+                              {"layout", NULL, NULL},
+                              {"served_ms", "served ms", "%.4f"},
+                              {"served_ratio", "ratio", "%.3fx"},
+                              {"own_ms", "own ms", "%.4f"},
+                              {"own_ratio", "ratio", "%.3fx"},
+                              {"cublas_ms", "cuBLAS ms", "%.4f"},
+                              {"cublas_tflops", "TFLOPS", "%.2f"},
+                              {"rel_err", NULL, "%.2g"},
+                              {"served", "served (rule: kernel)", NULL},
+                              {"own", "own kernel", NULL}};
 
-static void print_json(const row *r, int n)
+static gt_table *table_of(const row *r, int n)
 {
-    double served, own, lowest;
-    geomeans(r, n, &served, &own, &lowest);
-    cJSON *root = cJSON_CreateObject(), *rows = cJSON_AddArrayToObject(root, "rows");
-    for (int i = 0; i < n; ++i) cJSON_AddItemToArray(rows, json_row(&r[i]));
-    cJSON_AddNumberToObject(root, "geomean_served_ratio", served);
-    cJSON_AddNumberToObject(root, "min_served_ratio", lowest);
-    cJSON_AddNumberToObject(root, "geomean_own_ratio", own);
-    char *text = cJSON_Print(root);
-    printf("%s\n", text);
-    free(text);
-    cJSON_Delete(root);
-}
-
-static void print_rows(const row *r, int n, const char *fmt)
-{
-    if (!strcmp(fmt, "json")) return print_json(r, n);
-    const int csv = !strcmp(fmt, "csv");
-    if (csv) printf("m,n,k,layout,served_ms,served_ratio,own_ms,own_ratio,cublas_ms,cublas_tflops,rel_err,served,own\n");
-    else printf("%-17s %-3s %9s %6s %9s %6s %9s %7s  %s\n", "shape", "lay", "served ms", "ratio", "own ms", "ratio",
-                "cuBLAS ms", "TFLOPS", "served (rule: kernel) | own");
-    for (int i = 0; i < n; ++i) {
+    gt_table *t = gt_table_new(cols, (int)(sizeof cols / sizeof cols[0]));
+    for (int i = 0; t && i < n; ++i) {
         const gt_shape *s = &r[i].s;
-        char shape[64];
-        snprintf(shape, sizeof shape, "%dx%dx%d", s->m, s->n, s->k);
-        const double sr = r[i].cublas.ms / r[i].loader.ms, orat = r[i].has_own ? r[i].cublas.ms / r[i].mine.ms : 0;
-        if (csv)
-            printf("%d,%d,%d,%s,%.5f,%.4f,%.5f,%.4f,%.5f,%.3f,%.3g,\"%s\",\"%s\"\n", s->m, s->n, s->k,
-                   gt_layout_name(s->ta, s->tb), r[i].loader.ms, sr, r[i].mine.ms, orat, r[i].cublas.ms,
-                   tflops(s, r[i].cublas.ms), r[i].loader.rel_err, r[i].served, r[i].own);
-        else if (r[i].has_own)
-            printf("%-17s %-3s %9.4f %5.3fx %9.4f %5.3fx %9.4f %7.2f  %s | %s\n", shape, gt_layout_name(s->ta, s->tb),
-                   r[i].loader.ms, sr, r[i].mine.ms, orat, r[i].cublas.ms, tflops(s, r[i].cublas.ms), r[i].served,
-                   r[i].own);
-        else
-            printf("%-17s %-3s %9.4f %5.3fx %9s %6s %9.4f %7.2f  %s | -\n", shape, gt_layout_name(s->ta, s->tb),
-                   r[i].loader.ms, sr, "-", "-", r[i].cublas.ms, tflops(s, r[i].cublas.ms), r[i].served);
+        cJSON *o = gt_table_row(t);
+        if (!o) return gt_table_free(t), NULL;
+        cJSON_AddNumberToObject(o, "m", s->m), cJSON_AddNumberToObject(o, "n", s->n);
+        cJSON_AddNumberToObject(o, "k", s->k), cJSON_AddStringToObject(o, "layout", gt_layout_name(s->ta, s->tb));
+        cJSON_AddNumberToObject(o, "served_ms", r[i].loader.ms);
+        cJSON_AddNumberToObject(o, "served_ratio", r[i].cublas.ms / r[i].loader.ms);
+        if (r[i].has_own) {
+            cJSON_AddNumberToObject(o, "own_ms", r[i].mine.ms);
+            cJSON_AddNumberToObject(o, "own_ratio", r[i].cublas.ms / r[i].mine.ms);
+        }
+        cJSON_AddNumberToObject(o, "cublas_ms", r[i].cublas.ms);
+        cJSON_AddNumberToObject(o, "cublas_tflops", tflops(s, r[i].cublas.ms));
+        cJSON_AddNumberToObject(o, "rel_err", r[i].loader.rel_err);
+        cJSON_AddStringToObject(o, "served", r[i].served);
+        cJSON_AddStringToObject(o, "own", r[i].has_own ? r[i].own : "-");
     }
-    double served, own, lowest;
-    geomeans(r, n, &served, &own, &lowest);
-    if (!csv)
-        printf("served: geometric mean %.3fx cuBLAS over %d shapes, lowest %.3fx; own kernels: geometric mean %.3fx\n",
-               served, n, lowest, own);
+    return t;
 }
 
-/* ---- arguments ---- */
-
-typedef struct {
-    const char *sizes, *layout, *db, *format;
-    long gpu, reps, warmup;
-} bench_args;
-
-static int parse(int argc, char **argv, bench_args *a)
+/* The rows as a table or CSV with the geometric means below, or one JSON object {rows, geomeans, lowest}. */
+static int print_rows(const row *r, int n, const char *fmt)
 {
-    static const struct option opts[] = {{"sizes", required_argument, 0, 's'}, {"layout", required_argument, 0, 'l'},
-                                         {"gpu", required_argument, 0, 'g'},   {"db", required_argument, 0, 'd'},
-                                         {"reps", required_argument, 0, 'r'},  {"warmup", required_argument, 0, 'w'},
-                                         {"format", required_argument, 0, 'f'}, {"help", no_argument, 0, 'h'},
-                                         {0, 0, 0, 0}};
-    char err[256] = "";
-    int c;
-    *a = (bench_args){SUITE, "nn", NULL, "table", 0, 40, 5};
-    optind = 0;
-    while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-        if (c == 'h') return usage(stdout), 1;
-        if (c == '?') return fprintf(stderr, "see: gemmtune bench --help\n"), 2;
-        int id;
-        if ((c == 'g' && gt_cli_parse_gpus(optarg, &id, 1, err, sizeof err) != 1) ||
-            (c == 'r' && gt_cli_parse_int("--reps", optarg, 100000, &a->reps, err, sizeof err)) ||
-            (c == 'w' && gt_cli_parse_int("--warmup", optarg, 100000, &a->warmup, err, sizeof err)))
-            return fprintf(stderr, "gemmtune bench: %s\n", err), 2;
-        if (c == 'g') a->gpu = id;
-        if (c == 's') a->sizes = optarg;
-        if (c == 'l') a->layout = optarg;
-        if (c == 'd') a->db = optarg;
-        if (c == 'f') a->format = optarg;
+    double served, own, lowest;
+    geomeans(r, n, &served, &own, &lowest);
+    gt_table *t = table_of(r, n);
+    int rc = t ? 0 : -1;
+    if (t && !strcmp(fmt, "json")) {
+        cJSON *root = cJSON_CreateObject();
+        cJSON_AddItemToObject(root, "rows", t->rows);
+        t->rows = NULL;
+        cJSON_AddNumberToObject(root, "geomean_served_ratio", served);
+        cJSON_AddNumberToObject(root, "min_served_ratio", n ? lowest : 0);
+        cJSON_AddNumberToObject(root, "geomean_own_ratio", own);
+        char *text = cJSON_Print(root);
+        rc = text && printf("%s\n", text) > 0 ? 0 : -1;
+        free(text);
+        cJSON_Delete(root);
+    } else if (t) {
+        rc = gt_table_print(t, fmt, stdout);
+        if (rc == 0 && !strcmp(fmt, "table"))
+            printf("served: geometric mean %.3fx cuBLAS over %d shapes, lowest %.3fx; own kernels: geometric mean "
+                   "%.3fx\n", served, n, lowest, own);
     }
-    if (optind < argc) return fprintf(stderr, "gemmtune bench: unexpected argument '%s'\n", argv[optind]), 2;
-    if (strcmp(a->format, "table") && strcmp(a->format, "csv") && strcmp(a->format, "json"))
-        return fprintf(stderr, "gemmtune bench: unknown --format '%s' (table, csv or json)\n", a->format), 2;
+    gt_table_free(t);
+    return rc;
+}
+
+/* 0, -1 after --help, or an exit status after a message. Items without a layout take --layout's. */
+static int parse(int argc, char **argv, gt_cli_args *a, gt_shape **shapes, int *n)
+{
+    char err[1024];
+    int rc = gt_cli_parse(GT_V_BENCH, argc, argv, a, err, sizeof err);
+    if (rc == 1) return usage(stdout), -1;
+    if (rc == 0 && a->npos) rc = -1, snprintf(err, sizeof err, "unexpected argument '%s'", a->pos[0]);
+    if (rc == 0 && !a->sizes.n) a->sizes.n = gt_cli_parse_sizes(GT_BENCH_SUITE, &a->sizes.v, err, sizeof err);
+    if (rc < 0) return fprintf(stderr, "gemmtune bench: %s\n", err), 2;
+    if (!a->format) a->format = "table";
+    *shapes = a->sizes.v, *n = a->sizes.n;
+    for (int i = 0; !a->sizes_with_layout && i < *n; ++i)
+        (*shapes)[i].ta = a->layout.n ? a->layout.v[0] >> 1 : 0, (*shapes)[i].tb = a->layout.n ? a->layout.v[0] & 1 : 0;
     return 0;
 }
 
@@ -283,7 +249,7 @@ typedef struct {
     gt_db *db;
     gt_winner_set set;
     gt_device_id dev;
-    bench_args a;
+    int device, warmup, reps;
 } bench;
 
 static int check(bench *b, gemmtune_handle h, const gt_shape *s, int seed, double *rel_err, const char *what,
@@ -297,12 +263,13 @@ static int check(bench *b, gemmtune_handle h, const gt_shape *s, int seed, doubl
     return 1;
 }
 
+/* Validate, then time, one shape: 0, 1 when a result is wrong, -1 with err. */
 static int bench_shape(bench *b, row *r, int i, char *err, size_t errlen)
 {
     const gt_shape *s = &r->s;
     gemmtune_explain(b->h, s->ta, s->tb, s->m, s->n, s->k, s->ta ? s->m : s->k, s->tb ? s->k : s->n, s->n, r->served,
                      sizeof r->served);
-    gemmtune_handle own = own_handle(b->db, &b->set, &b->dev, s, (int)b->a.gpu, r->own, sizeof r->own);
+    gemmtune_handle own = own_handle(b->db, &b->set, &b->dev, s, b->device, r->own, sizeof r->own);
     int bad = check(b, b->h, s, 77 + i, &r->loader.rel_err, "the served kernel", err, errlen);
     if (bad >= 0 && own) {
         int ob = check(b, own, s, 177 + i, &r->mine.rel_err, r->own, err, errlen);
@@ -311,26 +278,25 @@ static int bench_shape(bench *b, row *r, int i, char *err, size_t errlen)
         if (ob < 0) bad = -1;
     }
     r->has_own = own != NULL;
-    if (bad >= 0 && time_all(b->m, b->second, b->h, own, s, (int)b->a.warmup, (int)b->a.reps, r, err, errlen)) bad = -1;
+    if (bad >= 0 && time_all(b->m, b->second, b->h, own, s, b->warmup, b->reps, r, err, errlen)) bad = -1;
     gemmtune_destroy(own);
     return bad;
 }
 
-static int open_all(bench *b, char *err, size_t errlen)
+static int open_all(bench *b, const char *db, char *err, size_t errlen)
 {
     gemmtune_options opt;
     gemmtune_options_init(&opt);
-    opt.db_path = b->a.db;
-    opt.device = (int)b->a.gpu;
+    opt.db_path = db;
+    opt.device = b->device;
     gt_limits lim;
     gt_gpu_info gi;
-    if (gt_measure_open((int)b->a.gpu, &b->m, err, errlen) || gt_measure_gpu_info(b->m, &gi, &lim, err, errlen))
-        return -1;
+    if (gt_measure_open(b->device, &b->m, err, errlen) || gt_measure_gpu_info(b->m, &gi, &lim, err, errlen)) return -1;
     snprintf(b->dev.name, sizeof b->dev.name, "%s", gi.name);
+    b->dev.lim = lim;
     if (cublasCreate(&b->second) != CUBLAS_STATUS_SUCCESS ||
         cublasSetMathMode(b->second, CUBLAS_PEDANTIC_MATH) != CUBLAS_STATUS_SUCCESS)
         return snprintf(err, errlen, "a second cuBLAS handle could not be made"), -1;
-    b->dev.lim = lim;
     gemmtune_status st = gemmtune_create(&b->h, &opt);
     if (st == GEMMTUNE_SUCCESS) st = gt_loader_winners(&opt, &b->set, &b->db, err, errlen);
     else snprintf(err, errlen, "%s %s", gemmtune_status_string(st), gemmtune_last_error());
@@ -339,30 +305,25 @@ static int open_all(bench *b, char *err, size_t errlen)
 
 int gt_cmd_bench(int argc, char **argv)
 {
-    bench b = {0};
-    gt_shape *shapes = NULL;
+    gt_cli_args a;
+    gt_shape *shapes;
+    int n, bad = 0;
     char err[1024] = "";
-    int ta, tb, with_layout, rc = parse(argc, argv, &b.a);
-    if (rc) return rc == 1 ? 0 : rc;
-    int n = gt_cli_parse_size_list(b.a.sizes, &shapes, &with_layout, err, sizeof err);
-    if (n < 0 || gt_layout_parse(b.a.layout, &ta, &tb)) {
-        fprintf(stderr, "gemmtune bench: %s\n", n < 0 ? err : "bad --layout: want nn, nt, tn or tt");
-        free(shapes);
-        return 2;
-    }
+    gt_cli_args_init(&a);
+    int rc = parse(argc, argv, &a, &shapes, &n);
+    if (rc) return gt_cli_args_free(&a), rc < 0 ? 0 : rc;
+    bench b = {.device = a.gpu.n ? a.gpu.v[0] : 0, .warmup = (int)(a.warmup ? a.warmup : 5),
+               .reps = (int)(a.reps ? a.reps : 40)};
     row *rows = calloc((size_t)n, sizeof *rows);
-    int bad = 0;
     rc = 1;
-    if (!rows || open_all(&b, err, sizeof err)) goto fail;
+    if (!rows || open_all(&b, a.db, err, sizeof err)) goto fail;
     for (int i = 0; i < n; ++i) {
         rows[i].s = shapes[i];
-        if (!with_layout) rows[i].s.ta = ta, rows[i].s.tb = tb;
         int r = bench_shape(&b, &rows[i], i, err, sizeof err);
         if (r < 0) goto fail;
         bad |= r;
     }
-    print_rows(rows, n, b.a.format);
-    rc = bad;
+    rc = print_rows(rows, n, a.format) < 0 ? 1 : bad;
     goto out;
 fail:
     fprintf(stderr, "gemmtune bench: %s\n", err);
@@ -373,6 +334,6 @@ out:
     if (b.second) cublasDestroy(b.second);
     gt_measure_close(b.m);
     free(rows);
-    free(shapes);
+    gt_cli_args_free(&a);
     return rc;
 }

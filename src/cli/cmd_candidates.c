@@ -1,19 +1,18 @@
 /* gemmtune candidates: list the legal candidates of each family (or count them) for an architecture, no GPU.
  * Tested by tests/test_families.c (runs build/gemmtune). */
 #include "cli.h"
+#include "options.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: gemmtune candidates [--family F] [--arch sm_XY] [--count] [--help]\n\n"
+    fprintf(out, "usage: gemmtune candidates [options]\n\n"
                  "Lists every legal candidate (family and parameters) of the default search space, as the tuner\n"
-                 "would sweep it, without a GPU. --count prints one line per family and a total.\n"
-                 "  --family F   only family F; test-only families (never swept) are listed only when named\n"
-                 "  --arch A     device limits of architecture A (default %s)\n"
-                 "  --count      counts instead of the list\n\nfamilies:",
-            GT_DEFAULT_ARCH);
+                 "would sweep it, without a GPU. --count prints one line per family and a total.\n\n");
+    gt_cli_usage(out, GT_V_CANDIDATES);
+    fprintf(out, "\nfamilies:");
     for (int i = 0; i < gt_family_count(); ++i) {
         const gt_family *f = gt_family_at(i);
         fprintf(out, " %s%s", f->name, f->test_only ? " (test only)" : "");
@@ -46,33 +45,20 @@ static int list(const gt_family *only, const gt_limits *lim, int count)
 
 int gt_cmd_candidates(int argc, char **argv)
 {
-    const char *family = NULL, *arch = GT_DEFAULT_ARCH;
-    int count = 0;
-    for (int i = 1; i < argc; ++i) {
-        const char *a = argv[i];
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-            usage(stdout);
-            return 0;
-        } else if (!strcmp(a, "--count")) {
-            count = 1;
-        } else if ((!strcmp(a, "--family") || !strcmp(a, "--arch")) && i + 1 < argc) {
-            *(a[2] == 'f' ? &family : &arch) = argv[++i];
-        } else {
-            fprintf(stderr, "gemmtune candidates: %s '%s'\n\n",
-                    strcmp(a, "--family") && strcmp(a, "--arch") ? "unknown argument" : "missing value after", a);
-            usage(stderr);
-            return 2;
-        }
-    }
+    char err[1024];
+    gt_cli_args a;
+    gt_cli_args_init(&a);
+    int rc = gt_cli_parse(GT_V_CANDIDATES, argc, argv, &a, err, sizeof err);
+    if (rc == 1) return gt_cli_args_free(&a), usage(stdout), 0;
+    if (rc == 0 && a.npos) rc = -1, snprintf(err, sizeof err, "unexpected argument '%s'", a.pos[0]);
     const gt_family *only = NULL;
-    if (family && !(only = gt_family_find(family))) {
-        fprintf(stderr, "gemmtune candidates: unknown family '%s' (gemmtune candidates --help lists them)\n", family);
-        return 2;
-    }
     gt_limits lim;
-    if (!gt_limits_for_arch(arch, &lim)) {
-        fprintf(stderr, "gemmtune candidates: unknown architecture '%s' (want sm_XY, sm_70 or newer)\n", arch);
-        return 2;
-    }
+    if (rc == 0 && a.family && !(only = gt_family_find(a.family)))
+        rc = -1, snprintf(err, sizeof err, "unknown family '%s' (gemmtune candidates --help lists them)", a.family);
+    if (rc == 0 && !gt_limits_for_arch(a.arch ? a.arch : GT_DEFAULT_ARCH, &lim))
+        rc = -1, snprintf(err, sizeof err, "unknown architecture '%s' (want sm_XY, sm_70 or newer)", a.arch);
+    int count = a.count;
+    gt_cli_args_free(&a);
+    if (rc < 0) return fprintf(stderr, "gemmtune candidates: %s\n", err), 2;
     return list(only, &lim, count);
 }

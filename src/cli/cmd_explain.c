@@ -1,137 +1,248 @@
-/* gemmtune explain: which selection rule fires for a call and which kernel the loader would run (src/gemmtune.h).
- * Runs the loader's own selection (src/loader_select.c) on the stored winners; no kernel is loaded.
- * Tested by tests/test_loader.c (explain_*), which runs the built CLI. */
+/* gemmtune explain: which selection rule fires for a call and which kernel the loader would run (src/lib/gemmtune.h).
+ * Runs the loader's own selection (src/lib/loader_select.c) on the stored winners; no kernel is loaded, and no GPU
+ * is needed: the GPU is device --gpu N, a stored model (--gpu-model, --arch, or the only one stored), or one
+ * described with --gpu-model/--cc/--sms. Tested by tests/test_loader.c (explain_*) and tests/test_cli_db.c. */
 #include "cli.h"
+#include "cli_db.h"
 #include "loader.h"
+#include "measure.h"
+#include "options.h"
 
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct {
-    const char *shape, *layout, *gpu_name, *cc, *sms, *align, *fallback;
-    const char *lda, *ldb, *ldc;
-    gemmtune_options opt;
-} args;
+#include <strings.h>
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: gemmtune explain --shape MxNxK [--layout nn|nt|tn|tt] [--gpu-name NAME --cc 9.0 --sms 132]\n"
-            "                        [--db PATH | --json PATH] [--align BYTES] [--lda N --ldb N --ldc N]\n"
-            "                        [--fallback default|cublas|none]\n\n"
-            "Says which rule of the runtime loader fires for a row-major call C[MxN] = op(A)[MxK] op(B)[KxN]\n"
-            "and which kernel it would run: exact, nearest (log distance |log2 m/m'| + |log2 n/n'| + |log2 k/k'|\n"
-            "on the same GPU model), same_cc, default (built-in " GT_DEFAULT_FAMILY " " GT_DEFAULT_PARAMS "),\n"
-            "or cublas. The GPU is the one described by --gpu-name/--cc/--sms (all three), else GPU 0.\n"
-            "--align is the pointers' alignment in bytes (default 16); leading dimensions default to the minimum.\n");
+    fprintf(out, "usage: gemmtune explain --shape MxNxK [options]\n\n"
+                 "Says which rule of the runtime loader fires for a row-major call C[MxN] = op(A)[MxK] op(B)[KxN]\n"
+                 "and which kernel it would run: exact (the winner stored for this shape), reuse (a tuned neighbour's,\n"
+                 "where the serving model predicts it beats cuBLAS), cublas, or default (built-in " GT_DEFAULT_FAMILY "),\n"
+                 "with the reason no tuned kernel was served, and why a stored row for this very shape was passed\n"
+                 "over. Needs no GPU. The GPU is, in\n"
+                 "this order: the one described by --gpu-model NAME --cc X.Y --sms N; the stored model --gpu-model\n"
+                 "names; the stored model of --arch's compute capability; CUDA device --gpu N; device 0 when this\n"
+                 "machine has a GPU; else the database's only GPU model. The first line says which it used.\n\n");
+    gt_cli_usage(out, GT_V_EXPLAIN);
 }
 
-static int parse(int argc, char **argv, args *a)
+/* 0, -1 after --help, or an exit status after a message. */
+static int parse(int argc, char **argv, gt_cli_args *a, gemmtune_options *opt)
 {
-    memset(a, 0, sizeof *a);
-    gemmtune_options_init(&a->opt);
-    struct { const char *name; const char **dst; } opts[] = {
-        {"--shape", &a->shape}, {"--layout", &a->layout}, {"--gpu-name", &a->gpu_name}, {"--cc", &a->cc},
-        {"--sms", &a->sms}, {"--db", &a->opt.db_path}, {"--json", &a->opt.json_path}, {"--align", &a->align},
-        {"--lda", &a->lda}, {"--ldb", &a->ldb}, {"--ldc", &a->ldc}, {"--fallback", &a->fallback}};
-    for (int i = 1; i < argc; ++i) {
-        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) return usage(stdout), 1;
-        size_t j = 0;
-        while (j < sizeof opts / sizeof opts[0] && strcmp(argv[i], opts[j].name)) ++j;
-        if (j == sizeof opts / sizeof opts[0] || i + 1 == argc) {
-            fprintf(stderr, "gemmtune explain: %s '%s'\n", i + 1 == argc && j < sizeof opts / sizeof opts[0]
-                    ? "missing value after" : "unknown option", argv[i]);
-            return usage(stderr), 2;
-        }
-        *opts[j].dst = argv[++i];
-    }
-    if (!a->shape) return fprintf(stderr, "gemmtune explain: --shape MxNxK is required\n"), 2;
-    if (a->opt.db_path && a->opt.json_path) return fprintf(stderr, "gemmtune explain: --db or --json, not both\n"), 2;
-    if ((a->gpu_name || a->cc || a->sms) && !(a->gpu_name && a->cc && a->sms))
-        return fprintf(stderr, "gemmtune explain: --gpu-name, --cc and --sms go together\n"), 2;
+    char err[1024];
+    int rc = gt_cli_parse(GT_V_EXPLAIN, argc, argv, a, err, sizeof err);
+    if (rc == 1) return usage(stdout), -1;
+    if (rc == 0 && a->npos) rc = -1, snprintf(err, sizeof err, "unexpected argument '%s'", a->pos[0]);
+    if (rc == 0 && !a->shape.n) rc = -1, snprintf(err, sizeof err, "--shape MxNxK is required");
+    if (rc == 0 && a->db && a->json) rc = -1, snprintf(err, sizeof err, "--db or --json, not both");
+    if (rc == 0 && (a->cc || a->sms) && !(a->gpu_model && a->cc && a->sms))
+        rc = -1, snprintf(err, sizeof err, "--gpu-model, --cc and --sms go together to describe a GPU");
+    if (rc == 0 && (!!a->gpu.n + !!a->gpu_model + !!a->arch) > 1)
+        rc = -1, snprintf(err, sizeof err, "name the GPU one way: --gpu N, --gpu-model NAME or --arch sm_XY");
+    if (rc < 0) return fprintf(stderr, "gemmtune explain: %s\n", err), 2;
+    gemmtune_options_init(opt);
+    opt->db_path = a->db;
+    opt->json_path = a->json;
     return 0;
 }
 
-/* The GPU from the flags (limits from the arch table), else from device 0. */
-static int device_id(const args *a, gt_device_id *dev)
+/* The GPU described on the command line: limits from the arch table. */
+static int described(const gt_cli_args *a, gt_device_id *dev, char *how, size_t howlen)
 {
-    memset(dev, 0, sizeof *dev);
-    if (a->gpu_name) {
-        int maj, min, n = 0;
-        char arch[16], err[256];
-        long sms;
-        if (sscanf(a->cc, "%d.%d%n", &maj, &min, &n) != 2 || a->cc[n] || maj < 0 || min < 0 || min > 9)
-            return fprintf(stderr, "gemmtune explain: --cc '%s': want MAJOR.MINOR such as 9.0\n", a->cc), 2;
-        if (gt_cli_parse_int("--sms", a->sms, 100000, &sms, err, sizeof err))
-            return fprintf(stderr, "gemmtune explain: %s\n", err), 2;
-        snprintf(arch, sizeof arch, "sm_%d%d", maj, min);
-        if (!gt_limits_for_arch(arch, &dev->lim))
-            return fprintf(stderr, "gemmtune explain: compute capability %s is not supported (sm_70 and newer)\n",
-                           a->cc), 2;
-        snprintf(dev->name, sizeof dev->name, "%s", a->gpu_name);
-        dev->lim.sm_count = (int)sms;
-        return 0;
+    int maj, min, n = 0;
+    char arch[16];
+    if (sscanf(a->cc, "%d.%d%n", &maj, &min, &n) != 2 || a->cc[n] || maj < 0 || min < 0 || min > 9)
+        return fprintf(stderr, "gemmtune explain: --cc '%s': want MAJOR.MINOR such as 9.0\n", a->cc), 2;
+    snprintf(arch, sizeof arch, "sm_%d%d", maj, min);
+    if (!gt_limits_for_arch(arch, &dev->lim))
+        return fprintf(stderr, "gemmtune explain: compute capability %s is not supported (sm_70 and newer)\n", a->cc), 2;
+    snprintf(dev->name, sizeof dev->name, "%s", a->gpu_model);
+    dev->lim.sm_count = (int)a->sms;
+    snprintf(how, howlen, "as described by --gpu-model, --cc and --sms");
+    return 0;
+}
+
+/* A stored model as the device: its name and SM count, limits from its compute capability's table. */
+static int from_row(const gt_winner *w, gt_device_id *dev)
+{
+    char arch[16];
+    snprintf(arch, sizeof arch, "sm_%d%d", w->cc_major, w->cc_minor);
+    if (!gt_limits_for_arch(arch, &dev->lim))
+        return fprintf(stderr, "gemmtune explain: %s has compute capability %d.%d, which this gemmtune has no limits "
+                       "for\n", w->gpu_name, w->cc_major, w->cc_minor), 1;
+    snprintf(dev->name, sizeof dev->name, "%s", w->gpu_name);
+    dev->lim.sm_count = w->sm_count;
+    return 0;
+}
+
+static int same_model(const gt_winner *a, const gt_winner *b)
+{
+    return !strcmp(a->gpu_name, b->gpu_name) && a->cc_major == b->cc_major && a->cc_minor == b->cc_minor &&
+           a->sm_count == b->sm_count;
+}
+
+/* The distinct stored models whose name contains name (NULL: any) and whose cc is cc (< 0: any); a model whose
+ * whole name is name wins alone. Their first rows go to first[]; *list names them all. Returns how many. */
+static int models(const gt_winner_set *set, const char *name, int cc, int *first, char *list, size_t listlen)
+{
+    int n = 0, exact = -1;
+    size_t used = 0;
+    list[0] = 0;
+    for (int i = 0; i < set->n; ++i) {
+        const gt_winner *w = &set->rows[i];
+        int seen = 0;
+        for (int j = 0; j < n && !seen; ++j) seen = same_model(&set->rows[first[j]], w);
+        if (seen || (name && !strcasestr(w->gpu_name, name)) || (cc >= 0 && w->cc_major * 10 + w->cc_minor != cc))
+            continue;
+        if (name && !strcasecmp(w->gpu_name, name)) exact = i;
+        if (used < listlen)
+            used += (size_t)snprintf(list + used, listlen - used, "%s%s (cc %d.%d, %d SMs)", n ? "; " : "",
+                                     w->gpu_name, w->cc_major, w->cc_minor, w->sm_count);
+        first[n++] = i;
     }
+    if (exact >= 0) first[0] = exact, n = 1;
+    return n;
+}
+
+/* CUDA device n of this machine. */
+static int device(int n, gt_device_id *dev, char *how, size_t howlen)
+{
     struct cudaDeviceProp p;
-    int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0 || cudaGetDeviceProperties(&p, 0) != cudaSuccess)
-        return fprintf(stderr, "gemmtune explain: no GPU here: describe one with --gpu-name, --cc and --sms\n"), 1;
-    snprintf(dev->name, sizeof dev->name, "%.127s", p.name);
+    char err[400];
+    gt_gpu_model m;
+    if (gt_cli_device_model(n, &m, err, sizeof err) < 0 || cudaGetDeviceProperties(&p, n) != cudaSuccess)
+        return fprintf(stderr, "gemmtune explain: %s\n", err), 1;
+    snprintf(dev->name, sizeof dev->name, "%s", m.name);
     dev->lim = (gt_limits){p.major, p.minor, p.maxThreadsPerBlock, (int)p.sharedMemPerBlock,
                            (int)p.sharedMemPerBlockOptin, p.regsPerBlock, 255, p.multiProcessorCount};
+    snprintf(how, howlen, "CUDA device %d of this machine", n);
     return 0;
+}
+
+/* The GPU to explain for (see usage). 0, or an exit status after a message. */
+static int choose_gpu(const gt_cli_args *a, const gt_winner_set *set, gt_device_id *dev, char *how, size_t howlen)
+{
+    int *first = calloc((size_t)set->n + 1, sizeof *first), n, cc = -1;
+    char list[1500], why[200];
+    memset(dev, 0, sizeof *dev);
+    if (a->gpu_model && a->cc) return free(first), described(a, dev, how, howlen);
+    if (a->arch && (sscanf(a->arch, "sm_%d", &cc) != 1 || !gt_limits_for_arch(a->arch, &dev->lim)))
+        return free(first), fprintf(stderr, "gemmtune explain: unknown architecture '%s' (want sm_XY, sm_70 or newer)\n",
+                                    a->arch), 2;
+    if (a->gpu.n) return free(first), device(a->gpu.v[0], dev, how, howlen);
+    if (!a->gpu_model && !a->arch && gt_measure_device_count(why, sizeof why) > 0)
+        return free(first), device(0, dev, how, howlen);
+    n = models(set, a->gpu_model, cc, first, list, sizeof list);
+    int rc = 0;
+    if (n == 1) {
+        rc = from_row(&set->rows[first[0]], dev);
+        snprintf(how, howlen, "%s", a->gpu_model ? "the stored model --gpu-model names"
+                                    : a->arch    ? "the only stored model of that architecture"
+                                                 : "no GPU here: the only GPU model in the database");
+    } else if (n == 0 && a->arch) {
+        snprintf(dev->name, sizeof dev->name, "unnamed %s GPU", a->arch);
+        snprintf(how, howlen, "no stored model of %s: only the fallback can apply", a->arch);
+    } else if (n == 0) {
+        rc = 1;
+        if (a->gpu_model) fprintf(stderr, "gemmtune explain: no stored GPU model matches '%s'\n", a->gpu_model);
+        else fprintf(stderr, "gemmtune explain: no GPU here (%s), and the database holds no winners: describe a GPU "
+                             "with --gpu-model NAME --cc X.Y --sms N, or --arch sm_XY\n", why);
+    } else if (a->gpu_model || a->arch) {
+        rc = 2;
+        fprintf(stderr, "gemmtune explain: %d stored GPU models match: %s; name one with --gpu-model NAME\n", n, list);
+    } else {
+        rc = 1;
+        fprintf(stderr, "gemmtune explain: no GPU here (%s), and the database holds %d GPU models: %s; name one with "
+                "--gpu-model NAME\n", why, n, list);
+    }
+    free(first);
+    return rc;
 }
 
 /* The call: shape, layout, leading dimensions (default: minimal), alignment. */
-static int make_call(const args *a, gt_call *c)
+static int make_call(const gt_cli_args *a, gt_call *c)
 {
-    gt_shape *s = NULL;
-    char err[256];
-    long v[4] = {16, 0, 0, 0};
-    const char *txt[4] = {a->align, a->lda, a->ldb, a->ldc}, *names[4] = {"--align", "--lda", "--ldb", "--ldc"};
     memset(c, 0, sizeof *c);
-    if (gt_cli_parse_sizes(a->shape, &s, err, sizeof err) != 1) {
-        if (s) snprintf(err, sizeof err, "--shape takes one MxNxK");
-        free(s);
-        return fprintf(stderr, "gemmtune explain: %s\n", err), 2;
-    }
-    c->shape = *s;
-    free(s);
-    if (a->layout && gt_layout_parse(a->layout, &c->shape.ta, &c->shape.tb))
-        return fprintf(stderr, "gemmtune explain: --layout '%s': want nn, nt, tn or tt\n", a->layout), 2;
-    for (int i = 0; i < 4; ++i)
-        if (txt[i] && gt_cli_parse_int(names[i], txt[i], 1L << 30, &v[i], err, sizeof err))
-            return fprintf(stderr, "gemmtune explain: %s\n", err), 2;
-    if (v[0] > 16 || (v[0] & (v[0] - 1)))
-        return fprintf(stderr, "gemmtune explain: --align %ld: want 1, 2, 4, 8 or 16\n", v[0]), 2;
+    c->shape = a->shape.v[0];
+    if (a->layout.n) c->shape.ta = a->layout.v[0] >> 1, c->shape.tb = a->layout.v[0] & 1;
+    long align = a->align ? a->align : 16;
+    if (align & (align - 1)) return fprintf(stderr, "gemmtune explain: --align %ld: want 1, 2, 4, 8 or 16\n", align), 2;
     const gt_shape *sh = &c->shape;
-    c->lda = v[1] ? v[1] : (sh->ta ? sh->m : sh->k);
-    c->ldb = v[2] ? v[2] : (sh->tb ? sh->k : sh->n);
-    c->ldc = v[3] ? v[3] : sh->n;
+    c->lda = a->lda ? a->lda : (sh->ta ? sh->m : sh->k);
+    c->ldb = a->ldb ? a->ldb : (sh->tb ? sh->k : sh->n);
+    c->ldc = a->ldc ? a->ldc : sh->n;
     if (c->lda < (sh->ta ? sh->m : sh->k) || c->ldb < (sh->tb ? sh->k : sh->n) || c->ldc < sh->n)
         return fprintf(stderr, "gemmtune explain: a leading dimension is smaller than its row\n"), 2;
-    c->align_a = c->align_b = c->align_c = (int)v[0];
+    c->align_a = c->align_b = c->align_c = (int)align;
     return 0;
 }
 
-static void print_choice(const gt_device_id *dev, const gt_call *c, const gt_winner_set *set, const gt_choice *ch)
+static int is_model(const gt_winner *w, const gt_device_id *dev)
+{
+    gt_gpu_model a = gt_winner_model(w), b = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor,
+                                              .sm_count = dev->lim.sm_count};
+    snprintf(b.name, sizeof b.name, "%s", dev->name);
+    return gt_gpu_model_equal(&a, &b);
+}
+
+/* Why a stored row cannot serve this call on this device (as the loader's selection judges it); 0 when it can. */
+static int unusable(const gt_winner *w, const gt_device_id *dev, const gt_call *call, char *why, size_t n)
+{
+    const gt_family *f = gt_family_find(w->family);
+    gt_params p;
+    char msg[256] = "";
+    if (!f) return snprintf(why, n, "family '%s' is unknown to this gemmtune", w->family), 1;
+    if (gt_params_parse(f, w->params, &p, msg, sizeof msg)) return snprintf(why, n, "its parameters: %s", msg), 1;
+    if (f->legal && !f->legal(&p, &dev->lim, msg, sizeof msg))
+        return snprintf(why, n, "not a legal kernel on this GPU: %s", msg), 1;
+    if (f->applicable && !f->applicable(&p, call))
+        return snprintf(why, n, "cannot run this call (pointer alignment %d bytes, lda=%lld ldb=%lld ldc=%lld)",
+                        call->align_a, call->lda, call->ldb, call->ldc), 1;
+    return 0;
+}
+
+/* What the rule line alone does not say: a stored row for this very shape that was passed over, or that this GPU
+ * model has no shape tuned in the call's layout. */
+static void print_notes(const gt_device_id *dev, const gt_call *c, const gt_winner_set *set, const gt_choice *ch)
+{
+    char why[400], lays[16] = "";
+    int model = 0, in_layout = 0, seen[4] = {0};
+    for (int i = 0; i < set->n; ++i) {
+        const gt_winner *w = &set->rows[i];
+        if (!is_model(w, dev)) continue;
+        model++;
+        seen[w->shape.ta * 2 + w->shape.tb] = 1;
+        in_layout += w->shape.ta == c->shape.ta && w->shape.tb == c->shape.tb;
+        if (ch->rule != GT_RULE_EXACT && w->shape.m == c->shape.m && w->shape.n == c->shape.n &&
+            w->shape.k == c->shape.k && w->shape.ta == c->shape.ta && w->shape.tb == c->shape.tb &&
+            unusable(w, dev, c, why, sizeof why))
+            printf("skipped:  the stored winner of this very shape, %s %s: %s\n", w->family, w->params, why);
+    }
+    for (int l = 0; l < 4; ++l)
+        if (seen[l]) snprintf(lays + strlen(lays), sizeof lays - strlen(lays), "%s%s", lays[0] ? ", " : "",
+                              gt_layout_name(l >> 1, l & 1));
+    if (!model) printf("note:     no winner is stored for this GPU model\n");
+    else if (!in_layout)
+        printf("note:     no tuned shape in layout %s for this GPU model; tuned layouts: %s\n",
+               gt_layout_name(c->shape.ta, c->shape.tb), lays);
+}
+
+static void print_choice(const gt_device_id *dev, const char *how, const gt_call *c, const gt_winner_set *set,
+                         const gt_choice *ch)
 {
     char line[1024];
     int model = 0;
-    gt_gpu_model mine = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor, .sm_count = dev->lim.sm_count};
-    snprintf(mine.name, sizeof mine.name, "%s", dev->name);
-    for (int i = 0; i < set->n; ++i) {
-        gt_gpu_model theirs = gt_winner_model(&set->rows[i]);
-        model += gt_gpu_model_equal(&mine, &theirs);
-    }
-    printf("gpu:      %s (cc %d.%d, %d SMs)\n", dev->name, dev->lim.cc_major, dev->lim.cc_minor, dev->lim.sm_count);
+    for (int i = 0; i < set->n; ++i) model += is_model(&set->rows[i], dev);
+    printf("gpu:      %s (cc %d.%d, %d SMs): %s\n", dev->name, dev->lim.cc_major, dev->lim.cc_minor,
+           dev->lim.sm_count, how);
     printf("call:     %dx%dx%d %s row-major, lda=%lld ldb=%lld ldc=%lld, %d-byte aligned\n", c->shape.m, c->shape.n,
            c->shape.k, gt_layout_name(c->shape.ta, c->shape.tb), c->lda, c->ldb, c->ldc, c->align_a);
     printf("winners:  %d stored, %d for this GPU model\n", set->n, model);
     gt_loader_describe(ch, set->rows, line, sizeof line);
     printf("rule:     %s\n", line);
+    print_notes(dev, c, set, ch);
     if (ch->row >= 0) {
         const gt_winner *w = &set->rows[ch->row];
         printf("tuned:    %dx%dx%d %s on %s: %.1f TFLOPS", w->shape.m, w->shape.n, w->shape.k,
@@ -145,27 +256,32 @@ static void print_choice(const gt_device_id *dev, const gt_call *c, const gt_win
 
 int gt_cmd_explain(int argc, char **argv)
 {
-    args a;
+    gt_cli_args a;
+    gemmtune_options opt;
     gt_device_id dev;
     gt_call call;
-    gt_winner_set set;
-    char err[1024];
-    int rc = parse(argc, argv, &a);
-    if (rc) return rc == 1 ? 0 : rc;
-    if ((rc = device_id(&a, &dev)) || (rc = make_call(&a, &call))) return rc;
-    if (a.fallback) {
-        setenv("GEMMTUNE_FALLBACK", a.fallback, 1);
-        a.opt.fallback = GEMMTUNE_FALLBACK_ENV;
-    }
+    gt_winner_set set = {0};
     gemmtune_fallback fb;
-    if (gt_loader_fallback(a.opt.fallback, &fb, err, sizeof err))
-        return fprintf(stderr, "gemmtune explain: %s\n", err), 2;
-    gemmtune_status st = gt_loader_winners(&a.opt, &set, NULL, err, sizeof err);
-    if (st) return fprintf(stderr, "gemmtune explain: %s\n", err), 1;
+    char err[1024], how[200];
+    gt_cli_args_init(&a);
+    int rc = parse(argc, argv, &a, &opt);
+    if (rc < 0) return gt_cli_args_free(&a), 0; /* --help */
+    if (rc == 0 && (rc = make_call(&a, &call)) == 0 && a.fallback) {
+        setenv("GEMMTUNE_FALLBACK", a.fallback, 1);
+        opt.fallback = GEMMTUNE_FALLBACK_ENV;
+    }
+    if (rc == 0 && gt_loader_fallback(opt.fallback, &fb, err, sizeof err))
+        rc = 2, fprintf(stderr, "gemmtune explain: %s\n", err);
+    if (rc == 0 && gt_loader_winners(&opt, &set, NULL, err, sizeof err))
+        rc = 1, fprintf(stderr, "gemmtune explain: %s\n", err);
     gt_serve_model model;
-    if (gt_serve_model_get(&model, err, sizeof err)) return fprintf(stderr, "gemmtune explain: %s\n", err), 2;
-    gt_choice ch = gt_loader_select(set.rows, set.n, &dev, &call, fb, &model);
-    print_choice(&dev, &call, &set, &ch);
+    if (rc == 0 && gt_serve_model_get(&model, err, sizeof err))
+        rc = 2, fprintf(stderr, "gemmtune explain: %s\n", err);
+    if (rc == 0 && (rc = choose_gpu(&a, &set, &dev, how, sizeof how)) == 0) {
+        gt_choice ch = gt_loader_select(set.rows, set.n, &dev, &call, fb, &model);
+        print_choice(&dev, how, &call, &set, &ch);
+    }
     gt_loader_set_free(&set);
-    return 0;
+    gt_cli_args_free(&a);
+    return rc;
 }

@@ -4,6 +4,7 @@
 #include "cli_db.h"
 #include "cubin.h"
 #include "db.h"
+#include "options.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,15 +12,10 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: gemmtune export [--format json|header] [-o FILE] [--with-cubin] [--gpu NAME] [--shape S]\n"
-            "                       [--layout L] [--family F] [--db PATH]\n\n"
-            "Writes the stored winners (one per GPU model and shape) to FILE, or to standard output.\n"
-            "  --format json    versioned JSON for `gemmtune import` and the loader (default; see docs/EXPORT.md)\n"
-            "  --format header  a C header: static gemmtune_winner_row table + gemmtune_winner_find(); no SQLite needed\n"
-            "  --with-cubin     (header) embed each winner's compiled kernel for its GPU's sm_<cc>, from the\n"
-            "                   database's cubin cache, else compiled now with NVRTC (no GPU needed)\n"
-            "  --gpu, --shape, --layout, --family   filters, as for `gemmtune query`\n");
+    fprintf(out, "usage: gemmtune export [options]\n\n"
+                 "Writes the stored winners (one per GPU model and shape) to standard output or -o FILE, as versioned\n"
+                 "JSON (docs/EXPORT.md) or as a C header. Needs no GPU; only reads the database.\n\n");
+    gt_cli_usage(out, GT_V_EXPORT);
 }
 
 /* The cubin of w for arch: the one cached under its source hash, else from the provider (NVRTC); the rendered source
@@ -52,69 +48,37 @@ static int winner_cubin(const gt_winner *w, const char *arch, unsigned char **da
     return rc == 0 ? 0 : -1;
 }
 
-typedef struct {
-    gt_cli_filter cf;
-    const char *db, *format, *out;
-    int with_cubin;
-} xopts;
-
-static int parse(int argc, char **argv, xopts *o, char *err, size_t errlen)
-{
-    const char *v;
-    int r;
-    memset(o, 0, sizeof *o);
-    o->format = "json";
-    for (int i = 1; i < argc; ++i) {
-        if ((r = gt_cli_filter_opt(&o->cf, argc, argv, &i, err, errlen)) != 0) {
-            if (r < 0) return -1;
-        } else if ((r = gt_cli_opt(argc, argv, &i, "--db", &v, err, errlen)) != 0) {
-            if (r < 0) return -1;
-            o->db = v;
-        } else if ((r = gt_cli_opt(argc, argv, &i, "--format", &v, err, errlen)) != 0) {
-            if (r < 0) return -1;
-            o->format = v;
-        } else if ((r = gt_cli_opt(argc, argv, &i, "-o", &v, err, errlen)) != 0 ||
-                   (r = gt_cli_opt(argc, argv, &i, "--output", &v, err, errlen)) != 0) {
-            if (r < 0) return -1;
-            o->out = v;
-        } else if (!strcmp(argv[i], "--with-cubin")) o->with_cubin = 1;
-        else return snprintf(err, errlen, "unknown option '%s'", argv[i]), -1;
-    }
-    if (strcmp(o->format, "json") && strcmp(o->format, "header"))
-        return snprintf(err, errlen, "unknown --format '%s': want json or header", o->format), -1;
-    if (o->with_cubin && strcmp(o->format, "header"))
-        return snprintf(err, errlen, "--with-cubin needs --format header"), -1;
-    return gt_cli_filter_done(&o->cf, err, errlen);
-}
-
 int gt_cmd_export(int argc, char **argv)
 {
     char err[1024], path[4096], *text = NULL;
-    xopts o;
-    gt_db *db;
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) return usage(stdout), 0;
-    if (parse(argc, argv, &o, err, sizeof err) < 0) {
+    gt_cli_args a;
+    gt_cli_filter cf;
+    gt_db *db = NULL;
+    gt_cli_args_init(&a);
+    int rc = gt_cli_parse(GT_V_EXPORT, argc, argv, &a, err, sizeof err);
+    if (rc == 1) return gt_cli_args_free(&a), usage(stdout), 0;
+    if (!a.format) a.format = "json";
+    if (rc == 0 && a.npos) rc = -1, snprintf(err, sizeof err, "unexpected argument '%s'", a.pos[0]);
+    if (rc == 0 && a.with_cubin && strcmp(a.format, "header")) rc = -1, snprintf(err, sizeof err, "--with-cubin needs --format header");
+    if (rc < 0) {
         fprintf(stderr, "gemmtune export: %s\n", err);
-        return 2;
+        return gt_cli_args_free(&a), 2;
     }
-    if (gt_cli_db_path(o.db, path, sizeof path, err, sizeof err) < 0 || gt_db_open(path, 0, &db, err, sizeof err) < 0) {
-        fprintf(stderr, "gemmtune export: %s\n", err);
-        return 1;
-    }
-    int rc = !strcmp(o.format, "json")
-                 ? gt_db_export_json(db, &o.cf.f, &text, err, sizeof err)
-                 : gt_db_export_header(db, &o.cf.f, o.with_cubin ? winner_cubin : NULL, db, &text, err, sizeof err);
+    rc = gt_cli_filter_from(&a, &cf, err, sizeof err) < 0 || gt_cli_db_path(a.db, path, sizeof path, err, sizeof err) < 0 ||
+                 gt_db_open(path, GT_DB_READ, &db, err, sizeof err) < 0
+             ? -1
+             : !strcmp(a.format, "json")
+                   ? gt_db_export_json(db, &cf.f, &text, err, sizeof err)
+                   : gt_db_export_header(db, &cf.f, a.with_cubin ? winner_cubin : NULL, db, &text, err, sizeof err);
     gt_db_close(db);
-    if (rc == 0 && !strcmp(o.format, "json")) { /* end the file with a newline, as text files do */
+    if (rc == 0 && !strcmp(a.format, "json")) { /* end the file with a newline, as text files do */
         char *nl = realloc(text, strlen(text) + 2);
         if (nl) strcat(text = nl, "\n");
     }
-    if (rc == 0 && o.out) rc = gt_cli_write_file(o.out, text, strlen(text), err, sizeof err);
+    if (rc == 0 && a.out) rc = gt_cli_write_file(a.out, text, strlen(text), err, sizeof err);
     else if (rc == 0 && fputs(text, stdout) < 0) rc = -1, snprintf(err, sizeof err, "cannot write to standard output");
     free(text);
-    if (rc < 0) {
-        fprintf(stderr, "gemmtune export: %s\n", err);
-        return 1;
-    }
-    return 0;
+    gt_cli_args_free(&a);
+    if (rc < 0) fprintf(stderr, "gemmtune export: %s\n", err);
+    return rc < 0 ? 1 : 0;
 }

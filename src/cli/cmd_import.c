@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "cli_db.h"
 #include "db.h"
+#include "options.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,50 +11,57 @@
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: gemmtune import FILE.json [--db PATH]\n\n"
+    fprintf(out, "usage: gemmtune import FILE.json [options]\n\n"
                  "Adds the winners of an exported JSON file (gemmtune export --format json) to the database, creating\n"
-                 "it if needed. A stored winner is replaced only by a faster one. A malformed file or one of another\n"
-                 "format version is refused as a whole and the database is left as it was.\n");
+                 "it if needed. A stored winner is replaced only by a faster one; the closing line counts the rows\n"
+                 "imported and those skipped (already stored, or slower than the stored winner). Every row must name\n"
+                 "a kernel this gemmtune can run (a known family, legal parameters for the row's compute capability).\n"
+                 "A malformed file, one of another format version, or one bad row refuses the file as a whole, and\n"
+                 "the database is left as it was (not even created).\n\n");
+    gt_cli_usage(out, GT_V_IMPORT);
 }
 
 int gt_cmd_import(int argc, char **argv)
 {
     char err[1024], path[4096];
-    const char *db_opt = NULL, *file = NULL, *v;
-    int r;
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) return usage(stdout), 0;
-    for (int i = 1; i < argc; ++i) {
-        if ((r = gt_cli_opt(argc, argv, &i, "--db", &v, err, sizeof err)) != 0) {
-            if (r < 0) goto usage_error;
-            db_opt = v;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            snprintf(err, sizeof err, "unknown option '%s'", argv[i]);
-            goto usage_error;
-        } else if (file) {
-            snprintf(err, sizeof err, "one FILE.json at a time (got '%s' and '%s')", file, argv[i]);
-            goto usage_error;
-        } else file = argv[i];
+    gt_cli_args a;
+    gt_cli_args_init(&a);
+    int rc = gt_cli_parse(GT_V_IMPORT, argc, argv, &a, err, sizeof err);
+    if (rc == 1) return gt_cli_args_free(&a), usage(stdout), 0;
+    if (rc == 0 && a.npos != 1)
+        rc = -1, snprintf(err, sizeof err, a.npos ? "one FILE.json at a time (got '%s' and '%s')"
+                                                  : "which file? usage: gemmtune import FILE.json [--db PATH]",
+                          a.npos ? a.pos[0] : "", a.npos ? a.pos[1] : "");
+    const char *file = rc == 0 ? a.pos[0] : NULL, *db_opt = a.db;
+    gt_cli_args_free(&a); /* file and db_opt point into argv */
+    if (rc < 0) {
+        fprintf(stderr, "gemmtune import: %s\n", err);
+        return 2;
     }
-    if (!file) {
-        snprintf(err, sizeof err, "which file? usage: gemmtune import FILE.json [--db PATH]");
-        goto usage_error;
-    }
-    /* read and check the file before the database is touched */
+    /* read and check the whole file before the database is opened, so a refused file leaves it as it was */
+    int nrows = 0;
     char *text = gt_cli_read_file(file, NULL, err, sizeof err);
+    if (!text || gt_db_check_json(text, &nrows, err, sizeof err) < 0) {
+        fprintf(stderr, "gemmtune import: %s%s%s (nothing imported)\n", text ? file : "", text ? ": " : "", err);
+        free(text);
+        return 1;
+    }
     gt_db *db = NULL;
-    int imported = 0;
-    if (!text || gt_cli_db_path(db_opt, path, sizeof path, err, sizeof err) < 0 ||
-        gt_db_open(path, 1, &db, err, sizeof err) < 0 || gt_db_import_json(db, text, file, &imported, err, sizeof err) < 0) {
-        fprintf(stderr, "gemmtune import: %s%s%s\n", text && db ? file : "", text && db ? ": " : "", err);
+    gt_import_stats st;
+    if (gt_cli_db_path(db_opt, path, sizeof path, err, sizeof err) < 0 ||
+        gt_db_open(path, GT_DB_CREATE, &db, err, sizeof err) < 0 ||
+        gt_db_import_json_stats(db, text, file, &st, err, sizeof err) < 0) {
+        fprintf(stderr, "gemmtune import: %s%s%s\n", db ? file : "", db ? ": " : "", err);
         gt_db_close(db);
         free(text);
         return 1;
     }
     gt_db_close(db);
     free(text);
-    printf("imported %d winner%s from %s into %s\n", imported, imported == 1 ? "" : "s", file, path);
+    printf("imported %d winner%s of %d from %s into %s", st.imported, st.imported == 1 ? "" : "s", st.rows, file, path);
+    if (st.already || st.slower)
+        printf("; skipped %d already stored and %d slower than the stored winner of their GPU model and shape",
+               st.already, st.slower);
+    printf("\n");
     return 0;
-usage_error:
-    fprintf(stderr, "gemmtune import: %s\n", err);
-    return 2;
 }

@@ -3,66 +3,54 @@
 #include "cli.h"
 #include "cli_db.h"
 #include "db.h"
+#include "options.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: gemmtune merge OTHER.db... [--db PATH]\n\n"
-                 "Adds the sweeps, trials, baselines and cubins of other gemmtune databases (other machines) to this\n"
-                 "one, creating it if needed. Merged sweeps keep where they came from (v_sweeps.origin, host). For a\n"
-                 "shape tuned on several machines with the same GPU model the faster verified winner stays. Merging\n"
-                 "the same file again changes nothing. The other files are only read.\n");
+    fprintf(out, "usage: gemmtune merge OTHER.db... [options]\n\n"
+                 "Adds the sweeps, trials, baselines and cubins of other gemmtune databases (other machines, the shards\n"
+                 "of a cluster job: docs/CLUSTER.md) to this one, creating it if needed. Merged sweeps keep where they\n"
+                 "came from (v_sweeps.origin, host). For a shape tuned on several machines with the same GPU model the\n"
+                 "faster verified winner stays. Merging the same file again changes nothing. Every OTHER.db is checked\n"
+                 "before anything is merged, and is only read: it may belong to another user, and nothing is created\n"
+                 "beside it.\n\n");
+    gt_cli_usage(out, GT_V_MERGE);
 }
 
 int gt_cmd_merge(int argc, char **argv)
 {
     char err[1024], path[4096];
-    const char *db_opt = NULL, *v;
-    int r, nsrc = 0, version;
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) return usage(stdout), 0;
-    for (int i = 1; i < argc; ++i) {
-        if ((r = gt_cli_opt(argc, argv, &i, "--db", &v, err, sizeof err)) != 0) {
-            if (r < 0) goto usage_error;
-            db_opt = v;
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            snprintf(err, sizeof err, "unknown option '%s'", argv[i]);
-            goto usage_error;
-        } else nsrc++;
-    }
-    if (!nsrc) {
-        snprintf(err, sizeof err, "nothing to merge: usage: gemmtune merge OTHER.db... [--db PATH]");
-        goto usage_error;
-    }
-    for (int i = 1; i < argc; ++i) { /* all sources readable before the first is merged */
-        if (!strcmp(argv[i], "--db") && ++i) continue;
-        if (!strncmp(argv[i], "--db=", 5)) continue;
-        if (gt_db_probe(argv[i], &version, err, sizeof err) < 0) {
-            fprintf(stderr, "gemmtune merge: %s\n", err);
-            return 1;
-        }
-    }
-    gt_db *db;
-    if (gt_cli_db_path(db_opt, path, sizeof path, err, sizeof err) < 0 || gt_db_open(path, 1, &db, err, sizeof err) < 0) {
+    int version;
+    gt_cli_args a;
+    gt_db *db = NULL;
+    gt_cli_args_init(&a);
+    int rc = gt_cli_parse(GT_V_MERGE, argc, argv, &a, err, sizeof err);
+    if (rc == 1) return gt_cli_args_free(&a), usage(stdout), 0;
+    if (rc == 0 && !a.npos) rc = -1, snprintf(err, sizeof err, "nothing to merge: usage: gemmtune merge OTHER.db... [--db PATH]");
+    if (rc < 0) {
         fprintf(stderr, "gemmtune merge: %s\n", err);
-        return 1;
+        return gt_cli_args_free(&a), 2;
     }
-    for (int i = 1; i < argc; ++i) {
-        gt_merge_stats st;
-        if (!strcmp(argv[i], "--db") && ++i) continue;
-        if (!strncmp(argv[i], "--db=", 5)) continue;
-        if (gt_db_merge(db, argv[i], &st, err, sizeof err) < 0) {
-            fprintf(stderr, "gemmtune merge: %s\n", err);
-            gt_db_close(db);
-            return 1;
+    for (int i = 0; rc == 0 && i < a.npos; ++i) /* all sources readable before the first is merged */
+        if (gt_db_probe(a.pos[i], &version, err, sizeof err) < 0) {
+            rc = -1;
+            if (!strncmp(err, "no database at", 14))
+                snprintf(err + strlen(err), sizeof err - strlen(err), ", one of the databases to merge: check its path");
         }
-        printf("merged %s: %d sweeps, %d trials, %d baselines, %d winners, %d cubins added or replaced\n", argv[i],
-               st.sweeps, st.trials, st.baselines, st.winners, st.cubins);
+    if (rc == 0 && (gt_cli_db_path(a.db, path, sizeof path, err, sizeof err) < 0 ||
+                    gt_db_open(path, GT_DB_CREATE, &db, err, sizeof err) < 0))
+        rc = -1;
+    for (int i = 0; rc == 0 && i < a.npos; ++i) {
+        gt_merge_stats st;
+        if (gt_db_merge(db, a.pos[i], &st, err, sizeof err) < 0) rc = -1;
+        else printf("merged %s: %d sweeps, %d trials, %d baselines, %d winners, %d cubins added or replaced\n",
+                    a.pos[i], st.sweeps, st.trials, st.baselines, st.winners, st.cubins);
     }
     gt_db_close(db);
-    return 0;
-usage_error:
-    fprintf(stderr, "gemmtune merge: %s\n", err);
-    return 2;
+    gt_cli_args_free(&a);
+    if (rc < 0) fprintf(stderr, "gemmtune merge: %s\n", err);
+    return rc < 0 ? 1 : 0;
 }

@@ -1,256 +1,165 @@
-/* gemmtune query: stored winners (or every trial) with their ratio to cuBLAS, as a table, CSV or JSON.
- * Needs no GPU and no CUDA driver; never creates a database. Tested by tests/test_cli_db.c. */
+/* gemmtune query: stored winners (or every trial, the GPUs, the sweeps) with their ratio to cuBLAS, as a table, CSV
+ * or JSON (src/cli/table.c). Needs no GPU and no CUDA driver; only reads, and never creates a database.
+ * Tested by tests/test_cli_db.c. */
 #include "cli.h"
 #include "cli_db.h"
 #include "db.h"
+#include "options.h"
+#include "table.h"
 
-#include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Columns: the same in every format; trials add status, winner, error and message. */
+static const gt_col cols[] = {
+    {"gpu", NULL, NULL},          {"cc", NULL, NULL},          {"sms", NULL, "%.0f"},
+    {"m", NULL, "%.0f"},          {"n", NULL, "%.0f"},         {"k", NULL, "%.0f"},
+    {"layout", NULL, NULL},       {"family", NULL, NULL},      {"params", NULL, NULL},
+    {"ms", NULL, "%.4f"},         {"tflops", NULL, "%.2f"},    {"cublas_ms", NULL, "%.4f"},
+    {"cublas_tflops", NULL, "%.2f"}, {"ratio_vs_cublas", NULL, "%.3f"}, {"status", NULL, NULL},
+    {"winner", NULL, NULL},       {"rel_err", NULL, "%.2e"},   {"message", NULL, NULL},
+};
+#define WINNER_COLS 14
+#define TRIAL_COLS 18
+
 typedef struct {
-    gt_trial_row *v;     /* winners are stored as trial rows with status "winner" */
-    int n, cap, top, oom;
-    char key[200];       /* GPU model + shape of the previous row, for --top */
-    int in_group;
+    gt_table *t;
+    long top;
+    char key[200]; /* GPU model + shape of the previous row, for --top */
+    int in_group, oom;
 } rows;
 
-static void group_key(const gt_trial_row *t, char *buf, size_t n)
+static void add_num(cJSON *o, const char *key, double v)
 {
-    snprintf(buf, n, "%s|%d.%d|%d|%d|%d|%d|%d%d", t->gpu_name, t->cc_major, t->cc_minor, t->sm_count, t->shape.m,
-             t->shape.n, t->shape.k, t->shape.ta, t->shape.tb);
+    if (v >= 0) cJSON_AddNumberToObject(o, key, v);
+    else cJSON_AddNullToObject(o, key);
 }
 
-static int add(rows *r, const gt_trial_row *t)
+static void add_str(cJSON *o, const char *key, const char *v)
 {
-    char key[200];
-    group_key(t, key, sizeof key);
+    if (v && *v) cJSON_AddStringToObject(o, key, v);
+    else cJSON_AddNullToObject(o, key);
+}
+
+/* One row with the winner columns; NULL when --top already has enough of this group (or out of memory). */
+static cJSON *add(rows *r, const char *gpu, int ccM, int ccm, int sms, const gt_shape *s, const char *family,
+                  const char *params, double ms, double cublas_ms)
+{
+    char key[200], cc[16];
+    snprintf(key, sizeof key, "%s|%d.%d|%d|%d|%d|%d|%d%d", gpu, ccM, ccm, sms, s->m, s->n, s->k, s->ta, s->tb);
     if (strcmp(key, r->key)) snprintf(r->key, sizeof r->key, "%s", key), r->in_group = 0;
-    if (r->top && r->in_group >= r->top) return 0; /* the walk comes fastest first within a group */
+    if (r->top && r->in_group >= r->top) return NULL; /* the walk comes fastest first within a group */
     r->in_group++;
-    if (r->n == r->cap) {
-        gt_trial_row *p = realloc(r->v, (r->cap = r->cap ? 2 * r->cap : 64) * sizeof *p);
-        if (!p) return r->oom = 1;
-        r->v = p;
-    }
-    r->v[r->n++] = *t;
-    return 0;
+    cJSON *o = gt_table_row(r->t);
+    if (!o) return r->oom = 1, NULL;
+    double flop = 2.0 * s->m * s->n * (double)s->k;
+    snprintf(cc, sizeof cc, "%d.%d", ccM, ccm);
+    add_str(o, "gpu", gpu), add_str(o, "cc", cc), add_num(o, "sms", sms);
+    add_num(o, "m", s->m), add_num(o, "n", s->n), add_num(o, "k", s->k);
+    add_str(o, "layout", gt_layout_name(s->ta, s->tb)), add_str(o, "family", family), add_str(o, "params", params);
+    add_num(o, "ms", ms), add_num(o, "tflops", ms > 0 ? flop / (ms * 1e9) : -1);
+    add_num(o, "cublas_ms", cublas_ms), add_num(o, "cublas_tflops", cublas_ms > 0 ? flop / (cublas_ms * 1e9) : -1);
+    add_num(o, "ratio_vs_cublas", ms > 0 && cublas_ms > 0 ? cublas_ms / ms : -1);
+    return o;
 }
-
-static int add_trial(const gt_trial_row *t, void *ctx) { return add(ctx, t); }
 
 static int add_winner(const gt_winner *w, void *ctx)
 {
-    gt_trial_row t;
-    memset(&t, 0, sizeof t);
-    snprintf(t.gpu_name, sizeof t.gpu_name, "%s", w->gpu_name);
-    t.cc_major = w->cc_major, t.cc_minor = w->cc_minor, t.sm_count = w->sm_count, t.shape = w->shape;
-    snprintf(t.family, sizeof t.family, "%s", w->family);
-    snprintf(t.params, sizeof t.params, "%s", w->params);
-    snprintf(t.source_hash, sizeof t.source_hash, "%s", w->source_hash);
-    snprintf(t.status, sizeof t.status, "ok");
-    t.median_ms = w->median_ms, t.tflops = w->tflops, t.cublas_ms = w->cublas_ms, t.ratio = w->ratio;
-    t.min_ms = t.max_ms = t.rel_err = -1;
-    t.sweep_id = w->sweep_id, t.is_winner = 1;
-    return add(ctx, &t);
+    add(ctx, w->gpu_name, w->cc_major, w->cc_minor, w->sm_count, &w->shape, w->family, w->params, w->median_ms,
+        w->cublas_ms);
+    return ((rows *)ctx)->oom;
 }
 
-/* Columns: the same in every format; trials add status, error and message. */
-enum { C_GPU, C_CC, C_SMS, C_M, C_N, C_K, C_LAYOUT, C_FAMILY, C_PARAMS, C_MS, C_TFLOPS, C_CUBLAS_MS, C_CUBLAS_TFLOPS,
-       C_RATIO, C_STATUS, C_WINNER, C_REL_ERR, C_MESSAGE, C_COUNT };
-static const char *const names[C_COUNT] = {"gpu", "cc", "sms", "m", "n", "k", "layout", "family", "params", "ms",
-                                           "tflops", "cublas_ms", "cublas_tflops", "ratio_vs_cublas", "status",
-                                           "winner", "rel_err", "message"};
-
-/* Cell text; *num = the value for JSON (NAN-free: has_num 0 means a string or null). */
-static void cell(const gt_trial_row *t, int c, char *buf, size_t n, double *num, int *kind)
+static int add_trial(const gt_trial_row *t, void *ctx)
 {
-    double v = -1;
-    *kind = 1; /* 0 string, 1 number, 2 null */
-    switch (c) {
-    case C_GPU: snprintf(buf, n, "%s", t->gpu_name), *kind = 0; return;
-    case C_CC: snprintf(buf, n, "%d.%d", t->cc_major, t->cc_minor), *kind = 0; return;
-    case C_SMS: v = t->sm_count; break;
-    case C_M: v = t->shape.m; break;
-    case C_N: v = t->shape.n; break;
-    case C_K: v = t->shape.k; break;
-    case C_LAYOUT: snprintf(buf, n, "%s", gt_layout_name(t->shape.ta, t->shape.tb)), *kind = 0; return;
-    case C_FAMILY: snprintf(buf, n, "%s", t->family), *kind = 0; return;
-    case C_PARAMS: snprintf(buf, n, "%s", t->params), *kind = 0; return;
-    case C_STATUS: snprintf(buf, n, "%s", t->status), *kind = 0; return;
-    case C_MESSAGE: snprintf(buf, n, "%s", t->message), *kind = t->message[0] ? 0 : 2; return;
-    case C_WINNER: snprintf(buf, n, "%s", t->is_winner ? "yes" : ""), *num = t->is_winner, *kind = 3; return;
-    case C_MS: v = t->median_ms; break;
-    case C_TFLOPS: v = t->tflops; break;
-    case C_CUBLAS_MS: v = t->cublas_ms; break;
-    case C_CUBLAS_TFLOPS: v = t->cublas_ms > 0 ? 2.0 * t->shape.m * t->shape.n * t->shape.k / (t->cublas_ms * 1e9) : -1; break;
-    case C_RATIO: v = t->ratio; break;
-    case C_REL_ERR: v = t->rel_err; break;
+    cJSON *o = add(ctx, t->gpu_name, t->cc_major, t->cc_minor, t->sm_count, &t->shape, t->family, t->params,
+                   t->median_ms, t->cublas_ms);
+    if (o) {
+        add_str(o, "status", t->status);
+        cJSON_AddBoolToObject(o, "winner", t->is_winner);
+        add_num(o, "rel_err", t->rel_err);
+        add_str(o, "message", t->message);
     }
-    *num = v;
-    if (v < 0) *kind = 2, snprintf(buf, n, "n/a");
-    else if (c == C_RATIO) snprintf(buf, n, "%.3f", v);
-    else if (c == C_REL_ERR) snprintf(buf, n, "%.2e", v);
-    else if (c == C_MS || c == C_CUBLAS_MS) snprintf(buf, n, "%.4f", v);
-    else if (c == C_TFLOPS || c == C_CUBLAS_TFLOPS) snprintf(buf, n, "%.2f", v);
-    else snprintf(buf, n, "%.0f", v);
-}
-
-static int ncols(int trials) { return trials ? C_COUNT : C_STATUS; }
-
-static void print_table(const rows *r, int trials)
-{
-    int w[C_COUNT];
-    char buf[300];
-    double num;
-    int kind;
-    for (int c = 0; c < ncols(trials); ++c) w[c] = (int)strlen(names[c]);
-    for (int i = 0; i < r->n; ++i)
-        for (int c = 0; c < ncols(trials); ++c) {
-            cell(&r->v[i], c, buf, sizeof buf, &num, &kind);
-            if ((int)strlen(buf) > w[c]) w[c] = (int)strlen(buf);
-        }
-    for (int c = 0; c < ncols(trials); ++c) printf("%-*s%s", w[c], names[c], c + 1 < ncols(trials) ? "  " : "\n");
-    for (int i = 0; i < r->n; ++i)
-        for (int c = 0; c < ncols(trials); ++c) {
-            cell(&r->v[i], c, buf, sizeof buf, &num, &kind);
-            printf(kind == 1 || kind == 2 ? "%*s%s" : "%-*s%s", w[c], buf, c + 1 < ncols(trials) ? "  " : "\n");
-        }
-}
-
-static void print_csv_field(const char *s)
-{
-    if (!strpbrk(s, ",\"\n\r")) {
-        fputs(s, stdout);
-        return;
-    }
-    putchar('"');
-    for (; *s; ++s) {
-        if (*s == '"') putchar('"');
-        putchar(*s);
-    }
-    putchar('"');
-}
-
-static void print_csv(const rows *r, int trials)
-{
-    char buf[300];
-    double num;
-    int kind;
-    for (int c = 0; c < ncols(trials); ++c) printf("%s%s", names[c], c + 1 < ncols(trials) ? "," : "\n");
-    for (int i = 0; i < r->n; ++i)
-        for (int c = 0; c < ncols(trials); ++c) {
-            cell(&r->v[i], c, buf, sizeof buf, &num, &kind);
-            if (kind == 1) printf("%.17g", num); /* full precision for spreadsheets */
-            else if (kind != 2) print_csv_field(buf);
-            printf("%s", c + 1 < ncols(trials) ? "," : "\n");
-        }
-}
-
-static int print_json(const rows *r, int trials)
-{
-    char buf[300];
-    double num;
-    int kind;
-    cJSON *arr = cJSON_CreateArray();
-    for (int i = 0; i < r->n; ++i) {
-        cJSON *o = cJSON_CreateObject();
-        for (int c = 0; c < ncols(trials); ++c) {
-            cell(&r->v[i], c, buf, sizeof buf, &num, &kind);
-            if (kind == 0) cJSON_AddStringToObject(o, names[c], buf);
-            else if (kind == 1) cJSON_AddNumberToObject(o, names[c], num);
-            else if (kind == 3) cJSON_AddBoolToObject(o, names[c], num > 0);
-            else cJSON_AddNullToObject(o, names[c]);
-        }
-        cJSON_AddItemToArray(arr, o);
-    }
-    char *text = cJSON_Print(arr);
-    cJSON_Delete(arr);
-    if (!text) return -1;
-    printf("%s\n", text);
-    free(text);
-    return 0;
+    return ((rows *)ctx)->oom;
 }
 
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "usage: gemmtune query [--trials] [--gpu NAME] [--shape MxNxK|N] [--layout nn|nt|tn|tt] [--family F]\n"
-            "                      [--top N] [--format table|csv|json] [--db PATH]\n\n"
-            "Prints the stored winner of each GPU model and shape (or, with --trials, every stored trial, failed ones\n"
-            "included) with its time, TFLOPS and ratio to cuBLAS (cuBLAS time / kernel time: > 1 beats cuBLAS).\n"
-            "  --gpu NAME    GPU models whose name contains NAME (case-insensitive)\n"
-            "  --shape S     one shape, MxNxK or N (N x N x N), of layout --layout (default nn)\n"
-            "  --layout L    only this layout\n"
-            "  --family F    only this kernel family\n"
-            "  --top N       at most N rows per GPU model and shape, fastest first (with --trials)\n"
-            "  --format F    table (default), csv or json\n"
-            "  --db PATH     database (default: $GEMMTUNE_DB, else $XDG_DATA_HOME/gemmtune/gemmtune.db)\n"
-            "Needs no GPU. A missing database is an error; query never creates one.\n");
+    fprintf(out, "usage: gemmtune query [options]\n\n"
+                 "Prints the stored winner of each GPU model and shape (or, with --trials, every stored trial, failed\n"
+                 "ones included) with its time, TFLOPS and ratio to cuBLAS (cuBLAS time / kernel time: > 1 beats\n"
+                 "cuBLAS); with --gpus the GPUs that ran sweeps, with --sweeps the sweeps. Needs no GPU. It only reads\n"
+                 "the database (which may belong to another user) and never creates one.\n\n");
+    gt_cli_usage(out, GT_V_QUERY);
 }
 
-typedef struct {
-    gt_cli_filter cf;
-    const char *db, *format;
-    long top;
-    int trials;
-} qopts;
-
-static int parse(int argc, char **argv, qopts *o, char *err, size_t errlen)
+/* Winners or trials into a table, printed. 0, or -1 with err. */
+static int print_results(gt_db *db, const gt_cli_args *a, const gt_cli_filter *cf, const char *path, char *err,
+                         size_t errlen)
 {
-    const char *v;
-    int r;
-    memset(o, 0, sizeof *o);
-    o->format = "table";
-    for (int i = 1; i < argc; ++i) {
-        if ((r = gt_cli_filter_opt(&o->cf, argc, argv, &i, err, errlen)) != 0) {
-            if (r < 0) return -1;
-        } else if ((r = gt_cli_opt(argc, argv, &i, "--db", &v, err, errlen)) != 0) {
-            if (r < 0) return -1;
-            o->db = v;
-        } else if ((r = gt_cli_opt(argc, argv, &i, "--format", &v, err, errlen)) != 0) {
-            if (r < 0) return -1;
-            o->format = v;
-        } else if ((r = gt_cli_opt(argc, argv, &i, "--top", &v, err, errlen)) != 0) {
-            if (r < 0 || gt_cli_parse_int("--top", v, 1000000, &o->top, err, errlen) < 0) return -1;
-        } else if (!strcmp(argv[i], "--trials")) o->trials = 1;
-        else return snprintf(err, errlen, "unknown option '%s'", argv[i]), -1;
-    }
-    if (strcmp(o->format, "table") && strcmp(o->format, "csv") && strcmp(o->format, "json"))
-        return snprintf(err, errlen, "unknown --format '%s': want table, csv or json", o->format), -1;
-    return gt_cli_filter_done(&o->cf, err, errlen);
+    rows r = {.t = gt_table_new(cols, a->trials ? TRIAL_COLS : WINNER_COLS), .top = a->top};
+    if (!r.t) return snprintf(err, errlen, "out of memory"), -1;
+    int rc = a->trials ? gt_db_trials(db, &cf->f, add_trial, &r, err, errlen)
+                       : gt_db_winners(db, &cf->f, add_winner, &r, err, errlen);
+    if (rc == 0 && r.oom) rc = -1, snprintf(err, errlen, "out of memory");
+    if (rc == 0 && gt_table_print(r.t, a->format, stdout) < 0) rc = -1, snprintf(err, errlen, "cannot write the output");
+    if (rc == 0 && !strcmp(a->format, "table") && !cJSON_GetArraySize(r.t->rows))
+        fprintf(stderr, "gemmtune query: no %s match in %s\n", a->trials ? "trials" : "winners", path);
+    gt_table_free(r.t);
+    return rc;
+}
+
+static const gt_col gpu_cols[] = {
+    {"gpu", NULL, NULL},          {"cc", NULL, NULL},           {"sms", NULL, "%.0f"},
+    {"mem_gib", NULL, "%.1f"},    {"l2_mib", NULL, "%.1f"},     {"sweeps", NULL, "%.0f"},
+    {"nvidia_driver", NULL, NULL}, {"cuda_driver", NULL, NULL}, {"cuda_runtime", NULL, NULL},
+    {"nvrtc", NULL, NULL},        {"last_sweep", NULL, NULL},   {"uuid", NULL, NULL}};
+static const gt_col sweep_cols[] = {
+    {"id", NULL, "%.0f"},          {"started_at", NULL, NULL},    {"gpu", NULL, NULL},
+    {"cc", NULL, NULL},            {"sms", NULL, "%.0f"},         {"nvidia_driver", NULL, NULL},
+    {"cuda_driver", NULL, NULL},   {"cuda_runtime", NULL, NULL},  {"nvrtc", NULL, NULL},
+    {"sm_clock_mhz", NULL, "%.0f"}, {"trials", NULL, "%.0f"},     {"trials_ok", NULL, "%.0f"},
+    {"host", NULL, NULL},          {"origin", NULL, NULL},        {"gemmtune_version", NULL, NULL},
+    {"uuid", NULL, NULL},          {"command", NULL, NULL}};
+
+/* --gpus and --sweeps: printed, 0; -1 with err; 1 when neither was asked. */
+static int print_lists(gt_db *db, const gt_cli_args *a, const gt_cli_filter *cf, char *err, size_t errlen)
+{
+    if (!a->gpus && !a->sweeps) return 1;
+    gt_table t = {a->gpus ? gpu_cols : sweep_cols, a->gpus ? 12 : 17, NULL};
+    if (gt_db_list(db, a->gpus ? "gpus" : "sweeps", &cf->f, &t.rows, err, errlen) < 0) return -1;
+    int rc = gt_table_print(&t, a->format, stdout);
+    if (rc < 0) snprintf(err, errlen, "cannot write the output");
+    cJSON_Delete(t.rows);
+    return rc;
 }
 
 int gt_cmd_query(int argc, char **argv)
 {
     char err[1024], path[4096];
-    qopts o;
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) return usage(stdout), 0;
-    if (parse(argc, argv, &o, err, sizeof err) < 0) {
+    gt_cli_args a;
+    gt_cli_filter cf;
+    gt_db *db = NULL;
+    gt_cli_args_init(&a);
+    int rc = gt_cli_parse(GT_V_QUERY, argc, argv, &a, err, sizeof err);
+    if (rc == 1) return gt_cli_args_free(&a), usage(stdout), 0;
+    if (rc == 0 && a.npos) rc = -1, snprintf(err, sizeof err, "unexpected argument '%s'", a.pos[0]);
+    if (rc == 0 && a.trials + a.gpus + a.sweeps > 1) rc = -1, snprintf(err, sizeof err, "--trials, --gpus, --sweeps: one at a time");
+    if (rc == 0 && (a.gpus || a.sweeps) && (a.shape.n || a.layout.n || a.family || a.top))
+        rc = -1, snprintf(err, sizeof err, "--gpus and --sweeps list GPUs and sweeps: only --gpu and --gpu-model narrow them");
+    if (!a.format) a.format = "table";
+    if (rc < 0) {
         fprintf(stderr, "gemmtune query: %s\n", err);
-        return 2;
+        return gt_cli_args_free(&a), 2;
     }
-    gt_db *db;
-    if (gt_cli_db_path(o.db, path, sizeof path, err, sizeof err) < 0 || gt_db_open(path, 0, &db, err, sizeof err) < 0) {
-        fprintf(stderr, "gemmtune query: %s\n", err);
-        return 1;
-    }
-    rows r = {.top = (int)o.top};
-    int rc = o.trials ? gt_db_trials(db, &o.cf.f, add_trial, &r, err, sizeof err)
-                      : gt_db_winners(db, &o.cf.f, add_winner, &r, err, sizeof err);
+    rc = gt_cli_filter_from(&a, &cf, err, sizeof err) < 0 || gt_cli_db_path(a.db, path, sizeof path, err, sizeof err) < 0 ||
+                 gt_db_open(path, GT_DB_READ, &db, err, sizeof err) < 0
+             ? -1
+             : print_lists(db, &a, &cf, err, sizeof err);
+    if (rc == 1) rc = print_results(db, &a, &cf, path, err, sizeof err);
     gt_db_close(db);
-    if (rc < 0 || r.oom) {
-        fprintf(stderr, "gemmtune query: %s\n", r.oom ? "out of memory" : err);
-        free(r.v);
-        return 1;
-    }
-    if (!strcmp(o.format, "json")) rc = print_json(&r, o.trials);
-    else if (!strcmp(o.format, "csv")) print_csv(&r, o.trials);
-    else {
-        print_table(&r, o.trials);
-        if (!r.n) fprintf(stderr, "gemmtune query: no %s match in %s\n", o.trials ? "trials" : "winners", path);
-    }
-    free(r.v);
+    gt_cli_args_free(&a);
+    if (rc < 0) fprintf(stderr, "gemmtune query: %s\n", err);
     return rc < 0 ? 1 : 0;
 }

@@ -4,6 +4,8 @@
 #include "cli.h"
 #include "cli_db.h"
 #include "db.h"
+#include "options.h"
+#include "table.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -87,54 +89,83 @@ static int print_summary(gt_db *db, const wlist *l, const gt_winner_filter *f, c
     return 0;
 }
 
-static void print_shapes(const wlist *l)
+static const gt_col shape_cols[] = {{"gpu", NULL, NULL},          {"shape", NULL, NULL},
+                                     {"TFLOPS", NULL, "%.2f"},      {"cuBLAS", NULL, "%.2f"},
+                                     {"ratio", NULL, "%.3fx"},      {"winner", NULL, NULL}};
+
+/* The winner of each shape against cuBLAS; the kernel's parameters last and whole. */
+static int print_shapes(const wlist *l)
 {
-    char b[64];
-    printf("\n%-24s %-20s %-44s %9s %9s %9s\n", "gpu", "shape", "winner", "TFLOPS", "cuBLAS", "ratio");
-    for (int i = 0; i < l->n; ++i) {
+    gt_table *t = gt_table_new(shape_cols, 6);
+    char b[64], fam[300];
+    for (int i = 0; t && i < l->n; ++i) {
         const gt_winner *w = &l->v[i];
-        char fam[300], cub[32] = "n/a", rat[32] = "n/a";
+        cJSON *o = gt_table_row(t);
+        if (!o) break;
         snprintf(fam, sizeof fam, "%s %s", w->family, w->params);
-        if (w->cublas_tflops > 0) snprintf(cub, sizeof cub, "%.2f", w->cublas_tflops);
-        if (w->ratio > 0) snprintf(rat, sizeof rat, "%.3fx", w->ratio);
-        printf("%-24.24s %-20s %-44.44s %9.2f %9s %9s\n", w->gpu_name, shape_text(&w->shape, b, sizeof b), fam,
-               w->tflops, cub, rat);
+        cJSON_AddStringToObject(o, "gpu", w->gpu_name);
+        cJSON_AddStringToObject(o, "shape", shape_text(&w->shape, b, sizeof b));
+        cJSON_AddNumberToObject(o, "TFLOPS", w->tflops);
+        if (w->cublas_tflops > 0) cJSON_AddNumberToObject(o, "cuBLAS", w->cublas_tflops);
+        if (w->ratio > 0) cJSON_AddNumberToObject(o, "ratio", w->ratio);
+        cJSON_AddStringToObject(o, "winner", fam);
     }
+    printf("\n");
+    int rc = t && cJSON_GetArraySize(t->rows) == l->n ? gt_table_print(t, "table", stdout) : -1;
+    gt_table_free(t);
+    return rc;
 }
 
-static int print_regret_row(const gt_regret_row *r, void *ctx)
+static const gt_col regret_cols[] = {
+    {"gpu", NULL, NULL},           {"shape", NULL, NULL},   {"own_ms", "own ms", "%.4f"},
+    {"nearest", "nearest shape", NULL}, {"here_ms", "here ms", "%.4f"}, {"regret", NULL, NULL},
+    {"cublas_ms", "cuBLAS ms", "%.4f"}, {"its_winner", "its winner", NULL}};
+
+static int add_regret_row(const gt_regret_row *r, void *ctx)
 {
-    (void)ctx;
-    char b1[64], b2[64], pick[64] = "n/a", here[32] = "n/a", reg[48] = "n/a", cub[32] = "n/a";
+    char b[64], reg[48];
     const gt_winner *w = &r->self;
-    if (r->has_pick) snprintf(pick, sizeof pick, "%s", shape_text(&r->picked.shape, b2, sizeof b2));
-    if (r->pick_ms > 0) snprintf(here, sizeof here, "%.4f", r->pick_ms);
-    if (r->regret > 0) snprintf(reg, sizeof reg, "%+.1f%%", (r->regret - 1) * 100);
+    cJSON *o = gt_table_row(ctx);
+    if (!o) return 1;
+    cJSON_AddStringToObject(o, "gpu", w->gpu_name);
+    cJSON_AddStringToObject(o, "shape", shape_text(&w->shape, b, sizeof b));
+    cJSON_AddNumberToObject(o, "own_ms", w->median_ms);
+    if (r->has_pick) cJSON_AddStringToObject(o, "nearest", shape_text(&r->picked.shape, b, sizeof b));
+    if (r->pick_ms > 0) cJSON_AddNumberToObject(o, "here_ms", r->pick_ms);
     if (!r->has_pick) snprintf(reg, sizeof reg, "n/a (no other shape)");
     else if (r->pick_ms < 0) snprintf(reg, sizeof reg, "n/a (not measured here)");
-    if (w->cublas_ms > 0) snprintf(cub, sizeof cub, "%.4f", w->cublas_ms);
-    printf("%-24.24s %-20s %10.4f  %-20s %-30.30s %10s  %-24s %10s\n", w->gpu_name, shape_text(&w->shape, b1, sizeof b1),
-           w->median_ms, pick, r->has_pick ? r->picked.params : "", here, reg, cub);
+    else snprintf(reg, sizeof reg, "%+.1f%%", (r->regret - 1) * 100);
+    cJSON_AddStringToObject(o, "regret", reg);
+    if (w->cublas_ms > 0) cJSON_AddNumberToObject(o, "cublas_ms", w->cublas_ms);
+    if (r->has_pick) {
+        snprintf(reg, sizeof reg, "%s ", r->picked.family);
+        char *text = malloc(strlen(reg) + strlen(r->picked.params) + 1);
+        if (text) cJSON_AddStringToObject(o, "its_winner", strcat(strcpy(text, reg), r->picked.params));
+        free(text);
+    }
     return 0;
 }
 
-static void print_regret_head(void)
+static int print_regret(gt_db *db, const gt_winner_filter *f, char *err, size_t errlen)
 {
     printf("\nregret of the nearest-shape rule: each tuned shape served by the nearest OTHER tuned shape's winner\n"
            "(same GPU model and layout, d = sum |log2 ratio| of m, n, k), timed on this shape when stored\n");
-    printf("%-24s %-20s %10s  %-20s %-30s %10s  %-24s %10s\n", "gpu", "shape", "own ms", "nearest shape",
-           "its winner", "here ms", "regret", "cuBLAS ms");
+    gt_table *t = gt_table_new(regret_cols, 8);
+    if (!t) return snprintf(err, errlen, "out of memory"), -1;
+    int rc = gt_db_regret(db, f, add_regret_row, t, err, errlen);
+    if (rc == 0) rc = gt_table_print(t, "table", stdout);
+    gt_table_free(t);
+    return rc;
 }
 
-/* gnuplot datablock line: "label" winner_tflops cublas_tflops ratio (NaN when absent). */
-static void data_line(FILE *p, const gt_winner *w, int multi_gpu)
+/* gnuplot datablock line: "label" winner_tflops cublas_tflops ratio (NaN when absent); the GPU model joins the label
+ * when the chart holds several. */
+static void data_line(FILE *p, const gt_winner *w, int multi)
 {
-    char label[200], b[64];
-    shape_text(&w->shape, b, sizeof b);
-    if (multi_gpu) snprintf(label, sizeof label, "%s\\n%s", b, w->gpu_name);
-    else snprintf(label, sizeof label, "%s", b);
+    char b[64], label[260];
+    snprintf(label, sizeof label, "%s%s%s", shape_text(&w->shape, b, sizeof b), multi ? "  " : "", multi ? w->gpu_name : "");
     for (char *c = label; *c; ++c)
-        if (*c == '"') *c = '\'';
+        if (*c == '"' || *c == '\\') *c = '\'';
     fprintf(p, "\"%s\" %.6g %s%.6g %.6g\n", label, w->tflops, w->cublas_tflops > 0 ? "" : "NaN ",
             w->cublas_tflops > 0 ? w->cublas_tflops : 0, w->ratio > 0 ? w->ratio : 0);
 }
@@ -146,29 +177,30 @@ static void gp_string(FILE *p, const char *s) /* a gnuplot single-quoted string:
     fputc('\'', p);
 }
 
+/* Horizontal bars, one pair per shape, first shape on top: the shape labels are horizontal text beside the axis
+ * (no rotated text, which SVG renderers place differently), however many shapes there are. */
 static int plot(const wlist *l, const char *out, int png, char *err, size_t errlen)
 {
-    FILE *p = popen("gnuplot", "w");
+    char title[300];
     int multi = 0;
     for (int i = 1; i < l->n; ++i) multi |= !same_model(&l->v[i], &l->v[0]);
+    FILE *p = popen("gnuplot", "w");
     if (!p) return snprintf(err, errlen, "cannot run gnuplot"), -1;
-    fprintf(p, "set terminal %s size %d,720 font 'sans,10'\nset output ", png ? "pngcairo" : "svg",
-            l->n > 12 ? 120 + 70 * l->n : 1100);
+    fprintf(p, "set terminal %s size 1100,%d font 'sans,10'\nset output ", png ? "pngcairo" : "svg", 150 + 34 * l->n);
     gp_string(p, out);
-    char title[300];
     if (multi) snprintf(title, sizeof title, "gemmtune: SGEMM TFLOPS per shape and GPU, tuned winner vs cuBLAS");
-    else snprintf(title, sizeof title, "gemmtune: SGEMM TFLOPS per shape on %s, tuned winner vs cuBLAS", l->v[0].gpu_name);
+    else snprintf(title, sizeof title, "gemmtune: SGEMM TFLOPS per shape on %s (cc %d.%d, %d SMs), tuned winner vs "
+                  "cuBLAS", l->v[0].gpu_name, l->v[0].cc_major, l->v[0].cc_minor, l->v[0].sm_count);
     fprintf(p, "\nset title noenhanced\nset title ");
     gp_string(p, title);
-    fprintf(p, "\n");
-    fprintf(p, "set style data histogram\nset style histogram clustered gap 1\nset style fill solid 0.85 border -1\n"
-               "set boxwidth 0.9\nset ylabel 'TFLOPS (2mnk / median time)'\nset yrange [0:*]\nset offsets 0,0,graph 0.12,0\n"
-               "set grid ytics\nset key top left\nset xtics noenhanced rotate by 30 right\nset bmargin 8\n$data << EOD\n");
+    fprintf(p, "\nset style fill solid 0.85 border -1\nset xlabel 'TFLOPS (2mnk / median time)'\nset xrange [0:*]\n"
+               "set offsets 0, graph 0.1, 0, 0\nset yrange [%d.5:-0.5]\nset ytics noenhanced nomirror scale 0\n"
+               "set grid xtics\nset key below center horizontal\nset bmargin 6\n$data << EOD\n", l->n - 1);
     for (int i = 0; i < l->n; ++i) data_line(p, &l->v[i], multi);
-    fprintf(p, "EOD\nplot $data using 2:xtic(1) title 'gemmtune winner' lc rgb '#2f6fb3', "
-               "'' using 3 title 'cuBLAS FP32' lc rgb '#b0b0b0', "
-               "'' using 0:(($2>$3||$3!=$3)?$2:$3):(($4>0)?sprintf('%%.2fx',$4):'') with labels offset 0,0.8 "
-               "font 'sans,9' notitle\n");
+    fprintf(p, "EOD\nplot $data using (0):0:(0):2:($0-0.38):($0):ytic(1) with boxxyerror title 'gemmtune winner' "
+               "lc rgb '#2f6fb3', '' using (0):0:(0):3:($0):($0+0.38) with boxxyerror title 'cuBLAS FP32' "
+               "lc rgb '#b0b0b0', '' using (($2>$3||$3!=$3)?$2:$3):0:(($4>0)?sprintf('%%.2fx',$4):'') with labels left "
+               "offset 0.6,0 font 'sans,9' notitle\n");
     int st = pclose(p);
     struct stat sb;
     if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || stat(out, &sb) < 0 || sb.st_size == 0) {
@@ -180,84 +212,74 @@ static int plot(const wlist *l, const char *out, int png, char *err, size_t errl
     return 0;
 }
 
-typedef struct {
-    gt_cli_filter cf;
-    const char *db, *out;
-    int png;
-} ropts;
-
-static int parse(int argc, char **argv, ropts *o, char *err, size_t errlen)
-{
-    const char *v;
-    int r;
-    memset(o, 0, sizeof *o);
-    for (int i = 1; i < argc; ++i) {
-        if ((r = gt_cli_filter_opt(&o->cf, argc, argv, &i, err, errlen)) != 0) {
-            if (r < 0) return -1;
-        } else if ((r = gt_cli_opt(argc, argv, &i, "--db", &v, err, errlen)) != 0) {
-            if (r < 0) return -1;
-            o->db = v;
-        } else if ((r = gt_cli_opt(argc, argv, &i, "-o", &v, err, errlen)) != 0 ||
-                   (r = gt_cli_opt(argc, argv, &i, "--output", &v, err, errlen)) != 0) {
-            if (r < 0) return -1;
-            o->out = v;
-        } else return snprintf(err, errlen, "unknown option '%s'", argv[i]), -1;
-    }
-    if (o->out) {
-        const char *dot = strrchr(o->out, '.');
-        if (!dot || (strcmp(dot, ".svg") && strcmp(dot, ".png")))
-            return snprintf(err, errlen, "-o %s: want a .svg or .png file name", o->out), -1;
-        o->png = !strcmp(dot, ".png");
-    }
-    return gt_cli_filter_done(&o->cf, err, errlen);
-}
-
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: gemmtune report [-o FILE.svg|FILE.png] [--gpu NAME] [--shape S] [--layout L] [--family F]\n"
-                 "                       [--db PATH]\n\n"
+    fprintf(out, "usage: gemmtune report [options]\n\n"
                  "Prints a summary per GPU model (shapes, trials, ratio to cuBLAS), the winner of each shape against\n"
                  "cuBLAS, and a regret table: for each tuned shape, its own optimum against what the exported table\n"
-                 "would run for it by the nearest-shape rule if the shape were not in it, and cuBLAS.\n"
-                 "  -o FILE   also plot TFLOPS per shape, winner vs cuBLAS, with gnuplot (.svg or .png)\n");
+                 "would run for it by the nearest-shape rule if the shape were not in it, and cuBLAS. Needs no GPU;\n"
+                 "only reads the database.\n\n");
+    gt_cli_usage(out, GT_V_REPORT);
+}
+
+/* -o must name an SVG or a PNG. */
+static int chart_kind(const char *out, int *png, char *err, size_t errlen)
+{
+    const char *dot = out ? strrchr(out, '.') : NULL;
+    if (!out) return 0;
+    if (!dot || (strcmp(dot, ".svg") && strcmp(dot, ".png")))
+        return snprintf(err, errlen, "-o %s: want a .svg or .png file name", out), -1;
+    *png = !strcmp(dot, ".png");
+    return 0;
+}
+
+/* Summary, shapes and regret tables, then the chart. 0 or -1 with err. */
+static int report(gt_db *db, const char *path, const gt_cli_filter *cf, const char *out, int png, char *err,
+                  size_t errlen)
+{
+    wlist l = {0};
+    int rc = gt_db_winners(db, &cf->f, push, &l, err, errlen);
+    if (rc == 0 && l.oom) rc = -1, snprintf(err, errlen, "out of memory");
+    if (rc == 0 && !l.n)
+        rc = -1, snprintf(err, errlen, "no winners stored in %.900s%s", path,
+                          gt_cli_filter_any(cf) ? " match the filters" : "");
+    if (rc == 0) {
+        printf("gemmtune report: %s\n\n", path);
+        rc = print_summary(db, &l, &cf->f, err, errlen);
+    }
+    if (rc == 0 && (print_shapes(&l) < 0 || print_regret(db, &cf->f, err, errlen) < 0))
+        rc = -1, snprintf(err + strlen(err), errlen - strlen(err), "%s", err[0] ? "" : "cannot write the output");
+    if (rc == 0 && out) {
+        fflush(stdout);
+        rc = plot(&l, out, png, err, errlen);
+        if (rc == 0) printf("\nchart: %s\n", out);
+    } else if (rc == 0) printf("\n(add -o report.svg or -o report.png for the chart)\n");
+    free(l.v);
+    return rc;
 }
 
 int gt_cmd_report(int argc, char **argv)
 {
-    char err[1024], path[4096];
-    ropts o;
-    gt_db *db;
-    wlist l = {0};
-    if (argc > 1 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) return usage(stdout), 0;
-    if (parse(argc, argv, &o, err, sizeof err) < 0) {
+    char err[1024] = "", path[4096];
+    int png = 0;
+    gt_cli_args a;
+    gt_cli_filter cf;
+    gt_db *db = NULL;
+    gt_cli_args_init(&a);
+    int rc = gt_cli_parse(GT_V_REPORT, argc, argv, &a, err, sizeof err);
+    if (rc == 1) return gt_cli_args_free(&a), usage(stdout), 0;
+    if (rc == 0 && a.npos) rc = -1, snprintf(err, sizeof err, "unexpected argument '%s'", a.pos[0]);
+    if (rc == 0) rc = chart_kind(a.out, &png, err, sizeof err);
+    if (rc < 0) {
         fprintf(stderr, "gemmtune report: %s\n", err);
-        return 2;
+        return gt_cli_args_free(&a), 2;
     }
-    if (gt_cli_db_path(o.db, path, sizeof path, err, sizeof err) < 0 || gt_db_open(path, 0, &db, err, sizeof err) < 0) {
-        fprintf(stderr, "gemmtune report: %s\n", err);
-        return 1;
-    }
-    int rc = gt_db_winners(db, &o.cf.f, push, &l, err, sizeof err);
-    if (rc == 0 && l.oom) rc = -1, snprintf(err, sizeof err, "out of memory");
-    if (rc == 0 && !l.n) rc = -1, snprintf(err, sizeof err, "no winners stored in %.900s%s", path,
-                                           o.cf.f.gpu_name || o.cf.f.shape || o.cf.f.family || o.cf.f.layout
-                                               ? " match the filters" : "");
-    if (rc == 0) {
-        printf("gemmtune report: %s\n\n", path);
-        rc = print_summary(db, &l, &o.cf.f, err, sizeof err);
-    }
-    if (rc == 0) {
-        print_shapes(&l);
-        print_regret_head();
-        rc = gt_db_regret(db, &o.cf.f, print_regret_row, NULL, err, sizeof err);
-    }
+    rc = gt_cli_filter_from(&a, &cf, err, sizeof err) < 0 || gt_cli_db_path(a.db, path, sizeof path, err, sizeof err) < 0 ||
+                 gt_db_open(path, GT_DB_READ, &db, err, sizeof err) < 0
+             ? -1
+             : report(db, path, &cf, a.out, png, err, sizeof err);
     gt_db_close(db);
-    if (rc == 0 && o.out) {
-        fflush(stdout);
-        rc = plot(&l, o.out, o.png, err, sizeof err);
-        if (rc == 0) printf("\nchart: %s\n", o.out);
-    } else if (rc == 0) printf("\n(add -o report.svg or -o report.png for the chart)\n");
-    free(l.v);
+    gt_cli_args_free(&a);
     if (rc < 0) fprintf(stderr, "gemmtune report: %s\n", err);
     return rc < 0 ? 1 : 0;
 }

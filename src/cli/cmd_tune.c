@@ -1,10 +1,11 @@
 /* gemmtune tune (the default verb): parse the sweep's options and run tuner/tune.c. CLI tests in tests/test_cli.c. */
 #include "cli.h"
+#include "cli_db.h"
+#include "options.h"
 #include "db.h"
 #include "family.h"
 #include "tune.h"
 
-#include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,158 +15,79 @@
 static void usage(FILE *out)
 {
     fprintf(out,
-            "usage: gemmtune [tune] [--gpu LIST] [--sizes LIST] [options]\n\n"
+            "usage: gemmtune [tune] [options]     (with no verb and options first, the verb is tune)\n\n"
             "Tunes SGEMM on the GPU(s) for each size and layout: every legal candidate of every kernel family is\n"
             "compiled with NVRTC, validated against cuBLAS FP32 (pedantic), timed, and stored; the fastest few are\n"
             "re-timed on a cold L2 and the best is stored as the winner for this GPU model and shape. Rerunning the\n"
-            "same command resumes: stored trials are skipped.\n\n"
-            "  --preset NAME       start from configs/NAME.conf (quick, default, overnight, ci); options given\n"
-            "                      on the command line override it\n"
-            "  --gpu LIST          CUDA device indices, e.g. 0 or 0,1,2,3 (one worker each, shared queue; default 0)\n"
-            "  --sizes LIST        N (N x N x N) or MxNxK items, e.g. 1024,2048,3000x5000x700 (default 1024,2048);\n"
-            "                      MxNxK:tn tunes an item in its own layout only; @FILE reads the items from a file,\n"
-            "                      e.g. the calls a program recorded with GEMMTUNE_RECORD=FILE (docs/LOADER.md)\n"
-            "  --layouts LIST      nn, nt, tn, tt (row-major; t = operand stored transposed; default nn)\n"
-            "  --family LIST       only these families (see `gemmtune candidates --count`; default all)\n"
-            "  --db PATH           results database (default $GEMMTUNE_DB, else\n"
-            "                      $XDG_DATA_HOME/gemmtune/gemmtune.db, i.e. ~/.local/share/gemmtune/gemmtune.db)\n"
-            "  --strategy S        halving (default: screen every candidate with one run on a proxy problem, keep\n"
-            "                      the fastest eighth, then quarters, validate and time the last few at full size),\n"
-            "                      exhaustive (validate and time every candidate at full size), or random (a\n"
-            "                      seeded sample, with --max-trials)\n"
-            "  --budget T          wall-clock budget for the whole sweep (all sizes), e.g. 90s, 30m, 8h;\n"
-            "                      when spent, the sweep stops and keeps everything measured\n"
-            "  --max-trials N      at most N candidates per size and layout\n"
-            "  --seed S            seed for random sampling and operands (default 1)\n"
-            "  --reps N            timed runs per candidate (default 10; median kept)\n"
-            "  --warmup N          untimed runs before timing (default 2)\n"
-            "  --top-k N           candidates re-timed before the winner is chosen (default 5)\n"
-            "  --final-reps N      timed runs in that re-timing (default 30)\n"
-            "  --retry-failed      rerun candidates whose stored trial failed (default: skip them)\n"
-            "  --shard I/N         run only the I-th of N deterministic parts of the work (0 <= I < N)\n"
-            "  --jobs N            NVRTC compile threads (default: the host's cores)\n"
-            "  --prune-ratio R     a candidate whose first run is R times slower than cuBLAS is stored as\n"
-            "                      'pruned' and not validated or timed further (default 20; 0 = never)\n"
-            "  --prune-best R      ... or R times slower than the best so far in its round (default 4; 0 = never)\n"
-            "  --family-ceiling R  in a screen, a family whose spread probes are all R times slower than the best\n"
-            "                      so far skips its other candidates, stored as 'pruned' (default 3; 0 = never)\n"
-            "  --screen-ms T       screens time a proxy with K cut so cuBLAS would take about T ms (default 1;\n"
-            "                      0 = screen at full size); the winner is always timed at full size\n"
-            "  --no-cross          do not time each tuned neighbour's winner on this shape and this winner on\n"
-            "                      them (one trial each; the data of the loader's serving model)\n"
-            "  --trial-timeout S   floor of the per-trial watchdog in seconds (default 20); the limit grows with\n"
-            "                      cuBLAS's time on the shape; a candidate past it is stored as 'timeout'\n"
-            "  --progress, --no-progress   live progress line on stderr (default: when stderr is a terminal)\n"
-            "  -h, --help          this text\n\n"
-            "Exit status: 0 done, 1 setup error (no GPU, bad database), 2 bad arguments, 130 interrupted (Ctrl-C;\n"
-            "every finished trial is kept and the next run resumes).\n");
+            "same command resumes: stored trials are skipped. Before the first trial it says how much GPU memory\n"
+            "the largest shape needs, and refuses shapes that cannot fit.\n\n");
+    gt_cli_usage(out, GT_V_TUNE);
+    fprintf(out, "\nExit status: 0 done, 1 setup error (no GPU, bad database, shapes too large), 2 bad arguments,\n"
+                 "130 interrupted (Ctrl-C; every finished trial is kept and the next run resumes).\n");
 }
 
-enum { O_LAYOUTS = 256, O_FAMILY, O_DB, O_STRATEGY, O_BUDGET, O_MAXTRIALS, O_SEED, O_REPS, O_WARMUP, O_TOPK,
-       O_FINALREPS, O_RETRY, O_SHARD, O_JOBS, O_PROGRESS, O_NOPROGRESS, O_TIMEOUT, O_PRESET, O_PRUNE, O_PRUNEBEST,
-       O_CEILING, O_SCREEN, O_NOCROSS };
-
-static const struct option opts[] = {
-    {"gpu", required_argument, 0, 'g'},          {"sizes", required_argument, 0, 's'},
-    {"layouts", required_argument, 0, O_LAYOUTS}, {"family", required_argument, 0, O_FAMILY},
-    {"db", required_argument, 0, O_DB},           {"strategy", required_argument, 0, O_STRATEGY},
-    {"budget", required_argument, 0, O_BUDGET},   {"max-trials", required_argument, 0, O_MAXTRIALS},
-    {"seed", required_argument, 0, O_SEED},       {"reps", required_argument, 0, O_REPS},
-    {"warmup", required_argument, 0, O_WARMUP},   {"top-k", required_argument, 0, O_TOPK},
-    {"final-reps", required_argument, 0, O_FINALREPS}, {"retry-failed", no_argument, 0, O_RETRY},
-    {"shard", required_argument, 0, O_SHARD},     {"jobs", required_argument, 0, O_JOBS},
-    {"trial-timeout", required_argument, 0, O_TIMEOUT},
-    {"preset", required_argument, 0, O_PRESET},
-    {"prune-ratio", required_argument, 0, O_PRUNE},
-    {"prune-best", required_argument, 0, O_PRUNEBEST}, {"family-ceiling", required_argument, 0, O_CEILING},
-    {"screen-ms", required_argument, 0, O_SCREEN},  {"no-cross", no_argument, 0, O_NOCROSS},
-    {"progress", no_argument, 0, O_PROGRESS},     {"no-progress", no_argument, 0, O_NOPROGRESS},
-    {"help", no_argument, 0, 'h'},                {0, 0, 0, 0}};
-
 typedef struct {
-    int gpus[64];
-    gt_shape *shapes;
+    gt_cli_args a;
     char *families[64];
     char db[4096];
     char command[1024];
-    int progress, layouts_given;
+    char shard_from[160];
+    int progress;
 } tune_args;
 
-static int parse_families(const char *text, gt_tune_opts *o, tune_args *a, char *err, size_t errlen)
+static int parse_families(const char *text, gt_tune_opts *o, tune_args *t, char *err, size_t errlen)
 {
     char *copy = strdup(text), *save = NULL;
-    for (int i = 0; i < o->nfamilies; ++i) free(a->families[i]);
-    o->nfamilies = 0;
     for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
         if (!gt_family_find(tok) || o->nfamilies == 64) {
             snprintf(err, errlen, "unknown family '%s' (see gemmtune candidates --count)", tok);
             free(copy);
             return -1;
         }
-        a->families[o->nfamilies++] = strdup(tok);
+        t->families[o->nfamilies++] = strdup(tok);
     }
     free(copy);
-    o->families = (const char *const *)a->families;
+    o->families = (const char *const *)t->families;
     return o->nfamilies ? 0 : (snprintf(err, errlen, "empty --family list"), -1);
 }
 
-static int parse_shard(const char *text, gt_tune_opts *o, char *err, size_t errlen)
-{
-    int i, n, used = 0;
-    if (sscanf(text, "%d/%d%n", &i, &n, &used) != 2 || text[used] || n < 1 || i < 0 || i >= n || n > 100000)
-        return snprintf(err, errlen, "bad --shard '%s': want I/N with 0 <= I < N", text), -1;
-    o->shard_i = i;
-    o->shard_n = n;
-    return 0;
-}
+static const char *env(const char *name) { return getenv(name); }
 
-static int parse_ratio(const char *opt, const char *arg, double *out, char *err, size_t errlen)
+/* The parsed options into the sweep's; defaults stay where an option was not given. */
+static int to_opts(tune_args *t, gt_tune_opts *o, char *err, size_t errlen)
 {
-    char *end;
-    double v = strtod(arg, &end);
-    if (end == arg || *end || !(v >= 0) || v > 1e6)
-        return snprintf(err, errlen, "bad %s '%s': want a number >= 0", opt, arg), -1;
-    *out = v;
+    const gt_cli_args *a = &t->a;
+    o->gpus = a->gpu.v;
+    o->ngpus = a->gpu.n ? a->gpu.n : 1; /* a.gpu.v[0] = 0 */
+    if (a->layout.n) memcpy(o->layouts, a->layout.v, sizeof o->layouts), o->nlayouts = a->layout.n;
+    if (a->family && parse_families(a->family, o, t, err, errlen) < 0) return -1;
+    if (a->strategy)
+        o->strategy = !strcmp(a->strategy, "random")    ? GT_STRATEGY_RANDOM
+                      : !strcmp(a->strategy, "halving") ? GT_STRATEGY_HALVING
+                                                        : GT_STRATEGY_EXHAUSTIVE;
+    if (a->shard && gt_cli_parse_shard(a->shard, env, &o->shard_i, &o->shard_n, t->shard_from, sizeof t->shard_from,
+                                       err, errlen) < 0)
+        return -1;
+    if (a->budget_s > 0) o->budget_s = a->budget_s;
+    if (a->max_trials) o->max_trials = a->max_trials;
+    if (a->seed) o->seed = (unsigned long long)a->seed;
+    if (a->reps) o->reps = (int)a->reps;
+    if (a->warmup) o->warmup = (int)a->warmup;
+    if (a->topk) o->topk = (int)a->topk;
+    if (a->final_reps) o->final_reps = (int)a->final_reps;
+    if (a->jobs) o->jobs = (int)a->jobs;
+    if (a->trial_timeout) o->timeout_floor_s = (double)a->trial_timeout;
+    if (a->prune_ratio >= 0) o->prune_ratio = a->prune_ratio;
+    if (a->prune_best >= 0) o->prune_best = a->prune_best;
+    if (a->family_ceiling >= 0) o->family_ceiling = a->family_ceiling;
+    if (a->screen_ms >= 0) o->screen_ms = a->screen_ms;
+    if (a->no_cross) o->cross = 0;
+    if (a->progress >= 0) t->progress = a->progress;
+    o->retry_failed = a->retry_failed;
+    o->shape_layouts = a->sizes_with_layout;
+    if (o->shape_layouts && a->layout.n)
+        return snprintf(err, errlen, "--layout and sizes with their own layout (MxNxK:nn) do not go together"), -1;
     return 0;
-}
-
-static int parse_opt(int c, const char *arg, gt_tune_opts *o, tune_args *a, char *err, size_t errlen)
-{
-    long v;
-    switch (c) {
-    case 'g': return (o->ngpus = gt_cli_parse_gpus(arg, a->gpus, 64, err, errlen)) < 0 ? -1 : 0;
-    case 's': free(a->shapes); a->shapes = NULL;
-              return (o->nshapes = gt_cli_parse_size_list(arg, &a->shapes, &o->shape_layouts, err, errlen)) < 0 ? -1 : 0;
-    case O_LAYOUTS: a->layouts_given = 1;
-                    return (o->nlayouts = gt_cli_parse_layouts(arg, o->layouts, 4, err, errlen)) < 0 ? -1 : 0;
-    case O_FAMILY: return parse_families(arg, o, a, err, errlen);
-    case O_DB: return snprintf(a->db, sizeof a->db, "%s", arg), 0;
-    case O_STRATEGY:
-        if (!strcmp(arg, "exhaustive")) o->strategy = GT_STRATEGY_EXHAUSTIVE;
-        else if (!strcmp(arg, "random")) o->strategy = GT_STRATEGY_RANDOM;
-        else if (!strcmp(arg, "halving")) o->strategy = GT_STRATEGY_HALVING;
-        else return snprintf(err, errlen, "bad --strategy '%s': want exhaustive, random or halving", arg), -1;
-        return 0;
-    case O_BUDGET: return gt_cli_parse_duration(arg, &o->budget_s, err, errlen);
-    case O_MAXTRIALS: return gt_cli_parse_int("--max-trials", arg, 100000000, &v, err, errlen) ? -1 : (o->max_trials = v, 0);
-    case O_SEED: return gt_cli_parse_int("--seed", arg, 2000000000, &v, err, errlen) ? -1 : (o->seed = (unsigned long long)v, 0);
-    case O_REPS: return gt_cli_parse_int("--reps", arg, 10000, &v, err, errlen) ? -1 : (o->reps = (int)v, 0);
-    case O_WARMUP: return gt_cli_parse_int("--warmup", arg, 1000, &v, err, errlen) ? -1 : (o->warmup = (int)v, 0);
-    case O_TOPK: return gt_cli_parse_int("--top-k", arg, 1000, &v, err, errlen) ? -1 : (o->topk = (int)v, 0);
-    case O_FINALREPS: return gt_cli_parse_int("--final-reps", arg, 10000, &v, err, errlen) ? -1 : (o->final_reps = (int)v, 0);
-    case O_RETRY: return o->retry_failed = 1, 0;
-    case O_SHARD: return parse_shard(arg, o, err, errlen);
-    case O_JOBS: return gt_cli_parse_int("--jobs", arg, 1024, &v, err, errlen) ? -1 : (o->jobs = (int)v, 0);
-    case O_TIMEOUT: return gt_cli_parse_int("--trial-timeout", arg, 86400, &v, err, errlen) ? -1 : (o->timeout_floor_s = (double)v, 0);
-    case O_PRUNE: return parse_ratio("--prune-ratio", arg, &o->prune_ratio, err, errlen);
-    case O_PRUNEBEST: return parse_ratio("--prune-best", arg, &o->prune_best, err, errlen);
-    case O_CEILING: return parse_ratio("--family-ceiling", arg, &o->family_ceiling, err, errlen);
-    case O_SCREEN: return parse_ratio("--screen-ms", arg, &o->screen_ms, err, errlen);
-    case O_NOCROSS: return o->cross = 0, 0;
-    case O_PROGRESS: return a->progress = 1, 0;
-    case O_NOPROGRESS: return a->progress = 0, 0;
-    default: return snprintf(err, errlen, "unknown option (see gemmtune tune --help)"), -1;
-    }
 }
 
 const char *gt_config_text(const char *name);
@@ -205,30 +127,6 @@ static void free_argv(char **v, int n)
 {
     for (int i = 0; i < n; ++i) free(v[i]);
     free(v);
-}
-
-/* getopt over argv into o; prefix names the source in messages. 0, 1 for --help, -1 on a bad option. */
-static int parse_args(int argc, char **argv, const char *prefix, gt_tune_opts *o, tune_args *a, char *err,
-                      size_t errlen)
-{
-    int c;
-    optind = 0; /* glibc: start over, also after an earlier pass */
-    while ((c = getopt_long(argc, argv, "g:s:h", opts, NULL)) != -1) {
-        if (c == 'h') return 1;
-        if (c == '?') return snprintf(err, errlen, "%sbad option (see gemmtune tune --help)", prefix), -1;
-        if (c == O_PRESET) continue;
-        if (parse_opt(c, optarg, o, a, err, errlen)) {
-            if (*prefix) {
-                char tmp[1024];
-                snprintf(tmp, sizeof tmp, "%s%s", prefix, err);
-                snprintf(err, errlen, "%s", tmp);
-            }
-            return -1;
-        }
-    }
-    if (optind < argc && strcmp(argv[optind], "tune"))
-        return snprintf(err, errlen, "%sunexpected argument '%s'", prefix, argv[optind]), -1;
-    return 0;
 }
 
 static const char *find_preset(int argc, char **argv)
@@ -271,7 +169,9 @@ static void header(void)
 }
 
 typedef struct {
-    int shown, shapes, progress;
+    int shown, shapes, progress; /* shape lines printed; shapes x layouts of the sweep; a live line on stderr */
+    const gt_shape *sizes;       /* for the memory check */
+    int nsizes;
 } view;
 
 /* Each shape's line as it finishes, for long sweeps; a one-shape sweep has only the closing table. */
@@ -298,6 +198,18 @@ static void on_trial(const gt_trial_event *e, void *ctx)
     fprintf(stderr, "  ETA %d:%02d  %s %s", (int)e->eta_s / 60, (int)e->eta_s % 60, e->family,
             gt_status_name(e->status));
     fflush(stderr);
+}
+
+/* Once the GPUs answered: what the largest shape needs of the GPU's memory, or why a shape cannot run at all. */
+static int on_gpu(const gt_gpu_info *gpu, void *ctx, char *err, size_t errlen)
+{
+    view *v = ctx;
+    char msg[600];
+    if (gt_cli_check_memory(gpu->name, gpu->mem_bytes, gpu->l2_bytes, v->sizes, v->nsizes, msg, sizeof msg) < 0)
+        return snprintf(err, errlen, "%s", msg), -1;
+    printf("%s\n", msg);
+    fflush(stdout);
+    return 0;
 }
 
 static void summary(const gt_tune_summary *s, const char *db)
@@ -345,52 +257,65 @@ static int sweep(gt_tune_opts *o, const char *db)
     return rc;
 }
 
+/* A preset first, then the command line (its values point into *pv, kept until the end). 1 for --help. */
+static int parse_all(int argc, char **argv, tune_args *t, char ***pv, int *pn, char *err, size_t errlen)
+{
+    const char *preset = find_preset(argc, argv);
+    if (preset) {
+        char msg[900];
+        if ((*pn = preset_argv(preset, pv, err, errlen)) < 0) return -1;
+        if (gt_cli_parse(GT_V_TUNE, *pn, *pv, &t->a, msg, sizeof msg) != 0 || t->a.npos)
+            return snprintf(err, errlen, "preset %s: %s", preset, t->a.npos ? "stray word" : msg), -1;
+    }
+    int c = gt_cli_parse(GT_V_TUNE, argc, argv, &t->a, err, errlen);
+    if (c) return c;
+    if (t->a.npos)
+        return snprintf(err, errlen, "unexpected argument '%s' (gemmtune tune --help lists the options)", t->a.pos[0]),
+               -1;
+    return 0;
+}
+
 int gt_cmd_tune(int argc, char **argv)
 {
     gt_tune_opts o = {0};
-    tune_args a = {0};
-    char err[1024] = "";
-    int c, rc = 2;
+    tune_args t = {0};
+    char err[1024] = "", **pv = NULL;
+    int c, pn = 0, rc = 2;
+    gt_cli_args_init(&t.a);
     gt_tune_defaults(&o);
-    a.progress = isatty(2);
-    o.gpus = a.gpus;
-    const char *preset = find_preset(argc, argv);
-    if (preset) {
-        char **pv, prefix[160];
-        int pn = preset_argv(preset, &pv, err, sizeof err);
-        if (pn < 0) goto bad;
-        snprintf(prefix, sizeof prefix, "preset %s: ", preset);
-        c = parse_args(pn, pv, prefix, &o, &a, err, sizeof err);
-        free_argv(pv, pn);
-        if (c) goto bad;
-    }
-    if ((c = parse_args(argc, argv, "", &o, &a, err, sizeof err)) > 0) {
+    t.progress = isatty(2);
+    if ((c = parse_all(argc, argv, &t, &pv, &pn, err, sizeof err)) > 0) {
         usage(stdout);
         rc = 0;
         goto out;
     }
-    if (c < 0) goto bad;
-    if (!o.ngpus) o.ngpus = 1; /* a.gpus[0] = 0 */
-    if (o.shape_layouts && a.layouts_given) {
-        snprintf(err, sizeof err, "--layouts and sizes with their own layout (MxNxK:nn) do not go together");
-        goto bad;
+    if (c < 0 || to_opts(&t, &o, err, sizeof err) < 0) goto bad;
+    if (!t.a.sizes.n && (t.a.sizes.n = gt_cli_parse_sizes("1024,2048", &t.a.sizes.v, err, sizeof err)) < 0) goto bad;
+    if (gt_cli_db_path(t.a.db, t.db, sizeof t.db, err, sizeof err) < 0) goto bad;
+    if (gt_db_check_writable(t.db, err, sizeof err) < 0) { /* before the GPUs start, not after */
+        fprintf(stderr, "gemmtune: %s\n", err);
+        rc = 1;
+        goto out;
     }
-    if (!o.nshapes && (o.nshapes = gt_cli_parse_sizes("1024,2048", &a.shapes, err, sizeof err)) < 0) goto bad;
-    if (!a.db[0] && gt_db_default_path(a.db, sizeof a.db, err, sizeof err)) goto bad;
-    command_line(argc, argv, a.command, sizeof a.command);
-    o.shapes = a.shapes;
-    o.db_path = a.db;
-    o.command = a.command;
-    view v = {0, o.shape_layouts ? o.nshapes : o.nshapes * (o.nlayouts ? o.nlayouts : 1), a.progress};
+    command_line(argc, argv, t.command, sizeof t.command);
+    o.shapes = t.a.sizes.v;
+    o.nshapes = t.a.sizes.n;
+    o.db_path = t.db;
+    o.command = t.command;
+    view v = {0, o.shape_layouts ? o.nshapes : o.nshapes * (o.nlayouts ? o.nlayouts : 1), t.progress, o.shapes,
+              o.nshapes};
     o.on_shape = on_shape;
     o.on_trial = on_trial;
+    o.on_gpu = on_gpu;
     o.ctx = &v;
-    rc = sweep(&o, a.db);
+    if (t.shard_from[0]) printf("shard %d/%d (%s)\n", o.shard_i, o.shard_n, t.shard_from);
+    rc = sweep(&o, t.db);
     goto out;
 bad:
     fprintf(stderr, "gemmtune: %s\n", err);
 out:
-    free(a.shapes);
-    for (int i = 0; i < o.nfamilies; ++i) free(a.families[i]);
+    gt_cli_args_free(&t.a);
+    for (int i = 0; i < o.nfamilies; ++i) free(t.families[i]);
+    if (pv) free_argv(pv, pn);
     return rc;
 }

@@ -1,5 +1,5 @@
-/* gemmtune command line: `gemmtune VERB [options]`; with no verb, or options first, the verb is `tune`.
- * Each verb lives in src/cmd_<verb>.c and prints its own --help. */
+/* gemmtune command line: `gemmtune VERB [options]`; with no verb and options first, the verb is `tune`; a bare
+ * `gemmtune` prints the usage. Each verb lives in src/cli/cmd_<verb>.c; options in src/cli/options.c. */
 #include "cli.h"
 #include "worker.h"
 
@@ -11,7 +11,7 @@ static const struct {
     int (*run)(int argc, char **argv);
     const char *summary;
 } verbs[] = {
-    {"tune", gt_cmd_tune, "tune SGEMM for shapes on a GPU and store every trial (the default verb)"},
+    {"tune", gt_cmd_tune, "tune SGEMM for shapes on a GPU and store every trial (the verb when options come first)"},
     {"candidates", gt_cmd_candidates, "list the legal candidates of each family, no GPU needed"},
     {"query", gt_cmd_query, "print stored winners or trials with their ratio to cuBLAS"},
     {"export", gt_cmd_export, "write the winners as JSON or as a C header"},
@@ -24,12 +24,14 @@ static const struct {
 
 static void usage(FILE *out)
 {
-    fprintf(out, "usage: gemmtune [VERB] [options]     (gemmtune VERB --help for a verb's options)\n\n"
+    fprintf(out, "usage: gemmtune VERB [options]     (gemmtune VERB --help for a verb's options)\n"
+                 "       gemmtune --OPTION ...       (options first, no verb: the verb is tune)\n\n"
                  "Autotunes FP32 GEMM (SGEMM) kernels for your GPU and shapes; results live in SQLite.\n\n");
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; ++i) fprintf(out, "  %-11s %s\n", verbs[i].name, verbs[i].summary);
     fprintf(out, "\nexample: gemmtune --gpu 0 --sizes 1024,2048     (same as: gemmtune tune --gpu 0 --sizes 1024,2048)\n"
                  "database: --db PATH, else $GEMMTUNE_DB, else $XDG_DATA_HOME/gemmtune/gemmtune.db\n"
-                 "          (~/.local/share/gemmtune/gemmtune.db)\n");
+                 "          (~/.local/share/gemmtune/gemmtune.db)\n"
+                 "--gpu N is a CUDA device index in every verb; --gpu-model NAME picks GPU models by name.\n");
 }
 
 int main(int argc, char **argv)
@@ -37,7 +39,7 @@ int main(int argc, char **argv)
     if (argc >= 2 && !strcmp(argv[1], "__worker")) return gt_worker_main(argc, argv);
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(stdout);
-        return argc < 2 ? 2 : 0;
+        return 0;
     }
     if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V")) {
         printf("gemmtune %s\n", GT_VERSION);

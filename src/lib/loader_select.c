@@ -159,7 +159,7 @@ static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt
         snprintf(w, left, "no shape of this layout is tuned within distance %.2g with a kernel that can run this call",
                  m->dmax);
     else if (best_pred < 1 + m->margin)
-        snprintf(w, left, "the best tuned neighbour, %s from %dx%dx%d (d=%.3f), is predicted at %.3fx cuBLAS here, "
+        snprintf(w, left, "the best tuned neighbour, %s from %dx%dx%d (d=%.3g), is predicted at %.3fx cuBLAS here, "
                  "under the %.3fx a reuse needs", rows[best].family, rows[best].shape.m, rows[best].shape.n,
                  rows[best].shape.k, best_d, best_pred, 1 + m->margin);
     else {
@@ -225,7 +225,7 @@ void gt_loader_describe(const gt_choice *c, const gt_winner *rows, char *buf, si
         snprintf(buf, n, "exact: %s (tuned for this shape: %.3fx cuBLAS)%s%s", kernel, w->ratio, c->why[0] ? "; " : "",
                  c->why);
     else if (c->rule == GT_RULE_REUSE && w)
-        snprintf(buf, n, "reuse: %s, tuned for %dx%dx%d %s (%.3fx cuBLAS there; d=%.3f; predicted %.3fx here)", kernel,
+        snprintf(buf, n, "reuse: %s, tuned for %dx%dx%d %s (%.3fx cuBLAS there; d=%.3g; predicted %.3fx here)", kernel,
                  w->shape.m, w->shape.n, w->shape.k, gt_layout_name(w->shape.ta, w->shape.tb), w->ratio, c->distance,
                  c->predicted);
     else
