@@ -40,7 +40,7 @@ static gt_winner row(const char *gpu, int maj, int min, int sms, int m, int n, i
     gt_layout_parse(layout, &w.shape.ta, &w.shape.tb);
     snprintf(w.family, sizeof w.family, "%s", family);
     snprintf(w.params, sizeof w.params, "%s", params);
-    w.tflops = 10, w.ratio = 0.9;
+    w.tflops = 10, w.ratio = 1.1;
     return w;
 }
 
@@ -198,12 +198,20 @@ GT_TEST(loader_select_fallbacks, GT_NEEDS_NONE)
         ch = pick_(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_NONE);
         CHECK(ch.rule == GT_RULE_NONE && ch.family == NULL);
     }
-    /* an exact tuned kernel beats every fallback */
+    /* an exact tuned kernel beats every fallback, when it was faster than cuBLAS in its sweep */
     gt_winner mine = row(H100, 9, 0, 132, 33, 65, 17, "tt", "tile2d", P_BIG);
+    mine.ratio = 1.2;
     gt_choice ch = pick_(&mine, 1, &d, &c, GEMMTUNE_FALLBACK_NONE);
     CHECK(ch.rule == GT_RULE_EXACT);
     gt_loader_describe(&ch, &mine, line, sizeof line);
-    CHECK_MSG(!strcmp(line, "exact: tile2d " P_BIG " (tuned for this shape: 0.900x cuBLAS)"), "%s", line);
+    CHECK_MSG(!strcmp(line, "exact: tile2d " P_BIG " (tuned for this shape: 1.200x cuBLAS)"), "%s", line);
+    mine.ratio = 0.9; /* slower than cuBLAS (a sweep without the vendor family): cuBLAS runs, and explain says why */
+    ch = pick_(&mine, 1, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    gt_loader_describe(&ch, &mine, line, sizeof line);
+    CHECK_MSG(ch.rule == GT_RULE_CUBLAS && strstr(line, "the winner tuned for this shape, tile2d, ran at 0.900x "
+                                                           "cuBLAS: not served"), "%s", line);
+    mine.ratio = -1; /* no baseline (an imported row): nothing says it is slower */
+    CHECK(pick_(&mine, 1, &d, &c, GEMMTUNE_FALLBACK_CUBLAS).rule == GT_RULE_EXACT);
 }
 
 GT_TEST(loader_fallback_from_environment, GT_NEEDS_NONE)
@@ -328,7 +336,7 @@ GT_TEST(loader_status_strings, GT_NEEDS_NONE)
 static const unsigned char fake_cubin[] = "\177ELF not really";
 
 static const gemmtune_winner_row table[] = {
-    {H100, 9, 0, 132, 1024, 1024, 1024, "nn", "tile2d", P_BIG, 21.5, 0.93, fake_cubin, sizeof fake_cubin, "sm_90"},
+    {H100, 9, 0, 132, 1024, 1024, 1024, "nn", "tile2d", P_BIG, 21.5, 1.04, fake_cubin, sizeof fake_cubin, "sm_90"},
     {H100, 9, 0, 132, 4096, 4096, 4096, "tn", "tile2d", P_SMALL, 30.0, 0.8, NULL, 0, NULL},
     {"NVIDIA H200", 9, 0, 132, 512, 512, 512, "nn", "tile2d", P_SMALL, 11.0, 0.7, NULL, 0, NULL},
 };
@@ -341,7 +349,7 @@ GT_TEST(loader_table_rows_convert_and_select, GT_NEEDS_NONE)
     CHECK(set.n == 3 && set.cubin[0] == fake_cubin && set.cubin_size[0] == sizeof fake_cubin && !set.cubin[1]);
     CHECK(!strcmp(set.cubin_arch[0], "sm_90") && !strcmp(set.rows[1].params, P_SMALL));
     CHECK(set.rows[1].shape.ta == 1 && set.rows[1].shape.tb == 0 && set.rows[1].shape.k == 4096);
-    CHECK(set.rows[0].tflops == 21.5 && set.rows[0].ratio == 0.93);
+    CHECK(set.rows[0].tflops == 21.5 && set.rows[0].ratio == 1.04);
     gt_device_id d = h100();
     gt_call c = call_of(1024, 1024, 1024, "nn", 16);
     CHECK(pick_(set.rows, set.n, &d, &c, GEMMTUNE_FALLBACK_CUBLAS).rule == GT_RULE_EXACT);

@@ -116,6 +116,12 @@ static int exact(const gt_winner *rows, int n, const gt_device_id *dev, const gt
         if (r->m != s->m || r->n != s->n || r->k != s->k || !same_layout(r, s) || !same_model(&rows[i], dev)) continue;
         if (usable(rows[i].family, rows[i].params, dev, call, &c->family, &c->params, why, sizeof why)) {
             const gt_backend *be = c->family->backend ? gt_backend_find(c->family->backend) : NULL;
+            if (!be && rows[i].ratio > 0 && rows[i].ratio < 1.0) { /* a sweep without the vendor family */
+                snprintf(c->why, sizeof c->why, "the winner tuned for this shape, %s, ran at %.3fx cuBLAS: not "
+                         "served; ", rows[i].family, rows[i].ratio);
+                c->family = NULL;
+                continue;
+            }
             c->rule = GT_RULE_EXACT, c->row = i, c->predicted = rows[i].ratio;
             if (be && !be->replayable(c->family, &c->params, why, sizeof why)) {
                 snprintf(c->why, sizeof c->why, "%s: cuBLAS's own choice runs instead", why);
