@@ -109,7 +109,6 @@ $(call obj,$(LIBSRC_SRC)): INC := $(INC_lib)
 $(call obj,$(TUNER_SRC)): INC := $(INC_tuner)
 $(call obj,$(CLI_SRC)) $(BUILD)/obj/src/cli/main.o: INC := $(INC_cli)
 $(call obj,$(TEST_SRC)): INC := $(INC_tests)
-$(call obj,$(TEST_SRC)): CPPFLAGS_ALL += -DGT_BUILD_DIR='"$(BUILD)"'
 
 $(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(@D)

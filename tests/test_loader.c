@@ -13,6 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#ifdef __SANITIZE_ADDRESS__ /* programs the tests link against this build's library need its sanitizers too */
+#define SAN_FLAGS "-fsanitize=address,undefined"
+#else
+#define SAN_FLAGS ""
+#endif
+
 #define H100 "NVIDIA H100 80GB HBM3"
 #define P_BIG "BM=128,BN=128,BK=8,TM=8,TN=8"   /* 256 threads */
 #define P_SMALL "BM=64,BN=32,BK=16,TM=4,TN=4"  /* 128 threads */
@@ -612,8 +618,10 @@ GT_TEST(loader_install_pkgconfig_example, GT_NEEDS_NONE)
 {
     char *prefix = gt_tmp_path("_prefix"), *src = gt_tmp_path(".c"), *bin = gt_tmp_path(""), *out = NULL;
     char cmd[4096];
-    const char *san = strstr(GT_BUILD_DIR, "asan") ? "-fsanitize=address,undefined" : "";
-    snprintf(cmd, sizeof cmd, "make -s BUILD=%s PREFIX=%s install", GT_BUILD_DIR, prefix);
+    const size_t nroot = strlen(gt_src_root());
+    const char *build = strncmp(gt_build_dir(), gt_src_root(), nroot) || gt_build_dir()[nroot] != '/'
+                            ? gt_build_dir() : gt_build_dir() + nroot + 1; /* as `make test` names it */
+    snprintf(cmd, sizeof cmd, "make -s -C " GT_ROOT " BUILD=%s PREFIX=%s install", build, prefix);
     int rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0, "%s -> %d:\n%s", cmd, rc, out);
     free(out);
@@ -628,17 +636,17 @@ GT_TEST(loader_install_pkgconfig_example, GT_NEEDS_NONE)
     CHECK_MSG(rc == 0 && strstr(out, prefix) && strstr(out, "-lgemmtune"), "%s", out);
     free(out);
     /* The README's command, then a run: it must explain itself without a GPU and pass with one. */
-    snprintf(cmd, sizeof cmd, "cd /tmp && export PKG_CONFIG_PATH=%s/lib/pkgconfig && cc -std=c99 -Wall -Werror %s "
-             "%s/docs/example.c $(pkg-config --cflags --libs gemmtune) -o %s && XDG_DATA_HOME=%s GEMMTUNE_DB= %s",
-             prefix, san, getcwd((char[4096]){0}, 4096), bin, prefix, bin);
+    snprintf(cmd, sizeof cmd, "cd / && export PKG_CONFIG_PATH=%s/lib/pkgconfig && cc -std=c99 -Wall -Werror " SAN_FLAGS
+             " " GT_ROOT "/docs/example.c $(pkg-config --cflags --libs gemmtune) -o %s && XDG_DATA_HOME=%s "
+             "GEMMTUNE_DB= %s", prefix, bin, prefix, bin);
     rc = gt_run(cmd, &out);
     if (gt_test_gpu_count() == 0)
         CHECK_MSG(rc == 1 && strstr(out, "gemmtune_create: GEMMTUNE_STATUS_NO_DEVICE"), "%d:\n%s", rc, out);
     else CHECK_MSG(rc == 0 && strstr(out, "default: tile2d") && strstr(out, "ok"), "%d:\n%s", rc, out);
     free(out);
     write_text(src, table_only_src);
-    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror %s %s -I%s/include %s/lib/libgemmtune.a -L/usr/local/cuda/lib64 "
-             "-lcudart_static -lpthread -ldl -lrt -lm -o %s && %s", san, src, prefix, prefix, bin, bin);
+    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror " SAN_FLAGS " %s -I%s/include %s/lib/libgemmtune.a -L/usr/local/cuda/lib64 "
+             "-lcudart_static -lpthread -ldl -lrt -lm -o %s && %s", src, prefix, prefix, bin, bin);
     rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0 && strstr(out, gt_test_gpu_count() ? "GEMMTUNE_SUCCESS" : "GEMMTUNE_STATUS_NO_DEVICE"),
               "table-only static link: %d:\n%s", rc, out);
@@ -666,7 +674,6 @@ GT_TEST(loader_exported_header_with_cubins_builds_a_table_program, GT_NEEDS_NVRT
 {
     char *db = fixture_db(), *dir = gt_tmp_path("_aot"), cmd[4096], *out = NULL;
     if (!db) return;
-    const char *san = strstr(GT_BUILD_DIR, "asan") ? "-fsanitize=address,undefined" : "";
     snprintf(cmd, sizeof cmd, "mkdir -p %s && %s export --db %s --format header --with-cubin -o %s/winners.h", dir,
              GT_CLI, db, dir);
     int rc = gt_run(cmd, &out);
@@ -674,9 +681,9 @@ GT_TEST(loader_exported_header_with_cubins_builds_a_table_program, GT_NEEDS_NVRT
     free(out);
     snprintf(cmd, sizeof cmd, "%s/main.c", dir);
     write_text(cmd, aot_src);
-    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror %s -Isrc -I%s %s/main.c %s/libgemmtune.a "
-             "-L/usr/local/cuda/lib64 -lcudart_static -lpthread -ldl -lrt -lm -o %s/aot && %s/aot", san, dir, dir,
-             GT_BUILD_DIR, dir, dir);
+    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror " SAN_FLAGS " -I" GT_ROOT "/src/lib -I%s %s/main.c "
+             GT_BUILD "/libgemmtune.a -L/usr/local/cuda/lib64 -lcudart_static -lpthread -ldl -lrt -lm -o %s/aot && "
+             "%s/aot", dir, dir, dir, dir);
     rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0 && strstr(out, "3 rows, 3 cubins") &&
               strstr(out, gt_test_gpu_count() ? "GEMMTUNE_SUCCESS" : "GEMMTUNE_STATUS_NO_DEVICE"), "%d:\n%s", rc, out);
@@ -691,11 +698,12 @@ GT_TEST(loader_exported_header_with_cubins_builds_a_table_program, GT_NEEDS_NVRT
 GT_TEST(loader_header_is_plain_c_and_cxx, GT_NEEDS_NONE)
 {
     char *out = NULL;
-    int rc = gt_run("cc -std=c89 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c src/gemmtune.h", &out);
+    int rc = gt_run("cc -std=c89 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c " GT_ROOT "/src/lib/gemmtune.h",
+                    &out);
     CHECK_MSG(rc == 0, "C89: %s", out);
     free(out);
     if (gt_run("command -v c++", NULL) != 0) return;
-    rc = gt_run("c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -x c++ src/gemmtune.h", &out);
+    rc = gt_run("c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -x c++ " GT_ROOT "/src/lib/gemmtune.h", &out);
     CHECK_MSG(rc == 0, "C++: %s", out);
     free(out);
 }

@@ -124,7 +124,9 @@ GT_TEST(nvrtc_compiles_every_default_candidate, GT_NEEDS_NVRTC)
     for (int t = 0; t < 2; ++t) started += pthread_create(&th[t], NULL, compile_worker, &q) == 0;
     if (!started) compile_worker(&q);
     for (int t = 0; t < started; ++t) pthread_join(th[t], NULL);
-    FILE *tsv = fopen(GT_BUILD_DIR "/nvrtc_candidates.tsv", "w");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/nvrtc_candidates.tsv", gt_build_dir());
+    FILE *tsv = fopen(path, "w");
     if (tsv) fprintf(tsv, "family\tparams\trc\tregs\tspill_bytes\tseconds\n");
     report(&q, tsv);
     if (tsv) fclose(tsv);
