@@ -4,6 +4,7 @@
 #include "db.h"
 #include "harness.h"
 #include "loader.h"
+#include "toolkit.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -291,51 +292,27 @@ GT_TEST(loader_map_call_checks_arguments, GT_NEEDS_NONE)
           gt_loader_align((void *)(uintptr_t)0x1001) == 1);
 }
 
-/* Column-major C = alpha op(A) op(B) + beta C as BLAS defines it. */
-static void ref_colmajor(int ta, int tb, int m, int n, int k, float alpha, const float *A, int lda, const float *B,
-                         int ldb, float beta, float *C, int ldc)
-{
-    for (int j = 0; j < n; ++j)
-        for (int i = 0; i < m; ++i) {
-            double s = 0;
-            for (int p = 0; p < k; ++p)
-                s += (double)(ta ? A[i * lda + p] : A[i + p * lda]) * (tb ? B[p * ldb + j] : B[p + j * ldb]);
-            C[i + j * ldc] = (float)(alpha * s + beta * C[i + j * ldc]);
-        }
-}
-
-/* Row-major per the kernel contract (templates/common.cuh), on the mapped call. */
-static void ref_rowmajor(const gt_call *c, float alpha, const float *A, const float *B, float beta, float *C)
-{
-    const gt_shape *s = &c->shape;
-    for (int i = 0; i < s->m; ++i)
-        for (int j = 0; j < s->n; ++j) {
-            double acc = 0;
-            for (int p = 0; p < s->k; ++p)
-                acc += (double)(s->ta ? A[p * c->lda + i] : A[i * c->lda + p]) *
-                       (s->tb ? B[j * c->ldb + p] : B[p * c->ldb + j]);
-            C[i * c->ldc + j] = (float)(alpha * acc + beta * C[i * c->ldc + j]);
-        }
-}
-
+/* The mapped row-major call computes what the column-major call means: the one reference GEMM run on both. */
 GT_TEST(loader_column_major_mapping_computes_cublas_semantics, GT_NEEDS_NONE)
 {
-    const int m = 5, n = 7, k = 3, ld = 11;
-    float A[11 * 11], B[11 * 11], C1[11 * 11], C2[11 * 11];
-    srand(7);
+    enum { M = 5, N = 7, K = 3, PAD = 4, MAXE = (K + PAD) * (N + PAD) };
+    float A[MAXE], B[MAXE], C0[MAXE], want[MAXE], got[MAXE];
+    unsigned seed = 7;
     for (int t = 0; t < 4; ++t) {
-        const int ta = t >> 1, tb = t & 1;
-        for (int i = 0; i < ld * ld; ++i) {
-            A[i] = (float)(rand() % 9 - 4), B[i] = (float)(rand() % 9 - 4);
-            C1[i] = C2[i] = (float)(rand() % 9 - 4);
-        }
+        const gt_problem col = gt_problem_make(1, t >> 1, t & 1, M, N, K, PAD, 2.0f, 0.5f);
         gt_call c;
         int swap;
         char err[256];
-        CHECK(gt_loader_map_call(1, ta, tb, m, n, k, A, ld, B, ld, C2, ld, &c, &swap, err, sizeof err) == 0);
-        ref_colmajor(ta, tb, m, n, k, 2.0f, A, ld, B, ld, 0.5f, C1, ld);
-        ref_rowmajor(&c, 2.0f, swap ? B : A, swap ? A : B, 0.5f, C2);
-        CHECK_MSG(!memcmp(C1, C2, sizeof C1), "transa %d transb %d: mapped call differs", ta, tb);
+        gt_problem_fill(&col, &seed, A, B, C0);
+        CHECK(gt_loader_map_call(1, col.ta, col.tb, M, N, K, A, col.lda, B, col.ldb, C0, col.ldc, &c, &swap, err,
+                                 sizeof err) == 0);
+        const gt_problem row = {0, c.shape.ta, c.shape.tb, c.shape.m, c.shape.n, c.shape.k, (int)c.lda, (int)c.ldb,
+                                (int)c.ldc, 2.0f, 0.5f};
+        CHECK(gt_problem_elems(&row, 'C') == gt_problem_elems(&col, 'C'));
+        gt_ref_gemm(&col, A, B, C0, want);
+        gt_ref_gemm(&row, swap ? B : A, swap ? A : B, C0, got);
+        CHECK_MSG(!memcmp(want, got, gt_problem_elems(&col, 'C') * sizeof(float)),
+                  "transa %d transb %d: mapped call differs", col.ta, col.tb);
     }
 }
 
