@@ -4,13 +4,13 @@
 #ifndef GT_TOOLKIT_H
 #define GT_TOOLKIT_H
 
+#ifdef __cplusplus
+extern "C" { /* the C++ emulator driver links the C objects */
+#endif
+
 #include "family.h"
 
 #include <stddef.h>
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /* One GEMM call in user terms: row-major per the kernel contract (templates/common.cuh), or column-major with
  * cuBLAS's argument order (colmajor = 1: A is m x k with lda >= m when not transposed, C is m x n, ldc >= m). */
