@@ -2,6 +2,7 @@
  * statuses, compiled-in tables, bad sources, `gemmtune explain`, and install + pkg-config + link of the example.
  * GPU tests of the loader are in tests/test_loader_gpu.c. Run: build/gt_tests --cpu loader */
 #include "db.h"
+#include "fixture.h"
 #include "harness.h"
 #include "loader.h"
 #include "toolkit.h"
@@ -399,42 +400,24 @@ GT_TEST(loader_table_refuses_bad_rows, GT_NEEDS_NONE)
     CHECK(gemmtune_create_from_table(&h, table, 3, &o) == GEMMTUNE_STATUS_INVALID_VALUE && h == NULL);
 }
 
-/* The hash the tuner stores: of the rendered source. */
-static void source_hash(const char *family, const char *params, int ta, int tb, char hash[17])
-{
-    char err[256];
-    const gt_family *f = gt_family_find(family);
-    gt_params p;
-    char *src = f && !gt_params_parse(f, params, &p, err, sizeof err) ? gt_render(f, &p, ta, tb, err, sizeof err) : NULL;
-    gt_hash_hex(src ? src : "", src ? strlen(src) : 0, hash);
-    free(src);
-}
-
-/* A database with winners on H100 for 1024^3 nn (P_BIG) and 4096^3 nn (P_SMALL), and on H200 for 512^3 nn.
- * Returns the malloc'd path, or NULL after a failed check. */
+/* A database with winners on H100 for 1024^3 nn (P_BIG) and 4096^3 nn (P_SMALL), and on H200 for 512^3 nn,
+ * each with the hash of its rendered source. Returns the malloc'd path, or NULL after a failed check. */
 static char *fixture_db(void)
 {
-    char *path = gt_tmp_path(".db"), err[512];
-    gt_db *db = NULL;
-    static const struct { const char *gpu; int sms, m; const char *params; } w[] = {
-        {H100, 132, 1024, P_BIG}, {H100, 132, 4096, P_SMALL}, {"NVIDIA H200", 132, 512, P_SMALL}};
-    int ok = gt_db_open(path, 1, &db, err, sizeof err) == 0;
-    CHECK_MSG(ok, "%s", err);
+    char *path = gt_tmp_path(".db");
+    static const struct { const char *gpu; int m; const char *params; } w[] = {
+        {H100, 1024, P_BIG}, {H100, 4096, P_SMALL}, {"NVIDIA H200", 512, P_SMALL}};
+    int ok = 1;
     for (size_t i = 0; ok && i < sizeof w / sizeof w[0]; ++i) {
         gt_gpu_info g;
         memset(&g, 0, sizeof g);
         snprintf(g.name, sizeof g.name, "%s", w[i].gpu);
-        g.cc_major = 9, g.sm_count = w[i].sms;
+        g.cc_major = 9, g.sm_count = 132;
         snprintf(g.uuid, sizeof g.uuid, "GPU-test-%zu", i);
-        long long sweep;
         gt_shape s = {w[i].m, w[i].m, w[i].m, 0, 0};
-        char hash[17];
-        source_hash("tile2d", w[i].params, 0, 0, hash);
-        ok = !gt_db_begin_sweep(db, &g, "test", &sweep, err, sizeof err) &&
-             !gt_db_set_winner(db, sweep, &s, "tile2d", w[i].params, hash, 1.5, 1.0, err, sizeof err);
-        CHECK_MSG(ok, "%s", err);
+        ok = gt_fixture_winner(path, &g, &s, "tile2d", w[i].params, NULL, 1.5) == 0;
+        CHECK(ok);
     }
-    if (db) gt_db_close(db);
     if (!ok) free(path), path = NULL;
     return path;
 }

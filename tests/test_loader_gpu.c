@@ -4,6 +4,7 @@
  * numbers: first-call latency (NVRTC / cubin cache / embedded cubin) and warm dispatch overhead. */
 #include "compile.h"
 #include "db.h"
+#include "fixture.h"
 #include "harness.h"
 #include "kernel.h"
 #include "loader.h"
@@ -274,21 +275,17 @@ GT_TEST(loader_gpu_every_rule_matches_cublas, GT_NEEDS_GPU)
 /* A database with one winner for this GPU: 256^3 nn -> tile2d P_TILE2D. Returns the malloc'd path or NULL. */
 static char *gpu_fixture_db(const gpu_id *g)
 {
-    char *path = gt_tmp_path(".db"), err[512];
-    gt_db *db = NULL;
+    char *path = gt_tmp_path(".db");
     gt_gpu_info gi;
     memset(&gi, 0, sizeof gi);
     snprintf(gi.name, sizeof gi.name, "%.127s", g->name);
     gi.cc_major = g->major, gi.cc_minor = g->minor, gi.sm_count = g->sms;
     snprintf(gi.uuid, sizeof gi.uuid, "GPU-gemmtune-loader-test");
-    long long sweep;
     gt_shape s = {256, 256, 256, 0, 0};
-    int ok = !gt_db_open(path, 1, &db, err, sizeof err) && !gt_db_begin_sweep(db, &gi, "test", &sweep, err, sizeof err) &&
-             !gt_db_set_winner(db, sweep, &s, "tile2d", P_TILE2D, "0000000000000000", 1.0, 1.0, err, sizeof err);
-    CHECK_MSG(ok, "%s", err);
-    if (db) gt_db_close(db);
-    if (!ok) free(path), path = NULL;
-    return path;
+    if (gt_fixture_winner(path, &gi, &s, "tile2d", P_TILE2D, "0000000000000000", 1.0) == 0) return path;
+    CHECK_MSG(0, "fixture database %s", path);
+    free(path);
+    return NULL;
 }
 
 /* First call of a fresh handle (select + load + launch), timed on the host; checked against cuBLAS. */
