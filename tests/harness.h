@@ -27,8 +27,8 @@ char *gt_tmp_path(const char *suffix);
 const char *gt_tmp_dir(void);
 /* Run a shell command, capturing stdout+stderr into a malloc'd string (may be NULL); returns the exit status. */
 int gt_run(const char *cmd, char **output);
-/* For a long test: "    <done>/<total> <what>, <failed> failed, <s> s" every 10 s of the running test (the first
- * after 10 s, so a short test prints none), so a slow run never looks hung. Thread-safe. */
+/* For a long test: "    <done>/<total> <what>, <failed> failed, <s> s" every 10 s ($GT_PROGRESS_S) of the running
+ * test (the first after 10 s, so a short test prints none), so a slow run never looks hung. Thread-safe. */
 void gt_progress(int done, int total, int failed, const char *what);
 
 /* Absolute paths found from /proc/self/exe, never from the working directory: the folder holding gt_tests (the

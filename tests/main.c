@@ -20,11 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { PROGRESS_S = 10 };
-
 static gt_test *head;
 static int cur_failed, cur_skipped;
-static double test_t0, progress_last;
+static double test_t0, progress_last, progress_every = 10; /* $GT_PROGRESS_S overrides the 10 s */
 static pthread_mutex_t progress_mu = PTHREAD_MUTEX_INITIALIZER;
 static char build_dir[4096], src_root[4096], tmp_dir[4096];
 static pid_t tmp_owner;
@@ -104,7 +102,7 @@ void gt_progress(int done, int total, int failed, const char *what)
 {
     pthread_mutex_lock(&progress_mu);
     const double t = now_s();
-    if (t - progress_last >= PROGRESS_S) {
+    if (t - progress_last >= progress_every) {
         progress_last = t;
         printf("    %d/%d %s, %d failed, %.0f s\n", done, total, what, failed, t - test_t0);
     }
@@ -182,6 +180,7 @@ static int setup(void)
     setenv("GT_TEST_ROOT", src_root, 1);
     setenv("GT_TEST_BUILD", build_dir, 1);
     setenv("TMPDIR", tmp_dir, 1);
+    if (getenv("GT_PROGRESS_S") && atof(getenv("GT_PROGRESS_S")) > 0) progress_every = atof(getenv("GT_PROGRESS_S"));
     return 0;
 }
 
