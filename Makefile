@@ -142,7 +142,8 @@ run: all
 	$(BUILD)/gemmtune --gpu 0 --sizes $(SIZES)
 
 # ASan/UBSan build in its own folder. CUDA's libraries need protect_shadow_gap=0 under ASan. The NVRTC compile of
-# every default candidate ran in `make test`; here a spread sample of it runs (GT_SAMPLE), the rest in full.
+# every default candidate ran in `make test`; here a spread sample of it runs (GT_SAMPLE, tests/toolkit.h), and
+# the same share of the other compiling tests; the rest in full.
 asan:
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" OPT="-O1 -g" all
 	GT_SAMPLE=40 ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:abort_on_error=1 \

@@ -311,7 +311,7 @@ GT_TEST(families_sample_compiles_in_all_layouts, GT_NEEDS_NVRTC)
         CHECK_MSG(c.n == (total >= 3 ? 12 : 4 * total), "%s: %d sample compiles", f->name, c.n);
         n += c.n;
     }
-    n = gt_sample_jobs(jobs, n, gt_sample_wanted());
+    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
     gt_compile_all(jobs, n, "sm_90", "sample candidates");
     for (int i = 0; i < n; ++i) CHECK_MSG(sample_ok(&jobs[i]), "%s: sample compile failed", jobs[i].f->name);
 }

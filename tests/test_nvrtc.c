@@ -69,7 +69,7 @@ GT_TEST(nvrtc_compiles_every_default_candidate, GT_NEEDS_NVRTC)
 {
     int n;
     gt_compile_job *jobs = gt_compile_default_space("sm_90", &n);
-    n = gt_sample_jobs(jobs, n, gt_sample_wanted());
+    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
     gt_compile_all(jobs, n, "sm_90", "default candidates");
     char path[4200];
     snprintf(path, sizeof path, "%s/nvrtc_candidates.tsv", gt_build_dir());

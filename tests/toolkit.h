@@ -72,8 +72,10 @@ gt_compile_job *gt_compile_default_space(const char *arch, int *n);
  * progress line every 10 s and a closing line on how busy the threads were. Returns the number that failed. */
 int gt_compile_all(gt_compile_job *jobs, int n, const char *arch, const char *what);
 
-/* $GT_SAMPLE: how many compiles a test that compiles many should keep (make asan sets it), 0 for all. */
-int gt_sample_wanted(void);
+/* How many of its n compiles a test should keep: all (0) unless $GT_SAMPLE is set (make asan: 40), which is the
+ * sample of the whole default space; a test compiling n keeps the same share, GT_SAMPLE * n / (default space),
+ * at least 1 (and gt_sample_jobs keeps each family's first and last). */
+int gt_sample_wanted(int n);
 /* Keep a spread sample of about want jobs (jobs grouped by family): every family, with its first and last job
  * and evenly spaced ones between, in proportion to its share. Compacts jobs in place, prints what it kept
  * (family and indices, so a failure can be rerun), returns the new count. want <= 0 or >= n keeps all. */

@@ -162,10 +162,15 @@ int gt_compile_all(gt_compile_job *jobs, int n, const char *arch, const char *wh
     return q.failed;
 }
 
-int gt_sample_wanted(void)
+int gt_sample_wanted(int n)
 {
     const char *s = getenv("GT_SAMPLE");
-    return s && atoi(s) > 0 ? atoi(s) : 0;
+    const int want = s ? atoi(s) : 0;
+    if (want <= 0) return 0;
+    int space;
+    free(gt_compile_default_space("sm_90", &space));
+    const int share = (int)((double)want * n / (space > 0 ? space : 1) + 0.5);
+    return share < 1 ? 1 : share;
 }
 
 /* Keep q of the family's jobs [s, e): the first, the last and evenly spaced ones; print their indices. */
@@ -186,7 +191,7 @@ static int keep_spread(gt_compile_job *jobs, int s, int e, int q, int out)
 int gt_sample_jobs(gt_compile_job *jobs, int n, int want)
 {
     if (want <= 0 || want >= n) return n;
-    printf("    GT_SAMPLE=%d: a spread sample of the %d compiles (indices in each family's order):\n", want, n);
+    printf("    GT_SAMPLE: a spread sample of about %d of the %d compiles (indices in each family's order):\n", want, n);
     int out = 0;
     for (int s = 0, e; s < n; s = e) {
         for (e = s; e < n && jobs[e].f == jobs[s].f; ++e) {}
