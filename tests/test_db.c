@@ -53,7 +53,8 @@ GT_TEST(db_open_creates_dirs_schema_wal_views, GT_NEEDS_NONE)
     CHECK(gt_fixture_sql_int(path, "PRAGMA user_version") == GT_DB_SCHEMA_VERSION);
     CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'view' AND name IN "
                         "('v_winners', 'v_trials', 'v_sweeps', 'v_gpus', 'v_baselines')") == 5);
-    CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'sweeps_by_uid'") == 1);
+    CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                                   "name = 'sweeps_by_uid'") == 1);
     /* WAL is a property of the file: a fresh read-only connection sees it */
     sqlite3 *h;
     sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL);
@@ -129,7 +130,8 @@ GT_TEST(db_trials_resume_lookup_by_gpu_model, GT_NEEDS_NONE)
     gt_db_close(db);
     /* absent numbers are stored as NULL, not as -1 */
     CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM trials WHERE median_ms IS NULL") == 0);
-    CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM gpus") == 2 && gt_fixture_sql_int(path, "SELECT count(*) FROM gpu_models") == 1);
+    CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM gpus") == 2 &&
+          gt_fixture_sql_int(path, "SELECT count(*) FROM gpu_models") == 1);
     CHECK(gt_fixture_sql_int(path, "SELECT count(DISTINCT uid) FROM sweeps WHERE length(uid) = 32") == 2);
     gt_fixture_rm(path);
     free(path);

@@ -186,8 +186,10 @@ GT_TEST(gpu_sweep_quarantines_resumes_and_caches, GT_NEEDS_GPU)
     printf("    first:  %d run, %d failed, %d compiled, %d restarts\n", s1.trials_run, s1.trials_failed, s1.compiled,
            s1.restarts);
     CHECK(s1.trials_run > 0 && s1.compiled > 0 && s1.restarts >= 2);
-    CHECK(gt_fixture_sql_int(db, "SELECT count(*) FROM v_trials WHERE family = 'test_oob' AND status = 'faulted'") >= 1);
-    CHECK(gt_fixture_sql_int(db, "SELECT count(*) FROM v_trials WHERE family = 'test_hang' AND status = 'timeout'") >= 1);
+    CHECK(gt_fixture_sql_int(db, "SELECT count(*) FROM v_trials WHERE family = 'test_oob' AND status = 'faulted'") >=
+          1);
+    CHECK(gt_fixture_sql_int(db, "SELECT count(*) FROM v_trials WHERE family = 'test_hang' AND status = 'timeout'") >=
+          1);
     CHECK(gt_fixture_sql_int(db, "SELECT count(*) FROM v_winners WHERE family = 'naive'") == 2);
     rc = gt_tune_run(&o, &s2, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
@@ -237,7 +239,8 @@ GT_TEST(gpu_sweep_survives_kill_9, GT_NEEDS_GPU)
     int rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0, "%s", out);
     CHECK_MSG(out && strstr(out, "already stored and skipped"), "%s", out);
-    long long searched = gt_fixture_sql_int(db, "SELECT count(DISTINCT candidate_id) FROM trials WHERE reps = 20");
+    long long searched =
+        gt_fixture_sql_int(db, "SELECT count(DISTINCT candidate_id) FROM trials WHERE reps = 20");
     long long search_rows = gt_fixture_sql_int(db, "SELECT count(*) FROM trials WHERE reps = 20");
     printf("    after rerun: %lld candidates, %lld search trials\n", searched, search_rows);
     CHECK(searched == 40 && search_rows == 40);

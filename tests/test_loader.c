@@ -605,8 +605,9 @@ GT_TEST(loader_install_pkgconfig_example, GT_NEEDS_NONE)
     else CHECK_MSG(rc == 0 && strstr(out, "default: tile2d") && strstr(out, "ok"), "%d:\n%s", rc, out);
     free(out);
     write_text(src, table_only_src);
-    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror " SAN_FLAGS " %s -I%s/include %s/lib/libgemmtune.a -L/usr/local/cuda/lib64 "
-             "-lcudart_static -lpthread -ldl -lrt -lm -o %s && %s", src, prefix, prefix, bin, bin);
+    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror " SAN_FLAGS " %s -I%s/include %s/lib/libgemmtune.a "
+             "-L/usr/local/cuda/lib64 -lcudart_static -lpthread -ldl -lrt -lm -o %s && %s", src, prefix, prefix, bin,
+             bin);
     rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0 && strstr(out, gt_test_gpu_count() ? "GEMMTUNE_SUCCESS" : "GEMMTUNE_STATUS_NO_DEVICE"),
               "table-only static link: %d:\n%s", rc, out);

@@ -105,14 +105,16 @@ typedef struct {
     float *dA, *dB, *dC, *dR;        /* device */
 } buffers;
 
+/* Bytes of an operand ('A', 'B', 'C'). */
+static size_t bytes(const gt_problem *p, char operand) { return gt_problem_elems(p, operand) * sizeof(float); }
+
 static int buffers_alloc(const gt_problem *p, buffers *b)
 {
+    const size_t na = bytes(p, 'A'), nb = bytes(p, 'B'), nc = bytes(p, 'C');
     memset(b, 0, sizeof *b);
-    b->A = malloc(gt_problem_elems(p, 'A') * 4), b->B = malloc(gt_problem_elems(p, 'B') * 4), b->C0 = malloc(gt_problem_elems(p, 'C') * 4);
-    b->C = malloc(gt_problem_elems(p, 'C') * 4), b->R = malloc(gt_problem_elems(p, 'C') * 4);
-    return !b->A || !b->B || !b->C0 || !b->C || !b->R || cudaMalloc((void **)&b->dA, gt_problem_elems(p, 'A') * 4) ||
-                   cudaMalloc((void **)&b->dB, gt_problem_elems(p, 'B') * 4) || cudaMalloc((void **)&b->dC, gt_problem_elems(p, 'C') * 4) ||
-                   cudaMalloc((void **)&b->dR, gt_problem_elems(p, 'C') * 4)
+    b->A = malloc(na), b->B = malloc(nb), b->C0 = malloc(nc), b->C = malloc(nc), b->R = malloc(nc);
+    return !b->A || !b->B || !b->C0 || !b->C || !b->R || cudaMalloc((void **)&b->dA, na) ||
+                   cudaMalloc((void **)&b->dB, nb) || cudaMalloc((void **)&b->dC, nc) || cudaMalloc((void **)&b->dR, nc)
                ? -1
                : 0;
 }
@@ -125,16 +127,16 @@ static void buffers_free(buffers *b)
 
 static int upload(const gt_problem *p, const buffers *b, cudaStream_t s)
 {
-    return cudaMemcpyAsync(b->dA, b->A, gt_problem_elems(p, 'A') * 4, cudaMemcpyHostToDevice, s) ||
-           cudaMemcpyAsync(b->dB, b->B, gt_problem_elems(p, 'B') * 4, cudaMemcpyHostToDevice, s) ||
-           cudaMemcpyAsync(b->dC, b->C0, gt_problem_elems(p, 'C') * 4, cudaMemcpyHostToDevice, s) ||
-           cudaMemcpyAsync(b->dR, b->C0, gt_problem_elems(p, 'C') * 4, cudaMemcpyHostToDevice, s);
+    return cudaMemcpyAsync(b->dA, b->A, bytes(p, 'A'), cudaMemcpyHostToDevice, s) ||
+           cudaMemcpyAsync(b->dB, b->B, bytes(p, 'B'), cudaMemcpyHostToDevice, s) ||
+           cudaMemcpyAsync(b->dC, b->C0, bytes(p, 'C'), cudaMemcpyHostToDevice, s) ||
+           cudaMemcpyAsync(b->dR, b->C0, bytes(p, 'C'), cudaMemcpyHostToDevice, s);
 }
 
 static int download(const gt_problem *p, const buffers *b, cudaStream_t s)
 {
-    return cudaMemcpyAsync(b->C, b->dC, gt_problem_elems(p, 'C') * 4, cudaMemcpyDeviceToHost, s) ||
-           cudaMemcpyAsync(b->R, b->dR, gt_problem_elems(p, 'C') * 4, cudaMemcpyDeviceToHost, s) || cudaStreamSynchronize(s);
+    return cudaMemcpyAsync(b->C, b->dC, bytes(p, 'C'), cudaMemcpyDeviceToHost, s) ||
+           cudaMemcpyAsync(b->R, b->dR, bytes(p, 'C'), cudaMemcpyDeviceToHost, s) || cudaStreamSynchronize(s);
 }
 
 static gemmtune_status run(gemmtune_handle h, cudaStream_t s, const gt_problem *p, const buffers *b)

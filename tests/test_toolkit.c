@@ -108,3 +108,32 @@ GT_TEST(toolkit_sample_spreads_over_every_family, GT_NEEDS_NONE)
     CHECK(gt_sample_jobs(s, kept, 0) == kept && gt_sample_jobs(s, kept, kept) == kept);
     free(all), free(s);
 }
+
+/* gt_validate_bound with a bound computed the way a GPU caller does (a GEMM of |A| and |B|: here the reference
+ * GEMM on absolute values) reaches the same verdicts as gt_validate. */
+GT_TEST(toolkit_validator_with_a_given_bound_agrees, GT_NEEDS_NONE)
+{
+    for (int t = 0; t < 4; ++t) {
+        case_t c = make_case(t >> 1, t & 1, 1 - (t & 1), t % 2 ? 0.5f : 0.0f);
+        const size_t na = gt_problem_elems(&c.p, 'A'), nb = gt_problem_elems(&c.p, 'B');
+        const size_t nc = gt_problem_elems(&c.p, 'C');
+        float *aa = malloc(na * 4), *ab = malloc(nb * 4), *ac = malloc(nc * 4), *bound = malloc(nc * 4);
+        float *ref = malloc(nc * 4);
+        for (size_t e = 0; e < na; ++e) aa[e] = fabsf(c.A[e]);
+        for (size_t e = 0; e < nb; ++e) ab[e] = fabsf(c.B[e]);
+        for (size_t e = 0; e < nc; ++e) ac[e] = fabsf(c.C0[e]);
+        gt_problem q = c.p;
+        q.alpha = fabsf(q.alpha), q.beta = fabsf(q.beta);
+        gt_ref_gemm(&q, aa, ab, ac, bound);
+        memcpy(ref, c.C, nc * 4);
+        gt_verdict v, w;
+        CHECK(gt_validate_bound(&c.p, c.C0, c.C, ref, bound, &v) && v.worst == 0);
+        float *e = at(&c, 5, 3);
+        *e += 1e-3f * fabsf(*e) + 1e-3f;
+        CHECK(!gt_validate_bound(&c.p, c.C0, c.C, ref, bound, &v) && v.bad == 1 && v.i == 5 && v.j == 3);
+        CHECK(!gt_validate(&c.p, c.A, c.B, c.C0, c.C, NULL, &w) && w.bad == 1 &&
+              fabs(v.worst - w.worst) < 1e-3 * w.worst);
+        free(aa), free(ab), free(ac), free(bound), free(ref);
+        free_case(&c);
+    }
+}

@@ -119,26 +119,47 @@ static long long pad_changed(const gt_problem *p, const float *C0, const float *
     return n;
 }
 
+/* One element under the rule: its scaled error (NaN and Inf count as infinite) into the verdict. */
+static void tally(gt_verdict *v, int i, int j, double got, double want, double bound)
+{
+    double x = fabs(got - want) / fmax(bound, 1e-30);
+    if (!(x <= 3.0e38)) x = INFINITY; /* as the product's compare kernel does */
+    v->bad += !(x <= v->tol);
+    if (x > v->worst || (i == 0 && j == 0)) v->worst = x, v->i = i, v->j = j, v->got = got, v->want = want;
+}
+
+/* The padding check, and the verdict. */
+static int conclude(const gt_problem *p, const float *C0, const float *C, gt_verdict *v)
+{
+    v->pad = pad_changed(p, C0, C);
+    if (v->pad) v->worst = INFINITY;
+    return v->bad == 0 && v->pad == 0 && v->worst <= v->tol;
+}
+
 int gt_validate(const gt_problem *p, const float *A, const float *B, const float *C0, const float *C, const float *R,
                 gt_verdict *v)
 {
     double *bound = NULL, *r = reference(p, A, B, C0, &bound);
     memset(v, 0, sizeof *v);
     v->tol = gt_tolerance(p->k);
-    v->worst = r ? 0.0 : INFINITY; /* no memory for the reference: fail, never pass unchecked */
     for (int i = 0; r && i < p->m; ++i)
         for (int j = 0; j < p->n; ++j) {
             const size_t e = (size_t)i * p->n + j, at = c_at(p, i, j);
-            const double want = R ? R[at] : r[e], got = C[at];
-            double x = fabs(got - want) / fmax(bound[e], 1e-30);
-            if (!(x <= 3.0e38)) x = INFINITY; /* NaN and Inf, as the product's compare kernel does */
-            v->bad += !(x <= v->tol);
-            if (x > v->worst || (i == 0 && j == 0)) v->worst = x, v->i = i, v->j = j, v->got = got, v->want = want;
+            tally(v, i, j, C[at], R ? R[at] : r[e], bound[e]);
         }
-    v->pad = pad_changed(p, C0, C);
-    if (v->pad) v->worst = INFINITY;
+    if (!r) v->worst = INFINITY; /* no memory for the reference: fail, never pass unchecked */
     free(r), free(bound);
-    return v->bad == 0 && v->pad == 0 && v->worst <= v->tol;
+    return conclude(p, C0, C, v);
+}
+
+int gt_validate_bound(const gt_problem *p, const float *C0, const float *C, const float *R, const float *bound,
+                      gt_verdict *v)
+{
+    memset(v, 0, sizeof *v);
+    v->tol = gt_tolerance(p->k);
+    for (int i = 0; i < p->m; ++i)
+        for (int j = 0; j < p->n; ++j) tally(v, i, j, C[c_at(p, i, j)], R[c_at(p, i, j)], bound[c_at(p, i, j)]);
+    return conclude(p, C0, C, v);
 }
 
 void gt_verdict_text(const gt_problem *p, const gt_verdict *v, char *buf, size_t n)

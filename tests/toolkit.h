@@ -47,6 +47,10 @@ typedef struct {
  * R's element, or with R == NULL the reference computed here in double. Returns 1 when C passes. */
 int gt_validate(const gt_problem *p, const float *A, const float *B, const float *C0, const float *C, const float *R,
                 gt_verdict *v);
+/* The same rule where the caller has the reference R and the bound |alpha| (|A||B|)_ij + |beta c0_ij| (both laid
+ * out as C), e.g. from cuBLAS on |A| and |B| for a shape too large for the CPU reference. Returns 1 when C passes. */
+int gt_validate_bound(const gt_problem *p, const float *C0, const float *C, const float *R, const float *bound,
+                      gt_verdict *v);
 /* One line: the problem, and the verdict's worst element and counts. */
 void gt_verdict_text(const gt_problem *p, const gt_verdict *v, char *buf, size_t n);
 

@@ -191,7 +191,8 @@ static int keep_spread(gt_compile_job *jobs, int s, int e, int q, int out)
 int gt_sample_jobs(gt_compile_job *jobs, int n, int want)
 {
     if (want <= 0 || want >= n) return n;
-    printf("    GT_SAMPLE: a spread sample of about %d of the %d compiles (indices in each family's order):\n", want, n);
+    printf("    GT_SAMPLE: a spread sample of about %d of the %d compiles (indices in each family's order):\n", want,
+           n);
     int out = 0;
     for (int s = 0, e; s < n; s = e) {
         for (e = s; e < n && jobs[e].f == jobs[s].f; ++e) {}
