@@ -17,7 +17,7 @@ static void read_shape(sqlite3_stmt *st, int col, gt_shape *s)
     if (!lay || gt_layout_parse((const char *)lay, &s->ta, &s->tb) < 0) s->ta = s->tb = 0;
 }
 
-static double tflops_of(const gt_shape *s, double ms) { return ms > 0 ? 2.0 * s->m * s->n * s->k / (ms * 1e9) : -1; }
+static double tflops_of(const gt_shape *s, double ms) { return ms > 0 ? gt_tflops(s, ms) : -1; }
 
 static void read_winner(sqlite3_stmt *st, gt_winner *w)
 {

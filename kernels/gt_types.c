@@ -1,7 +1,9 @@
-/* The shared vocabulary of kernels/gt_types.h: GPU model comparison, trial statuses, TFLOPS.
+/* The shared vocabulary of kernels/gt_types.h: GPU model comparison, trial statuses, TFLOPS, the tolerance.
  * Tested by tests/test_kernels.c. */
 #include "gt_types.h"
 
+#include <float.h>
+#include <math.h>
 #include <string.h>
 
 int gt_gpu_model_equal(const gt_gpu_model *a, const gt_gpu_model *b)
@@ -34,3 +36,5 @@ double gt_tflops(const gt_shape *s, double ms)
 {
     return ms > 0 ? 2.0 * s->m * s->n * (double)s->k / (ms * 1e9) : 0;
 }
+
+double gt_tolerance(int k) { return 16.0 * sqrt((double)k) * FLT_EPSILON; }

@@ -1,5 +1,6 @@
 /* The low-level types every layer shares: a GEMM shape and call, a GPU model and its one comparison, device
- * limits, the trial-status vocabulary (documented here and nowhere else), and the TFLOPS formula.
+ * limits, the trial-status vocabulary (documented here and nowhere else), the TFLOPS formula and the validation
+ * tolerance.
  * Plain C, nothing CUDA. Tested by tests/test_kernels.c. */
 #ifndef GT_TYPES_H
 #define GT_TYPES_H
@@ -70,5 +71,10 @@ int gt_status_failed(gt_status s);
 
 /* 2 m n k / t: TFLOPS of a GEMM of shape s taking ms milliseconds (0 when ms <= 0). */
 double gt_tflops(const gt_shape *s, double ms);
+
+/* The pass/fail threshold of validation, 16 sqrt(k) FLT_EPSILON: the largest per-element error
+ * |c - ref| / (|alpha| (|A||B|)_ij + |beta c0_ij|) a result of depth k may have; it grows with K as FP32 rounding
+ * does. tuner/measure.c validates candidates with it, and the tests' validator (tests/toolkit.c) too. */
+double gt_tolerance(int k);
 
 #endif

@@ -1,6 +1,8 @@
-/* Fixture databases built through the db API (see tests/fixture.h); used by test_db.c, test_export.c, test_cli_db.c. */
+/* The tests' fixture builder (see tests/fixture.h): databases built through the db API, the version-1 file, file
+ * and SQL helpers. Used by the db, export, CLI, report and loader tests. */
 #include "fixture.h"
 
+#include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,6 +83,70 @@ fail_db:
 fail:
     printf("    fixture %s: %s\n", path, err);
     return -1;
+}
+
+static void source_hash(const char *family, const char *ptext, const gt_shape *s, char hash[17])
+{
+    char err[256];
+    const gt_family *f = gt_family_find(family);
+    gt_params p;
+    char *src = f && !gt_params_parse(f, ptext, &p, err, sizeof err) ? gt_render(f, &p, s->ta, s->tb, err, sizeof err)
+                                                                      : NULL;
+    gt_hash_hex(src ? src : "", src ? strlen(src) : 0, hash);
+    free(src);
+}
+
+int gt_fixture_winner(const char *path, const gt_gpu_info *g, const gt_shape *s, const char *family,
+                      const char *ptext, const char *hash, double ms)
+{
+    char err[256], h[17];
+    gt_db *db;
+    long long sweep;
+    if (!hash) source_hash(family, ptext, s, h), hash = h;
+    int rc = gt_db_open(path, 1, &db, err, sizeof err);
+    if (rc == 0) {
+        rc = gt_db_begin_sweep(db, g, "gemmtune --sizes fixture", &sweep, err, sizeof err);
+        if (rc == 0) rc = gt_db_set_winner(db, sweep, s, family, ptext, hash, ms, 1.0, err, sizeof err);
+        gt_db_close(db);
+    }
+    if (rc) printf("    fixture winner %s: %s\n", path, err);
+    return rc ? -1 : 0;
+}
+
+int gt_fixture_v1_db(const char *path)
+{
+    sqlite3 *h;
+    int rc = sqlite3_open(path, &h);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(h, gt_sql_text("schema.sql"), NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(h,
+                          "INSERT INTO gpu_models VALUES (1, 'Old GPU', 8, 6, 84);"
+                          "INSERT INTO gpus VALUES (1, 1, 'GPU-old', NULL, NULL);"
+                          "INSERT INTO sweeps (id, gpu_id, command) VALUES (1, 1, 'gemmtune v0');"
+                          "INSERT INTO shapes VALUES (1, 64, 64, 64, 'nt');"
+                          "INSERT INTO candidates VALUES (1, 'tile2d', 'BM=64', '0123456789abcdef');"
+                          "INSERT INTO trials (sweep_id, shape_id, candidate_id, status, median_ms) "
+                          "VALUES (1, 1, 1, 'ok', 0.5);"
+                          "INSERT INTO baselines VALUES (1, 1, 1, 0.25);"
+                          "INSERT INTO winners VALUES (1, 1, 1, 1, 0.5, 2.0);"
+                          "PRAGMA user_version = 1;",
+                          NULL, NULL, NULL);
+    sqlite3_close(h);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+long long gt_fixture_sql_int(const char *path, const char *sql)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    long long v = LLONG_MIN;
+    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+    return v;
 }
 
 unsigned char *gt_fixture_slurp(const char *path, size_t *n)

@@ -1,5 +1,6 @@
-/* Fixture databases for the db, export, query, merge and report tests, built through the db API with made-up GPUs,
- * shapes and trials (tests/fixture.c), and small file helpers for byte-for-byte comparisons. */
+/* The tests' one fixture builder (tests/fixture.c): databases for the db, export, query, merge, report and loader
+ * tests, built through the db API with made-up GPUs, shapes and trials, and small file and SQL helpers for
+ * byte-for-byte and row-count comparisons. */
 #ifndef GT_FIXTURE_H
 #define GT_FIXTURE_H
 
@@ -15,6 +16,21 @@ gt_gpu_info gt_fixture_gpu(int model, int unit);
  * 1024^3, 2048^3, 4096x4096x1024 (nn) and 2048^3 (tn): three ok trials of tile2d candidates, one failed trial,
  * a cuBLAS baseline and the winner. speed scales every time (0.5 = twice as fast). Returns 0 or -1. */
 int gt_fixture_db(const char *path, int model, int unit, double speed);
+
+/* One sweep on g into the database at path (created if needed) that stores family/params as the winner of s,
+ * median ms. hash NULL: the hash of the rendered source in s's layout, as the tuner stores it. Returns 0, or -1
+ * with the reason printed. */
+int gt_fixture_winner(const char *path, const gt_gpu_info *g, const gt_shape *s, const char *family,
+                      const char *params, const char *hash, double ms);
+
+/* A version-1 database as the first release wrote it (the embedded schema.sql at user_version 1): GPU "Old GPU"
+ * 8.6 x84, one sweep, shape 64^3 nt, one ok tile2d trial BM=64 at 0.5 ms, a cuBLAS baseline at 0.25 ms, the
+ * winner. Returns 0 or -1. */
+int gt_fixture_v1_db(const char *path);
+
+/* The first column of the first row of sql on the database at path, opened read-only; LLONG_MIN when the file
+ * or the query fails. */
+long long gt_fixture_sql_int(const char *path, const char *sql);
 
 /* Whole file into a malloc'd buffer (NULL when unreadable); *n its size. */
 unsigned char *gt_fixture_slurp(const char *path, size_t *n);

@@ -1,5 +1,5 @@
 /* Tiny test harness: GT_TEST(name, needs) defines a test that registers itself; CHECK records failures.
- * Runner: tests/main.c (`build/gt_tests --cpu | --gpu | --all [substring...]`). */
+ * Runner: tests/main.c (`build/gt_tests --cpu | --gpu | --all [substring...]`, from any directory). */
 #ifndef GT_HARNESS_H
 #define GT_HARNESS_H
 
@@ -20,10 +20,26 @@ void gt_check_fail(const char *file, int line, const char *fmt, ...) __attribute
 void gt_skip(const char *why);
 /* Number of CUDA devices, 0 when there is no GPU or no driver. */
 int gt_test_gpu_count(void);
-/* A fresh temporary path "/tmp/gt_test_XXXXXX<suffix>" (file not created); caller frees. */
+/* A fresh path "<run dir>/<n><suffix>" (nothing created there). The run dir is this run's own temporary folder,
+ * removed with all it holds when gt_tests exits, so a test may leave its files behind. Caller frees. */
 char *gt_tmp_path(const char *suffix);
+/* This run's temporary folder (also $TMPDIR for every command a test starts). */
+const char *gt_tmp_dir(void);
 /* Run a shell command, capturing stdout+stderr into a malloc'd string (may be NULL); returns the exit status. */
 int gt_run(const char *cmd, char **output);
+/* For a long test: "    <done>/<total> <what>, <failed> failed, <s> s" every 10 s ($GT_PROGRESS_S) of the running
+ * test (the first after 10 s, so a short test prints none), so a slow run never looks hung. Thread-safe. */
+void gt_progress(int done, int total, int failed, const char *what);
+
+/* Absolute paths found from /proc/self/exe, never from the working directory: the folder holding gt_tests (the
+ * build), and the source tree above it (the folder with tests/harness.h). */
+const char *gt_build_dir(void);
+const char *gt_src_root(void);
+
+/* The same three for the shell commands given to gt_run (quoted; the runner exports them). */
+#define GT_CLI "\"$GT_TEST_CLI\""     /* the built CLI beside gt_tests */
+#define GT_ROOT "\"$GT_TEST_ROOT\""   /* the source tree */
+#define GT_BUILD "\"$GT_TEST_BUILD\"" /* the build folder */
 
 #define GT_TEST(fn, needs_)                                                                  \
     static void fn(void);                                                                    \
@@ -35,8 +51,5 @@ int gt_run(const char *cmd, char **output);
     do { if (!(cond)) gt_check_fail(__FILE__, __LINE__, "%s", #cond); } while (0)
 #define CHECK_MSG(cond, ...) \
     do { if (!(cond)) gt_check_fail(__FILE__, __LINE__, __VA_ARGS__); } while (0)
-
-/* Path of the built CLI for tests that run it. */
-#define GT_CLI GT_BUILD_DIR "/gemmtune"
 
 #endif

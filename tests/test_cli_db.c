@@ -331,15 +331,9 @@ static int real_winner_db(const char *path, char *hash)
     if (!src) return -1;
     gt_hash_hex(src, strlen(src), hash);
     free(src);
-    gt_db *db;
-    long long sw;
     gt_gpu_info g = gt_fixture_gpu(0, 0);
     gt_shape s = {512, 512, 512, 0, 1};
-    int rc = gt_db_open(path, 1, &db, err, sizeof err);
-    if (rc == 0) rc = gt_db_begin_sweep(db, &g, "t", &sw, err, sizeof err);
-    if (rc == 0) rc = gt_db_set_winner(db, sw, &s, "tile2d", params, hash, 0.05, 1, err, sizeof err);
-    gt_db_close(db);
-    return rc;
+    return gt_fixture_winner(path, &g, &s, "tile2d", params, hash, 0.05);
 }
 
 GT_TEST(cli_export_header_with_cubin_compiles_with_nvrtc, GT_NEEDS_NVRTC)
@@ -353,15 +347,9 @@ GT_TEST(cli_export_header_with_cubin_compiles_with_nvrtc, GT_NEEDS_NVRTC)
     CHECK(header_builds_and_runs(db, dir, "--with-cubin") == 0);
     CHECK(strstr(out, "found 1 of 1") && strstr(out, "magic 7f454c46") && strstr(out, " sm_90\n"));
     /* a winner whose template changed since the sweep is refused, not embedded */
-    gt_db *h;
-    char err[256];
-    long long sw;
     gt_gpu_info g = gt_fixture_gpu(0, 0);
     gt_shape s = {256, 256, 256, 0, 0};
-    CHECK(gt_db_open(db, 0, &h, err, sizeof err) == 0);
-    CHECK(gt_db_begin_sweep(h, &g, "t", &sw, err, sizeof err) == 0);
-    CHECK(gt_db_set_winner(h, sw, &s, "tile2d", "BM=64,BN=64,BK=8,TM=8,TN=8", "0000000000000000", 1, 1, err, sizeof err) == 0);
-    gt_db_close(h);
+    CHECK(gt_fixture_winner(db, &g, &s, "tile2d", "BM=64,BN=64,BK=8,TM=8,TN=8", "0000000000000000", 1) == 0);
     char hdr[700];
     snprintf(hdr, sizeof hdr, "%s/w2.h", dir);
     CHECK(run(GT_CLI " export --db %s --format header --with-cubin -o %s", db, hdr) == 1);

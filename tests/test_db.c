@@ -14,20 +14,6 @@
 
 static char err[512];
 
-static long long sql_int(const char *path, const char *sql)
-{
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    long long v = -12345;
-    if (sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(h);
-    return v;
-}
-
 static void set_env(const char *k, const char *v)
 {
     if (v) setenv(k, v, 1);
@@ -64,10 +50,11 @@ GT_TEST(db_open_creates_dirs_schema_wal_views, GT_NEEDS_NONE)
     gt_db *db;
     CHECK_MSG(gt_db_open(path, 1, &db, err, sizeof err) == 0, "%s", err);
     gt_db_close(db);
-    CHECK(sql_int(path, "PRAGMA user_version") == GT_DB_SCHEMA_VERSION);
-    CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'view' AND name IN "
+    CHECK(gt_fixture_sql_int(path, "PRAGMA user_version") == GT_DB_SCHEMA_VERSION);
+    CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'view' AND name IN "
                         "('v_winners', 'v_trials', 'v_sweeps', 'v_gpus', 'v_baselines')") == 5);
-    CHECK(sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'sweeps_by_uid'") == 1);
+    CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND "
+                                   "name = 'sweeps_by_uid'") == 1);
     /* WAL is a property of the file: a fresh read-only connection sees it */
     sqlite3 *h;
     sqlite3_open_v2(path, &h, SQLITE_OPEN_READONLY, NULL);
@@ -142,9 +129,10 @@ GT_TEST(db_trials_resume_lookup_by_gpu_model, GT_NEEDS_NONE)
     CHECK(found == 0);
     gt_db_close(db);
     /* absent numbers are stored as NULL, not as -1 */
-    CHECK(sql_int(path, "SELECT count(*) FROM trials WHERE median_ms IS NULL") == 0);
-    CHECK(sql_int(path, "SELECT count(*) FROM gpus") == 2 && sql_int(path, "SELECT count(*) FROM gpu_models") == 1);
-    CHECK(sql_int(path, "SELECT count(DISTINCT uid) FROM sweeps WHERE length(uid) = 32") == 2);
+    CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM trials WHERE median_ms IS NULL") == 0);
+    CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM gpus") == 2 &&
+          gt_fixture_sql_int(path, "SELECT count(*) FROM gpu_models") == 1);
+    CHECK(gt_fixture_sql_int(path, "SELECT count(DISTINCT uid) FROM sweeps WHERE length(uid) = 32") == 2);
     gt_fixture_rm(path);
     free(path);
 }
@@ -286,33 +274,11 @@ GT_TEST(db_cubin_cache_roundtrip, GT_NEEDS_NONE)
     free(path);
 }
 
-/* A version 1 file, as the first release wrote it, made here from the embedded schema.sql. */
-static int make_v1(const char *path)
-{
-    sqlite3 *h;
-    int rc = sqlite3_open(path, &h);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(h, gt_sql_text("schema.sql"), NULL, NULL, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(h,
-                          "INSERT INTO gpu_models VALUES (1, 'Old GPU', 8, 6, 84);"
-                          "INSERT INTO gpus VALUES (1, 1, 'GPU-old', NULL, NULL);"
-                          "INSERT INTO sweeps (id, gpu_id, command) VALUES (1, 1, 'gemmtune v0');"
-                          "INSERT INTO shapes VALUES (1, 64, 64, 64, 'nt');"
-                          "INSERT INTO candidates VALUES (1, 'tile2d', 'BM=64', '0123456789abcdef');"
-                          "INSERT INTO trials (sweep_id, shape_id, candidate_id, status, median_ms) VALUES (1, 1, 1, 'ok', 0.5);"
-                          "INSERT INTO baselines VALUES (1, 1, 1, 0.25);"
-                          "INSERT INTO winners VALUES (1, 1, 1, 1, 0.5, 2.0);"
-                          "PRAGMA user_version = 1;",
-                          NULL, NULL, NULL);
-    sqlite3_close(h);
-    return rc == SQLITE_OK ? 0 : -1;
-}
-
 GT_TEST(db_migrates_v1_file_forward, GT_NEEDS_NONE)
 {
     char *path = gt_tmp_path(".db");
-    CHECK(make_v1(path) == 0);
-    CHECK(sql_int(path, "PRAGMA user_version") == 1);
+    CHECK(gt_fixture_v1_db(path) == 0);
+    CHECK(gt_fixture_sql_int(path, "PRAGMA user_version") == 1);
     gt_db *db;
     gt_winner w[16];
     /* a reader (and the loader) reads it through a migrated copy in memory and leaves the file as it is */
@@ -323,7 +289,7 @@ GT_TEST(db_migrates_v1_file_forward, GT_NEEDS_NONE)
         CHECK_MSG(gt_db_open(path, mode, &db, err, sizeof err) == 0, "%s", err);
         CHECK(db && count_winners(db, NULL, w) == 1 && !strcmp(w[0].gpu_name, "Old GPU") && w[0].ratio == 0.5);
         gt_db_close(db);
-        CHECK(gt_fixture_same_bytes(path, copy) && sql_int(path, "PRAGMA user_version") == 1);
+        CHECK(gt_fixture_same_bytes(path, copy) && gt_fixture_sql_int(path, "PRAGMA user_version") == 1);
     }
     unlink(copy);
     /* a writer migrates the file itself */
@@ -335,10 +301,10 @@ GT_TEST(db_migrates_v1_file_forward, GT_NEEDS_NONE)
     gt_gpu_info g = gt_fixture_gpu(0, 0);
     CHECK(gt_db_begin_sweep(db, &g, "t", &sw, err, sizeof err) == 0 && sw == 2);
     gt_db_close(db);
-    CHECK(sql_int(path, "PRAGMA user_version") == GT_DB_SCHEMA_VERSION);
-    CHECK(sql_int(path, "SELECT count(*) FROM sweeps WHERE length(uid) = 32") == 2);
-    CHECK(sql_int(path, "SELECT count(*) FROM v_trials WHERE ratio_vs_cublas = 0.5") == 1);
-    CHECK(sql_int(path, "SELECT count(*) FROM pragma_table_info('sweeps') WHERE name = 'nvidia_driver'") == 1); /* v3 */
+    CHECK(gt_fixture_sql_int(path, "PRAGMA user_version") == GT_DB_SCHEMA_VERSION);
+    CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM sweeps WHERE length(uid) = 32") == 2);
+    CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM v_trials WHERE ratio_vs_cublas = 0.5") == 1);
+    CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM pragma_table_info('sweeps') WHERE name = 'nvidia_driver'") == 1); /* v3 */
     gt_fixture_rm(path);
     free(path);
 }

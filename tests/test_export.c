@@ -238,19 +238,7 @@ GT_TEST(merge_reads_v1_source_without_touching_it, GT_NEEDS_NONE)
 {
     char *a = gt_tmp_path(".db"), *old = gt_tmp_path(".db"), *copy = gt_tmp_path(".orig");
     sqlite3 *h;
-    CHECK(sqlite3_open(old, &h) == SQLITE_OK);
-    CHECK(sqlite3_exec(h, gt_sql_text("schema.sql"), NULL, NULL, NULL) == SQLITE_OK);
-    CHECK(sqlite3_exec(h,
-                       "INSERT INTO gpu_models VALUES (1, 'Old GPU', 8, 6, 84);"
-                       "INSERT INTO gpus VALUES (1, 1, 'GPU-old', NULL, NULL);"
-                       "INSERT INTO sweeps (id, gpu_id, command) VALUES (1, 1, 'gemmtune v0');"
-                       "INSERT INTO shapes VALUES (1, 64, 64, 64, 'nt');"
-                       "INSERT INTO candidates VALUES (1, 'tile2d', 'BM=64', '0123456789abcdef');"
-                       "INSERT INTO trials (sweep_id, shape_id, candidate_id, status, median_ms) VALUES (1, 1, 1, 'ok', 0.5);"
-                       "INSERT INTO winners VALUES (1, 1, 1, 1, 0.5, 2.0);"
-                       "PRAGMA user_version = 1;",
-                       NULL, NULL, NULL) == SQLITE_OK);
-    sqlite3_close(h);
+    CHECK(gt_fixture_v1_db(old) == 0);
     CHECK(gt_fixture_copy(old, copy) == 0);
     CHECK(gt_fixture_db(a, 0, 0, 1.0) == 0);
     gt_merge_stats st;

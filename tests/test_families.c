@@ -4,6 +4,7 @@
 #include "compile.h"
 #include "family.h"
 #include "harness.h"
+#include "toolkit.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -263,47 +264,56 @@ static int compile_point(const gt_family *f, const gt_params *p, int ta, int tb,
 }
 
 typedef struct {
-    int want[3], seen, bad;
+    int want[3], seen;
+    gt_compile_job *jobs;
+    int n;
 } sample_ctx;
 
-/* First, middle and last candidate of each family, in every layout; resources within the launch bounds. */
-static int compile_sample(const gt_family *f, const gt_params *p, void *vctx)
+/* First, middle and last candidate of a family, each in the four layouts, as compile jobs. */
+static int add_sample(const gt_family *f, const gt_params *p, void *vctx)
 {
     sample_ctx *c = vctx;
-    int idx = c->seen++;
-    if (idx != c->want[0] && idx != c->want[1] && idx != c->want[2]) return 0;
-    gt_launch L;
-    gt_shape s = {127, 129, 131, 0, 0};
-    f->launch(p, &s, &L);
-    const int threads = (int)(L.block[0] * L.block[1] * L.block[2]);
-    for (int lay = 0; lay < 4; ++lay) {
-        gt_cubin cb;
-        char err[512], name[256];
-        int rc = compile_point(f, p, lay >> 1, lay & 1, &cb, err, sizeof err);
-        gt_params_format(f, p, name, sizeof name);
-        int ok = rc == 0 && cb.regs > 0 && cb.regs * threads <= 65536 && cubin_has(&cb, "gt_gemm") &&
-                 (L.splitk > 1) == cubin_has(&cb, "gt_splitk_reduce");
-        if (!ok) {
-            c->bad++;
-            printf("    %s %s %s: rc %d regs %d: %s\n", f->name, name, gt_layout_name(lay >> 1, lay & 1), rc, cb.regs,
-                   err);
-        }
-        gt_cubin_free(&cb);
-    }
+    const int idx = c->seen++;
+    if (idx == c->want[0] || idx == c->want[1] || idx == c->want[2])
+        for (int lay = 0; lay < 4; ++lay) c->jobs[c->n++] = gt_compile_job_make(f, p, lay >> 1, lay & 1);
     return 0;
 }
 
+/* Compiled, resources within the launch bounds, and the kernels the launch needs are in the cubin. */
+static int sample_ok(const gt_compile_job *j)
+{
+    gt_launch L;
+    gt_shape s = {127, 129, 131, 0, 0};
+    j->f->launch(&j->p, &s, &L);
+    const int threads = (int)(L.block[0] * L.block[1] * L.block[2]);
+    int ok = j->rc == 0 && j->regs > 0 && j->regs * threads <= 65536 && j->has_gemm &&
+             (L.splitk > 1) == j->has_reduce;
+    if (!ok) {
+        char name[256];
+        gt_params_format(j->f, &j->p, name, sizeof name);
+        printf("    %s %s %s: rc %d regs %d: %s\n", j->f->name, name, gt_layout_name(j->ta, j->tb), j->rc, j->regs,
+               j->err);
+    }
+    return ok;
+}
+
+/* First, middle and last candidate of each family, in every layout (GT_SAMPLE: a spread sample of those). */
 GT_TEST(families_sample_compiles_in_all_layouts, GT_NEEDS_NVRTC)
 {
     gt_limits l = sm90();
+    gt_compile_job jobs[(NSWEPT + 2) * 3 * 4];
+    int n = 0;
     for (int i = 0; i < NSWEPT + 2; ++i) {
-        const char *name = i < NSWEPT ? swept[i] : test_only[i - NSWEPT];
-        const gt_family *f = gt_family_find(name);
-        int n = gt_enumerate(f, &l, NULL, NULL);
-        sample_ctx c = {{0, n / 2, n - 1}, 0, 0};
-        gt_enumerate(f, &l, compile_sample, &c);
-        CHECK_MSG(c.bad == 0, "%s: %d sample compiles failed", name, c.bad);
+        const gt_family *f = gt_family_find(i < NSWEPT ? swept[i] : test_only[i - NSWEPT]);
+        const int total = gt_enumerate(f, &l, NULL, NULL);
+        sample_ctx c = {{0, total / 2, total - 1}, 0, jobs + n, 0};
+        gt_enumerate(f, &l, add_sample, &c);
+        CHECK_MSG(c.n == (total >= 3 ? 12 : 4 * total), "%s: %d sample compiles", f->name, c.n);
+        n += c.n;
     }
+    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
+    gt_compile_all(jobs, n, "sm_90", "sample candidates");
+    for (int i = 0; i < n; ++i) CHECK_MSG(sample_ok(&jobs[i]), "%s: sample compile failed", jobs[i].f->name);
 }
 
 GT_TEST(warptile_splitk_compiles_and_bad_points_do_not, GT_NEEDS_NVRTC)

@@ -4,6 +4,7 @@
 #include "compile.h"
 #include "db.h"
 #include "family.h"
+#include "fixture.h"
 #include "harness.h"
 #include "tune.h"
 #include "worker.h"
@@ -167,20 +168,6 @@ GT_TEST(gpu_faulting_and_hanging_candidates_are_quarantined, GT_NEEDS_GPU)
     CHECK_MSG(r.status == GT_ST_OK && r.median_ms > 0, "%s %s", gt_status_name(r.status), r.message);
 }
 
-static long long count_rows(const char *db, const char *sql)
-{
-    sqlite3 *h;
-    sqlite3_stmt *st;
-    long long n = -1;
-    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(h, sql, -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) n = sqlite3_column_int64(st, 0);
-        sqlite3_finalize(st);
-    }
-    sqlite3_close(h);
-    return n;
-}
-
 /* A small sweep with a faulting and a hanging family mixed in: it completes, stores them as faulted/timeout,
  * stores winners; the identical second sweep runs and compiles nothing. */
 GT_TEST(gpu_sweep_quarantines_resumes_and_caches, GT_NEEDS_GPU)
@@ -200,9 +187,11 @@ GT_TEST(gpu_sweep_quarantines_resumes_and_caches, GT_NEEDS_GPU)
     printf("    first:  %d run, %d failed, %d compiled, %d restarts\n", s1.trials_run, s1.trials_failed, s1.compiled,
            s1.restarts);
     CHECK(s1.trials_run > 0 && s1.compiled > 0 && s1.restarts >= 2);
-    CHECK(count_rows(db, "SELECT count(*) FROM v_trials WHERE family = 'test_oob' AND status = 'faulted'") >= 1);
-    CHECK(count_rows(db, "SELECT count(*) FROM v_trials WHERE family = 'test_hang' AND status = 'timeout'") >= 1);
-    CHECK(count_rows(db, "SELECT count(*) FROM v_winners WHERE family = 'naive'") == 2);
+    CHECK(gt_fixture_sql_int(db, "SELECT count(*) FROM v_trials WHERE family = 'test_oob' AND status = 'faulted'") >=
+          1);
+    CHECK(gt_fixture_sql_int(db, "SELECT count(*) FROM v_trials WHERE family = 'test_hang' AND status = 'timeout'") >=
+          1);
+    CHECK(gt_fixture_sql_int(db, "SELECT count(*) FROM v_winners WHERE family = 'naive'") == 2);
     rc = gt_tune_run(&o, &s2, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
     printf("    second: %d run, %d skipped, %d compiled, %d cache hits\n", s2.trials_run, s2.trials_skipped,
@@ -227,7 +216,7 @@ static pid_t start_sweep(const char *cmd, const char *db, long long min_trials, 
     *stored = 0;
     for (int i = 0; i < 600 && *stored < min_trials; ++i) {
         usleep(100000);
-        *stored = count_rows(db, "SELECT count(*) FROM trials");
+        *stored = gt_fixture_sql_int(db, "SELECT count(*) FROM trials");
     }
     return pid;
 }
@@ -252,11 +241,12 @@ GT_TEST(gpu_sweep_survives_kill_9, GT_NEEDS_GPU)
     int rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0, "%s", out);
     CHECK_MSG(out && strstr(out, "already stored and skipped"), "%s", out);
-    long long searched = count_rows(db, "SELECT count(DISTINCT candidate_id) FROM trials WHERE reps = 20");
-    long long search_rows = count_rows(db, "SELECT count(*) FROM trials WHERE reps = 20");
+    long long searched =
+        gt_fixture_sql_int(db, "SELECT count(DISTINCT candidate_id) FROM trials WHERE reps = 20");
+    long long search_rows = gt_fixture_sql_int(db, "SELECT count(*) FROM trials WHERE reps = 20");
     printf("    after rerun: %lld candidates, %lld search trials\n", searched, search_rows);
     CHECK(searched == 40 && search_rows == 40);
-    CHECK(count_rows(db, "SELECT count(*) FROM winners") == 1);
+    CHECK(gt_fixture_sql_int(db, "SELECT count(*) FROM winners") == 1);
     free(out);
     free(db);
 }
@@ -280,7 +270,7 @@ GT_TEST(gpu_sweep_sigint_commits_and_exits_130, GT_NEEDS_GPU)
     text[n] = '\0';
     CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d: %s", st, text);
     CHECK(strstr(text, "interrupted") && strstr(text, "trials run"));
-    long long after = count_rows(db, "SELECT count(*) FROM trials");
+    long long after = gt_fixture_sql_int(db, "SELECT count(*) FROM trials");
     printf("    interrupted with %lld trials stored, %lld after the last commit\n", stored, after);
     CHECK(after >= stored && after < 147);
     unlink(log);

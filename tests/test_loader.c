@@ -2,8 +2,10 @@
  * statuses, compiled-in tables, bad sources, `gemmtune explain`, and install + pkg-config + link of the example.
  * GPU tests of the loader are in tests/test_loader_gpu.c. Run: build/gt_tests --cpu loader */
 #include "db.h"
+#include "fixture.h"
 #include "harness.h"
 #include "loader.h"
+#include "toolkit.h"
 
 #include <math.h>
 #include <stdint.h>
@@ -12,6 +14,12 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#ifdef __SANITIZE_ADDRESS__ /* programs the tests link against this build's library need its sanitizers too */
+#define SAN_FLAGS "-fsanitize=address,undefined"
+#else
+#define SAN_FLAGS ""
+#endif
 
 #define H100 "NVIDIA H100 80GB HBM3"
 #define P_BIG "BM=128,BN=128,BK=8,TM=8,TN=8"   /* 256 threads */
@@ -267,51 +275,27 @@ GT_TEST(loader_map_call_checks_arguments, GT_NEEDS_NONE)
           gt_loader_align((void *)(uintptr_t)0x1001) == 1);
 }
 
-/* Column-major C = alpha op(A) op(B) + beta C as BLAS defines it. */
-static void ref_colmajor(int ta, int tb, int m, int n, int k, float alpha, const float *A, int lda, const float *B,
-                         int ldb, float beta, float *C, int ldc)
-{
-    for (int j = 0; j < n; ++j)
-        for (int i = 0; i < m; ++i) {
-            double s = 0;
-            for (int p = 0; p < k; ++p)
-                s += (double)(ta ? A[i * lda + p] : A[i + p * lda]) * (tb ? B[p * ldb + j] : B[p + j * ldb]);
-            C[i + j * ldc] = (float)(alpha * s + beta * C[i + j * ldc]);
-        }
-}
-
-/* Row-major per the kernel contract (templates/common.cuh), on the mapped call. */
-static void ref_rowmajor(const gt_call *c, float alpha, const float *A, const float *B, float beta, float *C)
-{
-    const gt_shape *s = &c->shape;
-    for (int i = 0; i < s->m; ++i)
-        for (int j = 0; j < s->n; ++j) {
-            double acc = 0;
-            for (int p = 0; p < s->k; ++p)
-                acc += (double)(s->ta ? A[p * c->lda + i] : A[i * c->lda + p]) *
-                       (s->tb ? B[j * c->ldb + p] : B[p * c->ldb + j]);
-            C[i * c->ldc + j] = (float)(alpha * acc + beta * C[i * c->ldc + j]);
-        }
-}
-
+/* The mapped row-major call computes what the column-major call means: the one reference GEMM run on both. */
 GT_TEST(loader_column_major_mapping_computes_cublas_semantics, GT_NEEDS_NONE)
 {
-    const int m = 5, n = 7, k = 3, ld = 11;
-    float A[11 * 11], B[11 * 11], C1[11 * 11], C2[11 * 11];
-    srand(7);
+    enum { M = 5, N = 7, K = 3, PAD = 4, MAXE = (K + PAD) * (N + PAD) };
+    float A[MAXE], B[MAXE], C0[MAXE], want[MAXE], got[MAXE];
+    unsigned seed = 7;
     for (int t = 0; t < 4; ++t) {
-        const int ta = t >> 1, tb = t & 1;
-        for (int i = 0; i < ld * ld; ++i) {
-            A[i] = (float)(rand() % 9 - 4), B[i] = (float)(rand() % 9 - 4);
-            C1[i] = C2[i] = (float)(rand() % 9 - 4);
-        }
+        const gt_problem col = gt_problem_make(1, t >> 1, t & 1, M, N, K, PAD, 2.0f, 0.5f);
         gt_call c;
         int swap;
         char err[256];
-        CHECK(gt_loader_map_call(1, ta, tb, m, n, k, A, ld, B, ld, C2, ld, &c, &swap, err, sizeof err) == 0);
-        ref_colmajor(ta, tb, m, n, k, 2.0f, A, ld, B, ld, 0.5f, C1, ld);
-        ref_rowmajor(&c, 2.0f, swap ? B : A, swap ? A : B, 0.5f, C2);
-        CHECK_MSG(!memcmp(C1, C2, sizeof C1), "transa %d transb %d: mapped call differs", ta, tb);
+        gt_problem_fill(&col, &seed, A, B, C0);
+        CHECK(gt_loader_map_call(1, col.ta, col.tb, M, N, K, A, col.lda, B, col.ldb, C0, col.ldc, &c, &swap, err,
+                                 sizeof err) == 0);
+        const gt_problem row = {0, c.shape.ta, c.shape.tb, c.shape.m, c.shape.n, c.shape.k, (int)c.lda, (int)c.ldb,
+                                (int)c.ldc, 2.0f, 0.5f};
+        CHECK(gt_problem_elems(&row, 'C') == gt_problem_elems(&col, 'C'));
+        gt_ref_gemm(&col, A, B, C0, want);
+        gt_ref_gemm(&row, swap ? B : A, swap ? A : B, C0, got);
+        CHECK_MSG(!memcmp(want, got, gt_problem_elems(&col, 'C') * sizeof(float)),
+                  "transa %d transb %d: mapped call differs", col.ta, col.tb);
     }
 }
 
@@ -398,42 +382,24 @@ GT_TEST(loader_table_refuses_bad_rows, GT_NEEDS_NONE)
     CHECK(gemmtune_create_from_table(&h, table, 3, &o) == GEMMTUNE_STATUS_INVALID_VALUE && h == NULL);
 }
 
-/* The hash the tuner stores: of the rendered source. */
-static void source_hash(const char *family, const char *params, int ta, int tb, char hash[17])
-{
-    char err[256];
-    const gt_family *f = gt_family_find(family);
-    gt_params p;
-    char *src = f && !gt_params_parse(f, params, &p, err, sizeof err) ? gt_render(f, &p, ta, tb, err, sizeof err) : NULL;
-    gt_hash_hex(src ? src : "", src ? strlen(src) : 0, hash);
-    free(src);
-}
-
-/* A database with winners on H100 for 1024^3 nn (P_BIG) and 4096^3 nn (P_SMALL), and on H200 for 512^3 nn.
- * Returns the malloc'd path, or NULL after a failed check. */
+/* A database with winners on H100 for 1024^3 nn (P_BIG) and 4096^3 nn (P_SMALL), and on H200 for 512^3 nn,
+ * each with the hash of its rendered source. Returns the malloc'd path, or NULL after a failed check. */
 static char *fixture_db(void)
 {
-    char *path = gt_tmp_path(".db"), err[512];
-    gt_db *db = NULL;
-    static const struct { const char *gpu; int sms, m; const char *params; } w[] = {
-        {H100, 132, 1024, P_BIG}, {H100, 132, 4096, P_SMALL}, {"NVIDIA H200", 132, 512, P_SMALL}};
-    int ok = gt_db_open(path, 1, &db, err, sizeof err) == 0;
-    CHECK_MSG(ok, "%s", err);
+    char *path = gt_tmp_path(".db");
+    static const struct { const char *gpu; int m; const char *params; } w[] = {
+        {H100, 1024, P_BIG}, {H100, 4096, P_SMALL}, {"NVIDIA H200", 512, P_SMALL}};
+    int ok = 1;
     for (size_t i = 0; ok && i < sizeof w / sizeof w[0]; ++i) {
         gt_gpu_info g;
         memset(&g, 0, sizeof g);
         snprintf(g.name, sizeof g.name, "%s", w[i].gpu);
-        g.cc_major = 9, g.sm_count = w[i].sms;
+        g.cc_major = 9, g.sm_count = 132;
         snprintf(g.uuid, sizeof g.uuid, "GPU-test-%zu", i);
-        long long sweep;
         gt_shape s = {w[i].m, w[i].m, w[i].m, 0, 0};
-        char hash[17];
-        source_hash("tile2d", w[i].params, 0, 0, hash);
-        ok = !gt_db_begin_sweep(db, &g, "test", &sweep, err, sizeof err) &&
-             !gt_db_set_winner(db, sweep, &s, "tile2d", w[i].params, hash, 1.5, 1.0, err, sizeof err);
-        CHECK_MSG(ok, "%s", err);
+        ok = gt_fixture_winner(path, &g, &s, "tile2d", w[i].params, NULL, 1.5) == 0;
+        CHECK(ok);
     }
-    if (db) gt_db_close(db);
     if (!ok) free(path), path = NULL;
     return path;
 }
@@ -596,8 +562,10 @@ GT_TEST(loader_install_pkgconfig_example, GT_NEEDS_NONE)
 {
     char *prefix = gt_tmp_path("_prefix"), *src = gt_tmp_path(".c"), *bin = gt_tmp_path(""), *out = NULL;
     char cmd[4096];
-    const char *san = strstr(GT_BUILD_DIR, "asan") ? "-fsanitize=address,undefined" : "";
-    snprintf(cmd, sizeof cmd, "make -s BUILD=%s PREFIX=%s install", GT_BUILD_DIR, prefix);
+    const size_t nroot = strlen(gt_src_root());
+    const char *build = strncmp(gt_build_dir(), gt_src_root(), nroot) || gt_build_dir()[nroot] != '/'
+                            ? gt_build_dir() : gt_build_dir() + nroot + 1; /* as `make test` names it */
+    snprintf(cmd, sizeof cmd, "make -s -C " GT_ROOT " BUILD=%s PREFIX=%s install", build, prefix);
     int rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0, "%s -> %d:\n%s", cmd, rc, out);
     free(out);
@@ -612,17 +580,18 @@ GT_TEST(loader_install_pkgconfig_example, GT_NEEDS_NONE)
     CHECK_MSG(rc == 0 && strstr(out, prefix) && strstr(out, "-lgemmtune"), "%s", out);
     free(out);
     /* The README's command, then a run: it must explain itself without a GPU and pass with one. */
-    snprintf(cmd, sizeof cmd, "cd /tmp && export PKG_CONFIG_PATH=%s/lib/pkgconfig && cc -std=c99 -Wall -Werror %s "
-             "%s/docs/example.c $(pkg-config --cflags --libs gemmtune) -o %s && XDG_DATA_HOME=%s GEMMTUNE_DB= %s",
-             prefix, san, getcwd((char[4096]){0}, 4096), bin, prefix, bin);
+    snprintf(cmd, sizeof cmd, "cd / && export PKG_CONFIG_PATH=%s/lib/pkgconfig && cc -std=c99 -Wall -Werror " SAN_FLAGS
+             " " GT_ROOT "/docs/example.c $(pkg-config --cflags --libs gemmtune) -o %s && XDG_DATA_HOME=%s "
+             "GEMMTUNE_DB= %s", prefix, bin, prefix, bin);
     rc = gt_run(cmd, &out);
     if (gt_test_gpu_count() == 0)
         CHECK_MSG(rc == 1 && strstr(out, "gemmtune_create: GEMMTUNE_STATUS_NO_DEVICE"), "%d:\n%s", rc, out);
     else CHECK_MSG(rc == 0 && strstr(out, "default: tile2d") && strstr(out, "ok"), "%d:\n%s", rc, out);
     free(out);
     write_text(src, table_only_src);
-    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror %s %s -I%s/include %s/lib/libgemmtune.a -L/usr/local/cuda/lib64 "
-             "-lcudart_static -lpthread -ldl -lrt -lm -o %s && %s", san, src, prefix, prefix, bin, bin);
+    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror " SAN_FLAGS " %s -I%s/include %s/lib/libgemmtune.a "
+             "-L/usr/local/cuda/lib64 -lcudart_static -lpthread -ldl -lrt -lm -o %s && %s", src, prefix, prefix, bin,
+             bin);
     rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0 && strstr(out, gt_test_gpu_count() ? "GEMMTUNE_SUCCESS" : "GEMMTUNE_STATUS_NO_DEVICE"),
               "table-only static link: %d:\n%s", rc, out);
@@ -650,7 +619,6 @@ GT_TEST(loader_exported_header_with_cubins_builds_a_table_program, GT_NEEDS_NVRT
 {
     char *db = fixture_db(), *dir = gt_tmp_path("_aot"), cmd[4096], *out = NULL;
     if (!db) return;
-    const char *san = strstr(GT_BUILD_DIR, "asan") ? "-fsanitize=address,undefined" : "";
     snprintf(cmd, sizeof cmd, "mkdir -p %s && %s export --db %s --format header --with-cubin -o %s/winners.h", dir,
              GT_CLI, db, dir);
     int rc = gt_run(cmd, &out);
@@ -658,9 +626,9 @@ GT_TEST(loader_exported_header_with_cubins_builds_a_table_program, GT_NEEDS_NVRT
     free(out);
     snprintf(cmd, sizeof cmd, "%s/main.c", dir);
     write_text(cmd, aot_src);
-    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror %s -Isrc/lib -I%s %s/main.c %s/libgemmtune.a "
-             "-L/usr/local/cuda/lib64 -lcudart_static -lpthread -ldl -lrt -lm -o %s/aot && %s/aot", san, dir, dir,
-             GT_BUILD_DIR, dir, dir);
+    snprintf(cmd, sizeof cmd, "cc -std=c99 -Wall -Werror " SAN_FLAGS " -I" GT_ROOT "/src/lib -I%s %s/main.c "
+             GT_BUILD "/libgemmtune.a -L/usr/local/cuda/lib64 -lcudart_static -lpthread -ldl -lrt -lm -o %s/aot && "
+             "%s/aot", dir, dir, dir, dir);
     rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0 && strstr(out, "3 rows, 3 cubins") &&
               strstr(out, gt_test_gpu_count() ? "GEMMTUNE_SUCCESS" : "GEMMTUNE_STATUS_NO_DEVICE"), "%d:\n%s", rc, out);
@@ -675,11 +643,12 @@ GT_TEST(loader_exported_header_with_cubins_builds_a_table_program, GT_NEEDS_NVRT
 GT_TEST(loader_header_is_plain_c_and_cxx, GT_NEEDS_NONE)
 {
     char *out = NULL;
-    int rc = gt_run("cc -std=c89 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c src/lib/gemmtune.h", &out);
+    int rc = gt_run("cc -std=c89 -pedantic -Wall -Wextra -Werror -fsyntax-only -x c " GT_ROOT "/src/lib/gemmtune.h",
+                    &out);
     CHECK_MSG(rc == 0, "C89: %s", out);
     free(out);
     if (gt_run("command -v c++", NULL) != 0) return;
-    rc = gt_run("c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -x c++ src/lib/gemmtune.h", &out);
+    rc = gt_run("c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -x c++ " GT_ROOT "/src/lib/gemmtune.h", &out);
     CHECK_MSG(rc == 0, "C++: %s", out);
     free(out);
 }

@@ -4,14 +4,14 @@
  * numbers: first-call latency (NVRTC / cubin cache / embedded cubin) and warm dispatch overhead. */
 #include "compile.h"
 #include "db.h"
+#include "fixture.h"
 #include "harness.h"
 #include "kernel.h"
 #include "loader.h"
+#include "toolkit.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <float.h>
-#include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -91,43 +91,7 @@ static int kernels_ready(const gpu_id *g)
     return 0;
 }
 
-/* One call in user terms (row-major, or column-major with cuBLAS's argument order). */
-typedef struct {
-    int colmajor, ta, tb, m, n, k, lda, ldb, ldc;
-    float alpha, beta;
-} problem;
-
-static size_t a_elems(const problem *p) { return (size_t)(p->colmajor ? (p->ta ? p->m : p->k) : (p->ta ? p->k : p->m)) * p->lda; }
-static size_t b_elems(const problem *p) { return (size_t)(p->colmajor ? (p->tb ? p->k : p->n) : (p->tb ? p->n : p->k)) * p->ldb; }
-static size_t c_elems(const problem *p) { return (size_t)(p->colmajor ? p->n : p->m) * p->ldc; }
-
-static float op_a(const problem *p, const float *A, int i, int q)
-{
-    if (p->colmajor) return p->ta ? A[(size_t)i * p->lda + q] : A[(size_t)q * p->lda + i];
-    return p->ta ? A[(size_t)q * p->lda + i] : A[(size_t)i * p->lda + q];
-}
-
-static float op_b(const problem *p, const float *B, int q, int j)
-{
-    if (p->colmajor) return p->tb ? B[(size_t)q * p->ldb + j] : B[(size_t)j * p->ldb + q];
-    return p->tb ? B[(size_t)j * p->ldb + q] : B[(size_t)q * p->ldb + j];
-}
-
-static size_t c_at(const problem *p, int i, int j)
-{
-    return p->colmajor ? (size_t)j * p->ldc + i : (size_t)i * p->ldc + j;
-}
-
-/* Minimal leading dimensions plus pad. */
-static problem make_problem(int colmajor, int ta, int tb, int m, int n, int k, int pad, float alpha, float beta)
-{
-    problem p = {colmajor, ta, tb, m, n, k, 0, 0, 0, alpha, beta};
-    if (colmajor) p.lda = (ta ? k : m) + pad, p.ldb = (tb ? n : k) + pad, p.ldc = m + pad;
-    else p.lda = (ta ? m : k) + pad, p.ldb = (tb ? k : n) + pad, p.ldc = n + pad;
-    return p;
-}
-
-static gemmtune_status cublas_ref(cublasHandle_t cb, const problem *p, const float *A, const float *B, float *C)
+static gemmtune_status cublas_ref(cublasHandle_t cb, const gt_problem *p, const float *A, const float *B, float *C)
 {
     cublasOperation_t oa = p->ta ? CUBLAS_OP_T : CUBLAS_OP_N, ob = p->tb ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasStatus_t s = p->colmajor
@@ -136,55 +100,21 @@ static gemmtune_status cublas_ref(cublasHandle_t cb, const problem *p, const flo
     return s == CUBLAS_STATUS_SUCCESS ? GEMMTUNE_SUCCESS : GEMMTUNE_STATUS_CUBLAS_ERROR;
 }
 
-static float urand(unsigned *seed) { return (float)rand_r(seed) / RAND_MAX * 2.0f - 1.0f; }
-
-/* Inputs fresh from seed, C poisoned (NaN inside when beta == 0, random padding). Host copies in *hA.. */
-static void fill(const problem *p, unsigned *seed, float *A, float *B, float *C0)
-{
-    for (size_t i = 0; i < a_elems(p); ++i) A[i] = urand(seed);
-    for (size_t i = 0; i < b_elems(p); ++i) B[i] = urand(seed);
-    for (size_t i = 0; i < c_elems(p); ++i) C0[i] = urand(seed) * 100.0f;
-    if (p->beta == 0.0f)
-        for (int i = 0; i < p->m; ++i)
-            for (int j = 0; j < p->n; ++j) C0[c_at(p, i, j)] = NAN;
-}
-
-/* Compare C with the cuBLAS result R: max |c - r| / (|alpha| (|A||B|)_ij + |beta c0_ij|) <= 16 sqrt(K) eps, no NaN,
- * and the padding of C untouched. Returns the worst scaled error (INFINITY on NaN or touched padding). */
-static double compare(const problem *p, const float *A, const float *B, const float *C0, const float *C, const float *R)
-{
-    double worst = 0;
-    for (int i = 0; i < p->m; ++i)
-        for (int j = 0; j < p->n; ++j) {
-            double absab = 0;
-            for (int q = 0; q < p->k; ++q) absab += fabs((double)op_a(p, A, i, q) * op_b(p, B, q, j));
-            const size_t e = c_at(p, i, j);
-            double den = fabs(p->alpha) * absab + (p->beta != 0.0f ? fabs((double)p->beta * C0[e]) : 0.0);
-            double d = fabs((double)C[e] - R[e]);
-            double err = isnan(C[e]) || isnan(R[e]) ? INFINITY : den > 0 ? d / den : (d > 0 ? INFINITY : 0);
-            if (err > worst) worst = err;
-        }
-    for (size_t e = 0; e < c_elems(p); ++e) {
-        const int i = p->colmajor ? (int)(e % p->ldc) : (int)(e / p->ldc), j = p->colmajor ? (int)(e / p->ldc) : (int)(e % p->ldc);
-        const int inside = p->colmajor ? i < p->m : j < p->n;
-        if (!inside && memcmp(&C[e], &C0[e], sizeof(float))) return INFINITY;
-    }
-    return worst;
-}
-
 typedef struct {
     float *A, *B, *C0, *C, *R;       /* host */
     float *dA, *dB, *dC, *dR;        /* device */
 } buffers;
 
-static int buffers_alloc(const problem *p, buffers *b)
+/* Bytes of an operand ('A', 'B', 'C'). */
+static size_t bytes(const gt_problem *p, char operand) { return gt_problem_elems(p, operand) * sizeof(float); }
+
+static int buffers_alloc(const gt_problem *p, buffers *b)
 {
+    const size_t na = bytes(p, 'A'), nb = bytes(p, 'B'), nc = bytes(p, 'C');
     memset(b, 0, sizeof *b);
-    b->A = malloc(a_elems(p) * 4), b->B = malloc(b_elems(p) * 4), b->C0 = malloc(c_elems(p) * 4);
-    b->C = malloc(c_elems(p) * 4), b->R = malloc(c_elems(p) * 4);
-    return !b->A || !b->B || !b->C0 || !b->C || !b->R || cudaMalloc((void **)&b->dA, a_elems(p) * 4) ||
-                   cudaMalloc((void **)&b->dB, b_elems(p) * 4) || cudaMalloc((void **)&b->dC, c_elems(p) * 4) ||
-                   cudaMalloc((void **)&b->dR, c_elems(p) * 4)
+    b->A = malloc(na), b->B = malloc(nb), b->C0 = malloc(nc), b->C = malloc(nc), b->R = malloc(nc);
+    return !b->A || !b->B || !b->C0 || !b->C || !b->R || cudaMalloc((void **)&b->dA, na) ||
+                   cudaMalloc((void **)&b->dB, nb) || cudaMalloc((void **)&b->dC, nc) || cudaMalloc((void **)&b->dR, nc)
                ? -1
                : 0;
 }
@@ -195,21 +125,21 @@ static void buffers_free(buffers *b)
     cudaFree(b->dA), cudaFree(b->dB), cudaFree(b->dC), cudaFree(b->dR);
 }
 
-static int upload(const problem *p, const buffers *b, cudaStream_t s)
+static int upload(const gt_problem *p, const buffers *b, cudaStream_t s)
 {
-    return cudaMemcpyAsync(b->dA, b->A, a_elems(p) * 4, cudaMemcpyHostToDevice, s) ||
-           cudaMemcpyAsync(b->dB, b->B, b_elems(p) * 4, cudaMemcpyHostToDevice, s) ||
-           cudaMemcpyAsync(b->dC, b->C0, c_elems(p) * 4, cudaMemcpyHostToDevice, s) ||
-           cudaMemcpyAsync(b->dR, b->C0, c_elems(p) * 4, cudaMemcpyHostToDevice, s);
+    return cudaMemcpyAsync(b->dA, b->A, bytes(p, 'A'), cudaMemcpyHostToDevice, s) ||
+           cudaMemcpyAsync(b->dB, b->B, bytes(p, 'B'), cudaMemcpyHostToDevice, s) ||
+           cudaMemcpyAsync(b->dC, b->C0, bytes(p, 'C'), cudaMemcpyHostToDevice, s) ||
+           cudaMemcpyAsync(b->dR, b->C0, bytes(p, 'C'), cudaMemcpyHostToDevice, s);
 }
 
-static int download(const problem *p, const buffers *b, cudaStream_t s)
+static int download(const gt_problem *p, const buffers *b, cudaStream_t s)
 {
-    return cudaMemcpyAsync(b->C, b->dC, c_elems(p) * 4, cudaMemcpyDeviceToHost, s) ||
-           cudaMemcpyAsync(b->R, b->dR, c_elems(p) * 4, cudaMemcpyDeviceToHost, s) || cudaStreamSynchronize(s);
+    return cudaMemcpyAsync(b->C, b->dC, bytes(p, 'C'), cudaMemcpyDeviceToHost, s) ||
+           cudaMemcpyAsync(b->R, b->dR, bytes(p, 'C'), cudaMemcpyDeviceToHost, s) || cudaStreamSynchronize(s);
 }
 
-static gemmtune_status run(gemmtune_handle h, cudaStream_t s, const problem *p, const buffers *b)
+static gemmtune_status run(gemmtune_handle h, cudaStream_t s, const gt_problem *p, const buffers *b)
 {
     return gemmtune_sgemm(h, s, (gemmtune_op)p->ta, (gemmtune_op)p->tb, p->m, p->n, p->k, p->alpha, b->dA, p->lda,
                           b->dB, p->ldb, p->beta, b->dC, p->ldc);
@@ -217,7 +147,7 @@ static gemmtune_status run(gemmtune_handle h, cudaStream_t s, const problem *p, 
 
 /* One full check on stream s: fresh inputs, gemmtune vs cuBLAS. Returns 1 when it passes (message printed if not);
  * *seconds gets the host time of the gemmtune_sgemm call when non-NULL. */
-static int check(gemmtune_handle h, cublasHandle_t cb, cudaStream_t s, const problem *p, unsigned *seed,
+static int check(gemmtune_handle h, cublasHandle_t cb, cudaStream_t s, const gt_problem *p, unsigned *seed,
                  const char *label, double *seconds)
 {
     buffers b;
@@ -227,7 +157,7 @@ static int check(gemmtune_handle h, cublasHandle_t cb, cudaStream_t s, const pro
         buffers_free(&b);
         return 0;
     }
-    fill(p, seed, b.A, b.B, b.C0);
+    gt_problem_fill(p, seed, b.A, b.B, b.C0);
     cublasSetStream(cb, s);
     gemmtune_status st = upload(p, &b, s) || cudaStreamSynchronize(s) ? GEMMTUNE_STATUS_CUDA_ERROR : GEMMTUNE_SUCCESS;
     double t0 = now_s();
@@ -238,12 +168,11 @@ static int check(gemmtune_handle h, cublasHandle_t cb, cudaStream_t s, const pro
     if (st != GEMMTUNE_SUCCESS) {
         printf("    %s: %s (%s)\n", label, gemmtune_status_string(st), gemmtune_last_error());
     } else {
-        double worst = compare(p, b.A, b.B, b.C0, b.C, b.R), tol = 16 * sqrt((double)p->k) * FLT_EPSILON;
-        ok = worst <= tol;
-        if (!ok)
-            printf("    %s: %s %dx%dx%d %s%s ld %d,%d,%d alpha %g beta %g: scaled error %.3g > %.3g\n", label,
-                   p->colmajor ? "col" : "row", p->m, p->n, p->k, p->ta ? "T" : "N", p->tb ? "T" : "N", p->lda,
-                   p->ldb, p->ldc, p->alpha, p->beta, worst, tol);
+        gt_verdict v;
+        char text[512];
+        ok = gt_validate(p, b.A, b.B, b.C0, b.C, b.R, &v);
+        gt_verdict_text(p, &v, text, sizeof text);
+        if (!ok) printf("    %s: %s\n", label, text);
     }
     buffers_free(&b);
     return ok;
@@ -279,8 +208,8 @@ static int sweep_problems(gemmtune_handle h, int colmajor, cublasHandle_t cb, co
     char line[512], label[64];
     for (int s = 0; s < NSHAPES; ++s)
         for (int l = 0; l < 4; ++l, ++n) {
-            problem p = make_problem(colmajor, l >> 1, l & 1, shapes[s][0], shapes[s][1], shapes[s][2], n % 3 ? 3 : 0,
-                                     n % 2 ? -0.5f : 1.3f, n % 2 ? 0.0f : 0.7f);
+            gt_problem p = gt_problem_make(colmajor, l >> 1, l & 1, shapes[s][0], shapes[s][1], shapes[s][2],
+                                           n % 3 ? 3 : 0, n % 2 ? -0.5f : 1.3f, n % 2 ? 0.0f : 0.7f);
             gemmtune_status st = gemmtune_explain(h, (gemmtune_op)p.ta, (gemmtune_op)p.tb, p.m, p.n, p.k, p.lda,
                                                   p.ldb, p.ldc, line, sizeof line);
             snprintf(label, sizeof label, "%s %s", rule, colmajor ? "col-major" : "row-major");
@@ -348,21 +277,17 @@ GT_TEST(loader_gpu_every_rule_matches_cublas, GT_NEEDS_GPU)
 /* A database with one winner for this GPU: 256^3 nn -> tile2d P_TILE2D. Returns the malloc'd path or NULL. */
 static char *gpu_fixture_db(const gpu_id *g)
 {
-    char *path = gt_tmp_path(".db"), err[512];
-    gt_db *db = NULL;
+    char *path = gt_tmp_path(".db");
     gt_gpu_info gi;
     memset(&gi, 0, sizeof gi);
     snprintf(gi.name, sizeof gi.name, "%.127s", g->name);
     gi.cc_major = g->major, gi.cc_minor = g->minor, gi.sm_count = g->sms;
     snprintf(gi.uuid, sizeof gi.uuid, "GPU-gemmtune-loader-test");
-    long long sweep;
     gt_shape s = {256, 256, 256, 0, 0};
-    int ok = !gt_db_open(path, 1, &db, err, sizeof err) && !gt_db_begin_sweep(db, &gi, "test", &sweep, err, sizeof err) &&
-             !gt_db_set_winner(db, sweep, &s, "tile2d", P_TILE2D, "0000000000000000", 1.0, 1.0, err, sizeof err);
-    CHECK_MSG(ok, "%s", err);
-    if (db) gt_db_close(db);
-    if (!ok) free(path), path = NULL;
-    return path;
+    if (gt_fixture_winner(path, &gi, &s, "tile2d", P_TILE2D, "0000000000000000", 1.0) == 0) return path;
+    CHECK_MSG(0, "fixture database %s", path);
+    free(path);
+    return NULL;
 }
 
 /* First call of a fresh handle (select + load + launch), timed on the host; checked against cuBLAS. */
@@ -376,7 +301,7 @@ static double first_call(const gemmtune_options *o, const gemmtune_winner_row *r
     char line[512];
     gemmtune_explain(h, GEMMTUNE_OP_N, GEMMTUNE_OP_N, 256, 256, 256, 256, 256, 256, line, sizeof line);
     CHECK_MSG(!strncmp(line, expect, strlen(expect)), "explain: %s", line);
-    problem p = make_problem(0, 0, 0, 256, 256, 256, 0, 1.0f, 0.0f);
+    gt_problem p = gt_problem_make(0, 0, 0, 256, 256, 256, 0, 1.0f, 0.0f);
     unsigned seed = 99;
     double t = -1;
     CHECK(check(h, cb, NULL, &p, &seed, expect, &t));
@@ -447,11 +372,11 @@ GT_TEST(loader_gpu_warm_dispatch_overhead, GT_NEEDS_GPU)
         gemmtune_handle h = NULL;
         CHECK(gemmtune_create_from_table(&h, &row, 1, NULL) == GEMMTUNE_SUCCESS);
         if (!h) return;
-        problem p = make_problem(0, 0, 0, 64, 64, 64, 0, 1.0f, 0.0f);
+        gt_problem p = gt_problem_make(0, 0, 0, 64, 64, 64, 0, 1.0f, 0.0f);
         buffers b;
         CHECK(buffers_alloc(&p, &b) == 0);
         unsigned seed = 5;
-        fill(&p, &seed, b.A, b.B, b.C0);
+        gt_problem_fill(&p, &seed, b.A, b.B, b.C0);
         upload(&p, &b, NULL);
         CHECK(run(h, NULL, &p, &b) == GEMMTUNE_SUCCESS); /* the cold call */
         gt_loader_counters before, after;
@@ -512,15 +437,16 @@ GT_TEST(loader_gpu_graph_capture, GT_NEEDS_GPU)
     CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
     if (!h || !cb) return;
     for (int si = 0; si < NSHAPES; ++si) { /* every kernel kind, split-K included */
-        problem p = make_problem(0, 0, 1, shapes[si][0], shapes[si][1], shapes[si][2], 2, 1.0f, si % 2 ? 0.0f : 0.5f);
+        gt_problem p = gt_problem_make(0, 0, 1, shapes[si][0], shapes[si][1], shapes[si][2], 2, 1.0f,
+                                       si % 2 ? 0.0f : 0.5f);
         buffers b;
         unsigned seed = 77 + si;
         CHECK(buffers_alloc(&p, &b) == 0);
-        fill(&p, &seed, b.A, b.B, b.C0);
+        gt_problem_fill(&p, &seed, b.A, b.B, b.C0);
         upload(&p, &b, s);
         CHECK(run(h, s, &p, &b) == GEMMTUNE_SUCCESS); /* prepares plan and workspace outside capture */
         cudaStreamSynchronize(s);
-        fill(&p, &seed, b.A, b.B, b.C0); /* fresh inputs for the graph's run */
+        gt_problem_fill(&p, &seed, b.A, b.B, b.C0); /* fresh inputs for the graph's run */
         upload(&p, &b, s);
         cudaStreamSynchronize(s);
         cudaGraph_t graph = NULL;
@@ -533,15 +459,17 @@ GT_TEST(loader_gpu_graph_capture, GT_NEEDS_GPU)
         cublasSetStream(cb, s);
         CHECK(cublas_ref(cb, &p, b.dA, b.dB, b.dR) == GEMMTUNE_SUCCESS);
         CHECK(download(&p, &b, s) == 0);
-        double worst = compare(&p, b.A, b.B, b.C0, b.C, b.R);
-        CHECK_MSG(worst <= 16 * sqrt((double)p.k) * FLT_EPSILON, "%dx%dx%d from a graph: scaled error %g", p.m, p.n,
-                  p.k, worst);
+        gt_verdict v;
+        char text[512];
+        const int ok = gt_validate(&p, b.A, b.B, b.C0, b.C, b.R, &v);
+        gt_verdict_text(&p, &v, text, sizeof text);
+        CHECK_MSG(ok, "from a graph: %s", text);
         if (exec) cudaGraphExecDestroy(exec);
         if (graph) cudaGraphDestroy(graph);
         buffers_free(&b);
     }
     /* a call never made before, inside capture: refused without breaking the capture */
-    problem p = make_problem(0, 0, 0, 77, 55, 33, 0, 1.0f, 0.0f);
+    gt_problem p = gt_problem_make(0, 0, 0, 77, 55, 33, 0, 1.0f, 0.0f);
     buffers b;
     CHECK(buffers_alloc(&p, &b) == 0);
     cudaGraph_t graph = NULL;
@@ -576,8 +504,8 @@ static void *worker(void *v)
     snprintf(label, sizeof label, "thread %d", t->id);
     for (int round = 0; round < 2 * NSHAPES * 4; ++round) {
         const int i = (round * 7 + t->id * 5) % (NSHAPES * 4), si = i / 4, l = i % 4;
-        problem p = make_problem(0, l >> 1, l & 1, shapes[si][0], shapes[si][1], shapes[si][2], round % 2,
-                                 1.0f, round % 3 ? 0.0f : -1.5f);
+        gt_problem p = gt_problem_make(0, l >> 1, l & 1, shapes[si][0], shapes[si][1], shapes[si][2], round % 2,
+                                       1.0f, round % 3 ? 0.0f : -1.5f);
         if (!cb || !check(t->h, cb, s, &p, &seed, label, NULL)) atomic_fetch_add(t->bad, 1);
     }
     if (cb) cublasDestroy(cb);
@@ -656,8 +584,8 @@ GT_TEST(loader_gpu_vendor_winners_are_tuned_and_served, GT_NEEDS_GPU)
         for (int i = 0; h && i < 2; ++i) {
             /* the stored row-major shape, asked in this argument order */
             const gt_shape *t = &tuned[i];
-            problem p = colmajor ? make_problem(1, t->tb, t->ta, t->n, t->m, t->k, 0, 1.5f, 0.0f)
-                                 : make_problem(0, t->ta, t->tb, t->m, t->n, t->k, 0, 1.5f, 0.0f);
+            gt_problem p = colmajor ? gt_problem_make(1, t->tb, t->ta, t->n, t->m, t->k, 0, 1.5f, 0.0f)
+                                 : gt_problem_make(0, t->ta, t->tb, t->m, t->n, t->k, 0, 1.5f, 0.0f);
             char line[512];
             gemmtune_explain(h, (gemmtune_op)p.ta, (gemmtune_op)p.tb, p.m, p.n, p.k, p.lda, p.ldb, p.ldc, line,
                              sizeof line);
@@ -693,12 +621,12 @@ GT_TEST(loader_gpu_unusable_vendor_algorithm_falls_back, GT_NEEDS_GPU)
     CHECK(gemmtune_create_from_table(&h, rows, 2, NULL) == GEMMTUNE_SUCCESS);
     unsigned seed = 9;
     char line[1024];
-    problem p = make_problem(0, 0, 0, 200, 300, 64, 0, 1.5f, 0.0f);
+    gt_problem p = gt_problem_make(0, 0, 0, 200, 300, 64, 0, 1.5f, 0.0f);
     gemmtune_explain(h, 0, 0, 200, 300, 64, 64, 300, 300, line, sizeof line);
     CHECK_MSG(strstr(line, "found with cuBLAS 1, this is") && strstr(line, "cuBLAS's own choice runs instead"), "%s",
               line);
     CHECK(check(h, cb, NULL, &p, &seed, "version mismatch", NULL));
-    p = make_problem(0, 0, 0, 300, 200, 64, 0, 1.5f, 0.0f);
+    p = gt_problem_make(0, 0, 0, 300, 200, 64, 0, 1.5f, 0.0f);
     CHECK(check(h, cb, NULL, &p, &seed, "unknown algorithm", NULL));
     gemmtune_explain(h, 0, 0, 300, 200, 64, 64, 200, 200, line, sizeof line);
     CHECK_MSG(strstr(line, "not usable here") && strstr(line, "own choice instead"), "%s", line);

@@ -3,10 +3,10 @@
 #include "compile.h"
 #include "family.h"
 #include "harness.h"
+#include "toolkit.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -159,47 +159,57 @@ GT_TEST(multistage_render_has_layout_and_params, GT_NEEDS_NONE)
     free(src);
 }
 
-static void compile_ok(const gt_params *p, int ta, int tb, int max_regs)
+/* The register cap __launch_bounds__(NT, MINB) sets: the register file shared by MINB blocks, at most 255. */
+static int reg_cap(const gt_compile_job *j)
 {
-    char err[512], name[256];
-    gt_params_format(fam(), p, name, sizeof name);
-    char *src = gt_render(fam(), p, ta, tb, err, sizeof err);
-    gt_cubin c;
-    int rc = src ? gt_nvrtc_compile(src, "sm_90", &c, err, sizeof err) : -1;
-    CHECK_MSG(rc == 0, "%s %s: %s %s", name, gt_layout_name(ta, tb), err, rc == 1 && c.log ? c.log : "");
-    if (rc == 0) {
-        CHECK_MSG(c.spill_bytes == 0 && c.stack_bytes == 0, "%s %s: %d B spills, %d B stack", name,
-                  gt_layout_name(ta, tb), c.spill_bytes, c.stack_bytes);
-        CHECK_MSG(c.regs > 0 && c.regs <= max_regs, "%s %s: %d registers over %d", name, gt_layout_name(ta, tb),
-                  c.regs, max_regs);
-        printf("    %s %s: %d registers\n", name, gt_layout_name(ta, tb), c.regs);
+    gt_launch L;
+    gt_shape s = {1024, 1024, 1024, j->ta, j->tb};
+    fam()->launch(&j->p, &s, &L);
+    const int cap = 65536 / (int)(L.block[0] * gt_param_get(fam(), &j->p, "MINB", 1));
+    return cap < 255 ? cap : 255;
+}
+
+/* Compile the jobs on the pool (GT_SAMPLE: a spread sample of them): each must compile with no spills, no stack
+ * and registers within its cap. */
+static void compile_all_ok(gt_compile_job *jobs, int n)
+{
+    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
+    gt_compile_all(jobs, n, "sm_90", "multistage configurations");
+    for (int i = 0; i < n; ++i) {
+        const gt_compile_job *j = &jobs[i];
+        const char *lay = gt_layout_name(j->ta, j->tb);
+        char name[256];
+        gt_params_format(fam(), &j->p, name, sizeof name);
+        CHECK_MSG(j->rc == 0, "%s %s: %s", name, lay, j->err);
+        if (j->rc) continue;
+        CHECK_MSG(j->spill_bytes == 0 && j->stack_bytes == 0, "%s %s: %d B spills, %d B stack", name, lay,
+                  j->spill_bytes, j->stack_bytes);
+        CHECK_MSG(j->regs > 0 && j->regs <= reg_cap(j), "%s %s: %d registers over %d", name, lay, j->regs,
+                  reg_cap(j));
+        printf("    %s %s: %d registers\n", name, lay, j->regs);
     }
-    gt_cubin_free(&c);
-    free(src);
 }
 
 GT_TEST(multistage_nvrtc_key_configs_all_layouts, GT_NEEDS_NVRTC)
 {
     const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8};
+    gt_compile_job jobs[16];
+    int n = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
-        for (int l = 0; l < 4; ++l) compile_ok(keys[i], l >> 1, l & 1, keys[i] == &square8x8 ? 128 : 255);
+        for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
+    CHECK(reg_cap(&jobs[8]) == 128); /* square8x8: MINB=2 halves the file per block */
+    compile_all_ok(jobs, n);
 }
 
 GT_TEST(multistage_nvrtc_split_k, GT_NEEDS_NVRTC)
 {
-    compile_ok(&split4, 0, 0, 255);
-    compile_ok(&split4, 1, 1, 255);
-    compile_ok(&split128, 0, 1, 255);
-    compile_ok(&split128, 1, 0, 255);
+    gt_compile_job jobs[] = {gt_compile_job_make(fam(), &split4, 0, 0), gt_compile_job_make(fam(), &split4, 1, 1),
+                             gt_compile_job_make(fam(), &split128, 0, 1), gt_compile_job_make(fam(), &split128, 1, 0)};
+    compile_all_ok(jobs, 4);
+    for (int i = 0; i < 4; ++i) CHECK(jobs[i].rc == -2 || jobs[i].has_reduce); /* -2: not in the sample */
 }
 
-
 /* ---- GPU: the key configurations against cuBLAS FP32 (pedantic) on odd shapes in all four layouts ---- */
-
-typedef struct {
-    int m, n, k, pad;  /* pad: extra elements in every leading dimension */
-    float alpha, beta; /* beta == 0: C starts as NaN, which must not leak */
-} gcase;
 
 typedef struct {
     const gt_params *p;
@@ -208,25 +218,17 @@ typedef struct {
     cublasHandle_t blas;
 } grun;
 
-static void fill(float *x, size_t n, unsigned seed, float nan_fill)
+/* Launch the candidate into dC (and cuBLAS into dR) for problem q. Returns the CUDA status. */
+static cudaError_t launch_both(const grun *r, const gt_problem *q, const float *dA, const float *dB, float *dC,
+                               float *dR, float *dW)
 {
-    for (size_t i = 0; i < n; ++i) {
-        seed = seed * 1664525u + 1013904223u;
-        x[i] = isnan(nan_fill) ? nan_fill : (float)((seed >> 8) & 0xffff) / 32768.0f - 1.0f;
-    }
-}
-
-/* Launch the candidate into dC (and cuBLAS into dR) for one case. Returns the CUDA status. */
-static cudaError_t launch_both(const grun *r, const gcase *c, const float *dA, int lda, const float *dB, int ldb,
-                               float *dC, float *dR, int ldc, float *dW)
-{
-    gt_shape sh = {c->m, c->n, c->k, r->ta, r->tb};
+    gt_shape sh = {q->m, q->n, q->k, r->ta, r->tb};
     gt_launch L;
     fam()->launch(r->p, &sh, &L);
     cudaError_t e =
         cudaFuncSetAttribute((const void *)r->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.smem);
-    int M = c->m, N = c->n, K = c->k;
-    float alpha = c->alpha, beta = c->beta;
+    int M = q->m, N = q->n, K = q->k, lda = q->lda, ldb = q->ldb, ldc = q->ldc;
+    float alpha = q->alpha, beta = q->beta;
     void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW};
     dim3 grid = {L.grid[0], L.grid[1], L.grid[2]}, block = {L.block[0], L.block[1], L.block[2]};
     if (e == cudaSuccess) e = cudaLaunchKernel((const void *)r->gemm, grid, block, args, L.smem, 0);
@@ -243,59 +245,48 @@ static cudaError_t launch_both(const grun *r, const gcase *c, const float *dA, i
     return e == cudaSuccess ? cudaDeviceSynchronize() : e;
 }
 
-/* Elements of C that differ from cuBLAS beyond FP32 reordering error, or padding columns that were written. */
-static int count_bad(const gcase *c, const float *got, const float *ref, const float *c0, int ldc)
+/* 1 when C passes the toolkit's validator against cuBLAS (what went wrong printed if not); 0 when it fails or
+ * the run does. */
+static int run_case(const grun *r, const gt_problem *q)
 {
-    int bad = 0;
-    const float tol = 2e-6f * c->k + 1e-5f;
-    for (int i = 0; i < c->m; ++i)
-        for (int j = 0; j < ldc; ++j) {
-            size_t e = (size_t)i * ldc + j;
-            int wrong = j < c->n ? !(fabsf(got[e] - ref[e]) <= tol) : memcmp(&got[e], &c0[e], sizeof(float)) != 0;
-            if (wrong && bad++ < 3) printf("    C(%d,%d) = %g, cuBLAS %g\n", i, j, got[e], ref[e]);
-        }
-    return bad;
-}
-
-static int run_case(const grun *r, const gcase *c)
-{
-    const int lda = (r->ta ? c->m : c->k) + c->pad, ldb = (r->tb ? c->k : c->n) + c->pad, ldc = c->n + c->pad;
-    const size_t na = (size_t)(r->ta ? c->k : c->m) * lda, nb = (size_t)(r->tb ? c->n : c->k) * ldb;
-    const size_t nc = (size_t)c->m * ldc;
-    gt_shape sh = {c->m, c->n, c->k, r->ta, r->tb};
+    const size_t na = gt_problem_elems(q, 'A'), nb = gt_problem_elems(q, 'B'), nc = gt_problem_elems(q, 'C');
+    gt_shape sh = {q->m, q->n, q->k, r->ta, r->tb};
     gt_launch L;
     fam()->launch(r->p, &sh, &L);
     float *h = malloc((na + nb + 3 * nc) * sizeof(float)), *hA = h, *hB = h + na, *hC = hB + nb, *got = hC + nc,
           *ref = got + nc;
     float *dA = NULL, *dB = NULL, *dC = NULL, *dR = NULL, *dW = NULL;
-    int bad = -1;
-    fill(hA, na, 1u + c->m, 0.0f);
-    fill(hB, nb, 2u + c->n, 0.0f);
-    fill(hC, nc, 3u + c->k, c->beta == 0.0f ? NAN : 0.0f);
+    unsigned seed = 1u + q->m * 7u + q->n * 13u + q->k;
+    int ok = 0;
+    gt_problem_fill(q, &seed, hA, hB, hC);
     if (cudaMalloc((void **)&dA, na * 4) || cudaMalloc((void **)&dB, nb * 4) || cudaMalloc((void **)&dC, nc * 4) ||
         cudaMalloc((void **)&dR, nc * 4) || (L.ws_bytes && cudaMalloc((void **)&dW, L.ws_bytes)))
         goto out;
     if (cudaMemcpy(dA, hA, na * 4, cudaMemcpyHostToDevice) || cudaMemcpy(dB, hB, nb * 4, cudaMemcpyHostToDevice) ||
         cudaMemcpy(dC, hC, nc * 4, cudaMemcpyHostToDevice) || cudaMemcpy(dR, hC, nc * 4, cudaMemcpyHostToDevice))
         goto out;
-    cudaError_t e = launch_both(r, c, dA, lda, dB, ldb, dC, dR, ldc, dW);
+    cudaError_t e = launch_both(r, q, dA, dB, dC, dR, dW);
     CHECK_MSG(e == cudaSuccess, "launch: %s", cudaGetErrorString(e));
     if (e != cudaSuccess || cudaMemcpy(got, dC, nc * 4, cudaMemcpyDeviceToHost) ||
         cudaMemcpy(ref, dR, nc * 4, cudaMemcpyDeviceToHost))
         goto out;
-    bad = count_bad(c, got, ref, hC, ldc);
+    gt_verdict v;
+    char text[512];
+    ok = gt_validate(q, hA, hB, hC, got, ref, &v);
+    gt_verdict_text(q, &v, text, sizeof text);
+    if (!ok) printf("    %s\n", text);
 out:
     cudaFree(dA), cudaFree(dB), cudaFree(dC), cudaFree(dR), cudaFree(dW);
     free(h);
-    return bad;
+    return ok;
 }
 
 static void check_config(const gt_params *p, cublasHandle_t blas)
 {
-    static const gcase cases[] = {{1, 1, 1, 0, 1.5f, 0.0f},         {7, 13, 5, 0, 1.5f, 0.5f},
-                                  {7, 13, 5, 3, 1.5f, 0.0f},         {127, 129, 131, 0, 1.5f, 0.0f},
-                                  {127, 129, 131, 1, 1.5f, 0.5f},    {1025, 1023, 1021, 0, 1.5f, 0.0f},
-                                  {1025, 1023, 1021, 4, 1.5f, 0.5f}, {64, 64, 4099, 2, 1.0f, 0.5f}};
+    static const struct { int m, n, k, pad; float alpha, beta; } cases[] = { /* beta 0: over NaN C */
+        {1, 1, 1, 0, 1.5f, 0.0f},         {7, 13, 5, 0, 1.5f, 0.5f},         {7, 13, 5, 3, 1.5f, 0.0f},
+        {127, 129, 131, 0, 1.5f, 0.0f},   {127, 129, 131, 1, 1.5f, 0.5f},    {1025, 1023, 1021, 0, 1.5f, 0.0f},
+        {1025, 1023, 1021, 4, 1.5f, 0.5f}, {64, 64, 4099, 2, 1.0f, 0.5f}};
     char name[256], err[512];
     gt_params_format(fam(), p, name, sizeof name);
     for (int l = 0; l < 4; ++l) {
@@ -313,9 +304,10 @@ static void check_config(const gt_params *p, cublasHandle_t blas)
             rc = -1;
         }
         for (size_t i = 0; rc == 0 && i < sizeof cases / sizeof cases[0]; ++i) {
-            int bad = run_case(&r, &cases[i]);
-            CHECK_MSG(bad == 0, "%s %s %dx%dx%d pad %d beta %g: %d wrong", name, gt_layout_name(r.ta, r.tb),
-                      cases[i].m, cases[i].n, cases[i].k, cases[i].pad, cases[i].beta, bad);
+            const gt_problem q = gt_problem_make(0, r.ta, r.tb, cases[i].m, cases[i].n, cases[i].k, cases[i].pad,
+                                                 cases[i].alpha, cases[i].beta);
+            CHECK_MSG(run_case(&r, &q), "%s %s %dx%dx%d pad %d beta %g", name, gt_layout_name(r.ta, r.tb),
+                      q.m, q.n, q.k, cases[i].pad, q.beta);
         }
         if (lib) cudaLibraryUnload(lib);
         gt_cubin_free(&cb);

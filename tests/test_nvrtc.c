@@ -2,8 +2,8 @@
 #include "family.h"
 #include "harness.h"
 #include "compile.h"
+#include "toolkit.h"
 
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,58 +40,14 @@ GT_TEST(nvrtc_reports_compile_errors, GT_NEEDS_NVRTC)
     gt_cubin_free(&c);
 }
 
-/* One candidate of the full compile: what to build and what ptxas said. */
-typedef struct {
-    const gt_family *f;
-    gt_params p;
-    int rc, regs, spill_bytes;
-    double seconds;
-    char err[200];
-} job;
-
-typedef struct {
-    job *jobs;
-    int n, next;
-    pthread_mutex_t mu;
-} job_queue;
-
-static int collect(const gt_family *f, const gt_params *p, void *vctx)
-{
-    job_queue *q = vctx;
-    if (q->jobs) q->jobs[q->n] = (job){.f = f, .p = *p, .rc = -1, .regs = -1, .spill_bytes = -1};
-    q->n++;
-    return 0;
-}
-
-static void *compile_worker(void *vq)
-{
-    job_queue *q = vq;
-    for (;;) {
-        pthread_mutex_lock(&q->mu);
-        int i = q->next++;
-        pthread_mutex_unlock(&q->mu);
-        if (i >= q->n) return NULL;
-        job *j = &q->jobs[i];
-        char *src = gt_render(j->f, &j->p, 0, 0, j->err, sizeof j->err);
-        gt_cubin cb;
-        memset(&cb, 0, sizeof cb);
-        j->rc = src ? gt_nvrtc_compile(src, "sm_90", &cb, j->err, sizeof j->err) : -1;
-        j->regs = cb.regs;
-        j->spill_bytes = cb.spill_bytes;
-        j->seconds = cb.seconds;
-        gt_cubin_free(&cb);
-        free(src);
-    }
-}
-
 /* Per family: compiled, failed, with spills, max registers; every candidate's resources go to a TSV file. */
-static void report(const job_queue *q, FILE *tsv)
+static void report(const gt_compile_job *jobs, int n, FILE *tsv)
 {
     for (int i = 0; i < gt_family_count(); ++i) {
         const gt_family *f = gt_family_at(i);
         int ok = 0, fail = 0, spills = 0, maxregs = 0;
-        for (int k = 0; k < q->n; ++k) {
-            const job *j = &q->jobs[k];
+        for (int k = 0; k < n; ++k) {
+            const gt_compile_job *j = &jobs[k];
             if (j->f != f) continue;
             char name[256];
             gt_params_format(f, &j->p, name, sizeof name);
@@ -106,28 +62,20 @@ static void report(const job_queue *q, FILE *tsv)
     }
 }
 
-/* The issue's bar: every candidate of every family's default space compiles for sm_90 with zero failures.
- * Two threads (CI has two cores); resources per candidate in build/nvrtc_candidates.tsv. */
+/* The issue's bar: every candidate of every family's default space compiles for sm_90 with zero failures (the
+ * longest CPU test: minutes, with a progress line every 10 s). GT_SAMPLE (make asan) compiles a spread sample
+ * instead. Resources per candidate in <build>/nvrtc_candidates.tsv. */
 GT_TEST(nvrtc_compiles_every_default_candidate, GT_NEEDS_NVRTC)
 {
-    gt_limits l;
-    gt_limits_for_arch("sm_90", &l);
-    job_queue q = {0};
-    for (int pass = 0; pass < 2; ++pass) {
-        if (pass) q.jobs = calloc(q.n ? q.n : 1, sizeof *q.jobs), q.n = 0;
-        for (int i = 0; i < gt_family_count(); ++i)
-            if (!gt_family_at(i)->test_only) gt_enumerate(gt_family_at(i), &l, collect, &q);
-    }
-    pthread_mutex_init(&q.mu, NULL);
-    pthread_t th[2];
-    int started = 0;
-    for (int t = 0; t < 2; ++t) started += pthread_create(&th[t], NULL, compile_worker, &q) == 0;
-    if (!started) compile_worker(&q);
-    for (int t = 0; t < started; ++t) pthread_join(th[t], NULL);
-    FILE *tsv = fopen(GT_BUILD_DIR "/nvrtc_candidates.tsv", "w");
+    int n;
+    gt_compile_job *jobs = gt_compile_default_space("sm_90", &n);
+    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
+    gt_compile_all(jobs, n, "sm_90", "default candidates");
+    char path[4200];
+    snprintf(path, sizeof path, "%s/nvrtc_candidates.tsv", gt_build_dir());
+    FILE *tsv = fopen(path, "w");
     if (tsv) fprintf(tsv, "family\tparams\trc\tregs\tspill_bytes\tseconds\n");
-    report(&q, tsv);
+    report(jobs, n, tsv);
     if (tsv) fclose(tsv);
-    pthread_mutex_destroy(&q.mu);
-    free(q.jobs);
+    free(jobs);
 }

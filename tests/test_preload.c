@@ -12,7 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define LIB GT_BUILD_DIR "/libgemmtune_cublas.so"
+#define LIB GT_BUILD "/libgemmtune_cublas.so" /* in shell commands */
+
+static int asan_build(void) { return strstr(gt_build_dir(), "asan") != NULL; }
 
 /* ---- the environment ---- */
 
@@ -237,12 +239,10 @@ GT_TEST(preload_library_exports_only_cublas_entry_points, GT_NEEDS_NONE)
  * no GPU, so no call can reach a kernel launch with the stand-in's host pointers. */
 static void preload_prefix(char *buf, size_t n)
 {
-    char cwd[2048];
-    if (!getcwd(cwd, sizeof cwd)) cwd[0] = '\0';
-    if (strstr(GT_BUILD_DIR, "asan"))
+    if (asan_build())
         snprintf(buf, n, "ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 LD_PRELOAD=\"$(cc -print-file-name=libasan.so)"
-                 " %s/%s\"", cwd, LIB);
-    else snprintf(buf, n, "LD_PRELOAD=%s/%s", cwd, LIB);
+                 " %s/libgemmtune_cublas.so\"", gt_build_dir());
+    else snprintf(buf, n, "LD_PRELOAD=%s/libgemmtune_cublas.so", gt_build_dir());
 }
 
 static char *read_file(const char *path)
@@ -263,7 +263,7 @@ static int count_lines(const char *s, const char *needle)
     return n;
 }
 
-#define DRIVE "CUDA_VISIBLE_DEVICES= " GT_BUILD_DIR "/tests/drive_fake"
+#define DRIVE "CUDA_VISIBLE_DEVICES= " GT_BUILD "/tests/drive_fake"
 
 /* Without a GPU every call ends at cuBLAS, but each takes its path through the interposer: the status and the
  * arguments that reach the (stand-in) cuBLAS must be exactly the program's, and the log says why each went. */
@@ -325,7 +325,7 @@ static const char probe_src[] =
 GT_TEST(preload_real_cublas_statuses_unchanged, GT_NEEDS_NONE)
 {
     char pre[4400], cmd[16384], *src = gt_tmp_path(".c"), *bin = gt_tmp_path(""), *out[4] = {0};
-    const char *san = strstr(GT_BUILD_DIR, "asan") ? "-fsanitize=address,undefined" : "";
+    const char *san = asan_build() ? "-fsanitize=address,undefined" : "";
     FILE *f = fopen(src, "w");
     fputs(probe_src, f), fclose(f);
     preload_prefix(pre, sizeof pre);
@@ -336,16 +336,16 @@ GT_TEST(preload_real_cublas_statuses_unchanged, GT_NEEDS_NONE)
     CHECK_MSG(rc == 0 && second && !strncmp(out[0], second + 1, (size_t)(second - out[0]) + 1) &&
               strstr(out[0], "null-handle 1"), "%s\n%s", cmd, out[0]);
     /* linked ahead of cuBLAS instead of preloaded: the same */
-    snprintf(cmd, sizeof cmd, "cc -std=c99 %s -I/usr/local/cuda/include %s -o %s_ahead %s/%s -Wl,-rpath,%s/%s "
-             "-L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcublas -lcudart && %s %s_ahead && "
-             "readelf -d %s_ahead | grep NEEDED", san, src, bin, getcwd((char[2048]){0}, 2048), LIB,
-             getcwd((char[2048]){0}, 2048), GT_BUILD_DIR, strstr(GT_BUILD_DIR, "asan") ? pre : "", bin, bin);
+    snprintf(cmd, sizeof cmd, "cc -std=c99 %s -I/usr/local/cuda/include %s -o %s_ahead %s/libgemmtune_cublas.so "
+             "-Wl,-rpath,%s -L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcublas -lcudart && %s %s_ahead && "
+             "readelf -d %s_ahead | grep NEEDED", san, src, bin, gt_build_dir(), gt_build_dir(), asan_build() ? pre : "",
+             bin, bin);
     rc = gt_run(cmd, &out[1]);
     CHECK_MSG(rc == 0 && second && !strncmp(out[0], out[1], (size_t)(second - out[0]) + 1) &&
               strstr(out[1], "libgemmtune_cublas.so") && strstr(out[1], "libcublas.so") &&
               strstr(out[1], "libgemmtune_cublas.so") < strstr(out[1], "libcublas.so"), "%s\n%s", cmd, out[1]);
     /* the GPU check's own program, the same way */
-    snprintf(cmd, sizeof cmd, GT_BUILD_DIR "/check_cublas probe && %s " GT_BUILD_DIR "/check_cublas probe", pre);
+    snprintf(cmd, sizeof cmd, GT_BUILD "/check_cublas probe && %s " GT_BUILD "/check_cublas probe", pre);
     rc = gt_run(cmd, &out[2]);
     char *half = out[2] ? out[2] + strlen(out[2]) / 2 : NULL;
     CHECK_MSG(rc == 0 && half && !strncmp(out[2], half, strlen(half)), "%s", out[2]);
@@ -358,8 +358,8 @@ GT_TEST(preload_real_cublas_statuses_unchanged, GT_NEEDS_NONE)
 GT_TEST(preload_installed_with_the_library, GT_NEEDS_NONE)
 {
     char *prefix = gt_tmp_path("_prefix"), cmd[4096], *out = NULL;
-    snprintf(cmd, sizeof cmd, "make -s BUILD=%s PREFIX=%s install && nm -D --defined-only %s/lib/libgemmtune_cublas.so",
-             GT_BUILD_DIR, prefix, prefix);
+    snprintf(cmd, sizeof cmd, "cd " GT_ROOT " && make -s BUILD=%s PREFIX=%s install && nm -D --defined-only "
+             "%s/lib/libgemmtune_cublas.so", gt_build_dir(), prefix, prefix);
     int rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0 && strstr(out, "cublasSgemm_v2"), "%s ->\n%s", cmd, out);
     free(out);
@@ -376,10 +376,10 @@ GT_TEST(preload_gpu_served_calls_match_cublas, GT_NEEDS_GPU)
 {
     char pre[4400], cmd[16384], *out = NULL, *dir = gt_tmp_path("_preload");
     preload_prefix(pre, sizeof pre);
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/ref %s/served %s/xdg && " GT_BUILD_DIR "/check_cublas run %s/ref && "
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/ref %s/served %s/xdg && " GT_BUILD "/check_cublas run %s/ref && "
              "XDG_DATA_HOME=%s/xdg GEMMTUNE_DB= GEMMTUNE_FALLBACK=default GEMMTUNE_PRELOAD_LOG=%s/served.log %s "
-             GT_BUILD_DIR "/check_cublas run %s/served && " GT_BUILD_DIR "/check_cublas compare %s/ref %s/served && "
-             "grep -c 'served by default' %s/served.log && %s " GT_BUILD_DIR "/check_cublas streams",
+             GT_BUILD "/check_cublas run %s/served && " GT_BUILD "/check_cublas compare %s/ref %s/served && "
+             "grep -c 'served by default' %s/served.log && %s " GT_BUILD "/check_cublas streams",
              dir, dir, dir, dir, dir, dir, pre, dir, dir, dir, dir, pre);
     int rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0 && strstr(out, "; 0 failed") && strstr(out, "streams: ok"), "%s ->\n%s", cmd, out);

@@ -87,8 +87,6 @@ struct gt_measure {
         }                                                                                                      \
     } while (0)
 
-double gt_tolerance(int k) { return 16.0 * sqrt((double)k) * FLT_EPSILON; }
-
 static int reserve(dbuf *b, size_t n, char *err, size_t errlen)
 {
     if (b->cap >= n) return 0;

@@ -57,7 +57,4 @@ int gt_measure_cublas_run(void *ctx, const gt_args *a, cudaStream_t stream, char
 /* A scratch buffer of at least bytes on the device (for split-K workspaces); valid until the next call. */
 float *gt_measure_scratch(gt_measure *m, size_t bytes, char *err, size_t errlen);
 
-/* Pass/fail threshold for rel_err: grows with K as FP32 rounding does. */
-double gt_tolerance(int k);
-
 #endif

@@ -142,7 +142,6 @@ static gemmtune_handle own_handle(gt_db *db, const gt_winner_set *set, const gt_
 
 /* ---- output ---- */
 
-static double tflops(const gt_shape *s, double ms) { return ms > 0 ? 2.0 * s->m * s->n * (double)s->k / (ms * 1e9) : 0; }
 
 static void geomeans(const row *r, int n, double *served, double *own, double *lowest)
 {
@@ -188,7 +187,7 @@ static gt_table *table_of(const row *r, int n)
             cJSON_AddNumberToObject(o, "own_ratio", r[i].cublas.ms / r[i].mine.ms);
         }
         cJSON_AddNumberToObject(o, "cublas_ms", r[i].cublas.ms);
-        cJSON_AddNumberToObject(o, "cublas_tflops", tflops(s, r[i].cublas.ms));
+        cJSON_AddNumberToObject(o, "cublas_tflops", gt_tflops(s, r[i].cublas.ms));
         cJSON_AddNumberToObject(o, "rel_err", r[i].loader.rel_err);
         cJSON_AddStringToObject(o, "served", r[i].served);
         cJSON_AddStringToObject(o, "own", r[i].has_own ? r[i].own : "-");

@@ -53,13 +53,12 @@ static cJSON *add(rows *r, const char *gpu, int ccM, int ccm, int sms, const gt_
     r->in_group++;
     cJSON *o = gt_table_row(r->t);
     if (!o) return r->oom = 1, NULL;
-    double flop = 2.0 * s->m * s->n * (double)s->k;
     snprintf(cc, sizeof cc, "%d.%d", ccM, ccm);
     add_str(o, "gpu", gpu), add_str(o, "cc", cc), add_num(o, "sms", sms);
     add_num(o, "m", s->m), add_num(o, "n", s->n), add_num(o, "k", s->k);
     add_str(o, "layout", gt_layout_name(s->ta, s->tb)), add_str(o, "family", family), add_str(o, "params", params);
-    add_num(o, "ms", ms), add_num(o, "tflops", ms > 0 ? flop / (ms * 1e9) : -1);
-    add_num(o, "cublas_ms", cublas_ms), add_num(o, "cublas_tflops", cublas_ms > 0 ? flop / (cublas_ms * 1e9) : -1);
+    add_num(o, "ms", ms), add_num(o, "tflops", ms > 0 ? gt_tflops(s, ms) : -1);
+    add_num(o, "cublas_ms", cublas_ms), add_num(o, "cublas_tflops", cublas_ms > 0 ? gt_tflops(s, cublas_ms) : -1);
     add_num(o, "ratio_vs_cublas", ms > 0 && cublas_ms > 0 ? cublas_ms / ms : -1);
     return o;
 }

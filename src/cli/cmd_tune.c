@@ -146,7 +146,6 @@ static void command_line(int argc, char **argv, char *out, size_t n)
     for (int i = 1; i < argc && used < n; ++i) used += (size_t)snprintf(out + used, n - used, " %s", argv[i]);
 }
 
-static double tflops(const gt_shape *s, double ms) { return ms > 0 ? 2.0 * s->m * s->n * (double)s->k / (ms * 1e9) : 0; }
 
 static void print_shape(const gt_shape_result *r, FILE *out)
 {
@@ -154,11 +153,11 @@ static void print_shape(const gt_shape_result *r, FILE *out)
     fprintf(out, "%5d x %-5d x %-5d %s  ", s->m, s->n, s->k, gt_layout_name(s->ta, s->tb));
     if (!r->family[0]) {
         fprintf(out, "no candidate passed validation (%d trials, %d failed); cuBLAS %.2f TFLOPS\n", r->trials,
-                r->failed, tflops(s, r->cublas_ms));
+                r->failed, gt_tflops(s, r->cublas_ms));
         return;
     }
-    fprintf(out, "%8.2f %8.2f %6.3fx  %5.1f%%  %4d %4d %6.1f %6.1f  %-10s %s\n", tflops(s, r->median_ms),
-            tflops(s, r->cublas_ms), r->cublas_ms / r->median_ms, r->spread_pct, r->trials, r->failed, r->wall_s,
+    fprintf(out, "%8.2f %8.2f %6.3fx  %5.1f%%  %4d %4d %6.1f %6.1f  %-10s %s\n", gt_tflops(s, r->median_ms),
+            gt_tflops(s, r->cublas_ms), r->cublas_ms / r->median_ms, r->spread_pct, r->trials, r->failed, r->wall_s,
             r->gpu_s, r->family, r->params);
 }
 
@@ -194,7 +193,7 @@ static void on_trial(const gt_trial_event *e, void *ctx)
     fprintf(stderr, "\r\033[K[%d/%d] %dx%dx%d %s  fail %d", e->done, e->total, s->m, s->n, s->k,
             gt_layout_name(s->ta, s->tb), e->failed);
     if (e->best_ms > 0)
-        fprintf(stderr, "  best %.1f TFLOPS (%.2fx cuBLAS)", tflops(s, e->best_ms), e->cublas_ms / e->best_ms);
+        fprintf(stderr, "  best %.1f TFLOPS (%.2fx cuBLAS)", gt_tflops(s, e->best_ms), e->cublas_ms / e->best_ms);
     fprintf(stderr, "  ETA %d:%02d  %s %s", (int)e->eta_s / 60, (int)e->eta_s % 60, e->family,
             gt_status_name(e->status));
     fflush(stderr);

@@ -1,23 +1,22 @@
-// CPU emulation of the CUDA subset the templates use, for tests/emu/run.py: one block at a time, its threads as
-// std::threads, __shared__ as function statics, __syncthreads as a barrier.
+// Host emulation of the CUDA subset the templates use, for the one CPU emulator (tests/emu/run.sh builds
+// tests/emu/driver.cpp against a template): one std::thread per CUDA thread, std::barrier for __syncthreads,
+// __shared__ arrays as function statics, dynamic shared memory as emu_smem (poisoned with NaN before each block),
+// and cp.async (multistage's inline PTX, swapped for emu_* calls by run.sh) queued per thread and performed at
+// wait_group (lazy: a missing wait reads NaN) or at issue (EMU_EAGER: a missing barrier overwrites a stage in use).
 #pragma once
 #include <algorithm>
 #include <barrier>
+#include <cassert>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <thread>
 #include <vector>
-struct uint3e { unsigned x, y, z; };
-inline thread_local uint3e threadIdx, blockIdx;
-inline uint3e gridDim, blockDim;
-inline std::barrier<> *g_bar;
-inline void __syncthreads() { g_bar->arrive_and_wait(); }
-struct alignas(16) float4 { float x, y, z, w; };
-inline float4 make_float4(float a, float b, float c, float d) { return float4{a, b, c, d}; }
-inline void __nanosleep(unsigned) {}
-using std::min;
 using std::max;
+using std::min;
 #define __global__
 #define __device__
 #define __forceinline__ inline
@@ -25,3 +24,64 @@ using std::max;
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 #define __restrict__ __restrict
+struct alignas(16) float4 { float x, y, z, w; };
+inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+inline void __nanosleep(unsigned) {}
+struct uint3e { unsigned x, y, z; };
+inline thread_local uint3e threadIdx, blockIdx;
+inline uint3e gridDim, blockDim;
+inline std::barrier<> *emu_bar;
+inline void __syncthreads() { emu_bar->arrive_and_wait(); }
+
+inline float4 *emu_smem;       // dynamic shared memory of the block being run
+inline size_t emu_smem_bytes;
+inline bool emu_eager;
+struct emu_range { const char *lo, *hi; };
+inline std::vector<emu_range> emu_globals; // the operands a cp.async may read
+struct emu_copy { char *dst; const char *src; int size, bytes; };
+inline thread_local std::vector<emu_copy> emu_cur;                 // copies since the last commit
+inline thread_local std::vector<std::vector<emu_copy>> emu_groups; // committed, not yet waited for
+
+[[noreturn]] inline void emu_fail(const char *what) { fprintf(stderr, "emulator: %s\n", what), abort(); }
+
+inline void emu_do(const emu_copy &c)
+{
+    char *lo = (char *)emu_smem;
+    if (c.dst < lo || c.dst + c.size > lo + emu_smem_bytes) emu_fail("cp.async dst outside shared memory");
+    if ((size_t)c.dst % c.size || (size_t)c.src % c.size) emu_fail("cp.async misaligned");
+    if (c.bytes < 0 || c.bytes > c.size) emu_fail("cp.async bad source size");
+    bool in = false;
+    for (auto &r : emu_globals) in |= c.src >= r.lo && c.src + (c.bytes ? c.bytes : 4) <= r.hi;
+    if (!in) emu_fail("cp.async source outside every operand");
+    if (c.bytes) memcpy(c.dst, c.src, c.bytes);
+    memset(c.dst + c.bytes, 0, c.size - c.bytes);
+}
+#define __cvta_generic_to_shared(p) ((size_t)((const char *)(p) - (const char *)emu_smem))
+inline void emu_cp(unsigned dst, const void *src, int size, int bytes)
+{
+    emu_copy c{(char *)emu_smem + dst, (const char *)src, size, bytes};
+    if (emu_eager) emu_do(c);
+    else emu_cur.push_back(c);
+}
+inline void emu_commit() { emu_groups.push_back(emu_cur), emu_cur.clear(); }
+inline void emu_wait(int n)
+{
+    while ((int)emu_groups.size() > n) {
+        for (auto &c : emu_groups.front()) emu_do(c);
+        emu_groups.erase(emu_groups.begin());
+    }
+}
+// A thread ends its block with every copy committed and waited for.
+inline void emu_block_done()
+{
+    if (!emu_cur.empty()) emu_fail("uncommitted cp.async at block exit");
+    for (auto &g : emu_groups)
+        if (!g.empty()) emu_fail("unwaited cp.async at block exit");
+    emu_groups.clear();
+}
+// ld.shared.v4.f32 at a shared-window byte address: in bounds and 16-byte aligned, or the run aborts.
+inline float4 emu_lds128(unsigned a)
+{
+    if (a % 16 || a + 16 > emu_smem_bytes) emu_fail("ld.shared.v4 outside shared memory or misaligned");
+    return *(const float4 *)((const char *)emu_smem + a);
+}

@@ -1,53 +1,110 @@
-#!/bin/bash
-# Host emulation of templates/multistage.cu, for checking indices, edges, split-K and the cp.async group counts
-# without a GPU: every CUDA thread is a std::thread, cp.async copies run at wait_group (lazy: a missing wait reads
-# NaN-poisoned shared memory) or at issue (EMU_EAGER: a missing barrier lets a copy overwrite a stage in use),
-# and ASan catches any access outside an operand. Usage: tests/emu/run.sh [quick]   (needs g++ >= 11)
+#!/usr/bin/env bash
+# The CPU emulator, one entry point for every family (no GPU): builds tests/emu/driver.cpp against the family's
+# template for each candidate and layout with ASan and UBSan, and runs it on odd shapes, padded, rounded and
+# misaligned operands, beta 0 over NaN C and beta 0.5, checked with the test toolkit's validator (the product's
+# rule). A template with cp.async (multistage) runs twice: copies done at wait_group (lazy: a missing wait reads
+# NaN-poisoned shared memory) and at issue (EMU_EAGER: a missing barrier overwrites a stage in use).
+# Usage, after `make` (needs g++ >= 11):
+#   tests/emu/run.sh [quick] [FAMILY | FAMILY:PARAMS]...      (no family: multistage)
+# A FAMILY runs its first and last candidates and $SAMPLE (default 2) more spread over `gemmtune candidates`;
+# multistage adds its key configurations (pipeline depths, rasters, split-K, MINB, TN=8). quick: a family's first
+# and last candidates only, and of multistage's key configurations the first and the split-K one. Every run takes
+# every case (tests/emu/driver.cpp). $JOBS builds and runs at once (default: the cores).
+# Slow: a minute or more per candidate and layout. Logs in build/emu/.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-OUT=$ROOT/build/emu
+BUILD=${BUILD:-$ROOT/build}
+OUT=$BUILD/emu
+SAN="-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all"
+quick=""
+[ "${1:-}" = quick ] && quick=quick && shift
+[ $# -gt 0 ] || set -- multistage
+for f in "$BUILD/gemmtune" "$BUILD/libgemmtune.a"; do
+    [ -e "$f" ] || { echo "emulator: $f is missing: run make first" >&2; exit 2; }
+done
 mkdir -p "$OUT"
-# The template with its inline PTX swapped for the emulator's calls (shim.h).
-sed -e 's/^.*cp\.async\.cg\.shared\.global.*$/    emu_cp(dst, src, 16, bytes);/' \
-    -e 's/^.*cp\.async\.ca\.shared\.global.*$/    emu_cp(dst, src, 4, bytes);/' \
-    -e '/^ *: "memory");$/d' \
-    -e 's/^.*ld\.shared\.v4\.f32.*$/    v = emu_lds128(addr);/' \
-    -e '/^ *: "=f"(v\.x), "=f"(v\.y), "=f"(v\.z), "=f"(v\.w)$/d' \
-    -e '/^ *: "r"(addr)$/d' \
-    -e 's/^.*void cp_async_commit().*$/__device__ __forceinline__ void cp_async_commit() { emu_commit(); }/' \
-    -e 's/^.*cp\.async\.wait_group.*$/    emu_wait(N);/' \
-    -e 's/extern __shared__ float4 smem4\[\];/float4 *smem4 = emu_smem;/' \
-    "$ROOT/templates/multistage.cu" > "$OUT/ms_emu.cu"
-cp "$ROOT/templates/common.cuh" "$OUT/common.cuh"
-SAN="-O1 -g -fsanitize=address,undefined"
-gcc $SAN -c -I"$ROOT/kernels" -o "$OUT/ms.o" "$ROOT/kernels/multistage.c"
-gcc $SAN -c -I"$ROOT/kernels" -o "$OUT/fam.o" "$ROOT/kernels/family.c"
-cfgs=(
-"-DBM=256 -DBN=128 -DBK=8 -DWM=64 -DWN=64 -DWNITER=2 -DSTAGES=3 -DRASTER=8"
-"-DBM=128 -DBN=256 -DBK=8 -DWM=64 -DWN=64 -DWNITER=4 -DSTAGES=3 -DRASTER=8"
-"-DBM=128 -DBN=128 -DBK=8 -DWM=64 -DWN=32 -DWNITER=2 -DSTAGES=2 -DMINB=2 -DRASTER=2"
-"-DBM=128 -DBN=128 -DBK=16 -DWM=64 -DWN=64 -DWNITER=2 -DSTAGES=4 -DRASTER=8"
-"-DBM=128 -DBN=128 -DBK=8 -DWM=64 -DWN=32 -DWNITER=2 -DSTAGES=3 -DSPLITK=4"
-"-DBM=64 -DBN=64 -DBK=8 -DWM=32 -DWN=64 -DWNITER=2 -DSTAGES=3 -DSPLITK=16"
-"-DBM=256 -DBN=128 -DBK=8 -DWM=64 -DWN=32 -DWNITER=2 -DSTAGES=3 -DRASTER=3"
-"-DBM=256 -DBN=128 -DBK=8 -DWM=64 -DWN=64 -DWNITER=2 -DTN=8 -DSTAGES=3"
-"-DBM=64 -DBN=128 -DBK=32 -DWM=64 -DWN=64 -DWNITER=2 -DSTAGES=2 -DSPLITK=3"
+gcc $SAN -std=c11 -c -I"$ROOT/kernels" -o "$OUT/toolkit.o" "$ROOT/tests/toolkit.c"
+
+# Multistage's key configurations, in its parameter order.
+ms_keys=(
+"BM=256,BN=128,BK=8,WM=64,WN=64,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=8,SPLITK=1"
+"BM=128,BN=256,BK=8,WM=64,WN=64,WNITER=4,TM=4,TN=4,STAGES=3,MINB=1,RASTER=8,SPLITK=1"
+"BM=128,BN=128,BK=8,WM=64,WN=32,WNITER=2,TM=4,TN=4,STAGES=2,MINB=2,RASTER=2,SPLITK=1"
+"BM=128,BN=128,BK=16,WM=64,WN=64,WNITER=2,TM=4,TN=4,STAGES=4,MINB=1,RASTER=8,SPLITK=1"
+"BM=128,BN=128,BK=8,WM=64,WN=32,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=1,SPLITK=4"
+"BM=64,BN=64,BK=8,WM=32,WN=64,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=1,SPLITK=16"
+"BM=256,BN=128,BK=8,WM=64,WN=32,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=3,SPLITK=1"
+"BM=256,BN=128,BK=8,WM=64,WN=64,WNITER=2,TM=4,TN=8,STAGES=3,MINB=1,RASTER=1,SPLITK=1"
+"BM=64,BN=128,BK=32,WM=64,WN=64,WNITER=2,TM=4,TN=4,STAGES=2,MINB=1,RASTER=1,SPLITK=3"
 )
-[ "${1:-}" = quick ] && cfgs=("${cfgs[0]}" "${cfgs[4]}")
-fails=0
-for c in "${cfgs[@]}"; do
-    for l in "0 0" "0 1" "1 0" "1 1"; do
-        set -- $l
-        echo "== $c GT_TA=$1 GT_TB=$2"
-        g++ -std=c++20 $SAN -I"$OUT" -I"$ROOT/kernels" -I"$(dirname "$0")" $c -DGT_TA=$1 -DGT_TB=$2 \
-            -o "$OUT/tm" "$ROOT/tests/emu/driver.cpp" "$OUT/ms.o" "$OUT/fam.o" -pthread
-        for eager in "" 1; do
-            rc=0
-            EMU_EAGER=$eager "$OUT/tm" > "$OUT/log" 2>&1 || rc=$?
-            grep -v ' ok$' "$OUT/log" || true
-            [ $rc = 0 ] || fails=$((fails + 1))
+
+# The template as host C++: multistage's inline PTX swapped for the emulator's calls (tests/emu/emu.h).
+emulable()
+{
+    sed -e 's/^.*cp\.async\.cg\.shared\.global.*$/    emu_cp(dst, src, 16, bytes);/' \
+        -e 's/^.*cp\.async\.ca\.shared\.global.*$/    emu_cp(dst, src, 4, bytes);/' \
+        -e '/^ *: "memory");$/d' \
+        -e 's/^.*ld\.shared\.v4\.f32.*$/    v = emu_lds128(addr);/' \
+        -e '/^ *: "=f"(v\.x), "=f"(v\.y), "=f"(v\.z), "=f"(v\.w)$/d' \
+        -e '/^ *: "r"(addr)$/d' \
+        -e 's/^.*void cp_async_commit().*$/__device__ __forceinline__ void cp_async_commit() { emu_commit(); }/' \
+        -e 's/^.*cp\.async\.wait_group.*$/    emu_wait(N);/' \
+        -e 's/extern __shared__ float4 smem4\[\];/float4 *smem4 = emu_smem;/' \
+        "$ROOT/templates/$1.cu" > "$OUT/$1.cu"
+    if grep -q 'asm' "$OUT/$1.cu"; then echo "emulator: inline PTX left in $1.cu" >&2; exit 2; fi
+}
+
+# Candidates of a family: first, last and $SAMPLE spread between (plus multistage's key configurations).
+pick()
+{
+    local fam=$1 sample=${SAMPLE:-2}
+    [ -n "$quick" ] && sample=0
+    "$BUILD/gemmtune" candidates --family "$fam" | awk -v s="$sample" '{p[NR] = $2}
+        END { if (!NR) exit 1; print p[1]; for (i = 1; i <= s; ++i) { k = int(1 + i * (NR - 1) / (s + 1));
+              if (k > 1 && k < NR) print p[k] } if (NR > 1) print p[NR] }'
+    if [ "$fam" = multistage ]; then
+        if [ -n "$quick" ]; then printf '%s\n' "${ms_keys[0]}" "${ms_keys[4]}"; else printf '%s\n' "${ms_keys[@]}"; fi
+    fi
+}
+
+# Build and run one candidate in one layout; prints its verdict and writes it to <exe>.verdict.
+one()
+{
+    local fam=$1 params=$2 ta=$3 tb=$4 exe log lay rc=0
+    exe=$OUT/$fam-$(echo "$params" | md5sum | cut -c1-8)-$ta$tb
+    log=$exe.log
+    lay=$([ "$ta" = 1 ] && echo t || echo n)$([ "$tb" = 1 ] && echo t || echo n)
+    # shellcheck disable=SC2046
+    g++ -std=c++20 $SAN -w -I"$OUT" -I"$ROOT/templates" -I"$ROOT/kernels" -I"$ROOT/tests" -I"$ROOT/tests/emu" \
+        -DTEMPLATE="\"$fam.cu\"" -DGT_EMU_FAMILY="\"$fam\"" -DGT_EMU_PARAMS="\"$params\"" -DGT_TA="$ta" \
+        -DGT_TB="$tb" $(echo "$params" | tr ',' '\n' | sed 's/^/-D/') "$ROOT/tests/emu/driver.cpp" \
+        "$OUT/toolkit.o" "$BUILD/libgemmtune.a" -lm -pthread -o "$exe" > "$log" 2>&1 || rc=1
+    for eager in "" $(grep -q emu_cp "$OUT/$fam.cu" && echo 1); do
+        [ $rc = 0 ] || break
+        echo "== EMU_EAGER=$eager" >> "$log"
+        ASAN_OPTIONS=detect_leaks=0 EMU_EAGER=$eager "$exe" >> "$log" 2>&1 || rc=1
+    done
+    if [ $rc = 0 ]; then echo "ok $fam $params $lay" | tee "$exe.verdict"; return; fi
+    { echo "FAIL $fam $params $lay (log: $log)"; grep -v ' ok$' "$log" | head -20; } | tee "$exe.verdict"
+}
+
+rm -f "$OUT"/*.verdict
+jobs_max=${JOBS:-$(nproc)}
+runs=0
+for spec in "$@"; do
+    fam=${spec%%:*}
+    emulable "$fam"
+    if [ "$spec" != "$fam" ]; then cands=${spec#*:}; else cands=$(pick "$fam"); fi
+    for params in $cands; do
+        for lay in "0 0" "0 1" "1 0" "1 1"; do
+            while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+            # shellcheck disable=SC2086
+            one "$fam" "$params" $lay &
+            runs=$((runs + 1))
         done
     done
 done
-echo "emulator: $fails failing runs"
-[ $fails = 0 ]
+wait
+fails=$(cat "$OUT"/*.verdict 2>/dev/null | grep -c '^FAIL' || true)
+echo "emulator: $fails of $runs candidate layouts failing"
+[ "$fails" = 0 ] && [ "$(cat "$OUT"/*.verdict | grep -c '^ok')" = "$runs" ]

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue-7 analysis: time compile-time variants of the multistage kernel (and what is left of it with parts
-# removed, GT_ABLATE) against cuBLAS in one process per variant. Build where nvcc is (no GPU needed), run on
-# the GPU machine:
+# removed, GT_ABLATE) against cuBLAS in one process per variant, each validated with the test toolkit. Build
+# where nvcc is, after `make` (no GPU needed), run on the GPU machine:
 #   [REF=<commit>] bash tests/perf/ablate.sh build   # -> build-perf/ablate-<variant>
 #   bash tests/perf/ablate.sh run [SIZES]            # SIZES: "M N K M N K ..." (default 4096^3 and 8192^3)
 # Each variant line below: name and -D flags on top of the 4096^3 winner (128x256x8, 64x64 warps, 2 stages).
@@ -41,11 +41,12 @@ case "${1:-run}" in
 build)
     mkdir -p "$dir"
     fails=0
+    gcc -O2 -c -Ikernels -o "$dir/toolkit.o" tests/toolkit.c
     for v in "${variants[@]}"; do
         name=${v%%|*}
         # shellcheck disable=SC2046
-        nvcc -O3 -std=c++17 -arch=sm_90 $(defs "${v#*|}") -I templates tests/perf/ablate.cu \
-            -o "$dir/ablate-$name" -lcublas &
+        nvcc -O3 -std=c++17 -arch=sm_90 $(defs "${v#*|}") -I templates -I tests -I kernels tests/perf/ablate.cu \
+            "$dir/toolkit.o" "${BUILD:-build}/libgemmtune.a" -o "$dir/ablate-$name" -lcublas &
         while [ "$(jobs -r | wc -l)" -ge "${JOBS:-2}" ]; do wait -n || fails=$((fails + 1)); done
     done
     while [ "$(jobs -r | wc -l)" -gt 0 ]; do wait -n || fails=$((fails + 1)); done

@@ -1,0 +1,204 @@
+/* The NVRTC compile pool of the test toolkit (tests/toolkit.h): one thread per core, costliest compiles first so
+ * no core idles at the end, progress every 10 s, and the GT_SAMPLE spread sample for sanitizer runs. */
+#include "compile.h"
+#include "harness.h"
+#include "toolkit.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+gt_compile_job gt_compile_job_make(const gt_family *f, const gt_params *p, int ta, int tb)
+{
+    gt_compile_job j;
+    memset(&j, 0, sizeof j);
+    j.f = f, j.p = *p, j.ta = ta, j.tb = tb;
+    j.rc = -2, j.regs = j.spill_bytes = -1;
+    return j;
+}
+
+typedef struct {
+    gt_compile_job *jobs;
+    int n, cap;
+} job_list;
+
+static int add_job(const gt_family *f, const gt_params *p, void *ctx)
+{
+    job_list *l = ctx;
+    if (l->n == l->cap) l->jobs = realloc(l->jobs, (l->cap = l->cap ? 2 * l->cap : 256) * sizeof *l->jobs);
+    l->jobs[l->n++] = gt_compile_job_make(f, p, 0, 0);
+    return 0;
+}
+
+gt_compile_job *gt_compile_default_space(const char *arch, int *n)
+{
+    gt_limits lim;
+    job_list l = {NULL, 0, 0};
+    gt_limits_for_arch(arch, &lim);
+    for (int i = 0; i < gt_family_count(); ++i)
+        if (!gt_family_at(i)->test_only) gt_enumerate(gt_family_at(i), &lim, add_job, &l);
+    *n = l.n;
+    return l.jobs;
+}
+
+static int has_symbol(const gt_cubin *c, const char *sym)
+{
+    return c->data && memmem(c->data, c->size, sym, strlen(sym)) != NULL;
+}
+
+static void compile_one(gt_compile_job *j, const char *arch)
+{
+    gt_cubin cb;
+    memset(&cb, 0, sizeof cb);
+    char *src = gt_render(j->f, &j->p, j->ta, j->tb, j->err, sizeof j->err);
+    j->rc = src ? gt_nvrtc_compile(src, arch, &cb, j->err, sizeof j->err) : -1;
+    j->regs = cb.regs, j->spill_bytes = cb.spill_bytes, j->stack_bytes = cb.stack_bytes, j->seconds = cb.seconds;
+    j->has_gemm = has_symbol(&cb, "gt_gemm"), j->has_reduce = has_symbol(&cb, "gt_splitk_reduce");
+    gt_cubin_free(&cb);
+    free(src);
+}
+
+/* Compile time follows the size of the unrolled per-thread tile: C elements per thread on a large shape. */
+static double cost(const gt_compile_job *j)
+{
+    gt_shape s = {4096, 4096, 4096, j->ta, j->tb};
+    gt_launch L;
+    j->f->launch(&j->p, &s, &L);
+    const double threads = (double)L.block[0] * L.block[1] * L.block[2], tiles = (double)L.grid[0] * L.grid[1];
+    return threads > 0 && tiles > 0 ? 4096.0 * 4096.0 / tiles / threads : 0;
+}
+
+typedef struct {
+    gt_compile_job *jobs;
+    const char *arch;
+    int *order, n, next, done, failed;
+    double busy; /* seconds spent compiling, all threads */
+    pthread_mutex_t mu;
+} pool;
+
+static void *worker(void *vp)
+{
+    pool *q = vp;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        const int i = q->next < q->n ? q->order[q->next++] : -1;
+        pthread_mutex_unlock(&q->mu);
+        if (i < 0) return NULL;
+        compile_one(&q->jobs[i], q->arch);
+        pthread_mutex_lock(&q->mu);
+        q->done++, q->failed += q->jobs[i].rc != 0, q->busy += q->jobs[i].seconds;
+        pthread_mutex_unlock(&q->mu);
+    }
+}
+
+static const double *cost_key;
+
+static int by_cost(const void *a, const void *b)
+{
+    const int x = *(const int *)a, y = *(const int *)b;
+    return cost_key[x] != cost_key[y] ? (cost_key[x] < cost_key[y] ? 1 : -1) : x - y;
+}
+
+static int *costliest_first(const gt_compile_job *jobs, int n)
+{
+    int *order = malloc((n ? n : 1) * sizeof *order);
+    double *c = malloc((n ? n : 1) * sizeof *c);
+    for (int i = 0; i < n; ++i) order[i] = i, c[i] = cost(&jobs[i]);
+    cost_key = c;
+    qsort(order, n, sizeof *order, by_cost);
+    free(c);
+    return order;
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+/* CPU seconds this process has used, all threads. */
+static double cpu_s(void)
+{
+    struct rusage u;
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_utime.tv_sec + u.ru_stime.tv_sec + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+/* Wait for the workers, printing progress; the main thread compiles nothing. */
+static void watch(pool *q)
+{
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        const int done = q->done, failed = q->failed;
+        pthread_mutex_unlock(&q->mu);
+        if (done == q->n) return;
+        gt_progress(done, q->n, failed, "compiled");
+        nanosleep(&(struct timespec){0, 100000000}, NULL);
+    }
+}
+
+int gt_compile_all(gt_compile_job *jobs, int n, const char *arch, const char *what)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    int nthreads = cores < 1 ? 1 : cores > n ? (n ? n : 1) : (int)cores, started = 0;
+    pool q = {jobs, arch, costliest_first(jobs, n), n, 0, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER};
+    pthread_t th[64];
+    if (nthreads > 64) nthreads = 64;
+    const double t0 = now_s(), c0 = cpu_s();
+    printf("    compiling %d %s for %s on %d threads\n", n, what, arch, nthreads);
+    for (int t = 0; t < nthreads; ++t) started += pthread_create(&th[started], NULL, worker, &q) == 0;
+    if (!started) worker(&q);
+    watch(&q);
+    for (int t = 0; t < started; ++t) pthread_join(th[t], NULL);
+    const double wall = now_s() - t0;
+    printf("    %d compiled, %d failed in %.0f s (%.0f s of compiles), %.2f of %ld cores busy\n", n - q.failed,
+           q.failed, wall, q.busy, wall > 0 ? (cpu_s() - c0) / wall : 0.0, cores);
+    free(q.order);
+    return q.failed;
+}
+
+int gt_sample_wanted(int n)
+{
+    const char *s = getenv("GT_SAMPLE");
+    const int want = s ? atoi(s) : 0;
+    if (want <= 0) return 0;
+    int space;
+    free(gt_compile_default_space("sm_90", &space));
+    const int share = (int)((double)want * n / (space > 0 ? space : 1) + 0.5);
+    return share < 1 ? 1 : share;
+}
+
+/* Keep q of the family's jobs [s, e): the first, the last and evenly spaced ones; print their indices. */
+static int keep_spread(gt_compile_job *jobs, int s, int e, int q, int out)
+{
+    const int size = e - s;
+    char line[1024];
+    int w = snprintf(line, sizeof line, "      %-10s %d of %d:", jobs[s].f->name, q, size);
+    for (int k = 0; k < q; ++k) {
+        const int idx = q == 1 ? 0 : (int)((double)k * (size - 1) / (q - 1) + 0.5);
+        jobs[out++] = jobs[s + idx];
+        if (w < (int)sizeof line - 16) w += snprintf(line + w, sizeof line - w, " #%d", idx);
+    }
+    printf("%s\n", line);
+    return out;
+}
+
+int gt_sample_jobs(gt_compile_job *jobs, int n, int want)
+{
+    if (want <= 0 || want >= n) return n;
+    printf("    GT_SAMPLE: a spread sample of about %d of the %d compiles (indices in each family's order):\n", want,
+           n);
+    int out = 0;
+    for (int s = 0, e; s < n; s = e) {
+        for (e = s; e < n && jobs[e].f == jobs[s].f; ++e) {}
+        int q = (int)((double)want * (e - s) / n + 0.5);
+        q = q < 2 ? 2 : q;
+        out = keep_spread(jobs, s, e, q > e - s ? e - s : q, out);
+    }
+    return out;
+}
