@@ -39,7 +39,7 @@ for stage in "$@"; do
     strategies) # GPU time and winners: exhaustive against the default strategy, each into a fresh database
         for st in exhaustive halving; do
             /usr/bin/time -f "$st: %e s wall" "$B"/gemmtune --gpu 0 --sizes "${STRATEGY_SIZES:-1024,2048,127x4099x1025,64x64x65536,4096x4096x256}" \
-                --strategy $st --no-cross --db "$out/$st.db" --no-progress 2>&1 | tail -9
+                --strategy $st --no-cross --db "$out/$st.db" --no-progress 2>&1 | tail -30
         done ;;
     exh-8192) /usr/bin/time -f "8192 exhaustive (multistage): %e s wall" "$B"/gemmtune --gpu 0 --sizes 8192 \
                   --family multistage --strategy exhaustive --no-cross --db "$out/e8192.db" --no-progress 2>&1 | tail -5 ;;
