@@ -22,6 +22,14 @@ int gt_cli_db_path(const char *opt, char *buf, size_t n, char *err, size_t errle
     return 0;
 }
 
+int gt_cli_open_reader(const gt_cli_args *a, gt_cli_filter *cf, char *path, size_t n, gt_db **db, char *err,
+                       size_t errlen)
+{
+    *db = NULL;
+    if (gt_cli_filter_from(a, cf, err, errlen) < 0 || gt_cli_db_path(a->db, path, n, err, errlen) < 0) return -1;
+    return gt_db_open(path, GT_DB_READ, db, err, errlen) < 0 ? -1 : 0;
+}
+
 int gt_cli_device_model(int dev, gt_gpu_model *m, char *err, size_t errlen)
 {
     char why[200];

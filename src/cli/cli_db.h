@@ -23,6 +23,11 @@ typedef struct {
  * layout, nn by default), --layout and --family. 0, or -1 with err (no such device, an empty name). */
 int gt_cli_filter_from(const gt_cli_args *a, gt_cli_filter *cf, char *err, size_t errlen);
 
+/* Where query, export and report start: the filter from the options, then the database --db names (or the
+ * default) opened read-only, its path in path[n] for messages. 0, or -1 with err and *db NULL. */
+int gt_cli_open_reader(const gt_cli_args *a, gt_cli_filter *cf, char *path, size_t n, gt_db **db, char *err,
+                       size_t errlen);
+
 /* 1 when the filter narrows anything. */
 int gt_cli_filter_any(const gt_cli_filter *cf);
 

@@ -152,8 +152,7 @@ int gt_cmd_query(int argc, char **argv)
         fprintf(stderr, "gemmtune query: %s\n", err);
         return gt_cli_args_free(&a), 2;
     }
-    rc = gt_cli_filter_from(&a, &cf, err, sizeof err) < 0 || gt_cli_db_path(a.db, path, sizeof path, err, sizeof err) < 0 ||
-                 gt_db_open(path, GT_DB_READ, &db, err, sizeof err) < 0
+    rc = gt_cli_open_reader(&a, &cf, path, sizeof path, &db, err, sizeof err) < 0
              ? -1
              : print_lists(db, &a, &cf, err, sizeof err);
     if (rc == 1) rc = print_results(db, &a, &cf, path, err, sizeof err);

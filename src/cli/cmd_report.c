@@ -274,8 +274,7 @@ int gt_cmd_report(int argc, char **argv)
         fprintf(stderr, "gemmtune report: %s\n", err);
         return gt_cli_args_free(&a), 2;
     }
-    rc = gt_cli_filter_from(&a, &cf, err, sizeof err) < 0 || gt_cli_db_path(a.db, path, sizeof path, err, sizeof err) < 0 ||
-                 gt_db_open(path, GT_DB_READ, &db, err, sizeof err) < 0
+    rc = gt_cli_open_reader(&a, &cf, path, sizeof path, &db, err, sizeof err) < 0
              ? -1
              : report(db, path, &cf, a.out, png, err, sizeof err);
     gt_db_close(db);
