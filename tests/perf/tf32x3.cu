@@ -4,6 +4,7 @@
 // Hopper's MMA accumulates with truncation, so every KC k-values the chunk is added into a plain FP32 register
 // accumulator (round to nearest) and zeroed; KC=0 never folds, "merged" variants put the corrections into the
 // chunk too. Column-major "nn" like cuBLAS, shapes must be multiples of the block tile (checked).
+// The "3xs"/"3xsm" variants (kernel tf32x3s) split once per block into shared memory instead of in registers.
 // The harness times every variant against cuBLAS SGEMM (pedantic) and TF32 cuBLAS on the same inputs, with DGEMM
 // on the same inputs as the reference: max and normwise relative error, NaNs after a NaN-poisoned beta=0 run,
 // bitwise equality of two runs. Before that, small checks on an odd shape with alpha/beta and padded leading
@@ -21,6 +22,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #define CK(x)                                                                                      \
@@ -81,7 +83,7 @@ template <int N> __device__ __forceinline__ void cp_async_wait()
 // .tf32 result as an FP32 bit pattern, which PTX leaves to the implementation: the exact checks would catch it.
 // SPLIT_INT: round half away on the bits (add half an ulp of TF32, mask): two integer instructions, the same bits
 // as cvt.rna for finite x (a NaN input may come out as 0 or Inf); the checks compare it bitwise with SPLIT_RNA.
-enum { SPLIT_RNA, SPLIT_RN, SPLIT_INT };
+enum { SPLIT_RNA, SPLIT_RN, SPLIT_INT, SPLIT_RN_SMEM }; // the last: tf32x3s (cvt.rn once per block), a label
 template <int SPLIT> __device__ __forceinline__ uint32_t tf32(float x)
 {
     uint32_t r;
@@ -266,6 +268,235 @@ __global__ void __launch_bounds__(Tile<BM, BN, BK, WM, WN, STAGES>::NT, 1)
         }
 }
 
+// Split once per block, in shared memory ("3xs"/"3xsm" variants). Raw tiles land by cp.async in RS stages laid out
+// as above; after a tile lands, the block converts it once into big and small TF32 words in a split buffer laid
+// out in fragment order, so that the warps load ready fragments with 128-bit loads and no cvt (in the register
+// split each A value is converted by BN/WN warps and each B value by BM/WM warps). Split buffer, uint32 words:
+// A: [BK/8 k steps][BM/16 m tiles][big, small][32 lanes][a0..a3]; B: [BK/8][BN/8 n tiles][32 lanes][b0 b1 big,
+// b0 b1 small]. A warp's 128-bit load or store covers 512 contiguous bytes: no bank conflicts; the split pass reads
+// the raw tile with the fragment loads' conflict-free pattern (32 consecutive threads act as the 32 lanes of one
+// fragment). Two split buffers: while the warps compute tile kt from one, they split tile kt+1 into the other
+// (the split work of tile kt+1 is spread over the k steps of tile kt, interleaved with the MMAs), so there is one
+// __syncthreads per k-tile, as in the register-split kernel.
+template <int BM, int BN, int BK, int WM, int WN, int RS> struct SplitTile {
+    using R = Tile<BM, BN, BK, WM, WN, RS>; // the raw stages
+    static constexpr int NT = R::NT, KS = BK / 8;
+    static constexpr int SA_WORDS = BK * BM * 2, SPLIT_WORDS = SA_WORDS + BK * BN * 2;
+    static constexpr int SMEM = R::SMEM + 2 * SPLIT_WORDS * 4;
+    static constexpr int UA = BK * BM / (4 * NT), UB = BK * BN / (2 * NT); // split units per thread and tile
+    static_assert(UA * 4 * NT == BK * BM && UB * 2 * NT == BK * BN, "split units must divide evenly");
+    static_assert(UA % KS == 0 && UB % KS == 0, "split units must spread evenly over the k steps");
+    static_assert(SMEM <= 227 * 1024, "shared memory per block");
+    static constexpr int SMEM_PER_SM = 228 * 1024, SMEM_RESERVED = 1024; // sm_90; 1 KB reserved per block
+};
+
+// MINB: blocks per SM asked of ptxas through __launch_bounds__ (2: at most 128 registers a thread).
+template <int BM, int BN, int BK, int WM, int WN, int RS, int KC, bool MERGED, int MINB>
+__global__ void __launch_bounds__(Tile<BM, BN, BK, WM, WN, RS>::NT, MINB)
+    tf32x3s(int M, int N, int K, float alpha, const float *__restrict__ A, int lda, const float *__restrict__ B,
+            int ldb, float beta, float *__restrict__ C, int ldc)
+{
+    using T = Tile<BM, BN, BK, WM, WN, RS>;
+    using S = SplitTile<BM, BN, BK, WM, WN, RS>;
+    constexpr int NT = T::NT, LDA = T::LDA, LDB = T::LDB, KS = S::KS, UA = S::UA, UB = S::UB;
+    constexpr int MI = WM / 16, NI = WN / 8;
+    constexpr int GROUP = 8;
+    // Spread the next tile's split over the k steps (interleaved with the MMAs) or do it after them: with separate
+    // corrections (192 accumulator registers) and BK 32 the spread split's live values spill (ptxas -v).
+    constexpr bool SPREAD = MERGED || BK <= 16;
+    static_assert(KC % BK == 0 && KC >= 0, "KC must be a multiple of BK");
+    extern __shared__ __align__(16) float smem[];
+    uint32_t *const split_buf = (uint32_t *)(smem + RS * T::STAGE_FLOATS); // 2 buffers of SPLIT_WORDS
+
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int g = lane >> 2, t = lane & 3;
+    const int wm0 = (warp % (BM / WM)) * WM, wn0 = (warp / (BM / WM)) * WN;
+
+    const int nbm = M / BM, nbn = N / BN;
+    const int bid = blockIdx.x, per_group = GROUP * nbn;
+    const int first = (bid / per_group) * GROUP, rows = min(nbm - first, GROUP);
+    const int inner = bid % per_group;
+    const int m0 = (first + inner % rows) * BM, n0 = (inner / rows) * BN;
+
+    constexpr int A_ROWS = NT / (BM / 4), B_ROWS = NT / (BK / 4);
+    static_assert(NT % (BM / 4) == 0 && NT % (BK / 4) == 0, "a pass covers whole rows");
+    const float *ga = A + m0 + (tid % (BM / 4)) * 4 + (size_t)(tid / (BM / 4)) * lda;
+    const float *gb = B + (tid % (BK / 4)) * 4 + (size_t)(n0 + tid / (BK / 4)) * ldb;
+    const size_t a_pass = (size_t)A_ROWS * lda, b_pass = (size_t)B_ROWS * ldb;
+    const int sa = (tid / (BM / 4)) * LDA + (tid % (BM / 4)) * 4, sb = (tid / (BK / 4)) * LDB + (tid % (BK / 4)) * 4;
+    auto load = [&](int kt, int s) {
+        float *as = smem + s * T::STAGE_FLOATS + sa, *bs = smem + s * T::STAGE_FLOATS + T::A_FLOATS + sb;
+        const float *pa = ga + (size_t)kt * BK * lda, *pb = gb + kt * BK;
+#pragma unroll
+        for (int i = 0; i < BM * BK / 4 / NT; ++i) cp_async16(as + i * A_ROWS * LDA, pa + i * a_pass);
+#pragma unroll
+        for (int i = 0; i < BN * BK / 4 / NT; ++i) cp_async16(bs + i * B_ROWS * LDB, pb + i * b_pass);
+    };
+    // Split this thread's units of the raw tile in stage s into split buffer sb: with part < 0 all of them, else
+    // only the part-th of KS equal shares (part is a constant after unrolling). Unit u = tid + r*NT is lane u%32
+    // of fragment q = u/32: A fragment (k step q / (BM/16), m tile q % (BM/16)), B fragment likewise.
+    // Fragment q = warp + r*NW as (k step, tile) with NT_ tiles per k step, written so that the warp-dependent part
+    // is computed once and r only adds constants (the compiler does not know warp < NW; with q / NT_ per unit the
+    // split addresses took registers and the separate-corrections kernel spilled).
+    constexpr int NW = NT / 32;
+    auto frag_of = [&](int r, auto tiles, int &ks, int &ft) {
+        constexpr int NT_ = decltype(tiles)::value;
+        static_assert(NW % NT_ == 0 || NT_ % NW == 0, "warps and fragments per k step");
+        if constexpr (NW % NT_ == 0) ks = warp / NT_ + r * (NW / NT_), ft = warp % NT_;
+        else ks = r / (NT_ / NW), ft = warp + (r % (NT_ / NW)) * NW;
+    };
+    auto split_part = [&](int part, int s, int sbuf) {
+        const float *as = smem + s * T::STAGE_FLOATS, *bs = as + T::A_FLOATS;
+        uint32_t *pa = split_buf + sbuf * S::SPLIT_WORDS, *pb = pa + S::SA_WORDS;
+#pragma unroll
+        for (int r = 0; r < UA; ++r) {
+            if (part >= 0 && r / (UA / KS) != part) continue;
+            const int q = warp + r * NW;
+            int ks, mt;
+            frag_of(r, std::integral_constant<int, BM / 16>(), ks, mt);
+            const float *p = as + (ks * 8 + 2 * t) * LDA + mt * 16 + g;
+            uint4 big, small;
+            split<SPLIT_RN>(p[0], big.x, small.x);       // a0: m,   k = 8ks+2t
+            split<SPLIT_RN>(p[8], big.y, small.y);       // a1: m+8, k = 8ks+2t
+            split<SPLIT_RN>(p[LDA], big.z, small.z);     // a2: m,   k = 8ks+2t+1
+            split<SPLIT_RN>(p[LDA + 8], big.w, small.w); // a3: m+8, k = 8ks+2t+1
+            *(uint4 *)(pa + (q * 2) * 128 + lane * 4) = big;
+            *(uint4 *)(pa + (q * 2 + 1) * 128 + lane * 4) = small;
+        }
+#pragma unroll
+        for (int r = 0; r < UB; ++r) {
+            if (part >= 0 && r / (UB / KS) != part) continue;
+            const int q = warp + r * NW;
+            int ks, nt;
+            frag_of(r, std::integral_constant<int, BN / 8>(), ks, nt);
+            const float2 b = *(const float2 *)(bs + (nt * 8 + g) * LDB + ks * 8 + 2 * t);
+            uint4 v; // b0 big, b1 big, b0 small, b1 small
+            split<SPLIT_RN>(b.x, v.x, v.z);
+            split<SPLIT_RN>(b.y, v.y, v.w);
+            *(uint4 *)(pb + q * 128 + lane * 4) = v;
+        }
+    };
+
+    float chunk[MI][NI][4];
+    float corr[MERGED ? 1 : MI][MERGED ? 1 : NI][4];
+    float acc[KC ? MI : 1][KC ? NI : 1][4];
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j)
+#pragma unroll
+            for (int r = 0; r < 4; ++r) {
+                chunk[i][j][r] = 0.0f;
+                if constexpr (!MERGED) corr[i][j][r] = 0.0f;
+                if constexpr (KC > 0) acc[i][j][r] = 0.0f;
+            }
+    auto fold = [&] {
+#pragma unroll
+        for (int i = 0; i < MI; ++i)
+#pragma unroll
+            for (int j = 0; j < NI; ++j)
+#pragma unroll
+                for (int r = 0; r < 4; ++r) {
+                    if constexpr (KC > 0) acc[i][j][r] += chunk[i][j][r];
+                    chunk[i][j][r] = 0.0f;
+                }
+    };
+
+    const int KT = K / BK;
+    // Prologue: RS tiles in flight (group i is tile i, groups may be empty), then tile 0 split into buffer 0.
+#pragma unroll
+    for (int s = 0; s < RS; ++s) {
+        if (s < KT) load(s, s);
+        cp_async_commit();
+    }
+    cp_async_wait<RS - 1>();
+    __syncthreads();
+    split_part(-1, 0, 0);
+    int kc_count = 0;
+    for (int kt = 0; kt < KT; ++kt) {
+        // RS+kt groups committed; tiles 0..kt+1 done leaves at most RS-2 pending.
+        cp_async_wait<RS - 2>();
+        // Split buffer kt%2 (tile kt) complete; raw tile kt+1 visible; every warp is past tile kt-1's MMAs, so
+        // buffer (kt+1)%2 may be rewritten; every thread has split tile kt, so its raw stage may be refilled.
+        __syncthreads();
+        if (kt + RS < KT) load(kt + RS, kt % RS);
+        cp_async_commit();
+        const bool split_next = kt + 1 < KT; // block-uniform
+        const uint32_t *pa = split_buf + (kt & 1) * S::SPLIT_WORDS, *pb = pa + S::SA_WORDS;
+#pragma unroll
+        for (int ks = 0; ks < KS; ++ks) {
+            uint32_t bb[NI][2], bsm[NI][2];
+#pragma unroll
+            for (int j = 0; j < NI; ++j) {
+                const uint4 v = *(const uint4 *)(pb + (ks * (BN / 8) + wn0 / 8 + j) * 128 + lane * 4);
+                bb[j][0] = v.x, bb[j][1] = v.y, bsm[j][0] = v.z, bsm[j][1] = v.w;
+            }
+#pragma unroll
+            for (int i = 0; i < MI; ++i) {
+                const int q = ks * (BM / 16) + wm0 / 16 + i;
+                const uint4 hb = *(const uint4 *)(pa + (q * 2) * 128 + lane * 4);
+                const uint4 hs = *(const uint4 *)(pa + (q * 2 + 1) * 128 + lane * 4);
+                const uint32_t ab[4] = {hb.x, hb.y, hb.z, hb.w}, asm_[4] = {hs.x, hs.y, hs.z, hs.w};
+                // Small terms first (as in tf32x3); the three passes over j give each accumulator NI
+                // independent MMAs between its dependent ones.
+#pragma unroll
+                for (int j = 0; j < NI; ++j) {
+                    if constexpr (MERGED) mma(chunk[i][j], ab, bsm[j]);
+                    else mma(corr[i][j], ab, bsm[j]);
+                }
+#pragma unroll
+                for (int j = 0; j < NI; ++j) {
+                    if constexpr (MERGED) mma(chunk[i][j], asm_, bb[j]);
+                    else mma(corr[i][j], asm_, bb[j]);
+                }
+#pragma unroll
+                for (int j = 0; j < NI; ++j) mma(chunk[i][j], ab, bb[j]);
+            }
+            if (SPREAD && split_next) split_part(ks, (kt + 1) % RS, (kt + 1) & 1);
+        }
+        if (!SPREAD && split_next) split_part(-1, (kt + 1) % RS, (kt + 1) & 1);
+        if constexpr (KC > 0) {
+            if (++kc_count == KC / BK) {
+                kc_count = 0;
+                fold();
+            }
+        }
+    }
+    if constexpr (KC > 0) {
+        if (kc_count) fold();
+    }
+    cp_async_wait<0>();
+
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+        for (int j = 0; j < NI; ++j) {
+            float v[4];
+#pragma unroll
+            for (int r = 0; r < 4; ++r) {
+                float x;
+                if constexpr (KC > 0) x = acc[i][j][r];
+                else x = chunk[i][j][r];
+                if constexpr (!MERGED) x += corr[i][j][r];
+                v[r] = x;
+            }
+            const int m = m0 + wm0 + i * 16 + g, n = n0 + wn0 + j * 8 + 2 * t;
+            float *c0 = C + m + (size_t)n * ldc, *c1 = c0 + ldc;
+            if (beta == 0.0f) {
+                c0[0] = alpha * v[0];
+                c1[0] = alpha * v[1];
+                c0[8] = alpha * v[2];
+                c1[8] = alpha * v[3];
+            } else {
+                const float o0 = c0[0], o1 = c1[0], o2 = c0[8], o3 = c1[8];
+                c0[0] = alpha * v[0] + beta * o0;
+                c1[0] = alpha * v[1] + beta * o1;
+                c0[8] = alpha * v[2] + beta * o2;
+                c1[8] = alpha * v[3] + beta * o3;
+            }
+        }
+}
+
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, int KC, bool MERGED, int SPLIT> struct Gemm {
     using T = Tile<BM, BN, BK, WM, WN, STAGES>;
     static void prepare(cudaFuncAttributes *fa)
@@ -288,6 +519,28 @@ template <int BM, int BN, int BK, int WM, int WN, int STAGES, int KC, bool MERGE
     }
 };
 
+template <int BM, int BN, int BK, int WM, int WN, int RS, int KC, bool MERGED, int MINB> struct GemmS {
+    using S = SplitTile<BM, BN, BK, WM, WN, RS>;
+    static_assert(MINB * (S::SMEM + S::SMEM_RESERVED) <= S::SMEM_PER_SM, "MINB blocks must fit in shared memory");
+    static void prepare(cudaFuncAttributes *fa)
+    {
+        auto f = tf32x3s<BM, BN, BK, WM, WN, RS, KC, MERGED, MINB>;
+        CK(cudaFuncSetAttribute(f, cudaFuncAttributeMaxDynamicSharedMemorySize, S::SMEM));
+        CK(cudaFuncGetAttributes(fa, f));
+    }
+    static bool launch(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+                       float *C, int ldc)
+    {
+        if (M <= 0 || N <= 0 || K <= 0 || M % BM || N % BN || K % BK || lda % 4 || ldb % 4 || lda < M || ldb < K ||
+            ldc < M || (((uintptr_t)A | (uintptr_t)B) & 15))
+            return false;
+        const unsigned blocks = (unsigned)((M / BM) * (N / BN));
+        tf32x3s<BM, BN, BK, WM, WN, RS, KC, MERGED, MINB>
+            <<<blocks, S::NT, S::SMEM>>>(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc);
+        return true;
+    }
+};
+
 typedef bool (*launch_fn)(int, int, int, float, const float *, int, const float *, int, float, float *, int);
 struct Variant {
     const char *name;
@@ -299,6 +552,10 @@ struct Variant {
 #define VARIANT(name, BM, BN, BK, WM, WN, S, KC, MG, SP, SAME)                                                \
     {name, Gemm<BM, BN, BK, WM, WN, S, KC, MG, SP>::prepare, Gemm<BM, BN, BK, WM, WN, S, KC, MG, SP>::launch, BM, \
      BN, BK, WM, WN, S, KC, MG, SP, SAME}
+// Split in shared memory (tf32x3s): RS raw stages plus two split buffers; split label SPLIT_RN_SMEM.
+#define VARIANT_S(name, BM, BN, BK, WM, WN, RS, KC, MG, MINB)                                                    \
+    {name, GemmS<BM, BN, BK, WM, WN, RS, KC, MG, MINB>::prepare, GemmS<BM, BN, BK, WM, WN, RS, KC, MG, MINB>::launch, \
+     BM, BN, BK, WM, WN, RS, KC, MG, SPLIT_RN_SMEM, nullptr}
 
 // 128x64 blocks of 8 warps of 32x32: three accumulator sets are 96 registers, room for fragments without spills.
 // 128x128 with 64x32 warps reuses fragments better but needs 192 accumulator registers (see the resource table).
@@ -318,6 +575,14 @@ static const Variant variants[] = {
     VARIANT("3x.kc128.int.128x128", 128, 128, 32, 64, 32, 3, 128, false, SPLIT_INT, "3x.kc128.128x128"),
     VARIANT("3x.kc128.rn.128x128", 128, 128, 32, 64, 32, 3, 128, false, SPLIT_RN, nullptr),
     VARIANT("3xm.kc128.rn.128x128", 128, 128, 32, 64, 32, 3, 128, true, SPLIT_RN, nullptr),
+    // Split once per block into shared memory, fragments loaded ready (128-bit, no cvt). BK 32: 2 raw stages
+    // (3 would not fit beside the two split buffers); BK 16: 4 raw stages, a barrier every 16 k.
+    VARIANT_S("3xs.kc128.128x128", 128, 128, 32, 64, 32, 2, 128, false, 1),
+    VARIANT_S("3xsm.kc128.128x128", 128, 128, 32, 64, 32, 2, 128, true, 1),
+    VARIANT_S("3xs.kc128.128x128k16", 128, 128, 16, 64, 32, 4, 128, false, 1),
+    VARIANT_S("3xsm.kc128.128x128k16", 128, 128, 16, 64, 32, 4, 128, true, 1),
+    // Two blocks (16 warps) per SM: 32x32 warps, merged corrections (64 accumulator registers), <= 128 registers.
+    VARIANT_S("3xsm.kc128.128x64k16.2b", 128, 64, 16, 32, 32, 3, 128, true, 2),
 };
 static const int n_variants = sizeof variants / sizeof variants[0];
 
@@ -536,7 +801,7 @@ int main(int argc, char **argv)
         const Variant &x = variants[v];
         cudaFuncAttributes fa;
         x.prepare(&fa);
-        static const char *split_names[] = {"rna", "rn", "int"};
+        static const char *split_names[] = {"rna", "rn", "int", "rn.smem"};
         printf("%-22s %5d %6zu %9zu %7d %4dx%3dx%3d %3dx%2d %3d %5d %s%s\n", x.name, fa.numRegs, fa.localSizeBytes,
                fa.maxDynamicSharedSizeBytes + fa.sharedSizeBytes, (x.bm / x.wm) * (x.bn / x.wn) * 32, x.bm, x.bn,
                x.bk, x.wm, x.wn, x.stages, x.kc, split_names[x.split], x.merged ? " merged" : "");
@@ -569,7 +834,7 @@ int main(int argc, char **argv)
         CK(cudaMalloc(&C, sizeof(float) * nc));
         CK(cudaMalloc(&Rd, sizeof(double) * nc));
         printf("\nchecks %dx%dx%d lda %d ldb %d ldc %d alpha %g beta %g\n", M, N, K, lda, ldb, ldc, alpha, beta);
-        printf("%-7s %-20s %9s %9s %9s %6s %s\n", "check", "method", "maxrel", "normrel", "mismatch", "NaNs",
+        printf("%-7s %-21s %9s %9s %9s %6s %s\n", "check", "method", "maxrel", "normrel", "mismatch", "NaNs",
                "verdict");
         const char *test_names[] = {"uniform", "wide", "intA", "intB"};
         const int kinds[4][3] = {{GEN_UNIFORM, GEN_UNIFORM, GEN_UNIFORM},
@@ -604,7 +869,7 @@ int main(int argc, char **argv)
                 // TF32 cuBLAS is there for calibration only (its error is about 1e-3).
                 const bool info = !me.exact_capable;
                 const bool ok = exact ? s.neq == 0 : s.maxrel < 1e-4 && s.nans == 0;
-                printf("%-7s %-20s %9.2e %9.2e %9llu %6llu %s\n", test_names[test], me.name.c_str(), s.maxrel,
+                printf("%-7s %-21s %9.2e %9.2e %9llu %6llu %s\n", test_names[test], me.name.c_str(), s.maxrel,
                        s.normrel, s.neq, s.nans, info ? "(info)" : ok ? "ok" : "FAIL");
                 if (!ok && !info) {
                     fprintf(stderr, "FAIL: check %s, %s: maxrel %.3e, %llu mismatches, %llu NaNs\n",
@@ -618,7 +883,7 @@ int main(int argc, char **argv)
                 while (other < methods.size() && methods[other].name != methods[mi].same_as) ++other;
                 const bool same = other < methods.size() && outs[other].size() == nc &&
                                   !memcmp(outs[mi].data(), outs[other].data(), sizeof(float) * nc);
-                printf("%-7s %-20s bitwise %s %s\n", test_names[test], methods[mi].name.c_str(),
+                printf("%-7s %-21s bitwise %s %s\n", test_names[test], methods[mi].name.c_str(),
                        same ? "same as" : "DIFFERS from", methods[mi].same_as.c_str());
                 if (!same) {
                     fprintf(stderr, "FAIL: check %s, %s differs from %s\n", test_names[test],
@@ -637,7 +902,7 @@ int main(int argc, char **argv)
     CK(cudaEventCreate(&e1));
     std::vector<Result> results;
     printf("\nratio = SGEMM time / method time (> 1: faster than SGEMM); errors against DGEMM on the same inputs\n");
-    printf("%-16s %-7s %-20s %9s %7s %6s %9s %9s %-7s %s\n", "shape", "inputs", "method", "ms", "TFLOPS", "ratio",
+    printf("%-16s %-7s %-21s %9s %7s %6s %9s %9s %-7s %s\n", "shape", "inputs", "method", "ms", "TFLOPS", "ratio",
            "maxrel", "normrel", "bitwise", "NaNs");
     for (size_t si = 0; si < shapes.size(); si += 3) {
         const int M = shapes[si], N = shapes[si + 1], K = shapes[si + 2];
@@ -668,7 +933,7 @@ int main(int argc, char **argv)
                 auto run = [&](float *C) { return me.run(M, N, K, 1.0f, A, M, B, K, 0.0f, C, M); };
                 CK(cudaMemset(C1, 0xFF, sizeof(float) * nc)); // NaN: beta = 0 must not read C
                 if (!run(C1)) { // not a multiple of its tile: a skip, not a failure
-                    printf("%-16s %-7s %-20s refused (shape not a multiple of the block tile)\n", shape,
+                    printf("%-16s %-7s %-21s refused (shape not a multiple of the block tile)\n", shape,
                            input_names[kind], me.name.c_str());
                     continue;
                 }
@@ -694,7 +959,7 @@ int main(int argc, char **argv)
                 CK(cudaGetLastError());
                 const float ms = median(t);
                 if (mi == 0) ms_sgemm = ms;
-                printf("%-16s %-7s %-20s %9.3f %7.2f %6.3f %9.2e %9.2e %-7s %llu\n", shape, input_names[kind],
+                printf("%-16s %-7s %-21s %9.3f %7.2f %6.3f %9.2e %9.2e %-7s %llu\n", shape, input_names[kind],
                        me.name.c_str(), ms, fl / ms, ms_sgemm / ms, s.maxrel, s.normrel, same ? "same" : "DIFFER",
                        s.nans);
                 fflush(stdout);
@@ -710,7 +975,7 @@ int main(int argc, char **argv)
     }
 
     // Summary: per method and shape, speed against SGEMM and max relative error for each input kind.
-    printf("\nsummary: ratio vs SGEMM (uniform inputs, else wide) | maxrel uniform | maxrel wide\n%-20s", "method");
+    printf("\nsummary: ratio vs SGEMM (uniform inputs, else wide) | maxrel uniform | maxrel wide\n%-21s", "method");
     for (size_t si = 0; si < shapes.size(); si += 3) {
         char shape[48];
         snprintf(shape, sizeof shape, "%dx%dx%d", shapes[si], shapes[si + 1], shapes[si + 2]);
@@ -718,7 +983,7 @@ int main(int argc, char **argv)
     }
     printf("\n");
     for (int mi = 0; mi < (int)methods.size(); ++mi) {
-        printf("%-20s", methods[mi].name.c_str());
+        printf("%-21s", methods[mi].name.c_str());
         for (int sh = 0; sh < (int)shapes.size() / 3; ++sh) {
             const Result *r[2] = {nullptr, nullptr};
             const Result *sg = nullptr;
