@@ -20,14 +20,7 @@
 #define GT_ABLATE 0
 #endif
 
-#define CK(x)                                                                                      \
-    do {                                                                                           \
-        cudaError_t e_ = (x);                                                                      \
-        if (e_ != cudaSuccess) {                                                                   \
-            fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_));     \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#include "cuda_check.h"
 
 __global__ void fill(float *p, size_t n, unsigned long long seed)
 {
