@@ -17,8 +17,9 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     return 1;
 }
 
-static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
+static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
+    (void)sms;
     gt_launch_tiles(s, p->v[P_BM], p->v[P_BN], (unsigned)(p->v[P_BM] * p->v[P_BN]), 0, 1, 1, out);
 }
 

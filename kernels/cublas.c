@@ -32,8 +32,9 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 }
 
 /* Only the workspace matters: the library picks its own grid. */
-static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
+static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
+    (void)sms;
     (void)s;
     *out = (gt_launch){.splitk = 1, .ws_bytes = (size_t)p->v[P_WSKB] * 1024};
 }

@@ -118,7 +118,8 @@ int gt_params_format(const gt_family *f, const gt_params *p, char *buf, size_t n
     size_t used = 0;
     if (n) buf[0] = '\0';
     for (int i = 0; i < f->nparams; ++i) {
-        int w = snprintf(buf + used, used < n ? n - used : 0, "%s%s=%d", i ? "," : "", f->params[i].name, p->v[i]);
+        if (f->params[i].optional && p->v[i] == f->params[i].values[0]) continue;
+        int w = snprintf(buf + used, used < n ? n - used : 0, "%s%s=%d", used ? "," : "", f->params[i].name, p->v[i]);
         if (w > 0) used += (size_t)w;
     }
     return (int)(used < n ? used : (n ? n - 1 : 0));
@@ -152,7 +153,9 @@ int gt_params_parse(const gt_family *f, const char *text, gt_params *p, char *er
         s = *end ? end + 1 : end;
     }
     for (int i = 0; i < f->nparams; ++i)
-        if (!seen[i]) {
+        if (!seen[i] && f->params[i].optional) {
+            p->v[i] = f->params[i].values[0];
+        } else if (!seen[i]) {
             snprintf(err, errlen, "parameters '%s' lack %s", text, f->params[i].name);
             return -1;
         }

@@ -20,13 +20,14 @@ typedef struct {
     int v[GT_MAX_PARAMS];
 } gt_params;
 
-/* How to launch one candidate on one shape. splitk > 1 means gt_gemm writes partial sums to a workspace of
- * ws_bytes and gt_splitk_reduce (grid rgrid, block rblock) folds them into C. */
+/* How to launch one candidate on one shape. A workspace of ws_bytes is passed to gt_gemm when non-zero; its first
+ * ws_zero bytes are zeroed on the stream before every launch (stream-K's tile counters). splitk > 1 means gt_gemm
+ * writes partial sums to the workspace and gt_splitk_reduce (grid rgrid, block rblock) folds them into C. */
 typedef struct {
     unsigned grid[3], block[3];
     unsigned smem;      /* dynamic shared memory bytes */
     int splitk;
-    size_t ws_bytes;
+    size_t ws_bytes, ws_zero;
     unsigned rgrid[3], rblock[3];
 } gt_launch;
 
@@ -35,6 +36,9 @@ typedef struct {
     const char *doc;             /* unit or meaning */
     int nvalues;                 /* values in the default space */
     int values[GT_MAX_VALUES];
+    int optional;                /* added after kernels were stored: a params text may omit it, meaning values[0],
+                                    and the canonical text omits it at values[0], so stored texts keep naming the
+                                    same kernel */
 } gt_param;
 
 /* How a candidate becomes runnable. */
@@ -74,8 +78,9 @@ typedef struct gt_family {
     gt_param params[GT_MAX_PARAMS];
     /* 1 if p is a legal candidate under lim; otherwise 0 and a reason in why. */
     int (*legal)(const gt_params *p, const gt_limits *lim, char *why, size_t whylen);
-    /* Launch geometry for shape s, and the workspace (ws_bytes) a call needs. Cannot fail for a legal p. */
-    void (*launch)(const gt_params *p, const gt_shape *s, gt_launch *out);
+    /* Launch geometry for shape s on a GPU of sms SMs (0: unknown; a persistent grid then assumes one), and the
+     * workspace (ws_bytes, ws_zero) a call needs. Cannot fail for a legal p. */
+    void (*launch)(const gt_params *p, const gt_shape *s, int sms, gt_launch *out);
     /* 1 if p computes call correctly (alignment, ld requirements of vector paths); NULL means always. */
     int (*applicable)(const gt_params *p, const gt_call *call);
     /* Default-space trimming on top of legal(): 1 keeps a legal point in the sweep, 0 drops it as redundant or
@@ -101,7 +106,8 @@ int gt_limits_for_arch(const char *arch, gt_limits *out);
 typedef int (*gt_enum_fn)(const gt_family *f, const gt_params *p, void *ctx);
 int gt_enumerate(const gt_family *f, const gt_limits *lim, gt_enum_fn fn, void *ctx);
 
-/* Canonical text of params: "BM=64,BN=64,BK=8,TM=8,TN=8". Returns the length written (truncated to n). */
+/* Canonical text of params: "BM=64,BN=64,BK=8,TM=8,TN=8" (an optional param at its first value left out). Returns
+ * the length written (truncated to n). */
 int gt_params_format(const gt_family *f, const gt_params *p, char *buf, size_t n);
 /* Parse the canonical text back. Returns 0 on success, -1 with a message in err. */
 int gt_params_parse(const gt_family *f, const char *text, gt_params *p, char *err, size_t errlen);

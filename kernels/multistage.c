@@ -1,15 +1,15 @@
 /* Family multistage: warp-tiled FFMA SGEMM with a cp.async pipeline of STAGES shared-memory buffers, block
- * rasterization and deterministic split-K. Template: templates/multistage.cu. Tested by tests/test_multistage.c. */
+ * rasterization, deterministic split-K and deterministic stream-K. Template: templates/multistage.cu. Tested by tests/test_multistage.c. */
 #include "family.h"
 
 #include <stdio.h>
 
-enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_WNITER, P_TM, P_TN, P_STAGES, P_MINB, P_RASTER, P_SPLITK, NPARAMS };
+enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_WNITER, P_TM, P_TN, P_STAGES, P_MINB, P_RASTER, P_SPLITK, P_SK, NPARAMS };
 
 #define PAD 4 /* floats after each k row of a shared tile, as in the template */
 
 typedef struct {
-    int bm, bn, bk, wm, wn, wniter, tm, tn, stages, minb, raster, splitk;
+    int bm, bn, bk, wm, wn, wniter, tm, tn, stages, minb, raster, splitk, sk;
     int threads, wmiter, wsubm, wsubn;
 } shape_t;
 
@@ -17,7 +17,7 @@ static shape_t unpack(const gt_params *p)
 {
     const int *v = p->v;
     shape_t s = {v[P_BM], v[P_BN], v[P_BK], v[P_WM], v[P_WN], v[P_WNITER], v[P_TM], v[P_TN], v[P_STAGES],
-                 v[P_MINB], v[P_RASTER], v[P_SPLITK], 0, 0, 0, 0};
+                 v[P_MINB], v[P_RASTER], v[P_SPLITK], v[P_SK], 0, 0, 0, 0};
     if (s.wm > 0 && s.wn > 0 && s.tm > 0 && s.tn > 0 && s.wniter > 0) {
         s.threads = s.bm / s.wm * (s.bn / s.wn) * 32;
         s.wmiter = s.wm * s.wn / (32 * s.tm * s.tn * s.wniter);
@@ -30,12 +30,13 @@ static shape_t unpack(const gt_params *p)
 /* Dynamic shared memory of one block: STAGES k-major tiles of A and B, each row padded. */
 static unsigned smem_bytes(const shape_t *s) { return (unsigned)(4 * s->stages * s->bk * (s->bm + s->bn + 2 * PAD)); }
 
-/* Registers per thread: accumulators, two fragment buffers, ~28 for addresses, predicates and loop state
- * (ptxas -v: 128x128 8x8 uses 124 under a 128 cap, 256x128 16x8 stays under 255 without spills). */
+/* Registers per thread: accumulators, two fragment buffers, ~28 for addresses, predicates and loop state, ~32
+ * more for stream-K's work loop (ptxas -v: 128x128 8x8 uses 124 under a 128 cap, 256x128 16x8 stays under 255
+ * without spills; with stream-K 159-161 and 222-226). */
 static int regs_estimate(const shape_t *s)
 {
     const int fm = s->wmiter * s->tm, fn = s->wniter * s->tn;
-    return fm * fn + 2 * (fm + fn) + 28;
+    return fm * fn + 2 * (fm + fn) + 28 + (s->sk > 0 ? 32 : 0);
 }
 
 /* LDS.128 runs in quarter-warp phases; a phase is conflict-free when its distinct 16-byte addresses fall in
@@ -94,6 +95,10 @@ static int shaped(const shape_t *s, char *why, size_t n)
         REJECT("default space: RASTER > 1 only for tiles of 128x128 and more without split-K");
     if (s->splitk > 1 && (s->bm * s->bn > 128 * 128 || s->minb > 1 || s->stages != 3 || (s->bk != 8 && s->bm != s->bn)))
         REJECT("default space: SPLITK > 1 only with tiles up to 128x128, 3 stages, MINB=1, BK=16 on square tiles");
+    if (s->sk > 0 && (s->minb > 1 || s->stages != 3 || s->bk != 8 || s->raster > 1))
+        REJECT("default space: SK > 0 only with MINB=1, 3 stages, BK=8 and RASTER=1");
+    if (s->sk > 1 && (s->threads * regs_estimate(s) > 32768 || 2 * smem_bytes(s) > 200 * 1024))
+        REJECT("default space: SK=%d where %d blocks cannot share an SM", s->sk, s->sk);
     return 1;
 }
 
@@ -102,10 +107,12 @@ extern const gt_family gt_family_multistage;
 /* Values far outside any GPU's reach are refused before any product of them can overflow an int. */
 static int bounded(const gt_params *p, char *why, size_t n)
 {
-    static const int hi[NPARAMS] = {1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 8, 32, 65535, 65535};
-    for (int i = 0; i < NPARAMS; ++i)
-        if (p->v[i] < 1 || p->v[i] > hi[i])
-            REJECT("%s=%d outside 1..%d", gt_family_multistage.params[i].name, p->v[i], hi[i]);
+    static const int hi[NPARAMS] = {1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 8, 32, 65535, 65535, 8};
+    for (int i = 0; i < NPARAMS; ++i) {
+        const int lo = i == P_SK ? 0 : 1;
+        if (p->v[i] < lo || p->v[i] > hi[i])
+            REJECT("%s=%d outside %d..%d", gt_family_multistage.params[i].name, p->v[i], lo, hi[i]);
+    }
     return 1;
 }
 
@@ -116,6 +123,7 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     if (!legal_tiling(&s, why, n)) return 0;
     if (s.stages < 2 || s.stages > 8) REJECT("STAGES=%d outside 2..8", s.stages);
     if (s.minb < 1 || s.raster < 1 || s.splitk < 1) REJECT("MINB, RASTER and SPLITK must be >= 1");
+    if (s.sk > 0 && s.splitk > 1) REJECT("SK=%d with SPLITK=%d: stream-K and split-K are exclusive", s.sk, s.splitk);
     if (s.threads > lim->max_threads_per_block) REJECT("%d threads over %d", s.threads, lim->max_threads_per_block);
     if (s.threads < 64) REJECT("%d threads: under two warps", s.threads);
     const unsigned smem = smem_bytes(&s);
@@ -133,18 +141,39 @@ static int in_space(const gt_params *p, char *why, size_t n)
     return shaped(&s, why, n);
 }
 
-static void launch(const gt_params *p, const gt_shape *sh, gt_launch *out)
+/* Stream-K: a persistent grid of SK blocks per SM (never more blocks than K tiles of work), the tiles' counters
+ * (zeroed by each launch) and two partial-tile slots per block; the split between data-parallel and shared tiles
+ * (skt) as the template computes it. No workspace when every tile is data-parallel. */
+static void launch_stream_k(const shape_t *s, const gt_shape *sh, int sms, gt_launch *out)
+{
+    const long long tiles = (long long)gt_cdiv(sh->m, s->bm) * gt_cdiv(sh->n, s->bn), iters = gt_cdiv(sh->k, s->bk);
+    long long g = (long long)(sms > 0 ? sms : 1) * s->sk;
+    if (g > tiles * iters) g = tiles * iters;
+    const long long skt = tiles % g == 0 ? 0 : tiles < 2 * g ? tiles : g + tiles % g;
+    out->grid[0] = (unsigned)g;
+    out->grid[1] = out->grid[2] = 1;
+    if (skt == 0) return;
+    out->ws_zero = (size_t)(tiles + 63) / 64 * 64 * sizeof(float); /* SK_COUNTERS in the template */
+    out->ws_bytes = out->ws_zero + (size_t)2 * g * s->bm * s->bn * sizeof(float);
+}
+
+static void launch(const gt_params *p, const gt_shape *sh, int sms, gt_launch *out)
 {
     const shape_t s = unpack(p);
     gt_launch_tiles(sh, s.bm, s.bn, (unsigned)s.threads, smem_bytes(&s), s.splitk, 1, out);
+    if (s.sk > 0) launch_stream_k(&s, sh, sms, out);
 }
 
 /* Every layout, alignment and ld works (the kernel picks 16-byte copies at run time); only a split-K workspace
- * beyond WS_CAP is refused, so a sweep never allocates gigabytes for a split that cannot pay off. */
+ * beyond WS_CAP is refused, so a sweep never allocates gigabytes for a split that cannot pay off (stream-K's is
+ * at most two tiles per block), and stream-K past a K whose iteration count would overflow the template's int
+ * (K tiles x 2 x blocks, for up to 1024 SMs). */
 #define WS_CAP ((size_t)512 << 20)
 static int applicable(const gt_params *p, const gt_call *call)
 {
     const size_t ws = (size_t)p->v[P_SPLITK] * (size_t)call->shape.m * (size_t)call->shape.n * sizeof(float);
+    if (p->v[P_SK] > 0) /* the template counts stream-K iterations (< 2 x blocks x K tiles) in an int */
+        return (long long)gt_cdiv(call->shape.k, p->v[P_BK]) * 2 * 1024 * p->v[P_SK] < 2147483647LL;
     return p->v[P_SPLITK] <= 1 || ws <= WS_CAP;
 }
 
@@ -164,7 +193,8 @@ const gt_family gt_family_multistage = {
                {"STAGES", "shared-memory buffers in the cp.async pipeline", 3, {2, 3, 4}},
                {"MINB", "blocks per SM promised to __launch_bounds__", 2, {1, 2}},
                {"RASTER", "tile rows per rasterization group", 2, {1, 8}},
-               {"SPLITK", "K slices reduced deterministically", 6, {1, 2, 4, 8, 16, 128}}},
+               {"SPLITK", "K slices reduced deterministically", 6, {1, 2, 4, 8, 16, 128}},
+               {"SK", "stream-K blocks per SM (0: one block per tile)", 3, {0, 1, 2}, .optional = 1}},
     .legal = legal,
     .in_space = in_space,
     .launch = launch,

@@ -19,8 +19,9 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 }
 
 /* Blocks on a 1-D grid (x has the 2^31 - 1 limit; y and z only 65535). */
-static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
+static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
+    (void)sms;
     const int bx = p->v[P_BX], by = p->v[P_BY];
     gt_launch_tiles(s, bx, by, (unsigned)bx, 0, 1, 1, out);
     out->block[1] = (unsigned)by; /* a bx x by block of threads, one per element of the tile */

@@ -20,8 +20,9 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 }
 
 /* 1-D grid: BM may be small enough that M / BM passes grid y's 65535. */
-static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
+static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
+    (void)sms;
     gt_launch_tiles(s, p->v[P_BM], p->v[P_BN], (unsigned)(p->v[P_BM] * p->v[P_BN]), 0, 1, 1, out);
 }
 

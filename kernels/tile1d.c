@@ -16,8 +16,9 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     return gt_block_fits((long)(bm / tm) * bn, 4L * bk * (bm + 1 + bn + 1), 2L * tm + 28, lim, why, n);
 }
 
-static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
+static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
+    (void)sms;
     const int bm = p->v[P_BM], bn = p->v[P_BN], tm = p->v[P_TM];
     gt_launch_tiles(s, bm, bn, (unsigned)(bm / tm * bn), 0, 1, 0, out);
 }

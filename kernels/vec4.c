@@ -19,8 +19,9 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
                          why, n);
 }
 
-static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
+static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
+    (void)sms;
     const unsigned threads = (unsigned)((p->v[P_BM] / p->v[P_TM]) * (p->v[P_BN] / p->v[P_TN]));
     gt_launch_tiles(s, p->v[P_BM], p->v[P_BN], threads, 0, 1, 0, out);
 }

@@ -53,8 +53,9 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 }
 
 /* grid z = SPLITK slices; their partial sums (splitk * M * N floats) are folded by a one-thread-per-element reduce. */
-static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
+static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
+    (void)sms;
     gt_launch_tiles(s, p->v[P_BM], p->v[P_BN], (unsigned)p->v[P_NTHREADS], 0, p->v[P_SPLITK], 0, out);
 }
 

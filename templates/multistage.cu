@@ -38,6 +38,9 @@
 #ifndef RASTER
 #define RASTER 1 // tile rows per rasterization group (1: row-major block order)
 #endif
+#ifndef SK
+#define SK 0 // stream-K: 0 off; n > 0 a persistent grid (n blocks per SM, sized by the launch) shares the MAC loop
+#endif
 // Measurement hooks for tests/perf/ablate.sh, never set by gemmtune: 1 drops the main loop's global copies,
 // 2 also drops its cp.async wait and barrier. The results are then wrong; they only time what is left.
 #ifndef GT_ABLATE
@@ -59,6 +62,7 @@ static_assert(BM % WM == 0 && BN % WN == 0 && WN % WNITER == 0, "warp tiling mus
 static_assert(WMITER >= 1 && WM % WMITER == 0 && WSUBM % TM == 0 && WSUBN % TN == 0, "bad warp sub-tile");
 static_assert((WSUBM / TM) * TCOLS == 32, "a warp sub-tile must hold exactly 32 thread tiles");
 static_assert(STAGES >= 2 && STAGES <= 8 && RASTER >= 1, "STAGES 2..8, RASTER >= 1");
+static_assert(SK == 0 || SPLITK == 1, "stream-K and split-K are exclusive");
 
 // cp.async with a source size: bytes past `bytes` are zero-filled, so edge tiles need no other copy routine.
 // dst is a shared-window byte address: 32-bit arithmetic, no generic-to-shared conversion per copy. The L2
@@ -97,10 +101,19 @@ __device__ __forceinline__ Feed feed_kmajor(const float *X, int ld, int d0, int 
     return {X + (size_t)(k0 + tid / (D / 4)) * ld + d0 + d, E - d0 - d};
 }
 
+// One quad of a k-major row with 4-byte copies (ld or base not 16-byte aligned): element e is copied when `in` and
+// e < room; the others read nothing and zero-fill.
+__device__ __forceinline__ void copy_quad4(unsigned dst, const float *p, const float *X, bool in, int room)
+{
+#pragma unroll
+    for (int e = 0; e < 4; ++e) cp_async4(dst + 4 * e, in && e < room ? p + e : X, in && e < room ? 4 : 0);
+}
+
 // kleft: K elements of the slice from this tile on. Copies past an edge read nothing (source size 0) and
 // zero-fill; they still get the operand's base X as source, so no out-of-range address (nor an L2 prefetch of
-// one) is ever issued.
-template <int D, bool FULL>
+// one) is ever issued. KIN: the whole tile lies inside the K slice (no k predicate); DIN: inside the matrix along
+// the operand's other dimension (no row predicate).
+template <int D, bool KIN, bool DIN>
 __device__ __forceinline__ void copy_kmajor(unsigned S, const Feed &f, const float *X, int ld, int kleft, bool vec,
                                             int tid)
 {
@@ -112,19 +125,21 @@ __device__ __forceinline__ void copy_kmajor(unsigned S, const Feed &f, const flo
 #pragma unroll
         for (int q = 0; q < PASSES; ++q) {
             if (BK % RPP && kk0 + q * RPP >= BK) break;
-            const bool in = FULL || (kk0 + q * RPP < kleft && f.room > 0);
+            const bool in = (KIN || kk0 + q * RPP < kleft) && (DIN || f.room > 0);
             const float *src = f.p + (size_t)q * RPP * ld;
-            cp_async16(dst + 4 * q * RPP * (D + PAD), in ? src : X, FULL ? 16 : in ? 4 * min(4, f.room) : 0);
+            cp_async16(dst + 4 * q * RPP * (D + PAD), in ? src : X, !in ? 0 : DIN ? 16 : 4 * min(4, f.room));
         }
-    } else {
-#pragma unroll 1 // rare fallback: kept rolled so it costs the fast path no registers
+    } else if (KIN) { // a steady tile with an unaligned operand (odd ld): unrolled like the 16-byte path
+#pragma unroll
         for (int q = 0; q < PASSES; ++q) {
             if (BK % RPP && kk0 + q * RPP >= BK) break;
-            const bool in = FULL || kk0 + q * RPP < kleft;
-#pragma unroll
-            for (int e = 0; e < 4; ++e)
-                cp_async4(dst + 4 * (q * RPP * (D + PAD) + e), in && e < f.room ? f.p + (size_t)q * RPP * ld + e : X,
-                          in && e < f.room ? 4 : 0);
+            copy_quad4(dst + 4 * q * RPP * (D + PAD), f.p + (size_t)q * RPP * ld, X, true, f.room);
+        }
+    } else {
+#pragma unroll 1 // guarded tiles: kept rolled so it costs the other paths no registers
+        for (int q = 0; q < PASSES; ++q) {
+            if (BK % RPP && kk0 + q * RPP >= BK) break;
+            copy_quad4(dst + 4 * q * RPP * (D + PAD), f.p + (size_t)q * RPP * ld, X, kk0 + q * RPP < kleft, f.room);
         }
     }
 }
@@ -138,7 +153,7 @@ __device__ __forceinline__ Feed feed_transposed(const float *X, int ld, int d0, 
     return {X + (size_t)(d0 + tid / 8) * ld + k0 + tid % 8, E - d0 - tid / 8};
 }
 
-template <int D, bool FULL>
+template <int D, bool KIN, bool DIN>
 __device__ __forceinline__ void copy_transposed(unsigned S, const Feed &f, const float *X, int ld, int kleft,
                                                 int tid)
 {
@@ -147,44 +162,50 @@ __device__ __forceinline__ void copy_transposed(unsigned S, const Feed &f, const
     const unsigned dst = S + 4 * (klo * (D + PAD) + tid / 8);
 #pragma unroll
     for (int kc = 0; kc < BK; kc += 8) {
-        const bool kin = FULL || kc + klo < kleft;
+        const bool kin = KIN || kc + klo < kleft;
 #pragma unroll
         for (int r = 0; r < (D + RPP - 1) / RPP; ++r) { // fixed trip count: fully unrolled
             if (D % RPP && tid / 8 + r * RPP >= D) break;
-            const bool in = FULL || (kin && r * RPP < f.room);
+            const bool in = kin && (DIN || r * RPP < f.room);
             cp_async4(dst + 4 * (kc * (D + PAD) + r * RPP), in ? f.p + (size_t)r * RPP * ld + kc : X, in ? 4 : 0);
         }
     }
 }
 
-// FULL: the whole tile lies inside the matrices and the K slice, so no copy needs a predicate.
-template <bool FULL>
+template <bool KIN, bool DIN>
 __device__ __forceinline__ void copy_stage(unsigned S, const Feed &fa, const float *A, int lda, const Feed &fb,
                                            const float *B, int ldb, int kleft, bool va, bool vb, int tid)
 {
 #if GT_TA
-    copy_kmajor<BM, FULL>(S, fa, A, lda, kleft, va, tid);
+    copy_kmajor<BM, KIN, DIN>(S, fa, A, lda, kleft, va, tid);
 #else
     (void)va;
-    copy_transposed<BM, FULL>(S, fa, A, lda, kleft, tid);
+    copy_transposed<BM, KIN, DIN>(S, fa, A, lda, kleft, tid);
 #endif
 #if GT_TB
     (void)vb;
-    copy_transposed<BN, FULL>(S + 4 * BK * LDA_S, fb, B, ldb, kleft, tid);
+    copy_transposed<BN, KIN, DIN>(S + 4 * BK * LDA_S, fb, B, ldb, kleft, tid);
 #else
-    copy_kmajor<BN, FULL>(S + 4 * BK * LDA_S, fb, B, ldb, kleft, vb, tid);
+    copy_kmajor<BN, KIN, DIN>(S + 4 * BK * LDA_S, fb, B, ldb, kleft, vb, tid);
 #endif
 }
 
-// Issue the copies of the next K tile into stage S and step both feeds one tile on. STEADY: the caller knows
-// the tile is whole and in range and the k-major operand takes 16-byte copies, so nothing is tested.
-template <bool STEADY = false>
+// How a tile's copies are guarded. The steady modes are for tiles the caller knows lie whole inside the K slice.
+enum {
+    T_GUARDED = 0, // decided per tile: no predicate for an interior block's whole tile, else every predicate
+    T_KSTEADY = 1, // whole in K; rows past M or N predicated, 16- or 4-byte copies as the operand's alignment allows
+    T_STEADY = 2   // an interior block with 16-byte copies: nothing is tested
+};
+
+// Issue the copies of the next K tile into stage S and step both feeds one tile on.
+template <int MODE = T_GUARDED>
 __device__ __forceinline__ void load_tile(unsigned S, Feed &fa, const float *A, int lda, Feed &fb, const float *B,
                                           int ldb, int kleft, bool va, bool vb, bool inner, int tid)
 {
-    if (STEADY) copy_stage<true>(S, fa, A, lda, fb, B, ldb, BK, true, true, tid);
-    else if (inner && kleft >= BK) copy_stage<true>(S, fa, A, lda, fb, B, ldb, kleft, va, vb, tid);
-    else copy_stage<false>(S, fa, A, lda, fb, B, ldb, kleft, va, vb, tid);
+    if (MODE == T_STEADY) copy_stage<true, true>(S, fa, A, lda, fb, B, ldb, BK, true, true, tid);
+    else if (MODE == T_KSTEADY) copy_stage<true, false>(S, fa, A, lda, fb, B, ldb, BK, va, vb, tid);
+    else if (inner && kleft >= BK) copy_stage<true, true>(S, fa, A, lda, fb, B, ldb, kleft, va, vb, tid);
+    else copy_stage<false, false>(S, fa, A, lda, fb, B, ldb, kleft, va, vb, tid);
     fa.p += GT_TA ? (size_t)BK * lda : BK;
     fb.p += GT_TB ? BK : (size_t)BK * ldb;
 }
@@ -236,8 +257,8 @@ __device__ __forceinline__ void outer(float (&acc)[WMITER * TM][WNITER * TN], co
 
 // One K tile: issue the copies of tile t+STAGES-1 into stage wsg (which held tile t-1, read by every thread
 // before the last barrier), run the BK outer products of stage rs with fragments double-buffered, wait for
-// tile t+1 and move on. STEADY: the copies are known whole and in range (no predicate, no branch).
-template <bool STEADY>
+// tile t+1 and move on. MODE: how the copies are guarded (load_tile).
+template <int MODE>
 __device__ __forceinline__ void tile(float (&acc)[WMITER * TM][WNITER * TN], float (&a)[2][WMITER * TM],
                                      float (&b)[2][WNITER * TN], unsigned sbase, int &rs, int &wsg,
                                      Feed &fa, const float *A, int lda, Feed &fb, const float *B, int ldb, int &kleft,
@@ -247,8 +268,8 @@ __device__ __forceinline__ void tile(float (&acc)[WMITER * TM][WNITER * TN], flo
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {
         if (kk == 0) {
-            if (!(GT_ABLATE & 1) && (STEADY || t + STAGES - 1 < ntiles))
-                load_tile<STEADY>(sbase + 4 * wsg * STAGE_FLOATS, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, tid);
+            if (!(GT_ABLATE & 1) && (MODE != T_GUARDED || t + STAGES - 1 < ntiles))
+                load_tile<MODE>(sbase + 4 * wsg * STAGE_FLOATS, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, tid);
             kleft -= BK;
             cp_async_commit();
             wsg = wsg + 1 == STAGES ? 0 : wsg + 1;
@@ -268,11 +289,11 @@ __device__ __forceinline__ void tile(float (&acc)[WMITER * TM][WNITER * TN], flo
     }
 }
 
-// Block tile (row, column) from the linear block index: groups of RASTER tile rows are walked column by column,
-// so blocks running together share A rows and B columns in L2.
-__device__ __forceinline__ void block_tile(int M, int N, int *tm, int *tn)
+// Tile (row, column) of C from a linear tile index: groups of RASTER tile rows are walked column by column, so
+// blocks running together share A rows and B columns in L2.
+__device__ __forceinline__ void tile_coords(int lin, int M, int N, int *tm, int *tn)
 {
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN, lin = blockIdx.x;
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
 #if RASTER > 1
     const int per_group = RASTER * tiles_n, first = lin / per_group * RASTER;
     const int rows = min(tiles_m - first, RASTER), in = lin % per_group;
@@ -310,22 +331,17 @@ __device__ __forceinline__ void store_quad(int M, int N, float *__restrict__ C, 
         if (j + n < N) gt_out(M, N, C, ldc, ws, i, j + n, acc[n], alpha, beta);
 }
 
-extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
+typedef float Acc[WMITER * TM][WNITER * TN]; // one thread's results
+
+// acc = the products of the tile of C at (bm0, bn0) over K range [k0, k1). Shared memory is free on entry (the
+// caller synchronizes between tiles) and every copy has landed on return.
+__device__ __forceinline__ void mac_tile(Acc &acc, int M, int N, const float *__restrict__ A, int lda,
+                                         const float *__restrict__ B, int ldb, int bm0, int bn0, int k0, int k1,
+                                         unsigned sbase, int tid, int am, int bn)
 {
-    extern __shared__ float4 smem4[];
-    const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem4); // every shared access goes through it
-    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    int tm, tn, k0, k1;
-    block_tile(M, N, &tm, &tn);
-    const int bm0 = tm * BM, bn0 = tn * BN;
-    gt_k_range(K, BK, &k0, &k1);
     const int ntiles = (k1 - k0 + BK - 1) / BK;
     const bool inner = bm0 + BM <= M && bn0 + BN <= N; // no edge in M or N: only the K tail needs predicates
     const bool va = ((size_t)A & 15) == 0 && (lda & 3) == 0, vb = ((size_t)B & 15) == 0 && (ldb & 3) == 0;
-
-    // This thread's offsets inside a k row of the A and B tiles.
-    const int wr = warp / (BN / WN), wc = warp % (BN / WN);
-    const int am = wr * WM + lane / TCOLS * TM, bn = wc * WN + lane % TCOLS * TN;
 
 #if GT_TA
     Feed fa = feed_kmajor<BM>(A, lda, bm0, M, k0, tid);
@@ -347,7 +363,6 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
         cp_async_commit();
     }
 
-    float acc[WMITER * TM][WNITER * TN];
 #pragma unroll
     for (int m = 0; m < WMITER * TM; ++m)
 #pragma unroll
@@ -358,21 +373,32 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
     __syncthreads();
     load_frag(a[0], b[0], sbase, 0, am, bn);
 
-    // Steady tiles: the load they issue is a whole tile inside the matrices and the K slice, and the k-major
-    // operand takes 16-byte copies, so their loop has no branch but its own. The other tiles (the last
-    // STAGES-1, every tile of an edge block, misaligned operands) take the guarded loop after it.
+    // Steady tiles: the load they issue is a whole tile inside the K slice, so their loop has no branch but its
+    // own. An interior block whose k-major operands take 16-byte copies tests nothing (T_STEADY); an edge block or
+    // an unaligned operand (odd ld) keeps the steady loop with row predicates and 4-byte copies (T_KSTEADY). The
+    // last STAGES-1 tiles, and the K tail, take the guarded loop after it.
     const bool vk = (GT_TA ? va : true) && (GT_TB ? true : vb);
-    const int nsteady = inner && vk ? max(0, (k1 - k0) / BK - STAGES + 1) : 0;
+    const int nsteady = max(0, (k1 - k0) / BK - STAGES + 1);
     int rs = 0, wsg = STAGES - 1; // stage read now, stage the next load fills
     int t = 0;
-    for (; t < nsteady; ++t)
-        tile<true>(acc, a, b, sbase, rs, wsg, fa, A, lda, fb, B, ldb, kleft, true, true, inner, am, bn, tid,
-                   t, ntiles);
+    if (inner && vk)
+        for (; t < nsteady; ++t)
+            tile<T_STEADY>(acc, a, b, sbase, rs, wsg, fa, A, lda, fb, B, ldb, kleft, true, true, inner, am, bn, tid,
+                           t, ntiles);
+    else
+        for (; t < nsteady; ++t)
+            tile<T_KSTEADY>(acc, a, b, sbase, rs, wsg, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, am, bn, tid,
+                            t, ntiles);
     for (; t < ntiles; ++t)
-        tile<false>(acc, a, b, sbase, rs, wsg, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, am, bn, tid, t,
-                    ntiles);
+        tile<T_GUARDED>(acc, a, b, sbase, rs, wsg, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, am, bn, tid, t,
+                        ntiles);
     cp_async_wait<0>();
+}
 
+// C (or the split-K workspace) from this thread's results; (i0, j0): its first element.
+__device__ __forceinline__ void store_tile(const Acc &acc, int M, int N, float *__restrict__ C, int ldc,
+                                           float *__restrict__ ws, int i0, int j0, float alpha, float beta)
+{
     const bool vc = ((size_t)C & 15) == 0 && (ldc & 3) == 0;
 #pragma unroll
     for (int i = 0; i < WMITER; ++i)
@@ -382,6 +408,115 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
             for (int j = 0; j < WNITER; ++j)
 #pragma unroll
                 for (int n = 0; n < TN; n += 4)
-                    store_quad(M, N, C, ldc, ws, bm0 + am + i * WSUBM + m, bn0 + bn + j * WSUBN + n,
-                               &acc[i * TM + m][j * TN + n], alpha, beta, vc);
+                    store_quad(M, N, C, ldc, ws, i0 + i * WSUBM + m, j0 + j * WSUBN + n, &acc[i * TM + m][j * TN + n],
+                               alpha, beta, vc);
+}
+
+#if SK > 0
+// Stream-K (a hybrid with data-parallel tiles). The grid is persistent: G blocks. Of the T tiles of C, the first
+// `skt` (in raster order) are shared out as MAC-loop iterations: the skt * I iterations (I K tiles per tile) are cut
+// into G contiguous, equal ranges, one per block, so every block does the same work whatever T is. The other T - skt
+// tiles are data-parallel, block c taking tiles skt + c, skt + c + G, ...; skt is T when T < 2G (and T % G != 0),
+// G + T % G above that, 0 when T % G == 0, as a data-parallel wave of whole tiles costs no fix-up.
+// A tile cut between blocks is fixed up without waiting and in a fixed order: each block that holds part of it
+// writes its partial sums to its own workspace slot, then counts itself in on the tile's counter; the block that
+// comes last adds every part in block order and writes C. So C is bitwise the same from
+// run to run, whichever block comes last. Workspace: the counters (zeroed by the launch), then 2 slots per block
+// (a block's range has at most two partial tiles: where it starts and where it ends).
+#define SK_COUNTERS(T) (((T) + 63) / 64 * 64) // floats before the slots: the counters, padded to 256 bytes
+
+__device__ __forceinline__ int sk_owner(int x, int W, int G) // the block whose range holds iteration x
+{
+    return (int)(((long long)(x + 1) * G + W - 1) / W - 1);
+}
+
+// This block holds part of tile t (iterations [kb, ke) of I) in its slot `slot`. Returns 1 when it is the last to
+// arrive, with acc replaced by the whole tile's sum (its own part read back too: acc need not live across the wait).
+__device__ __forceinline__ int sk_fixup(Acc &acc, float *__restrict__ ws, int T, int t, int I, int W, int slot,
+                                        int tid)
+{
+    __shared__ int last;
+    const int G = gridDim.x, c = blockIdx.x;
+    unsigned *cnt = (unsigned *)ws;
+    float4 *slots = (float4 *)(ws + SK_COUNTERS(T));
+    constexpr int Q = WMITER * TM * WNITER * TN / 4; // float4s per thread; slot layout [q][tid]
+    float4 *mine = slots + (size_t)(2 * c + slot) * (BM * BN / 4);
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+        const float *v = &acc[q / (WNITER * TN / 4)][q % (WNITER * TN / 4) * 4];
+        mine[q * NT + tid] = make_float4(v[0], v[1], v[2], v[3]);
+    }
+    const int cf = sk_owner(t * I, W, G), cl = sk_owner(t * I + I - 1, W, G);
+    __threadfence(); // the partial is visible before the count
+    __syncthreads();
+    if (tid == 0) last = atomicAdd(&cnt[t], 1u) == (unsigned)(cl - cf);
+    __syncthreads();
+    if (!last) return 0;
+    __threadfence();
+#pragma unroll
+    for (int q = 0; q < Q; ++q) {
+        float *v = &acc[q / (WNITER * TN / 4)][q % (WNITER * TN / 4) * 4];
+        float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        for (int o = cf; o <= cl; ++o) {
+            // Block o's slot for tile t: 0 when t is where o's range starts, else 1.
+            const int os = (int)((long long)W * o / G) / I == t ? 0 : 1;
+            const float4 p = __ldcg(slots + (size_t)(2 * o + os) * (BM * BN / 4) + q * NT + tid);
+            sum.x += p.x, sum.y += p.y, sum.z += p.z, sum.w += p.w;
+        }
+        v[0] = sum.x, v[1] = sum.y, v[2] = sum.z, v[3] = sum.w;
+    }
+    return 1;
+}
+
+__device__ __forceinline__ void stream_k(Acc &acc, int M, int N, int K, float alpha, const float *__restrict__ A,
+                                         int lda, const float *__restrict__ B, int ldb, float beta,
+                                         float *__restrict__ C, int ldc, float *__restrict__ ws, unsigned sbase,
+                                         int tid, int am, int bn)
+{
+    const int T = ((M + BM - 1) / BM) * ((N + BN - 1) / BN), I = (K + BK - 1) / BK;
+    const int G = gridDim.x, c = blockIdx.x;
+    const int skt = T % G == 0 ? 0 : T < 2 * G ? T : G + T % G;
+    const int W = skt * I; // under 2^31: applicable() bounds K
+    int it = (int)((long long)W * c / G);
+    const int end = (int)((long long)W * (c + 1) / G);
+    int dpt = skt + c; // this block's next data-parallel tile
+    for (int done = 0;; ++done) {
+        int t, kb, ke; // tile t, K tiles [kb, ke) of its I
+        if (it < end) {
+            t = it / I, kb = it % I, ke = min(I, kb + (end - it));
+            it += ke - kb;
+        } else if (dpt < T) {
+            t = dpt, kb = 0, ke = I;
+            dpt += G;
+        } else {
+            break;
+        }
+        if (done) __syncthreads(); // every warp is done with the stages before they are refilled
+        int tm, tn;
+        tile_coords(t, M, N, &tm, &tn);
+        mac_tile(acc, M, N, A, lda, B, ldb, tm * BM, tn * BN, kb * BK, min(K, ke * BK), sbase, tid, am, bn);
+        if ((kb == 0 && ke == I) || sk_fixup(acc, ws, T, t, I, W, done ? 1 : 0, tid))
+            store_tile(acc, M, N, C, ldc, ws, tm * BM + am, tn * BN + bn, alpha, beta);
+    }
+}
+#endif
+
+extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
+{
+    extern __shared__ float4 smem4[];
+    const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem4); // every shared access goes through it
+    const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+    // This thread's offsets inside a k row of the A and B tiles.
+    const int wr = warp / (BN / WN), wc = warp % (BN / WN);
+    const int am = wr * WM + lane / TCOLS * TM, bn = wc * WN + lane % TCOLS * TN;
+    Acc acc;
+#if SK > 0
+    stream_k(acc, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ws, sbase, tid, am, bn);
+#else
+    int tm, tn, k0, k1;
+    tile_coords(blockIdx.x, M, N, &tm, &tn);
+    gt_k_range(K, BK, &k0, &k1);
+    mac_tile(acc, M, N, A, lda, B, ldb, tm * BM, tn * BN, k0, k1, sbase, tid, am, bn);
+    store_tile(acc, M, N, C, ldc, ws, tm * BM + am, tn * BN + bn, alpha, beta);
+#endif
 }

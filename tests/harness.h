@@ -3,6 +3,9 @@
 #ifndef GT_HARNESS_H
 #define GT_HARNESS_H
 
+/* SMs of the GPU the tests' launch geometry is for (an H100 or H200); a persistent grid is correct on any GPU. */
+#define GT_TEST_SMS 132
+
 #include <stdio.h>
 
 typedef enum { GT_NEEDS_NONE, GT_NEEDS_NVRTC, GT_NEEDS_GPU } gt_needs;

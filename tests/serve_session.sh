@@ -6,6 +6,9 @@
 #   cost    the sweep's cost: `make run`'s sweep and 8192^3 by halving, each into a fresh database
 #   strategies  exhaustive and the default strategy on $STRATEGY_SIZES, each into a fresh database
 #   exh-8192    8192^3, multistage exhaustively (the family halving's winner comes from), for the rank correlation
+#   odd-tune    issue 14's shapes beyond the public suite (small, skinny, odd, unaligned) tuned into $DB
+#   odd-bench   the loader, our own best and cuBLAS over the public suite and issue 14's shapes
+#   probe       $PROBE_SIZES tuned with $PROBE_FAMILIES only into a fresh database, then benched (a quick look)
 # Usage (repo root, build/ carried with build/lib/libcjson.so.1): bash tests/serve_session.sh tune bench ...
 # Logs go to $OUT (or ./serve-out); the database is $DB (default $OUT/suite.db; carry it between calls).
 set -uo pipefail
@@ -16,6 +19,8 @@ mkdir -p "$out"
 export PATH=/usr/local/cuda/bin:$PATH
 public=1024,2048,4096,8192,1000,5000,3000x5000x700,4096x4096x256,256x4096x4096,8192x128x8192,127x4099x1025,64x64x65536
 untuned=96,256,640,1200,2500,5000x64x5000,64x5000x5000,3333x1111x777,7x1000x13,1x4096x4096
+odd=128,640,1280,2500,16x16384x4096,4096x16x4096,5000x300x5000,1000x1000x20000,1111x2222x3333,2049,2047
+odd=$odd,4097x4095x4093,777x1531x2049,33x8191x4097,10240x96x10240
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv,noheader \
     | tee -a "$out/gpu.txt"
 for stage in "$@"; do
@@ -24,6 +29,13 @@ for stage in "$@"; do
     tune) /usr/bin/time -f "tune: %e s wall" "$B"/gemmtune --gpu 0 --sizes "$public" --db "$db" --no-progress 2>&1 \
               | tee "$out/tune.log" | tail -20 ;;
     bench) "$B"/gemmtune bench --sizes "$public,$untuned" --db "$db" 2>&1 | tee "$out/bench.log" ;;
+    odd-tune) /usr/bin/time -f "odd-tune: %e s wall" "$B"/gemmtune --gpu 0 --sizes "$odd" --db "$db" --no-progress 2>&1 \
+              | tee "$out/odd-tune.log" | tail -20 ;;
+    odd-bench) "$B"/gemmtune bench --sizes "$public,$odd" --db "$db" 2>&1 | tee "$out/odd-bench.log" ;;
+    probe)
+        "$B"/gemmtune --gpu 0 --sizes "$PROBE_SIZES" --family "$PROBE_FAMILIES" --db "$out/probe.db" --no-progress 2>&1 \
+            | tee "$out/probe-tune.log" | tail -12
+        "$B"/gemmtune bench --sizes "$PROBE_SIZES" --db "$out/probe.db" 2>&1 | tee "$out/probe-bench.log" ;;
     loop)
         rm -f "$out/calls.txt"
         GEMMTUNE_RECORD="$out/calls.txt" "$B"/gemmtune bench --sizes 1200:nn,7x1000x13:tn,2500:nn --db "$db" --reps 3 \

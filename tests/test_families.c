@@ -179,7 +179,7 @@ static int check_geometry(const gt_family *f, const gt_params *p, void *vctx)
     geom_ctx *c = vctx;
     gt_launch L;
     memset(&L, 0xff, sizeof L);
-    f->launch(p, &c->s, &L);
+    f->launch(p, &c->s, GT_TEST_SMS, &L);
     const long long bm = gt_param_get(f, p, "BM", gt_param_get(f, p, "BX", 0));
     const long long bn = gt_param_get(f, p, "BN", gt_param_get(f, p, "BY", 0));
     const long long tiles = ((c->s.m + bm - 1) / bm) * ((c->s.n + bn - 1) / bn);
@@ -284,7 +284,7 @@ static int sample_ok(const gt_compile_job *j)
 {
     gt_launch L;
     gt_shape s = {127, 129, 131, 0, 0};
-    j->f->launch(&j->p, &s, &L);
+    j->f->launch(&j->p, &s, GT_TEST_SMS, &L);
     const int threads = (int)(L.block[0] * L.block[1] * L.block[2]);
     int ok = j->rc == 0 && j->regs > 0 && j->regs * threads <= 65536 && j->has_gemm &&
              (L.splitk > 1) == j->has_reduce;

@@ -1,5 +1,5 @@
 /* GPU tests (make gpu-test; each skips with a line when there is no GPU): every family against cuBLAS on odd
- * shapes, all layouts, ld > dim, alpha 1.5 and beta 0 (NaN C) / 0.5; a faulting and a hanging candidate
+ * shapes, all layouts, ld > dim, alpha 1.5 and beta 0 (NaN C) / 0.5, bitwise the same twice; a faulting and a hanging candidate
  * quarantined; a small sweep that resumes, hits the cubin cache and survives kill -9. */
 #include "compile.h"
 #include "db.h"
@@ -48,7 +48,7 @@ static void check_one(gt_worker *w, const gt_family *f, const gt_params *p, cons
     gt_trial_request req = {.family = f, .params = *p, .cubin = cb->data, .cubin_size = cb->size, .shape = *s, .checks = 1,
                             .pad_a = pad[0], .pad_b = pad[1], .pad_c = pad[2], .seed = (unsigned)rand(),
                             .timeout_s = 120};
-    f->launch(p, s, &req.launch);
+    f->launch(p, s, GT_TEST_SMS, &req.launch);
     gt_trial_result r;
     char err[512], name[256];
     t->trials++;
@@ -62,19 +62,24 @@ static void check_one(gt_worker *w, const gt_family *f, const gt_params *p, cons
 
 typedef struct {
     int seen, total, n;
-    gt_params v[16];
+    int split_seen, sk_seen; /* the SK values taken (bit per value) */
+    gt_params v[20];
 } picker;
 
 static int pick_cb(const gt_family *f, const gt_params *p, void *ctx)
 {
     picker *k = ctx;
     int i = k->seen++;
-    (void)f;
-    if ((i == 0 || i == k->total / 2 || i == k->total - 1 || i % 97 == 96) && k->n < 16) k->v[k->n++] = *p;
+    const int split = gt_param_get(f, p, "SPLITK", 1) > 1, sk = gt_param_get(f, p, "SK", 0);
+    int take = i == 0 || i == k->total / 2 || i == k->total - 1 || i % 97 == 96;
+    if (split && !k->split_seen) take = k->split_seen = 1;
+    if (sk > 0 && sk < 31 && !(k->sk_seen & 1 << sk)) take = 1, k->sk_seen |= 1 << sk;
+    if (take && k->n < 20) k->v[k->n++] = *p;
     return 0;
 }
 
-/* First, middle and last legal candidate, plus every 97th: a spread over the space. */
+/* First, middle and last legal candidate, plus every 97th: a spread over the space; and the first with split-K and
+ * with each stream-K width, where the family has them. */
 static int pick(const gt_family *f, const gt_limits *lim, picker *k)
 {
     memset(k, 0, sizeof *k);
@@ -84,7 +89,8 @@ static int pick(const gt_family *f, const gt_limits *lim, picker *k)
 }
 
 /* The issue's bar: every family, several candidates each, on 1x1x1, 7x13x5, 127x129x131, 1025x1023x1021 and
- * 4096^3, all four layouts, alpha 1.5 with beta 0 over NaN C and beta 0.5, tight / padded / unaligned ld. */
+ * 4096^3, all four layouts, alpha 1.5 with beta 0 over NaN C and beta 0.5, tight / padded / unaligned ld. The
+ * worker runs the beta 0.5 check twice: C must be bitwise the same (split-K and stream-K included). */
 GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
 {
     gt_limits lim;
@@ -141,7 +147,7 @@ static int trial_of(const char *family, gt_worker *w, const char *arch, const gt
     gt_shape s = {256, 256, 256, 0, 0};
     gt_trial_request req = {.family = f, .params = pk.v[0], .cubin = cb.data, .cubin_size = cb.size, .shape = s, .checks = 1, .warmup = 1, .reps = 3,
                             .seed = 7, .timeout_s = timeout};
-    f->launch(&pk.v[0], &s, &req.launch);
+    f->launch(&pk.v[0], &s, GT_TEST_SMS, &req.launch);
     if (rc == 0) rc = gt_worker_trial(w, &req, r, err, sizeof err);
     gt_cubin_free(&cb);
     free(src);

@@ -43,7 +43,7 @@ static int check_candidate(const gt_family *f, const gt_params *p, void *vctx)
     enum_ctx *c = vctx;
     gt_launch L;
     gt_shape s = {1025, 1023, 1021, 0, 0};
-    f->launch(p, &s, &L);
+    f->launch(p, &s, GT_TEST_SMS, &L);
     unsigned threads = L.block[0] * L.block[1] * L.block[2];
     if (threads == 0 || threads > (unsigned)c->lim->max_threads_per_block || L.smem > (unsigned)c->lim->max_smem_optin ||
         L.grid[0] == 0 || L.grid[1] == 0 || L.grid[2] == 0 || L.splitk < 1)

@@ -387,7 +387,7 @@ GT_TEST(loader_gpu_warm_dispatch_overhead, GT_NEEDS_GPU)
         char err[512];
         gt_params_parse(f, kern_params[kf], &prm, err, sizeof err);
         gt_launch L;
-        f->launch(&prm, &(gt_shape){64, 64, 64, 0, 0}, &L);
+        f->launch(&prm, &(gt_shape){64, 64, 64, 0, 0}, GT_TEST_SMS, &L);
         gt_kernel *k = NULL;
         CHECK(gt_kernel_load(kern_cubin[kf][0].data, kern_cubin[kf][0].size, L.smem, &k, err, sizeof err) == 0);
         float *ws = NULL;

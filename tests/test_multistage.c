@@ -17,6 +17,9 @@ static const gt_params square8x8 = {{128, 128, 8, 64, 32, 2, 4, 4, 3, 2, 1, 1}};
 static const gt_params square16x8 = {{128, 128, 16, 64, 64, 2, 4, 4, 3, 1, 8, 1}};  /* 128 threads */
 static const gt_params split4 = {{128, 128, 8, 64, 32, 2, 4, 4, 3, 1, 1, 4}};
 static const gt_params split128 = {{64, 64, 8, 32, 64, 2, 4, 4, 3, 1, 1, 128}};
+static const gt_params stream1 = {{128, 128, 8, 64, 32, 2, 4, 4, 3, 1, 1, 1, 1}};   /* stream-K, 1 block per SM */
+static const gt_params stream2 = {{128, 128, 8, 64, 64, 2, 4, 4, 3, 1, 1, 1, 2}};   /* 4 warps, 2 blocks per SM */
+static const gt_params stream_big = {{256, 128, 8, 64, 64, 2, 4, 4, 3, 1, 1, 1, 1}}; /* 128 results per thread */
 
 static const gt_family *fam(void) { return gt_family_find("multistage"); }
 
@@ -44,13 +47,14 @@ static gt_params with(gt_params p, const char *name, int v)
 
 GT_TEST(multistage_key_configs_are_in_the_default_space, GT_NEEDS_NONE)
 {
-    const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128};
+    const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128, &stream1, &stream2,
+                               &stream_big};
     char why[160];
     CHECK(fam() != NULL);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i) CHECK_MSG(is_legal(keys[i], why, sizeof why), "%s", why);
     const gt_limits l = sm90();
     int n = gt_enumerate(fam(), &l, NULL, NULL);
-    CHECK_MSG(n >= 100 && n <= 300, "%d candidates", n);
+    CHECK_MSG(n >= 100 && n <= 340, "%d candidates", n);
 }
 
 GT_TEST(multistage_constraints_reject_bad_points, GT_NEEDS_NONE)
@@ -115,20 +119,59 @@ GT_TEST(multistage_launch_geometry, GT_NEEDS_NONE)
 {
     gt_launch L;
     gt_shape s = {1025, 1023, 1021, 0, 0};
-    fam()->launch(&cublas_like, &s, &L);
+    fam()->launch(&cublas_like, &s, GT_TEST_SMS, &L);
     CHECK(L.block[0] == 256 && L.block[1] == 1 && L.block[2] == 1);
     CHECK(L.grid[0] == 5 * 8 && L.grid[1] == 1 && L.grid[2] == 1); /* ceil(1025/256) x ceil(1023/128) tiles */
     CHECK(L.smem == 3u * 8 * (256 + 4 + 128 + 4) * 4 && L.splitk == 1 && L.ws_bytes == 0);
-    fam()->launch(&square16x8, &s, &L);
+    fam()->launch(&square16x8, &s, GT_TEST_SMS, &L);
     CHECK(L.block[0] == 128 && L.grid[0] == 9 * 8 && L.smem == 3u * 16 * (132 + 132) * 4);
     gt_shape thin = {64, 64, 65536, 1, 1};
-    fam()->launch(&split128, &thin, &L);
+    fam()->launch(&split128, &thin, GT_TEST_SMS, &L);
     CHECK(L.grid[0] == 1 && L.grid[2] == 128 && L.splitk == 128 && L.block[0] == 64);
     CHECK(L.ws_bytes == (size_t)128 * 64 * 64 * 4);
     CHECK(L.rgrid[0] == 16 && L.rblock[0] == 256 && L.rgrid[1] == 1 && L.rblock[2] == 1);
     gt_shape one = {1, 1, 1, 0, 0};
-    fam()->launch(&split4, &one, &L);
+    fam()->launch(&split4, &one, GT_TEST_SMS, &L);
     CHECK(L.grid[0] == 1 && L.grid[2] == 4 && L.ws_bytes == 16 && L.rgrid[0] == 1);
+}
+
+/* Stream-K: a persistent grid of SK blocks per SM, tile counters zeroed by the launch, two partial slots per block;
+ * no workspace when the tiles make whole waves; SK excludes split-K and is left out of the canonical text at 0. */
+GT_TEST(multistage_stream_k_geometry_and_text, GT_NEEDS_NONE)
+{
+    gt_launch L;
+    gt_shape odd = {777, 1531, 2049, 0, 0}; /* 7 x 12 = 84 tiles, fewer than the SMs: all shared out */
+    fam()->launch(&stream1, &odd, 132, &L);
+    CHECK(L.grid[0] == 132 && L.grid[1] == 1 && L.grid[2] == 1 && L.block[0] == 256 && L.splitk == 1);
+    CHECK(fam()->applicable(&stream1, &(gt_call){odd, 2049, 1531, 1531, 4, 4, 4}));
+    CHECK(!fam()->applicable(&stream1, &(gt_call){{64, 64, 8 << 20, 0, 0}, 8 << 20, 64, 64, 16, 16, 16}));
+    CHECK(L.ws_zero == 128 * 4 && L.ws_bytes == L.ws_zero + (size_t)2 * 132 * 128 * 128 * 4);
+    fam()->launch(&stream2, &odd, 132, &L);
+    CHECK(L.grid[0] == 264 && L.block[0] == 128 && L.ws_bytes == L.ws_zero + (size_t)2 * 264 * 128 * 128 * 4);
+    gt_shape whole = {128 * 12, 128 * 11, 1000, 0, 0}; /* 132 tiles: one whole wave, nothing to fix up */
+    fam()->launch(&stream1, &whole, 132, &L);
+    CHECK(L.grid[0] == 132 && L.ws_bytes == 0 && L.ws_zero == 0);
+    gt_shape tiny = {64, 64, 64, 0, 0}; /* 1 tile of 8 K tiles: never more blocks than K tiles */
+    fam()->launch(&stream1, &tiny, 132, &L);
+    CHECK(L.grid[0] == 8 && L.ws_zero == 64 * 4);
+    fam()->launch(&stream1, &odd, 0, &L); /* SMs unknown: one block */
+    CHECK(L.grid[0] == 1);
+
+    char why[160], text[256], err[160];
+    CHECK(is_legal(&stream1, why, sizeof why) && is_legal(&stream2, why, sizeof why));
+    gt_params p = with(stream1, "SPLITK", 4);
+    CHECK(!is_legal(&p, why, sizeof why) && strstr(why, "exclusive"));
+    p = with(stream1, "SK", 9);
+    CHECK(!is_legal(&p, why, sizeof why) && strstr(why, "SK=9"));
+    p = with(stream1, "SK", 2); /* 256 threads x ~100 registers: two blocks cannot share an SM */
+    CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "share"));
+    CHECK(fam()->in_space(&stream1, why, sizeof why) && fam()->in_space(&stream2, why, sizeof why));
+    gt_params_format(fam(), &cublas_like, text, sizeof text);
+    CHECK_MSG(!strstr(text, "SK=") && !strcmp(text + strlen(text) - 8, "SPLITK=1"), "%s", text);
+    CHECK(gt_params_parse(fam(), text, &p, err, sizeof err) == 0 && gt_param_get(fam(), &p, "SK", -1) == 0);
+    gt_params_format(fam(), &stream2, text, sizeof text);
+    CHECK_MSG(strstr(text, ",SPLITK=1,SK=2"), "%s", text);
+    CHECK(gt_params_parse(fam(), text, &p, err, sizeof err) == 0 && !memcmp(&p, &stream2, sizeof p));
 }
 
 /* Any alignment and ld is computed (16-byte copies are chosen at run time); only huge split-K workspaces are
@@ -164,7 +207,7 @@ static int reg_cap(const gt_compile_job *j)
 {
     gt_launch L;
     gt_shape s = {1024, 1024, 1024, j->ta, j->tb};
-    fam()->launch(&j->p, &s, &L);
+    fam()->launch(&j->p, &s, GT_TEST_SMS, &L);
     const int cap = 65536 / (int)(L.block[0] * gt_param_get(fam(), &j->p, "MINB", 1));
     return cap < 255 ? cap : 255;
 }
@@ -201,6 +244,16 @@ GT_TEST(multistage_nvrtc_key_configs_all_layouts, GT_NEEDS_NVRTC)
     compile_all_ok(jobs, n);
 }
 
+GT_TEST(multistage_nvrtc_stream_k, GT_NEEDS_NVRTC)
+{
+    const gt_params *keys[] = {&stream1, &stream2, &stream_big};
+    gt_compile_job jobs[12];
+    int n = 0;
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
+        for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
+    compile_all_ok(jobs, n);
+}
+
 GT_TEST(multistage_nvrtc_split_k, GT_NEEDS_NVRTC)
 {
     gt_compile_job jobs[] = {gt_compile_job_make(fam(), &split4, 0, 0), gt_compile_job_make(fam(), &split4, 1, 1),
@@ -224,13 +277,14 @@ static cudaError_t launch_both(const grun *r, const gt_problem *q, const float *
 {
     gt_shape sh = {q->m, q->n, q->k, r->ta, r->tb};
     gt_launch L;
-    fam()->launch(r->p, &sh, &L);
+    fam()->launch(r->p, &sh, GT_TEST_SMS, &L);
     cudaError_t e =
         cudaFuncSetAttribute((const void *)r->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.smem);
     int M = q->m, N = q->n, K = q->k, lda = q->lda, ldb = q->ldb, ldc = q->ldc;
     float alpha = q->alpha, beta = q->beta;
     void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW};
     dim3 grid = {L.grid[0], L.grid[1], L.grid[2]}, block = {L.block[0], L.block[1], L.block[2]};
+    if (e == cudaSuccess && L.ws_zero) e = cudaMemset(dW, 0, L.ws_zero);
     if (e == cudaSuccess) e = cudaLaunchKernel((const void *)r->gemm, grid, block, args, L.smem, 0);
     if (e == cudaSuccess && L.splitk > 1) {
         void *rargs[] = {&M, &N, &alpha, &dW, &beta, &dC, &ldc};
@@ -252,7 +306,7 @@ static int run_case(const grun *r, const gt_problem *q)
     const size_t na = gt_problem_elems(q, 'A'), nb = gt_problem_elems(q, 'B'), nc = gt_problem_elems(q, 'C');
     gt_shape sh = {q->m, q->n, q->k, r->ta, r->tb};
     gt_launch L;
-    fam()->launch(r->p, &sh, &L);
+    fam()->launch(r->p, &sh, GT_TEST_SMS, &L);
     float *h = malloc((na + nb + 3 * nc) * sizeof(float)), *hA = h, *hB = h + na, *hC = hB + nb, *got = hC + nc,
           *ref = got + nc;
     float *dA = NULL, *dB = NULL, *dC = NULL, *dR = NULL, *dW = NULL;
@@ -286,7 +340,8 @@ static void check_config(const gt_params *p, cublasHandle_t blas)
     static const struct { int m, n, k, pad; float alpha, beta; } cases[] = { /* beta 0: over NaN C */
         {1, 1, 1, 0, 1.5f, 0.0f},         {7, 13, 5, 0, 1.5f, 0.5f},         {7, 13, 5, 3, 1.5f, 0.0f},
         {127, 129, 131, 0, 1.5f, 0.0f},   {127, 129, 131, 1, 1.5f, 0.5f},    {1025, 1023, 1021, 0, 1.5f, 0.0f},
-        {1025, 1023, 1021, 4, 1.5f, 0.5f}, {64, 64, 4099, 2, 1.0f, 0.5f}};
+        {1025, 1023, 1021, 4, 1.5f, 0.5f}, {64, 64, 4099, 2, 1.0f, 0.5f}, {777, 1531, 2049, 1, 1.5f, 0.5f},
+        {2049, 2047, 2051, 0, 1.5f, 0.0f}};
     char name[256], err[512];
     gt_params_format(fam(), p, name, sizeof name);
     for (int l = 0; l < 4; ++l) {
@@ -317,7 +372,7 @@ static void check_config(const gt_params *p, cublasHandle_t blas)
 
 GT_TEST(multistage_gpu_matches_cublas, GT_NEEDS_GPU)
 {
-    const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128};
+    const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128, &stream1, &stream2};
     cublasHandle_t blas;
     if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
         gt_skip("cuBLAS did not initialise");

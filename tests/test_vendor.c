@@ -37,7 +37,7 @@ GT_TEST(vendor_family_checks_its_parameters, GT_NEEDS_NONE)
     gt_params q;
     CHECK(gt_params_parse(f, text, &q, err, sizeof err) == 0 && !memcmp(&p, &q, sizeof p));
     gt_launch L;
-    f->launch(&p, &(gt_shape){100, 100, 100, 0, 0}, &L);
+    f->launch(&p, &(gt_shape){100, 100, 100, 0, 0}, GT_TEST_SMS, &L);
     CHECK(L.ws_bytes == 1024 * 1024 && L.splitk == 1);
     p.v[GT_CUBLAS_P_API] = 2;
     CHECK(!f->legal(&p, &l, why, sizeof why) && strstr(why, "API=2"));

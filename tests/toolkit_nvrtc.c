@@ -67,7 +67,7 @@ static double cost(const gt_compile_job *j)
 {
     gt_shape s = {4096, 4096, 4096, j->ta, j->tb};
     gt_launch L;
-    j->f->launch(&j->p, &s, &L);
+    j->f->launch(&j->p, &s, GT_TEST_SMS, &L);
     const double threads = (double)L.block[0] * L.block[1] * L.block[2], tiles = (double)L.grid[0] * L.grid[1];
     return threads > 0 && tiles > 0 ? 4096.0 * 4096.0 / tiles / threads : 0;
 }

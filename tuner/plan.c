@@ -32,7 +32,7 @@ int gt_plan_item(gt_sweep *t, const gt_family *f, const gt_params *p, const gt_s
     it->p = *p;
     it->job = -1;
     gt_params_format(f, p, it->params, sizeof it->params);
-    f->launch(p, s, &it->L);
+    f->launch(p, s, t->lim.sm_count, &it->L);
     if (f->build == GT_BUILD_NVRTC) {
         if ((it->job = gt_pool_add(t->pool, f, p, s->ta * 2 + s->tb, it->hash, &hit, err, sizeof err)) < 0)
             return snprintf(t->err, t->errlen, "%s %s: %s", f->name, it->params, err), -1;

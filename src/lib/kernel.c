@@ -1,5 +1,5 @@
-/* Load a candidate's cubin as a CUDA library and launch gt_gemm (+ gt_splitk_reduce). Runtime API only, so the
- * binary starts without a driver. Exercised by the GPU tests (make gpu-test). */
+/* Load a candidate's cubin as a CUDA library and launch gt_gemm (after zeroing the part of the workspace the launch
+ * names, and followed by gt_splitk_reduce). Runtime API only, so the binary starts without a driver. Exercised by the GPU tests (make gpu-test). */
 #include "kernel.h"
 
 #include <stdio.h>
@@ -56,10 +56,11 @@ int gt_kernel_launch(const gt_kernel *k, const gt_launch *L, cudaStream_t stream
     float *C = a->C, *ws = a->ws;
     void *args[] = {&m, &n, &kk, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &ws};
     dim3 grid = {L->grid[0], L->grid[1], L->grid[2]}, block = {L->block[0], L->block[1], L->block[2]};
-    if (L->splitk > 1 && (!k->reduce || !ws)) {
-        snprintf(err, errlen, "split-K launch without %s", k->reduce ? "a workspace" : "gt_splitk_reduce");
+    if ((L->splitk > 1 && !k->reduce) || (L->ws_bytes && !ws)) {
+        snprintf(err, errlen, "a launch that needs %s without it", L->ws_bytes && !ws ? "a workspace" : "gt_splitk_reduce");
         return -1;
     }
+    if (L->ws_zero) CUDA_TRY(cudaMemsetAsync(ws, 0, L->ws_zero, stream));
     CUDA_TRY(cudaLaunchKernel((const void *)k->gemm, grid, block, args, L->smem, stream));
     if (L->splitk > 1) {
         const float *cws = ws;

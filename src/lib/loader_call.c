@@ -113,8 +113,8 @@ static gemmtune_status bind_kernel(struct gemmtune_context *h, gt_plan *p)
         return GEMMTUNE_SUCCESS;
     }
     if (c->family->build != GT_BUILD_NVRTC) return library_plan(h, p);
-    c->family->launch(&c->params, &p->call.shape, &p->L);
-    p->ws_bytes = p->L.splitk > 1 ? p->L.ws_bytes : 0;
+    c->family->launch(&c->params, &p->call.shape, h->dev.lim.sm_count, &p->L);
+    p->ws_bytes = p->L.ws_bytes;
     return load_kernel(h, c, &p->call.shape, p->L.smem, &p->kernel);
 }
 

@@ -34,7 +34,7 @@ double gt_serve_occupancy(const gt_family *f, const gt_params *p, const gt_shape
 {
     gt_launch L;
     if (f->build != GT_BUILD_NVRTC) return 1; /* a library picks its own grid: unknown here */
-    f->launch(p, s, &L);
+    f->launch(p, s, sm_count, &L);
     const double blocks = (double)L.grid[0] * L.grid[1] * (L.grid[2] ? L.grid[2] : 1);
     double q = 1.0;
     if (sm_count > 0 && blocks > 0) q = blocks / (ceil(blocks / sm_count) * sm_count);

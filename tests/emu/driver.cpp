@@ -9,6 +9,8 @@
 
 namespace {
 
+// SMs the launch is sized for: a persistent (stream-K) grid of a few blocks, so that tiles are cut between blocks.
+constexpr int EMU_SMS = 3;
 const gt_family *fam;
 gt_params prm;
 
@@ -67,7 +69,7 @@ void run_reduce(const gt_launch &L, const gt_problem &p, float *ws, float *C)
 int geometry(const gt_problem &p, gt_launch *L)
 {
     gt_shape s = {p.m, p.n, p.k, p.ta, p.tb};
-    fam->launch(&prm, &s, L);
+    fam->launch(&prm, &s, EMU_SMS, L);
     const size_t mn = (size_t)p.m * p.n;
     if (L->splitk != SPLITK) return printf("launch: splitk %d, template SPLITK %d\n", L->splitk, SPLITK), -1;
     if (L->splitk > 1 && (L->ws_bytes != (size_t)L->splitk * mn * 4 || (size_t)L->rgrid[0] * L->rblock[0] < mn))
@@ -86,6 +88,7 @@ int run_case(const Case &c)
     std::vector<float> ab(na + c.off), bb(nb + c.off), cb(nc + c.off), c0(nc); // exact extents (plus offset)
     float *A = ab.data() + c.off, *B = bb.data() + c.off, *C = cb.data() + c.off;
     std::vector<float> ws(L.ws_bytes / 4, NAN);
+    std::fill(ws.begin(), ws.begin() + L.ws_zero / 4, 0.0f); // as gt_kernel_launch does
     unsigned seed = 12345u + c.m * 7u + c.n * 13u + c.k;
     gt_problem_fill(&p, &seed, A, B, c0.data());
     std::copy(c0.begin(), c0.end(), C);

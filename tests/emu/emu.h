@@ -32,6 +32,10 @@ inline thread_local uint3e threadIdx, blockIdx;
 inline uint3e gridDim, blockDim;
 inline std::barrier<> *emu_bar;
 inline void __syncthreads() { emu_bar->arrive_and_wait(); }
+// Blocks run one after another, so a block's global writes are visible to the next: fences have nothing to do.
+inline void __threadfence() {}
+inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+inline float4 __ldcg(const float4 *p) { return *p; }
 
 inline float4 *emu_smem;       // dynamic shared memory of the block being run
 inline size_t emu_smem_bytes;

@@ -12,8 +12,9 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     return 1;
 }
 
-static void launch(const gt_params *p, const gt_shape *s, gt_launch *out)
+static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
+    (void)sms;
     (void)s;
     *out = (gt_launch){.grid = {1, 1, 1}, .block = {(unsigned)p->v[0], 1, 1}, .splitk = 1};
 }
