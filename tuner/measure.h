@@ -33,9 +33,11 @@ void gt_measure_close(gt_measure *m);
 int gt_measure_gpu_info(gt_measure *m, gt_gpu_info *gpu, gt_limits *lim, char *err, size_t errlen);
 
 /* Validate run() against cuBLAS. *rel_err = max over C of |c - ref| / (|alpha| (|A||B|)_ij + |beta c0_ij|),
- * +inf for NaN/Inf or for a write outside the M x N window (into ld padding). Returns 0 when the check ran,
- * -1 on a CUDA or launch error (err says which; the context may be dead after a fault). */
-int gt_measure_check(gt_measure *m, const gt_check_spec *spec, gt_run_fn run, void *ctx, double *rel_err,
+ * +inf for NaN/Inf or for a write outside the M x N window (into ld padding). With same non-NULL, run() runs a
+ * second time on the same inputs and *same = 1 when C is bitwise the same (every family must be deterministic,
+ * split-K and stream-K included). Returns 0 when the check ran, -1 on a CUDA or launch error (err says which; the
+ * context may be dead after a fault). */
+int gt_measure_check(gt_measure *m, const gt_check_spec *spec, gt_run_fn run, void *ctx, double *rel_err, int *same,
                      char *err, size_t errlen);
 
 /* Time run() on shape s (tight leading dimensions, random operands kept while the shape repeats): warmup

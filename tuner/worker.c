@@ -345,7 +345,8 @@ static int prepare(gt_measure *m, const msg_req *q, const void *cubin, cand_ctx 
     return -1;
 }
 
-/* Validate against the reference: alpha 1.5 with beta 0 over a NaN-filled C, then beta 0.5. 0 when it passed. */
+/* Validate against the reference: alpha 1.5 with beta 0 over a NaN-filled C, then beta 0.5, run twice: C must be
+ * the same bit for bit. 0 when it passed. */
 static int validate(gt_measure *m, const msg_req *q, cand_ctx *c, msg_resp *r)
 {
     gt_trial_result *t = &r->r;
@@ -356,12 +357,20 @@ static int validate(gt_measure *m, const msg_req *q, cand_ctx *c, msg_resp *r)
         gt_check_spec sp = {.s = q->shape, .pad_a = q->pad_a, .pad_b = q->pad_b, .pad_c = q->pad_c, .alpha = 1.5f,
                             .beta = betas[i], .seed = q->seed * 2 + (unsigned)i};
         double e;
-        if (gt_measure_check(m, &sp, run_candidate, c, &e, err, sizeof err)) return classify(r, c, err), -1;
+        int same = 1;
+        if (gt_measure_check(m, &sp, run_candidate, c, &e, i ? &same : NULL, err, sizeof err))
+            return classify(r, c, err), -1;
         if (e > t->rel_err) t->rel_err = e;
         if (!(e <= tol)) {
             t->status = GT_ST_WRONG;
             snprintf(t->message, sizeof t->message, "max relative error %.3g > tolerance %.3g (alpha 1.5, beta %g%s)",
                      e, tol, betas[i], betas[i] == 0.0f ? ", C NaN-filled" : "");
+            return -1;
+        }
+        if (!same) {
+            t->status = GT_ST_WRONG;
+            snprintf(t->message, sizeof t->message, "not deterministic: a second run on the same inputs (alpha 1.5, "
+                                                     "beta %g) changed C", betas[i]);
             return -1;
         }
     }

@@ -255,7 +255,13 @@ static int check(bench *b, gemmtune_handle h, const gt_shape *s, int seed, doubl
                  char *err, size_t errlen)
 {
     gt_check_spec sp = {.s = *s, .alpha = 1.5f, .beta = 0.0f, .seed = (unsigned long long)seed};
-    if (gt_measure_check(b->m, &sp, run_handle, h, rel_err, err, errlen)) return -1;
+    int same = 1;
+    if (gt_measure_check(b->m, &sp, run_handle, h, rel_err, &same, err, errlen)) return -1;
+    if (!same) {
+        fprintf(stderr, "gemmtune bench: %dx%dx%d %s: %s is NOT DETERMINISTIC: a second run changed C\n", s->m, s->n,
+                s->k, gt_layout_name(s->ta, s->tb), what);
+        return 1;
+    }
     if (*rel_err <= gt_tolerance(s->k)) return 0;
     fprintf(stderr, "gemmtune bench: %dx%dx%d %s: WRONG RESULT from %s, max relative error %.3g > %.3g\n", s->m, s->n,
             s->k, gt_layout_name(s->ta, s->tb), what, *rel_err, gt_tolerance(s->k));
