@@ -101,14 +101,6 @@ __device__ __forceinline__ Feed feed_kmajor(const float *X, int ld, int d0, int 
     return {X + (size_t)(k0 + tid / (D / 4)) * ld + d0 + d, E - d0 - d};
 }
 
-// One quad of a k-major row with 4-byte copies (ld or base not 16-byte aligned): element e is copied when `in` and
-// e < room; the others read nothing and zero-fill.
-__device__ __forceinline__ void copy_quad4(unsigned dst, const float *p, const float *X, bool in, int room)
-{
-#pragma unroll
-    for (int e = 0; e < 4; ++e) cp_async4(dst + 4 * e, in && e < room ? p + e : X, in && e < room ? 4 : 0);
-}
-
 // kleft: K elements of the slice from this tile on. Copies past an edge read nothing (source size 0) and
 // zero-fill; they still get the operand's base X as source, so no out-of-range address (nor an L2 prefetch of
 // one) is ever issued. KIN: the whole tile lies inside the K slice (no k predicate); DIN: inside the matrix along
@@ -129,17 +121,24 @@ __device__ __forceinline__ void copy_kmajor(unsigned S, const Feed &f, const flo
             const float *src = f.p + (size_t)q * RPP * ld;
             cp_async16(dst + 4 * q * RPP * (D + PAD), in ? src : X, !in ? 0 : DIN ? 16 : 4 * min(4, f.room));
         }
-    } else if (KIN) { // a steady tile with an unaligned operand (odd ld): unrolled like the 16-byte path
+    } else if (KIN && !DIN) { // T_KSTEADY with an unaligned operand (odd ld): unrolled like the 16-byte path
 #pragma unroll
         for (int q = 0; q < PASSES; ++q) {
             if (BK % RPP && kk0 + q * RPP >= BK) break;
-            copy_quad4(dst + 4 * q * RPP * (D + PAD), f.p + (size_t)q * RPP * ld, X, true, f.room);
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                cp_async4(dst + 4 * (q * RPP * (D + PAD) + e), e < f.room ? f.p + (size_t)q * RPP * ld + e : X,
+                          e < f.room ? 4 : 0);
         }
     } else {
-#pragma unroll 1 // guarded tiles: kept rolled so it costs the other paths no registers
+#pragma unroll 1 // the other tiles: kept rolled so it costs the steady paths no registers
         for (int q = 0; q < PASSES; ++q) {
             if (BK % RPP && kk0 + q * RPP >= BK) break;
-            copy_quad4(dst + 4 * q * RPP * (D + PAD), f.p + (size_t)q * RPP * ld, X, kk0 + q * RPP < kleft, f.room);
+            const bool in = KIN || kk0 + q * RPP < kleft;
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                cp_async4(dst + 4 * (q * RPP * (D + PAD) + e), in && e < f.room ? f.p + (size_t)q * RPP * ld + e : X,
+                          in && e < f.room ? 4 : 0);
         }
     }
 }
@@ -333,15 +332,24 @@ __device__ __forceinline__ void store_quad(int M, int N, float *__restrict__ C, 
 
 typedef float Acc[WMITER * TM][WNITER * TN]; // one thread's results
 
+// This thread's offsets inside a k row of the A and B tiles (and of its results in the block's tile of C).
+__device__ __forceinline__ void thread_offsets(int lane, int warp, int *am, int *bn)
+{
+    const int wr = warp / (BN / WN), wc = warp % (BN / WN);
+    *am = wr * WM + lane / TCOLS * TM, *bn = wc * WN + lane % TCOLS * TN;
+}
+
 // acc = the products of the tile of C at (bm0, bn0) over K range [k0, k1). Shared memory is free on entry (the
 // caller synchronizes between tiles) and every copy has landed on return.
 __device__ __forceinline__ void mac_tile(Acc &acc, int M, int N, const float *__restrict__ A, int lda,
                                          const float *__restrict__ B, int ldb, int bm0, int bn0, int k0, int k1,
-                                         unsigned sbase, int tid, int am, int bn)
+                                         unsigned sbase, int tid, int lane, int warp)
 {
     const int ntiles = (k1 - k0 + BK - 1) / BK;
     const bool inner = bm0 + BM <= M && bn0 + BN <= N; // no edge in M or N: only the K tail needs predicates
     const bool va = ((size_t)A & 15) == 0 && (lda & 3) == 0, vb = ((size_t)B & 15) == 0 && (ldb & 3) == 0;
+    int am, bn;
+    thread_offsets(lane, warp, &am, &bn);
 
 #if GT_TA
     Feed fa = feed_kmajor<BM>(A, lda, bm0, M, k0, tid);
@@ -378,27 +386,38 @@ __device__ __forceinline__ void mac_tile(Acc &acc, int M, int N, const float *__
     // an unaligned operand (odd ld) keeps the steady loop with row predicates and 4-byte copies (T_KSTEADY). The
     // last STAGES-1 tiles, and the K tail, take the guarded loop after it.
     const bool vk = (GT_TA ? va : true) && (GT_TB ? true : vb);
+#if SK > 0
     const int nsteady = max(0, (k1 - k0) / BK - STAGES + 1);
-    int rs = 0, wsg = STAGES - 1; // stage read now, stage the next load fills
+#else
+    // Without stream-K the kernel keeps the code it was measured with on big squares (the same cubin): the steady
+    // loop for interior, aligned blocks only. A second steady loop changes ptxas's register allocation.
+    const int nsteady = inner && vk ? max(0, (k1 - k0) / BK - STAGES + 1) : 0;
+#endif
+    int wsg = STAGES - 1, rs = 0; // stage the next load fills, stage read now
     int t = 0;
-    if (inner && vk)
-        for (; t < nsteady; ++t)
-            tile<T_STEADY>(acc, a, b, sbase, rs, wsg, fa, A, lda, fb, B, ldb, kleft, true, true, inner, am, bn, tid,
-                           t, ntiles);
-    else
+#if SK > 0
+    if (!(inner && vk))
         for (; t < nsteady; ++t)
             tile<T_KSTEADY>(acc, a, b, sbase, rs, wsg, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, am, bn, tid,
                             t, ntiles);
+#endif
+    for (; t < nsteady; ++t)
+        tile<T_STEADY>(acc, a, b, sbase, rs, wsg, fa, A, lda, fb, B, ldb, kleft, true, true, inner, am, bn, tid, t,
+                       ntiles);
     for (; t < ntiles; ++t)
         tile<T_GUARDED>(acc, a, b, sbase, rs, wsg, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, am, bn, tid, t,
                         ntiles);
     cp_async_wait<0>();
 }
 
-// C (or the split-K workspace) from this thread's results; (i0, j0): its first element.
+// C (or the split-K workspace) from this thread's results of the tile at (bm0, bn0).
 __device__ __forceinline__ void store_tile(const Acc &acc, int M, int N, float *__restrict__ C, int ldc,
-                                           float *__restrict__ ws, int i0, int j0, float alpha, float beta)
+                                           float *__restrict__ ws, int bm0, int bn0, float alpha, float beta, int lane,
+                                           int warp)
 {
+    int am, bn;
+    thread_offsets(lane, warp, &am, &bn);
+    const int i0 = bm0 + am, j0 = bn0 + bn;
     const bool vc = ((size_t)C & 15) == 0 && (ldc & 3) == 0;
 #pragma unroll
     for (int i = 0; i < WMITER; ++i)
@@ -453,17 +472,29 @@ __device__ __forceinline__ int sk_fixup(Acc &acc, float *__restrict__ ws, int T,
     __syncthreads();
     if (!last) return 0;
     __threadfence();
+    // Parts in block order from zero (as gt_splitk_reduce adds), eight loads of a part in flight at once (not one
+    // L2 round trip per load, nor the whole part, which would spill the 128-result tiles).
 #pragma unroll
-    for (int q = 0; q < Q; ++q) {
-        float *v = &acc[q / (WNITER * TN / 4)][q % (WNITER * TN / 4) * 4];
-        float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        for (int o = cf; o <= cl; ++o) {
-            // Block o's slot for tile t: 0 when t is where o's range starts, else 1.
-            const int os = (int)((long long)W * o / G) / I == t ? 0 : 1;
-            const float4 p = __ldcg(slots + (size_t)(2 * o + os) * (BM * BN / 4) + q * NT + tid);
-            sum.x += p.x, sum.y += p.y, sum.z += p.z, sum.w += p.w;
+    for (int m = 0; m < WMITER * TM; ++m)
+#pragma unroll
+        for (int n = 0; n < WNITER * TN; ++n) acc[m][n] = 0.0f;
+    for (int o = cf; o <= cl; ++o) {
+        // Block o's slot for tile t: 0 when t is where o's range starts, else 1.
+        const int os = (int)((long long)W * o / G) / I == t ? 0 : 1;
+        const float4 *part = slots + (size_t)(2 * o + os) * (BM * BN / 4) + tid;
+#pragma unroll
+        for (int q0 = 0; q0 < Q; q0 += 8) {
+            float4 p[8];
+#pragma unroll
+            for (int q = q0; q < q0 + 8 && q < Q; ++q) p[q - q0] = __ldcg(part + q * NT);
+#pragma unroll
+            for (int q = q0; q < q0 + 8 && q < Q; ++q) {
+                float *v = &acc[q / (WNITER * TN / 4)][q % (WNITER * TN / 4) * 4];
+                const float4 x = p[q - q0];
+                v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w;
+            }
+            asm volatile("" ::: "memory"); // keep the next eight loads after these adds
         }
-        v[0] = sum.x, v[1] = sum.y, v[2] = sum.z, v[3] = sum.w;
     }
     return 1;
 }
@@ -471,7 +502,7 @@ __device__ __forceinline__ int sk_fixup(Acc &acc, float *__restrict__ ws, int T,
 __device__ __forceinline__ void stream_k(Acc &acc, int M, int N, int K, float alpha, const float *__restrict__ A,
                                          int lda, const float *__restrict__ B, int ldb, float beta,
                                          float *__restrict__ C, int ldc, float *__restrict__ ws, unsigned sbase,
-                                         int tid, int am, int bn)
+                                         int tid)
 {
     const int T = ((M + BM - 1) / BM) * ((N + BN - 1) / BN), I = (K + BK - 1) / BK;
     const int G = gridDim.x, c = blockIdx.x;
@@ -494,9 +525,10 @@ __device__ __forceinline__ void stream_k(Acc &acc, int M, int N, int K, float al
         if (done) __syncthreads(); // every warp is done with the stages before they are refilled
         int tm, tn;
         tile_coords(t, M, N, &tm, &tn);
-        mac_tile(acc, M, N, A, lda, B, ldb, tm * BM, tn * BN, kb * BK, min(K, ke * BK), sbase, tid, am, bn);
+        mac_tile(acc, M, N, A, lda, B, ldb, tm * BM, tn * BN, kb * BK, min(K, ke * BK), sbase, tid, tid % 32,
+                 tid / 32);
         if ((kb == 0 && ke == I) || sk_fixup(acc, ws, T, t, I, W, done ? 1 : 0, tid))
-            store_tile(acc, M, N, C, ldc, ws, tm * BM + am, tn * BN + bn, alpha, beta);
+            store_tile(acc, M, N, C, ldc, ws, tm * BM, tn * BN, alpha, beta, tid % 32, tid / 32);
     }
 }
 #endif
@@ -506,17 +538,15 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
     extern __shared__ float4 smem4[];
     const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem4); // every shared access goes through it
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-    // This thread's offsets inside a k row of the A and B tiles.
-    const int wr = warp / (BN / WN), wc = warp % (BN / WN);
-    const int am = wr * WM + lane / TCOLS * TM, bn = wc * WN + lane % TCOLS * TN;
     Acc acc;
 #if SK > 0
-    stream_k(acc, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ws, sbase, tid, am, bn);
+    (void)lane, (void)warp;
+    stream_k(acc, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ws, sbase, tid);
 #else
     int tm, tn, k0, k1;
     tile_coords(blockIdx.x, M, N, &tm, &tn);
     gt_k_range(K, BK, &k0, &k1);
-    mac_tile(acc, M, N, A, lda, B, ldb, tm * BM, tn * BN, k0, k1, sbase, tid, am, bn);
-    store_tile(acc, M, N, C, ldc, ws, tm * BM + am, tn * BN + bn, alpha, beta);
+    mac_tile(acc, M, N, A, lda, B, ldb, tm * BM, tn * BN, k0, k1, sbase, tid, lane, warp);
+    store_tile(acc, M, N, C, ldc, ws, tm * BM, tn * BN, alpha, beta, lane, warp);
 #endif
 }

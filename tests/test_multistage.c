@@ -340,8 +340,9 @@ static void check_config(const gt_params *p, cublasHandle_t blas)
     static const struct { int m, n, k, pad; float alpha, beta; } cases[] = { /* beta 0: over NaN C */
         {1, 1, 1, 0, 1.5f, 0.0f},         {7, 13, 5, 0, 1.5f, 0.5f},         {7, 13, 5, 3, 1.5f, 0.0f},
         {127, 129, 131, 0, 1.5f, 0.0f},   {127, 129, 131, 1, 1.5f, 0.5f},    {1025, 1023, 1021, 0, 1.5f, 0.0f},
-        {1025, 1023, 1021, 4, 1.5f, 0.5f}, {64, 64, 4099, 2, 1.0f, 0.5f}, {777, 1531, 2049, 1, 1.5f, 0.5f},
-        {2049, 2047, 2051, 0, 1.5f, 0.0f}};
+        {1025, 1023, 1021, 4, 1.5f, 0.5f}, {64, 64, 4099, 2, 1.0f, 0.5f},
+        /* stream-K: 18 tiles cut among all blocks; 306 tiles, of which 132 data-parallel at SK=1 */
+        {300, 700, 513, 1, 1.5f, 0.5f},    {2200, 2100, 40, 0, 1.5f, 0.0f}};
     char name[256], err[512];
     gt_params_format(fam(), p, name, sizeof name);
     for (int l = 0; l < 4; ++l) {
