@@ -21,7 +21,8 @@ typedef struct {
 static struct {
     call *log;
     int n, cap;
-    double slow_family; /* naive's times are multiplied by this */
+    double slow_family; /* the times of slow_name's candidates (naive unless set) are multiplied by this */
+    const char *slow_name;
     double gpu_ms;      /* total synthetic time spent */
 } fake;
 
@@ -64,7 +65,8 @@ static int f_candidates(void *self, const gt_family *f, const gt_shape *s, gt_pa
     return 0;
 }
 
-/* A made-up speed per candidate in [1, 3) x base (the vendor's default at 1.05 x base), naive slow_family x more. */
+/* A made-up speed per candidate in [1, 3) x base (the vendor's default at 1.05 x base), slow_name's slow_family x
+ * more. */
 static double quality(const char *family, const gt_params *p)
 {
     unsigned h = 2166136261u;
@@ -72,7 +74,7 @@ static double quality(const char *family, const gt_params *p)
     for (const char *c = family; *c; ++c) h = (h ^ (unsigned char)*c) * 16777619u;
     if (!strcmp(family, "cublas")) return p->v[GT_CUBLAS_P_API] ? 1.2 : 1.05;
     double q = 1.0 + 2.0 * (h % 1000) / 1000.0;
-    return !strcmp(family, "naive") ? q * fake.slow_family : q;
+    return !strcmp(family, fake.slow_name ? fake.slow_name : "naive") ? q * fake.slow_family : q;
 }
 
 static int f_trial(void *self, const gt_trial_request *req, gt_trial_result *out, char *err, size_t errlen)
@@ -125,7 +127,7 @@ static void setup(gt_tune_opts *o, const char *db, const gt_shape *shapes, int n
     o->db_path = db, o->gpus = gpus, o->ngpus = 1, o->shapes = shapes, o->nshapes = nshapes;
     o->families = two_families, o->nfamilies = 3, o->command = "test_tune", o->jobs = 2;
     o->runner = &fake_runner, o->compile = fake_compile;
-    fake.n = 0, fake.gpu_ms = 0, fake.slow_family = 1;
+    fake.n = 0, fake.gpu_ms = 0, fake.slow_family = 1, fake.slow_name = NULL;
 }
 
 static long long count(const char *db, const char *sql)
@@ -272,10 +274,38 @@ GT_TEST(tune_prunes_against_the_best_and_cuts_hopeless_families, GT_NEEDS_NONE)
     CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
     int naive_runs = 0;
     for (int i = 0; i < fake.n; ++i) naive_runs += !strcmp(fake.log[i].family, "naive");
-    CHECK_MSG(naive_runs == 4, "naive ran %d times, want its 4 probes", naive_runs);
+    CHECK_MSG(naive_runs == 6, "naive ran %d times, want its 4 spread and 2 best-fit probes", naive_runs);
     CHECK(count(db, "SELECT count(*) FROM v_trials WHERE family = 'naive' AND status = 'pruned' AND "
-                    "message LIKE 'family ceiling%'") == 44);
+                    "message LIKE 'family ceiling%'") == 42);
     CHECK(count(db, "SELECT count(*) FROM v_winners WHERE family = 'naive'") == 0);
+    gt_tune_summary_free(&s);
+    gt_fixture_rm(db);
+    free(db);
+}
+
+/* A deep, skinny shape: the probes that decide for multistage include points that fill the GPU (split-K or
+ * stream-K), not only the four spread over its space, which are one 64x64 tile on 132 SMs. */
+GT_TEST(tune_probes_include_the_points_that_fill_the_gpu, GT_NEEDS_NONE)
+{
+    static const char *const fams[] = {"multistage", "cublas"};
+    static const gt_shape deep = {64, 64, 65536, 0, 0};
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s;
+    setup(&o, db, &deep, 1);
+    o.cross = 0, o.families = fams, o.nfamilies = 2;
+    fake.slow_family = 12, fake.slow_name = "multistage";
+    CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
+    const gt_family *ms = gt_family_find("multistage");
+    int runs = 0, filling = 0;
+    for (int i = 0; i < fake.n; ++i) {
+        gt_params p;
+        if (strcmp(fake.log[i].family, "multistage") || gt_params_parse(ms, fake.log[i].params, &p, err, sizeof err))
+            continue;
+        runs++;
+        filling += gt_param_get(ms, &p, "SPLITK", 1) > 1 || gt_param_get(ms, &p, "SK", 0) > 0;
+    }
+    CHECK_MSG(runs == 6 && filling == 2, "multistage ran %d probes, %d of them split-K or stream-K", runs, filling);
     gt_tune_summary_free(&s);
     gt_fixture_rm(db);
     free(db);

@@ -1,6 +1,7 @@
 /* The candidates of one shape and layout (see sweep.h): every selected family's legal points (a static space
  * enumerated here, a device space asked of the GPU), this shard's share, in sweep order, stored verdicts taken over
  * so a rerun resumes. Tested by tests/test_tune.c. */
+#include "loader.h"
 #include "sweep.h"
 
 #include <stdio.h>
@@ -98,13 +99,30 @@ static int sweep_cmp(const void *a, const void *b)
     return x->seq - y->seq;
 }
 
-static void mark_probes(gt_item *v, int n)
+/* The index in [i, j) of the point with the best predicted occupancy of the GPU on shape s (wave and tile
+ * quantization, gt_serve_occupancy) that is not a probe yet; -1 when every point is one. */
+static int best_fit(const gt_item *v, int i, int j, const gt_shape *s, int sms)
+{
+    int best = -1;
+    double q_best = -1;
+    for (int k = i; k < j; ++k) {
+        const double q = v[k].probe ? -1 : gt_serve_occupancy(v[k].f, &v[k].p, s, sms);
+        if (q > q_best) best = k, q_best = q;
+    }
+    return best;
+}
+
+/* A family's probes decide whether its other points are screened at all (the family ceiling): four spread over its
+ * space, and the two that fill this GPU best on this shape, so that a skinny or deep shape probes the split-K or
+ * stream-K points it needs, not only the spread's. */
+static void mark_probes(gt_item *v, int n, const gt_shape *s, int sms)
 {
     for (int i = 0; i < n;) {
         int j = i;
         while (j < n && v[j].f == v[i].f) ++j;
         const int c = j - i, probes = c < 4 ? c : 4;
         for (int k = 0; k < probes; ++k) v[i + k * c / probes].probe = 1;
+        for (int k = 0, b; k < 2 && (b = best_fit(v, i, j, s, sms)) >= 0; ++k) v[b].probe = 1;
         i = j;
     }
 }
@@ -150,7 +168,7 @@ int gt_plan_shape(gt_sweep *t, gt_shape_ctx *sc)
         else if (collect_device(&c, f)) c.failed = 1;
     }
     if (c.failed) return free(c.v), -1;
-    mark_probes(c.v, c.n);
+    mark_probes(c.v, c.n, &sc->s, t->lim.sm_count);
     if (t->o->strategy == GT_STRATEGY_RANDOM) shuffle(c.v, c.n, t->o->seed);
     else qsort(c.v, (size_t)c.n, sizeof *c.v, sweep_cmp);
     if (t->o->max_trials > 0 && c.n > t->o->max_trials) c.n = (int)t->o->max_trials;
