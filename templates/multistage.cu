@@ -493,7 +493,6 @@ __device__ __forceinline__ int sk_fixup(Acc &acc, float *__restrict__ ws, int T,
                 const float4 x = p[q - q0];
                 v[0] += x.x, v[1] += x.y, v[2] += x.z, v[3] += x.w;
             }
-            asm volatile("" ::: "memory"); // keep the next eight loads after these adds
         }
     }
     return 1;
