@@ -79,11 +79,24 @@ static int legal_tiling(const shape_t *s, char *why, size_t n)
     return 1;
 }
 
+/* Skinny tiles for problems with M or N of about 16 (16 x 16384 x 4096 wastes three quarters of a 64-row tile):
+ * 16 rows (or columns) by 128 or 256, one warp across the 16, with split-K or stream-K to fill the GPU. */
+static int skinny(const shape_t *s, char *why, size_t n)
+{
+    const int wide = s->bm == 16 ? s->bn : s->bm, warp_long = s->bm == 16 ? s->wn : s->wm;
+    if (s->bm == s->bn || wide < 128 || (s->bm == 16 ? s->wm : s->wn) != 16 || warp_long != 64)
+        REJECT("default space: a 16-wide tile is 16 x 128 or 16 x 256, warps 16 x 64");
+    if (s->stages != 3 || s->bk != 8 || s->minb > 1 || s->raster > 1 || s->splitk == 2 || s->splitk > 16)
+        REJECT("default space: 16-wide tiles with 3 stages, BK=8, MINB=1, RASTER=1, SPLITK 1, 4, 8 or 16");
+    return 1;
+}
+
 /* The default space's shape, not hardware limits (in_space): these keep the sweep near 250 points by dropping
  * combinations that only repeat others or cannot win. A kernel outside them is still legal and runs. */
 static int shaped(const shape_t *s, char *why, size_t n)
 {
     const int fm = s->wmiter * s->tm, fn = s->wniter * s->tn;
+    if (s->bm == 16 || s->bn == 16) return skinny(s, why, n);
     if (s->wm * s->wn < 2048) REJECT("default space: warp tiles of at least 64 results per thread");
     if (fm > 2 * fn || fn > 2 * fm) REJECT("default space: thread tile %dx%d more than 2:1", fm, fn);
     if (s->bm > 2 * s->bn || s->bn > 2 * s->bm || s->bm * s->bn > 256 * 128)
@@ -182,11 +195,11 @@ const gt_family gt_family_multistage = {
     .doc = "warp-tiled FFMA with a STAGES-deep cp.async pipeline, rasterized blocks and split-K",
     .template_name = "multistage.cu",
     .nparams = NPARAMS,
-    .params = {{"BM", "rows of C per block", 3, {64, 128, 256}},
-               {"BN", "columns of C per block", 3, {64, 128, 256}},
+    .params = {{"BM", "rows of C per block", 4, {64, 128, 256, 16}},
+               {"BN", "columns of C per block", 4, {64, 128, 256, 16}},
                {"BK", "K depth of one pipeline stage (multiple of 8)", 2, {8, 16}},
-               {"WM", "rows of C per warp", 2, {32, 64}},
-               {"WN", "columns of C per warp", 2, {32, 64}},
+               {"WM", "rows of C per warp", 3, {32, 64, 16}},
+               {"WN", "columns of C per warp", 3, {32, 64, 16}},
                {"WNITER", "warp sub-tiles along N", 3, {1, 2, 4}},
                {"TM", "rows of a thread sub-tile (multiple of 4)", 1, {4}},
                {"TN", "columns of a thread sub-tile (multiple of 4)", 1, {4}},

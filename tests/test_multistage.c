@@ -20,6 +20,8 @@ static const gt_params split128 = {{64, 64, 8, 32, 64, 2, 4, 4, 3, 1, 1, 128}};
 static const gt_params stream1 = {{128, 128, 8, 64, 32, 2, 4, 4, 3, 1, 1, 1, 1}};   /* stream-K, 1 block per SM */
 static const gt_params stream2 = {{128, 128, 8, 64, 64, 2, 4, 4, 3, 1, 1, 1, 2}};   /* 4 warps, 2 blocks per SM */
 static const gt_params stream_big = {{256, 128, 8, 64, 64, 2, 4, 4, 3, 1, 1, 1, 1}}; /* 128 results per thread */
+static const gt_params skinny_m = {{16, 128, 8, 16, 64, 1, 4, 4, 3, 1, 1, 1, 2}};     /* M ~ 16, stream-K */
+static const gt_params skinny_n = {{128, 16, 8, 64, 16, 2, 4, 4, 3, 1, 1, 4, 0}};     /* N ~ 16, split-K */
 
 static const gt_family *fam(void) { return gt_family_find("multistage"); }
 
@@ -48,13 +50,13 @@ static gt_params with(gt_params p, const char *name, int v)
 GT_TEST(multistage_key_configs_are_in_the_default_space, GT_NEEDS_NONE)
 {
     const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128, &stream1, &stream2,
-                               &stream_big};
+                               &stream_big, &skinny_m, &skinny_n};
     char why[160];
     CHECK(fam() != NULL);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i) CHECK_MSG(is_legal(keys[i], why, sizeof why), "%s", why);
     const gt_limits l = sm90();
     int n = gt_enumerate(fam(), &l, NULL, NULL);
-    CHECK_MSG(n >= 100 && n <= 340, "%d candidates", n);
+    CHECK_MSG(n >= 100 && n <= 400, "%d candidates", n);
 }
 
 GT_TEST(multistage_constraints_reject_bad_points, GT_NEEDS_NONE)
@@ -88,6 +90,10 @@ GT_TEST(multistage_constraints_reject_bad_points, GT_NEEDS_NONE)
     CHECK(!is_legal(&p, why, sizeof why) && strstr(why, "SPLITK"));
     gt_params big = {{256, 256, 8, 32, 32, 1, 4, 4, 3, 1, 1, 1}};   /* 64 warps */
     CHECK(!is_legal(&big, why, sizeof why) && strstr(why, "threads"));
+    p = with(skinny_m, "WN", 32);                                  /* 16-row tiles take 16 x 64 warps */
+    CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "16-wide"));
+    p = with(skinny_n, "STAGES", 4);
+    CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "16-wide"));
 }
 
 /* TM=8 / TN=8 sub-tiles: legal exactly when every quarter warp reads distinct bank groups. */
@@ -244,10 +250,11 @@ GT_TEST(multistage_nvrtc_key_configs_all_layouts, GT_NEEDS_NVRTC)
     compile_all_ok(jobs, n);
 }
 
-GT_TEST(multistage_nvrtc_stream_k, GT_NEEDS_NVRTC)
+/* Stream-K keys, and the 16-wide tiles for skinny problems (one with stream-K, one with split-K). */
+GT_TEST(multistage_nvrtc_stream_k_and_skinny, GT_NEEDS_NVRTC)
 {
-    const gt_params *keys[] = {&stream1, &stream2, &stream_big};
-    gt_compile_job jobs[12];
+    const gt_params *keys[] = {&stream1, &stream2, &stream_big, &skinny_m, &skinny_n};
+    gt_compile_job jobs[20];
     int n = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
         for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
@@ -373,7 +380,8 @@ static void check_config(const gt_params *p, cublasHandle_t blas)
 
 GT_TEST(multistage_gpu_matches_cublas, GT_NEEDS_GPU)
 {
-    const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128, &stream1, &stream2};
+    const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128, &stream1, &stream2,
+                               &skinny_m, &skinny_n};
     cublasHandle_t blas;
     if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
         gt_skip("cuBLAS did not initialise");

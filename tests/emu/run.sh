@@ -7,9 +7,10 @@
 # Usage, after `make` (needs g++ >= 11):
 #   tests/emu/run.sh [quick] [FAMILY | FAMILY:PARAMS]...      (no family: multistage)
 # A FAMILY runs its first and last candidates and $SAMPLE (default 2) more spread over `gemmtune candidates`;
-# multistage adds its key configurations (pipeline depths, rasters, split-K, stream-K, MINB, TN=8). quick: a family's
-# first and last candidates only, and of multistage's key configurations the first, a split-K and a stream-K one. Every run takes
-# every case (tests/emu/driver.cpp). $JOBS builds and runs at once (default: the cores).
+# multistage adds its key configurations (pipeline depths, rasters, split-K, stream-K, 16-wide tiles, MINB,
+# TN=8). quick: a family's first and last candidates only, and of multistage's key configurations the first, a
+# split-K and a stream-K one. Every run takes every case (tests/emu/driver.cpp). $JOBS builds and runs at once
+# (default: the cores).
 # Slow: a minute or more per candidate and layout. Logs in build/emu/.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -38,6 +39,8 @@ ms_keys=(
 "BM=64,BN=128,BK=32,WM=64,WN=64,WNITER=2,TM=4,TN=4,STAGES=2,MINB=1,RASTER=1,SPLITK=3"
 "BM=64,BN=64,BK=8,WM=32,WN=64,WNITER=2,TM=4,TN=4,STAGES=3,MINB=2,RASTER=1,SPLITK=1,SK=2"
 "BM=128,BN=128,BK=8,WM=64,WN=32,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=8,SPLITK=1,SK=1"
+"BM=16,BN=128,BK=8,WM=16,WN=64,WNITER=1,TM=4,TN=4,STAGES=3,MINB=1,RASTER=1,SPLITK=1,SK=2"
+"BM=128,BN=16,BK=8,WM=64,WN=16,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=1,SPLITK=4"
 )
 
 # The template as host C++: multistage's inline PTX swapped for the emulator's calls (tests/emu/emu.h).
