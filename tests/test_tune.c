@@ -305,7 +305,7 @@ GT_TEST(tune_probes_include_the_points_that_fill_the_gpu, GT_NEEDS_NONE)
         runs++;
         filling += gt_param_get(ms, &p, "SPLITK", 1) > 1 || gt_param_get(ms, &p, "SK", 0) > 0;
     }
-    CHECK_MSG(runs == 6 && filling == 2, "multistage ran %d probes, %d of them split-K or stream-K", runs, filling);
+    CHECK_MSG(runs == 6 && filling >= 2, "multistage ran %d probes, %d of them split-K or stream-K", runs, filling);
     gt_tune_summary_free(&s);
     gt_fixture_rm(db);
     free(db);
