@@ -382,9 +382,10 @@ __device__ __forceinline__ void mac_tile(Acc &acc, int M, int N, const float *__
     load_frag(a[0], b[0], sbase, 0, am, bn);
 
     // Steady tiles: the load they issue is a whole tile inside the K slice, so their loop has no branch but its
-    // own. An interior block whose k-major operands take 16-byte copies tests nothing (T_STEADY); an edge block or
-    // an unaligned operand (odd ld) keeps the steady loop with row predicates and 4-byte copies (T_KSTEADY). The
-    // last STAGES-1 tiles, and the K tail, take the guarded loop after it.
+    // own. An interior block whose k-major operands take 16-byte copies tests nothing (T_STEADY). With stream-K, an
+    // edge block or an unaligned operand (odd ld) keeps a steady loop with row predicates and 4-byte copies
+    // (T_KSTEADY); without it, such blocks take the guarded loop. The last STAGES-1 tiles, and the K tail, take
+    // the guarded loop after it.
     const bool vk = (GT_TA ? va : true) && (GT_TB ? true : vb);
 #if SK > 0
     const int nsteady = max(0, (k1 - k0) / BK - STAGES + 1);
