@@ -373,6 +373,16 @@ static int make_operands(gt_measure *m, const gt_check_spec *sp, const geom *g, 
     return 0;
 }
 
+/* A reduction helper into m->maxbits (its last argument), zeroed first: *out gets the word it leaves. */
+static int util_word(gt_measure *m, cudaKernel_t k, void **args, size_t n, unsigned *out, char *err, size_t errlen)
+{
+    CUDA_TRY(cudaMemsetAsync(m->maxbits, 0, sizeof(unsigned), m->stream));
+    if (util(m, k, args, n, err, errlen)) return -1;
+    CUDA_TRY(cudaMemcpyAsync(out, m->maxbits, sizeof *out, cudaMemcpyDeviceToHost, m->stream));
+    CUDA_TRY(cudaStreamSynchronize(m->stream));
+    return 0;
+}
+
 /* *same = 1 when run() on the check's inputs again (C restored from C0) gives C bit for bit. */
 static int rerun_same(gt_measure *m, const gt_args *first, gt_run_fn run, void *ctx, int *same, char *err,
                       size_t errlen)
@@ -382,14 +392,11 @@ static int rerun_same(gt_measure *m, const gt_args *first, gt_run_fn run, void *
     again.C = m->ref.p;
     CUDA_TRY(cudaMemcpyAsync(m->ref.p, m->c0.p, nc * 4, cudaMemcpyDeviceToDevice, m->stream));
     if (run(ctx, &again, m->stream, err, errlen)) return -1;
-    CUDA_TRY(cudaMemsetAsync(m->maxbits, 0, sizeof(unsigned), m->stream));
     const float *a = first->C, *b = again.C;
     unsigned long long n = nc;
     void *args[] = {&a, &b, &n, &m->maxbits};
-    if (util(m, m->k_same, args, nc, err, errlen)) return -1;
     unsigned diff = 1;
-    CUDA_TRY(cudaMemcpyAsync(&diff, m->maxbits, sizeof diff, cudaMemcpyDeviceToHost, m->stream));
-    CUDA_TRY(cudaStreamSynchronize(m->stream));
+    if (util_word(m, m->k_same, args, nc, &diff, err, errlen)) return -1;
     *same = diff == 0;
     return 0;
 }
@@ -414,16 +421,13 @@ int gt_measure_check(gt_measure *m, const gt_check_spec *sp, gt_run_fn run, void
     CUDA_TRY(cudaStreamSynchronize(m->stream));
     if (run(ctx, &runargs, m->stream, err, errlen)) return -1;
     CUDA_TRY(cudaStreamSynchronize(m->stream));
-    CUDA_TRY(cudaMemsetAsync(m->maxbits, 0, sizeof(unsigned), m->stream));
     const float *c = m->c.p, *r = m->ref.p, *ab = m->absprod.p, *c0 = m->c0.p;
     int M = s->m, N = s->n, ldc = g.ldc;
     float alpha = sp->alpha, beta = sp->beta;
     unsigned *mb = m->maxbits;
     void *args[] = {&c, &r, &ab, &c0, &M, &N, &ldc, &alpha, &beta, &mb};
-    if (util(m, m->k_compare, args, (size_t)M * ldc, err, errlen)) return -1;
     unsigned bits = 0;
-    CUDA_TRY(cudaMemcpyAsync(&bits, m->maxbits, sizeof bits, cudaMemcpyDeviceToHost, m->stream));
-    CUDA_TRY(cudaStreamSynchronize(m->stream));
+    if (util_word(m, m->k_compare, args, (size_t)M * ldc, &bits, err, errlen)) return -1;
     float worst;
     memcpy(&worst, &bits, sizeof worst);
     *rel_err = worst;

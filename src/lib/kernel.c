@@ -1,5 +1,6 @@
 /* Load a candidate's cubin as a CUDA library and launch gt_gemm (after zeroing the part of the workspace the launch
- * names, and followed by gt_splitk_reduce). Runtime API only, so the binary starts without a driver. Exercised by the GPU tests (make gpu-test). */
+ * names, and followed by gt_splitk_reduce). Runtime API only, so the binary starts without a driver. Exercised by
+ * the GPU tests (make gpu-test). */
 #include "kernel.h"
 
 #include <stdio.h>
