@@ -5,12 +5,12 @@
 
 #include <stdio.h>
 
-enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_WNITER, P_TM, P_TN, P_STAGES, P_MINB, P_RASTER, P_SPLITK, P_SK, NPARAMS };
+enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_WNITER, P_TM, P_TN, P_STAGES, P_MINB, P_RASTER, P_SPLITK, P_SK, P_EDGE, NPARAMS };
 
 #define PAD 4 /* floats after each k row of a shared tile, as in the template */
 
 typedef struct {
-    int bm, bn, bk, wm, wn, wniter, tm, tn, stages, minb, raster, splitk, sk;
+    int bm, bn, bk, wm, wn, wniter, tm, tn, stages, minb, raster, splitk, sk, edge;
     int threads, wmiter, wsubm, wsubn;
 } shape_t;
 
@@ -18,7 +18,7 @@ static shape_t unpack(const gt_params *p)
 {
     const int *v = p->v;
     shape_t s = {v[P_BM], v[P_BN], v[P_BK], v[P_WM], v[P_WN], v[P_WNITER], v[P_TM], v[P_TN], v[P_STAGES],
-                 v[P_MINB], v[P_RASTER], v[P_SPLITK], v[P_SK], 0, 0, 0, 0};
+                 v[P_MINB], v[P_RASTER], v[P_SPLITK], v[P_SK], v[P_EDGE], 0, 0, 0, 0};
     if (s.wm > 0 && s.wn > 0 && s.tm > 0 && s.tn > 0 && s.wniter > 0) {
         s.threads = s.bm / s.wm * (s.bn / s.wn) * 32;
         s.wmiter = s.wm * s.wn / (32 * s.tm * s.tn * s.wniter);
@@ -87,14 +87,14 @@ static int skinny(const shape_t *s, char *why, size_t n)
     const int wide = s->bm == 16 ? s->bn : s->bm, warp_long = s->bm == 16 ? s->wn : s->wm;
     if (s->bm == s->bn || wide < 128 || (s->bm == 16 ? s->wm : s->wn) != 16 || warp_long != 64)
         REJECT("default space: a 16-wide tile is 16 x 128 or 16 x 256, warps 16 x 64");
-    if (s->stages != 3 || s->bk != 8 || s->minb > 1 || s->raster > 1 || s->splitk == 2 || s->splitk > 16)
-        REJECT("default space: 16-wide tiles with 3 stages, BK=8, MINB=1, RASTER=1, SPLITK 1, 4, 8 or 16");
+    if (s->stages != 3 || s->bk != 8 || s->minb > 1 || s->raster > 1 || s->splitk == 2 || s->splitk > 16 || s->edge)
+        REJECT("default space: 16-wide tiles with 3 stages, BK=8, MINB=1, RASTER=1, SPLITK 1, 4, 8 or 16, EDGE=0");
     return 1;
 }
 
-/* The default space's shape, not hardware limits (in_space): these keep the sweep near 370 points (about 250
- * without stream-K and the 16-wide tiles) by dropping combinations that only repeat others or cannot win. A kernel
- * outside them is still legal and runs. */
+/* The default space's shape, not hardware limits (in_space): these keep the sweep near 430 points (about 250
+ * without stream-K, EDGE and the 16-wide tiles) by dropping combinations that only repeat others or cannot win.
+ * A kernel outside them is still legal and runs. */
 static int shaped(const shape_t *s, char *why, size_t n)
 {
     const int fm = s->wmiter * s->tm, fn = s->wniter * s->tn;
@@ -110,8 +110,10 @@ static int shaped(const shape_t *s, char *why, size_t n)
         REJECT("default space: RASTER > 1 only for tiles of 128x128 and more without split-K");
     if (s->splitk > 1 && (s->bm * s->bn > 128 * 128 || s->minb > 1 || s->stages != 3 || (s->bk != 8 && s->bm != s->bn)))
         REJECT("default space: SPLITK > 1 only with tiles up to 128x128, 3 stages, MINB=1, BK=16 on square tiles");
-    if (s->sk > 0 && (s->minb > 1 || s->stages != 3 || s->bk != 8 || s->raster > 1))
-        REJECT("default space: SK > 0 only with MINB=1, 3 stages, BK=8 and RASTER=1");
+    if ((s->sk > 0 || s->edge) && (s->minb > 1 || s->stages != 3 || s->bk != 8 || s->raster > 1))
+        REJECT("default space: SK > 0 or EDGE=1 only with MINB=1, 3 stages, BK=8 and RASTER=1");
+    if (s->edge && (s->sk > 0 || s->splitk > 8))
+        REJECT("default space: EDGE=1 only without stream-K (which has the edge loop anyway), SPLITK up to 8");
     if (s->sk > 1 && (s->threads * regs_estimate(s) > 32768 || 2 * smem_bytes(s) > 200 * 1024))
         REJECT("default space: SK=%d where %d blocks cannot share an SM", s->sk, s->sk);
     return 1;
@@ -122,9 +124,9 @@ extern const gt_family gt_family_multistage;
 /* Values far outside any GPU's reach are refused before any product of them can overflow an int. */
 static int bounded(const gt_params *p, char *why, size_t n)
 {
-    static const int hi[NPARAMS] = {1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 8, 32, 65535, 65535, 8};
+    static const int hi[NPARAMS] = {1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 8, 32, 65535, 65535, 8, 1};
     for (int i = 0; i < NPARAMS; ++i) {
-        const int lo = i == P_SK ? 0 : 1;
+        const int lo = i == P_SK || i == P_EDGE ? 0 : 1;
         if (p->v[i] < lo || p->v[i] > hi[i])
             REJECT("%s=%d outside %d..%d", gt_family_multistage.params[i].name, p->v[i], lo, hi[i]);
     }
@@ -209,7 +211,9 @@ const gt_family gt_family_multistage = {
                {"MINB", "blocks per SM promised to __launch_bounds__", 2, {1, 2}},
                {"RASTER", "tile rows per rasterization group", 2, {1, 8}},
                {"SPLITK", "K slices reduced deterministically", 6, {1, 2, 4, 8, 16, 128}},
-               {"SK", "stream-K blocks per SM (0: one block per tile)", 3, {0, 1, 2}, .optional = 1}},
+               {"SK", "stream-K blocks per SM (0: one block per tile)", 3, {0, 1, 2}, .optional = 1},
+               {"EDGE", "1: edge and unaligned blocks keep a steady loop (stream-K kernels always do)", 2, {0, 1},
+                .optional = 1}},
     .legal = legal,
     .in_space = in_space,
     .launch = launch,

@@ -38,6 +38,9 @@
 #ifndef RASTER
 #define RASTER 1 // tile rows per rasterization group (1: row-major block order)
 #endif
+#ifndef EDGE
+#define EDGE 0 // 1: edge and unaligned blocks keep a steady loop of their own (always so with stream-K)
+#endif
 #ifndef SK
 #define SK 0 // stream-K: 0 off; n > 0 a persistent grid (n blocks per SM, sized by the launch) shares the MAC loop
 #endif
@@ -382,21 +385,21 @@ __device__ __forceinline__ void mac_tile(Acc &acc, int M, int N, const float *__
     load_frag(a[0], b[0], sbase, 0, am, bn);
 
     // Steady tiles: the load they issue is a whole tile inside the K slice, so their loop has no branch but its
-    // own. An interior block whose k-major operands take 16-byte copies tests nothing (T_STEADY). With stream-K, an
-    // edge block or an unaligned operand (odd ld) keeps a steady loop with row predicates and 4-byte copies
-    // (T_KSTEADY); without it, such blocks take the guarded loop. The last STAGES-1 tiles, and the K tail, take
+    // own. An interior block whose k-major operands take 16-byte copies tests nothing (T_STEADY). With EDGE or
+    // stream-K, an edge block or an unaligned operand (odd ld) keeps a steady loop with row predicates and 4-byte
+    // copies (T_KSTEADY); without, such blocks take the guarded loop. The last STAGES-1 tiles, and the K tail, take
     // the guarded loop after it.
     const bool vk = (GT_TA ? va : true) && (GT_TB ? true : vb);
-#if SK > 0
+#if SK > 0 || EDGE
     const int nsteady = max(0, (k1 - k0) / BK - STAGES + 1);
 #else
-    // Without stream-K the kernel keeps the code it was measured with on big squares (the same cubin): the steady
+    // Without EDGE the kernel keeps the code it was measured with on big squares (the same cubin): the steady
     // loop for interior, aligned blocks only. A second steady loop changes ptxas's register allocation.
     const int nsteady = inner && vk ? max(0, (k1 - k0) / BK - STAGES + 1) : 0;
 #endif
     int wsg = STAGES - 1, rs = 0; // stage the next load fills, stage read now
     int t = 0;
-#if SK > 0
+#if SK > 0 || EDGE
     if (!(inner && vk))
         for (; t < nsteady; ++t)
             tile<T_KSTEADY>(acc, a, b, sbase, rs, wsg, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, am, bn, tid,

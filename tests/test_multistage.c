@@ -22,6 +22,7 @@ static const gt_params stream2 = {{128, 128, 8, 64, 64, 2, 4, 4, 3, 1, 1, 1, 2}}
 static const gt_params stream_big = {{256, 128, 8, 64, 64, 2, 4, 4, 3, 1, 1, 1, 1}}; /* 128 results per thread */
 static const gt_params skinny_m = {{16, 128, 8, 16, 64, 1, 4, 4, 3, 1, 1, 1, 2}};     /* M ~ 16, stream-K */
 static const gt_params skinny_n = {{128, 16, 8, 64, 16, 2, 4, 4, 3, 1, 1, 4, 0}};     /* N ~ 16, split-K */
+static const gt_params edge = {{128, 128, 8, 64, 32, 2, 4, 4, 3, 1, 1, 2, 0, 1}};    /* edge steady loop, split-K */
 
 static const gt_family *fam(void) { return gt_family_find("multistage"); }
 
@@ -50,13 +51,13 @@ static gt_params with(gt_params p, const char *name, int v)
 GT_TEST(multistage_key_configs_are_in_the_default_space, GT_NEEDS_NONE)
 {
     const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128, &stream1, &stream2,
-                               &stream_big, &skinny_m, &skinny_n};
+                               &stream_big, &skinny_m, &skinny_n, &edge};
     char why[160];
     CHECK(fam() != NULL);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i) CHECK_MSG(is_legal(keys[i], why, sizeof why), "%s", why);
     const gt_limits l = sm90();
     int n = gt_enumerate(fam(), &l, NULL, NULL);
-    CHECK_MSG(n >= 100 && n <= 400, "%d candidates", n);
+    CHECK_MSG(n >= 100 && n <= 480, "%d candidates", n);
 }
 
 GT_TEST(multistage_constraints_reject_bad_points, GT_NEEDS_NONE)
@@ -180,6 +181,25 @@ GT_TEST(multistage_stream_k_geometry_and_text, GT_NEEDS_NONE)
     CHECK(gt_params_parse(fam(), text, &p, err, sizeof err) == 0 && !memcmp(&p, &stream2, sizeof p));
 }
 
+/* EDGE: optional (left out of the text at 0), 0 or 1, in the default space only where it changes the kernel
+ * (stream-K kernels have the edge loop anyway) and beside 3 stages, BK 8, MINB 1 and RASTER 1. */
+GT_TEST(multistage_edge_param_text_and_space, GT_NEEDS_NONE)
+{
+    char why[160], text[256], err[160];
+    gt_params p;
+    gt_params_format(fam(), &edge, text, sizeof text);
+    CHECK_MSG(strlen(text) > 16 && !strcmp(text + strlen(text) - 16, ",SPLITK=2,EDGE=1"), "%s", text);
+    CHECK(gt_params_parse(fam(), text, &p, err, sizeof err) == 0 && !memcmp(&p, &edge, sizeof p));
+    CHECK(fam()->in_space(&edge, why, sizeof why));
+    p = with(edge, "EDGE", 2);
+    CHECK(!is_legal(&p, why, sizeof why) && strstr(why, "EDGE=2"));
+    p = with(with(edge, "SPLITK", 1), "SK", 1);
+    CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "EDGE=1"));
+    p = with(with(edge, "SPLITK", 1), "STAGES", 4);
+    CHECK(!fam()->in_space(&p, why, sizeof why) && strstr(why, "EDGE"));
+    CHECK(!fam()->in_space(&(gt_params){{16, 128, 8, 16, 64, 1, 4, 4, 3, 1, 1, 4, 0, 1}}, why, sizeof why));
+}
+
 /* Any alignment and ld is computed (16-byte copies are chosen at run time); only huge split-K workspaces are
  * refused. */
 GT_TEST(multistage_applicable_bounds_split_k_workspace, GT_NEEDS_NONE)
@@ -250,11 +270,11 @@ GT_TEST(multistage_nvrtc_key_configs_all_layouts, GT_NEEDS_NVRTC)
     compile_all_ok(jobs, n);
 }
 
-/* Stream-K keys, and the 16-wide tiles for skinny problems (one with stream-K, one with split-K). */
+/* Stream-K keys, the 16-wide tiles for skinny problems (one with stream-K, one with split-K), and EDGE. */
 GT_TEST(multistage_nvrtc_stream_k_and_skinny, GT_NEEDS_NVRTC)
 {
-    const gt_params *keys[] = {&stream1, &stream2, &stream_big, &skinny_m, &skinny_n};
-    gt_compile_job jobs[20];
+    const gt_params *keys[] = {&stream1, &stream2, &stream_big, &skinny_m, &skinny_n, &edge};
+    gt_compile_job jobs[24];
     int n = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
         for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
@@ -381,7 +401,7 @@ static void check_config(const gt_params *p, cublasHandle_t blas)
 GT_TEST(multistage_gpu_matches_cublas, GT_NEEDS_GPU)
 {
     const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128, &stream1, &stream2,
-                               &skinny_m, &skinny_n};
+                               &skinny_m, &skinny_n, &edge};
     cublasHandle_t blas;
     if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
         gt_skip("cuBLAS did not initialise");
