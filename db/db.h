@@ -13,7 +13,7 @@
 typedef struct gt_db gt_db;
 
 /* The schema version this build writes (PRAGMA user_version); older files are migrated forward on open. */
-#define GT_DB_SCHEMA_VERSION 3
+#define GT_DB_SCHEMA_VERSION 4
 
 /* A physical GPU and the sweep-time facts about it. Winners are keyed by the model: name + cc + sm_count. */
 typedef struct {
@@ -49,6 +49,7 @@ typedef struct {
     char family[32];
     char params[256];
     char source_hash[17];
+    char math[16];           /* the math class ("fp32", "tf32x3") */
     double median_ms, spread_pct, tflops;
     double cublas_ms, cublas_tflops, ratio; /* ratio = cublas_ms / median_ms; negative when no baseline */
     long long sweep_id;
@@ -65,6 +66,8 @@ typedef struct {
     const char *family;
     const char *layout;      /* "nn", "nt", "tn", "tt": any shape of that layout */
     const gt_gpu_model *model; /* exactly this GPU model (name, cc, SM count) */
+    const char *math;        /* math class; NULL means "fp32" for winners (what an FP32 caller may be served) and
+                                every class for trials; "all": every class for winners too */
 } gt_winner_filter;
 
 typedef int (*gt_winner_fn)(const gt_winner *w, void *ctx); /* non-zero stops the walk */

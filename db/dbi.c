@@ -137,13 +137,26 @@ int dbi_shape_id(gt_db *db, const gt_shape *s, long long *id, char *err, size_t 
                        gt_layout_name(s->ta, s->tb), NULL, NULL, v);
 }
 
+/* The math class a family promises; a family this build does not know is taken as FP32 (it is never served). */
+const char *dbi_family_math(const char *family)
+{
+    const gt_family *f = gt_family_find(family);
+    return gt_math_name(f ? f->math : GT_MATH_FP32);
+}
+
 int dbi_candidate_id(gt_db *db, const char *family, const char *params, const char *source_hash, long long *id,
                      char *err, size_t errlen)
 {
-    return get_or_make(db, id, err, errlen,
-                       "INSERT INTO candidates (family, params, source_hash) VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
-                       "SELECT id FROM candidates WHERE family = ? AND params = ? AND source_hash = ?", "ttt", family,
-                       params, source_hash, NULL);
+    int found = 0;
+    if (dbi_run(db, err, errlen,
+                "INSERT INTO candidates (family, params, source_hash, math) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                "tttt", family, params, source_hash, dbi_family_math(family)) < 0 ||
+        dbi_int64(db, id, &found, err, errlen,
+                  "SELECT id FROM candidates WHERE family = ? AND params = ? AND source_hash = ?", "ttt", family, params,
+                  source_hash) < 0)
+        return -1;
+    if (!found) snprintf(err, errlen, "internal: candidate vanished after insert");
+    return found ? 0 : -1;
 }
 
 int dbi_model_id(gt_db *db, const char *name, int cc_major, int cc_minor, int sm_count, long long *id, char *err,
@@ -190,6 +203,8 @@ int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f)
         rc |= sqlite3_bind_int(st, 10, f->model->cc_minor);
         rc |= sqlite3_bind_int(st, 11, f->model->sm_count);
     }
+    if (f && f->math && *f->math && strcmp(f->math, "all"))
+        rc |= sqlite3_bind_text(st, 12, f->math, -1, SQLITE_TRANSIENT);
     return rc;
 }
 

@@ -34,6 +34,8 @@ void dbi_rollback(gt_db *db);
 
 /* Get-or-create ids (call inside a transaction). */
 int dbi_shape_id(gt_db *db, const gt_shape *s, long long *id, char *err, size_t errlen);
+/* The math class name a family promises ("fp32" for a family this build does not know). */
+const char *dbi_family_math(const char *family);
 int dbi_candidate_id(gt_db *db, const char *family, const char *params, const char *source_hash, long long *id,
                      char *err, size_t errlen);
 int dbi_model_id(gt_db *db, const char *name, int cc_major, int cc_minor, int sm_count, long long *id, char *err,
@@ -54,7 +56,8 @@ int dbi_offer_baseline(gt_db *db, long long model, long long shape, long long sw
     " WHERE (?1 IS NULL OR instr(lower(gm.name), lower(?1)) > 0)"                                             \
     " AND (?2 IS NULL OR (s.m = ?2 AND s.n = ?3 AND s.k = ?4 AND s.layout = ?5)) AND (?6 IS NULL OR c.family = ?6)" \
     " AND (?7 IS NULL OR s.layout = ?7)"                                                                       \
-    " AND (?8 IS NULL OR (gm.name = ?8 AND gm.cc_major = ?9 AND gm.cc_minor = ?10 AND gm.sm_count = ?11))"
+    " AND (?8 IS NULL OR (gm.name = ?8 AND gm.cc_major = ?9 AND gm.cc_minor = ?10 AND gm.sm_count = ?11))" \
+    " AND (?12 IS NULL OR c.math = ?12)"
 
 int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f);
 

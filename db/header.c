@@ -139,6 +139,10 @@ int gt_db_export_header(gt_db *db, const gt_winner_filter *filter, gt_cubin_fn c
     hctx h = {.cubin = cubin, .ctx = ctx, .err = err, .errlen = errlen};
     sbuf all = {0};
     *out = NULL;
+    /* A table row has no math class, and the loader serves it to every handle: FP32 winners only. */
+    if (filter && filter->math && strcmp(filter->math, "fp32"))
+        return snprintf(err, errlen, "a C header holds FP32 winners only (asked for math '%s'); export JSON instead",
+                        filter->math), -1;
     int rc = gt_db_winners(db, filter, add_row, &h, err, errlen);
     if (rc == 0 && !h.failed) {
         put(&all, prologue, GT_VERSION);

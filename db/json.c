@@ -46,7 +46,8 @@ static void add_int_or_null(cJSON *o, const char *key, sqlite3_stmt *st, int col
 #define EXPORT_SQL                                                                                                  \
     "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, g.uuid, sw.driver_version, sw.cuda_version, "           \
     "sw.nvrtc_version, sw.sm_clock_mhz, s.m, s.n, s.k, s.layout, c.family, c.params, c.source_hash, w.median_ms, "   \
-    "w.spread_pct, b.cublas_ms, sw.uid, sw.started_at, sw.host, sw.gemmtune_version, sw.nvidia_driver FROM winners w "                 \
+    "w.spread_pct, b.cublas_ms, sw.uid, sw.started_at, sw.host, sw.gemmtune_version, sw.nvidia_driver, w.math "       \
+    "FROM winners w "                 \
     "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "                                  \
     "JOIN candidates c ON c.id = w.candidate_id JOIN sweeps sw ON sw.id = w.sweep_id JOIN gpus g ON g.id = sw.gpu_id " \
     "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL                    \
@@ -70,6 +71,7 @@ static cJSON *winner_json(sqlite3_stmt *st)
     add_text_or_null(o, "family", st, 13);
     add_text_or_null(o, "params", st, 14);
     add_text_or_null(o, "source_hash", st, 15);
+    add_text_or_null(o, "math", st, 24);
     double flop = 2.0 * mnk[0] * mnk[1] * mnk[2];
     add_exact(o, "median_ms", ms);
     add_num_or_null(o, "spread_pct", dbi_real(st, 17));
@@ -114,7 +116,7 @@ int gt_db_export_json(gt_db *db, const gt_winner_filter *filter, char **json, ch
 typedef struct {
     gt_gpu_info gpu;
     gt_shape shape;
-    const char *family, *params, *source_hash;
+    const char *family, *params, *source_hash, *math;
     double median_ms, spread_pct, cublas_ms;
     const char *uid, *started_at, *host, *version;
 } jrow;
@@ -248,6 +250,9 @@ static int check_kernel(jctx *c, const jrow *r)
         return snprintf(c->err, c->errlen, "%s: compute capability %d.%d is not one this gemmtune knows the limits of",
                         row, r->gpu.cc_major, r->gpu.cc_minor), -1;
     lim.sm_count = r->gpu.sm_count;
+    if (r->math && strcmp(r->math, gt_math_name(f->math)))
+        return snprintf(c->err, c->errlen, "%s: math '%s', but family %s computes '%s'", row, r->math, f->name,
+                        gt_math_name(f->math)), -1;
     if (f->legal && !f->legal(&p, &lim, why, sizeof why))
         return snprintf(c->err, c->errlen, "%s: %s %s is not a legal kernel on %s: %s", row, f->name, r->params, arch,
                         why[0] ? why : "its constraints reject it"), -1;
@@ -269,7 +274,7 @@ static int parse_row(jctx *c, const cJSON *item, jrow *r)
     if (parse_shape(c, s, &r->shape) < 0) return -1;
     c->where[base] = 0;
     if (j_str(c, item, "family", 31, 0, 0, &r->family) < 0 || j_str(c, item, "params", 255, 0, 0, &r->params) < 0 ||
-        j_str(c, item, "source_hash", 16, 1, 0, &r->source_hash) < 0 ||
+        j_str(c, item, "source_hash", 16, 1, 0, &r->source_hash) < 0 || j_str(c, item, "math", 15, 0, 1, &r->math) < 0 ||
         j_num(c, item, "median_ms", 1, 0, &r->median_ms) < 0 || j_num(c, item, "spread_pct", 0, 1, &r->spread_pct) < 0 ||
         j_num(c, item, "cublas_ms", 1, 1, &r->cublas_ms) < 0 || j_num(c, item, "tflops", 1, 0, &derived) < 0 ||
         j_num(c, item, "ratio_vs_cublas", 1, 1, &derived) < 0)
@@ -351,7 +356,8 @@ static int apply_row(gt_db *db, const jrow *r, const char *origin, gt_import_sta
         return -1;
     if (replaced) st->imported++;
     else if (dbi_int64(db, &stored, &found, err, errlen,
-                       "SELECT candidate_id FROM winners WHERE model_id = ? AND shape_id = ?", "II", model, shape) < 0)
+                       "SELECT candidate_id FROM winners WHERE model_id = ? AND shape_id = ? AND math = ?", "IIt",
+                       model, shape, dbi_family_math(r->family)) < 0)
         return -1;
     else if (found && stored == cand) st->already++;
     else st->slower++;

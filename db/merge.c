@@ -38,8 +38,8 @@ static const char *const steps[] = {
     "JOIN src.gpus sg ON sg.id = s.gpu_id JOIN main.gpus mg ON mg.uuid = sg.uuid "
     "WHERE s.uid IN (SELECT uid FROM temp.merge_new) ORDER BY s.id",
     "INSERT INTO main.shapes (m, n, k, layout) SELECT m, n, k, layout FROM src.shapes WHERE true ON CONFLICT DO NOTHING",
-    "INSERT INTO main.candidates (family, params, source_hash) SELECT family, params, source_hash FROM src.candidates "
-    "WHERE true ON CONFLICT DO NOTHING",
+    "INSERT INTO main.candidates (family, params, source_hash, math) SELECT family, params, source_hash, math "
+    "FROM src.candidates WHERE true ON CONFLICT DO NOTHING",
     /* trials only of sweeps this merge brought: a sweep already here already has its trials */
     "INSERT INTO main.trials (sweep_id, shape_id, candidate_id, status, message, median_ms, min_ms, max_ms, tflops, "
     "rel_err, regs, spill_bytes, compile_s, reps, created_at) SELECT ms.id, msh.id, mc.id, t.status, t.message, "
@@ -52,11 +52,12 @@ static const char *const steps[] = {
     "WHERE (SELECT started_at || uid FROM main.sweeps WHERE id = excluded.sweep_id) > "
     "(SELECT started_at || uid FROM main.sweeps WHERE id = baselines.sweep_id)",
     /* verified: its sweep stored an ok trial of it on that shape, or it came from an import (which has no trials) */
-    "INSERT INTO main.winners (model_id, shape_id, candidate_id, sweep_id, median_ms, spread_pct) "
-    "SELECT mm.id, msh.id, mc.id, ms.id, x.median_ms, x.spread_pct FROM src.winners x" MAP_MODEL("x.model_id")
+    "INSERT INTO main.winners (model_id, shape_id, math, candidate_id, sweep_id, median_ms, spread_pct) "
+    "SELECT mm.id, msh.id, x.math, mc.id, ms.id, x.median_ms, x.spread_pct FROM src.winners x" MAP_MODEL("x.model_id")
     MAP_SHAPE("x") MAP_CAND("x") MAP_SWEEP("x") " WHERE (ss.origin LIKE 'import:%' OR EXISTS (SELECT 1 FROM src.trials t WHERE t.sweep_id = x.sweep_id "
     "AND t.shape_id = x.shape_id AND t.candidate_id = x.candidate_id AND t.status = 'ok')) "
-    "ON CONFLICT (model_id, shape_id) DO UPDATE SET candidate_id = excluded.candidate_id, sweep_id = excluded.sweep_id, "
+    "ON CONFLICT (model_id, shape_id, math) DO UPDATE SET candidate_id = excluded.candidate_id, "
+    "sweep_id = excluded.sweep_id, "
     "median_ms = excluded.median_ms, spread_pct = excluded.spread_pct WHERE excluded.median_ms < winners.median_ms",
     "INSERT INTO main.cubins (source_hash, arch, nvrtc_version, options, cubin, regs, spill_bytes, created_at) "
     "SELECT source_hash, arch, nvrtc_version, options, cubin, regs, spill_bytes, created_at FROM src.cubins "

@@ -34,6 +34,7 @@ static void read_winner(sqlite3_stmt *st, gt_winner *w)
     w->spread_pct = dbi_real(st, 12);
     w->cublas_ms = dbi_real(st, 13);
     w->sweep_id = sqlite3_column_int64(st, 14);
+    dbi_text(st, 15, w->math, sizeof w->math);
     w->tflops = tflops_of(&w->shape, w->median_ms);
     w->cublas_tflops = tflops_of(&w->shape, w->cublas_ms);
     w->ratio = w->cublas_ms > 0 && w->median_ms > 0 ? w->cublas_ms / w->median_ms : -1;
@@ -77,7 +78,7 @@ int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, vo
     sqlite3_stmt *st;
     if (dbi_prepare(db, &st, err, errlen,
                     "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.m, s.n, s.k, s.layout, c.family, c.params, "
-                    "c.source_hash, w.median_ms, w.spread_pct, b.cublas_ms, w.sweep_id FROM winners w "
+                    "c.source_hash, w.median_ms, w.spread_pct, b.cublas_ms, w.sweep_id, w.math FROM winners w "
                     "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "
                     "JOIN candidates c ON c.id = w.candidate_id "
                     "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL
@@ -85,7 +86,9 @@ int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, vo
                     NULL) < 0)
         return -1;
     struct winner_walk c = {fn, ctx};
-    return walk(db, st, filter, winner_row, &c, err, errlen);
+    gt_winner_filter f = filter ? *filter : (gt_winner_filter){0};
+    if (!f.math) f.math = "fp32";
+    return walk(db, st, &f, winner_row, &c, err, errlen);
 }
 
 static void read_trial(sqlite3_stmt *st, gt_trial_row *t)

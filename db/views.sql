@@ -8,10 +8,10 @@ DROP VIEW IF EXISTS v_sweeps;
 DROP VIEW IF EXISTS v_gpus;
 DROP VIEW IF EXISTS v_baselines;
 
--- The best verified kernel per GPU model (name + compute capability + SM count) and shape.
+-- The best verified kernel per GPU model (name + compute capability + SM count), shape and math class.
 CREATE VIEW v_winners AS
 SELECT gm.name AS gpu, gm.cc_major || '.' || gm.cc_minor AS cc, gm.sm_count,
-       s.m, s.n, s.k, s.layout, c.family, c.params, c.source_hash,
+       s.m, s.n, s.k, s.layout, w.math, c.family, c.params, c.source_hash,
        w.median_ms, 2.0 * s.m * s.n * s.k / (w.median_ms * 1e9) AS tflops,
        b.cublas_ms, 2.0 * s.m * s.n * s.k / (b.cublas_ms * 1e9) AS cublas_tflops,
        b.cublas_ms / w.median_ms AS ratio_vs_cublas, w.spread_pct,
@@ -26,7 +26,7 @@ LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id;
 -- Every stored trial, failed ones included (status and message say why), with cuBLAS on the same model and shape.
 CREATE VIEW v_trials AS
 SELECT t.id, gm.name AS gpu, gm.cc_major || '.' || gm.cc_minor AS cc, gm.sm_count, g.uuid,
-       s.m, s.n, s.k, s.layout, c.family, c.params, c.source_hash, t.status, t.message,
+       s.m, s.n, s.k, s.layout, c.math, c.family, c.params, c.source_hash, t.status, t.message,
        t.median_ms, t.min_ms, t.max_ms, t.tflops, t.rel_err, b.cublas_ms, b.cublas_ms / t.median_ms AS ratio_vs_cublas,
        t.regs, t.spill_bytes, t.compile_s, t.reps, t.sweep_id, sw.origin, t.created_at
 FROM trials t

@@ -181,6 +181,19 @@ int gt_layout_parse(const char *text, int *ta, int *tb)
     return 0;
 }
 
+const char *gt_math_name(gt_math m)
+{
+    static const char *names[GT_MATH_COUNT] = {"fp32", "tf32x3"};
+    return (unsigned)m < GT_MATH_COUNT ? names[m] : NULL;
+}
+
+int gt_math_parse(const char *text, gt_math *out)
+{
+    for (int m = 0; text && m < GT_MATH_COUNT; ++m)
+        if (!strcmp(text, gt_math_name((gt_math)m))) return *out = (gt_math)m, 0;
+    return -1;
+}
+
 const char *gt_layout_name(int ta, int tb)
 {
     static const char *names[] = {"nn", "nt", "tn", "tt"};

@@ -56,13 +56,22 @@ typedef enum {
 /* The arithmetic a family promises. Stored with every trial and winner; the loader serves a class only to a
  * handle that asks for it. */
 typedef enum {
-    GT_MATH_FP32 = 0 /* IEEE FP32 products and sums (FFMA), as cuBLAS SGEMM without TF32 */
+    GT_MATH_FP32 = 0, /* IEEE FP32 products and sums (FFMA), as cuBLAS SGEMM without TF32 */
+    GT_MATH_TF32X3,   /* each operand split into two TF32 parts, three tensor-core products summed in FP32: FP32
+                         accuracy by other means, so checked against FP64 */
+    GT_MATH_COUNT
 } gt_math;
 
 /* What a candidate's result is validated against (tuner/measure.c). */
 typedef enum {
-    GT_REF_CUBLAS_FP32 = 0 /* cuBLAS SGEMM, pedantic FP32: per-element error under 16 sqrt(K) eps of |A||B| */
+    GT_REF_CUBLAS_FP32 = 0, /* cuBLAS SGEMM, pedantic FP32: per-element error under 16 sqrt(K) eps of |A||B| */
+    GT_REF_FP64             /* cuBLAS DGEMM on the same inputs: the error may not exceed cuBLAS FP32's on them */
 } gt_reference;
+
+/* "fp32", "tf32x3"; NULL past the end. */
+const char *gt_math_name(gt_math m);
+/* Parse a math class name. Returns 0, or -1 for an unknown name. */
+int gt_math_parse(const char *text, gt_math *out);
 
 typedef struct gt_family {
     const char *name;            /* as `gemmtune candidates` prints it */

@@ -98,7 +98,7 @@ GT_TEST(vendor_winner_round_trips_and_is_chosen, GT_NEEDS_NONE)
     CHECK(gt_db_open(":memory:", 1, &mem, err, sizeof err) == 0);
     CHECK_MSG(gt_db_import_json(mem, json, "t.json", &imported, err, sizeof err) == 0 && imported == 1, "%s", err);
     gt_winner_set set;
-    CHECK(gt_loader_set_from_db(mem, &set, err, sizeof err) == 0 && set.n == 1);
+    CHECK(gt_loader_set_from_db(mem, GEMMTUNE_MATH_FP32, &set, err, sizeof err) == 0 && set.n == 1);
     gt_device_id d = {.lim = {0}};
     snprintf(d.name, sizeof d.name, "%s", gi.name);
     gt_limits_for_arch("sm_90", &d.lim);

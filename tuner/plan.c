@@ -18,7 +18,7 @@ typedef struct {
 
 static int family_selected(const gt_tune_opts *o, const gt_family *f)
 {
-    if (!o->families) return !f->test_only;
+    if (!o->families) return !f->test_only && (o->math < 0 || f->math == (gt_math)o->math);
     for (int i = 0; i < o->nfamilies; ++i)
         if (!strcmp(o->families[i], f->name)) return 1;
     return 0;

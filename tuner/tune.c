@@ -66,14 +66,18 @@ void gt_tune_summary_free(gt_tune_summary *s)
 
 /* ---- the winner ---- */
 
-/* Re-time the topk validated candidates at full size with final_reps on a cold L2 and store the fastest. */
-static int finalize(gt_sweep *t, gt_shape_ctx *sc, gt_shape_result *res)
+/* Re-time the topk validated candidates of math class m at full size with final_reps on a cold L2 and store the
+ * fastest as that class's winner: each class keeps its own, so a class a caller must ask for never displaces the
+ * FP32 winner. res reports the first class that has one (FP32 before the others). */
+static int finalize_class(gt_sweep *t, gt_shape_ctx *sc, gt_math m, gt_shape_result *res)
 {
-    int *order = malloc(((size_t)sc->n + 1) * sizeof *order), best = -1;
+    int *order = malloc(((size_t)sc->n + 1) * sizeof *order), best = -1, k = 0;
     double best_med = INFINITY, spread = 0;
     char err[512];
     if (!order) return snprintf(t->err, t->errlen, "out of memory"), -1;
-    int k = gt_ranked(sc->items, sc->n, GT_ST_OK, order);
+    const int n = gt_ranked(sc->items, sc->n, GT_ST_OK, order);
+    for (int i = 0; i < n; ++i)
+        if (sc->items[order[i]].f->math == m) order[k++] = order[i];
     if (k > t->o->topk) k = t->o->topk;
     pthread_mutex_lock(&t->mu);
     for (int i = 0; i < k && !gt_sweep_stopped(t); ++i) {
@@ -92,10 +96,18 @@ static int finalize(gt_sweep *t, gt_shape_ctx *sc, gt_shape_result *res)
     const gt_item *w = &sc->items[best];
     if (gt_db_set_winner(t->db, t->sweeps[0], &sc->s, w->f->name, w->params, w->hash, best_med, spread, err, sizeof err))
         fprintf(stderr, "gemmtune: storing the winner failed: %s\n", err);
+    if (res->family[0]) return 0;
     snprintf(res->family, sizeof res->family, "%s", w->f->name);
     snprintf(res->params, sizeof res->params, "%s", w->params);
     res->median_ms = best_med;
     res->spread_pct = spread;
+    return 0;
+}
+
+static int finalize(gt_sweep *t, gt_shape_ctx *sc, gt_shape_result *res)
+{
+    for (int m = 0; m < GT_MATH_COUNT; ++m)
+        if (finalize_class(t, sc, (gt_math)m, res)) return -1;
     return 0;
 }
 

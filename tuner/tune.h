@@ -62,8 +62,9 @@ typedef struct {
     int shape_layouts;       /* 1: tune each shape in its own ta/tb only (a recorded call list) */
     int layouts[4];          /* ta * 2 + tb: the layouts every shape is tuned in, when shape_layouts is 0 */
     int nlayouts;
-    const char *const *families; /* NULL: every family that is not test-only */
+    const char *const *families; /* NULL: every family of math class `math` that is not test-only */
     int nfamilies;
+    int math;                /* gt_math: the class swept when families is NULL (default GT_MATH_FP32); -1: all */
     int warmup, reps;        /* per candidate in the search */
     int topk, final_reps;    /* the best topk are re-timed with final_reps before a winner is chosen */
     double budget_s;         /* per sweep; 0 = none */

@@ -61,6 +61,10 @@ static int to_opts(tune_args *t, gt_tune_opts *o, char *err, size_t errlen)
     o->ngpus = a->gpu.n ? a->gpu.n : 1; /* a.gpu.v[0] = 0 */
     if (a->layout.n) memcpy(o->layouts, a->layout.v, sizeof o->layouts), o->nlayouts = a->layout.n;
     if (a->family && parse_families(a->family, o, t, err, errlen) < 0) return -1;
+    if (a->math) {
+        gt_math m;
+        o->math = !strcmp(a->math, "all") ? -1 : gt_math_parse(a->math, &m) == 0 ? (int)m : GT_MATH_FP32;
+    }
     if (a->strategy)
         o->strategy = !strcmp(a->strategy, "random")    ? GT_STRATEGY_RANDOM
                       : !strcmp(a->strategy, "halving") ? GT_STRATEGY_HALVING

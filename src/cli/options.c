@@ -87,6 +87,14 @@ static const gt_opt table[] = {
      "winners database, read as the library reads it (when the default one does not exist,\n"
      "the fallback applies); default " DEFAULT_DB},
     {"--json", NULL, "PATH", A_TEXT, GT_V_EXPLAIN, O(json), 0, NULL, "winners from an exported JSON file instead of a database"},
+    {"--math", NULL, "CLASS", A_CHOICE, GT_V_TUNE, O(math), 0, "fp32|tf32x3|all",
+     "the math class whose families are swept when --family is not given: fp32 (default:\n"
+     "IEEE FP32 products and sums, as cuBLAS SGEMM), tf32x3 (FP32 accuracy from split TF32\n"
+     "tensor-core products, validated against FP64; served only to callers that ask), or all.\n"
+     "Each class keeps its own winner per shape"},
+    {"--math", NULL, "CLASS", A_CHOICE, READERS, O(math), 0, "fp32|tf32x3|all",
+     "winners of this math class (default: fp32 for query and report, all for JSON export;\n"
+     "the C header holds fp32 only); trials of every class unless given"},
     {"--strategy", NULL, "S", A_CHOICE, GT_V_TUNE, O(strategy), 0, "exhaustive|random|halving",
      "halving (default: screen every candidate with one run on a proxy problem, keep the\n"
      "fastest eighth, then quarters, validate and time the last few at full size),\n"

@@ -45,7 +45,7 @@ typedef struct {
     gt_cli_shapes sizes, shape;  /* --sizes, --shape */
     int sizes_with_layout;       /* every --sizes item carried its own layout (MxNxK:tn), as a recorded call list */
     /* tune */
-    const char *preset, *strategy, *shard;
+    const char *preset, *strategy, *shard, *math;
     double budget_s;
     double prune_ratio, prune_best, family_ceiling, screen_ms; /* -1 when not given */
     int has_prune_ratio, no_cross;

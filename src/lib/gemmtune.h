@@ -78,6 +78,15 @@ typedef enum {
     GEMMTUNE_FALLBACK_NONE = 3     /* GEMMTUNE_STATUS_NO_KERNEL */
 } gemmtune_fallback;
 
+/* The arithmetic a handle may be served. FP32 is the default; TF32X3 adds the tuned winners of the tf32x3 families
+ * (each operand split into two TF32 parts, three tensor-core products summed in FP32: validated against FP64 to be
+ * no less accurate than cuBLAS FP32 on the same inputs) wherever they beat the FP32 winner. */
+typedef enum {
+    GEMMTUNE_MATH_ENV = 0,   /* $GEMMTUNE_MATH ("fp32" or "tf32x3"), else FP32 */
+    GEMMTUNE_MATH_FP32 = 1,  /* IEEE FP32 products and sums only, as cuBLAS SGEMM pedantic */
+    GEMMTUNE_MATH_TF32X3 = 2 /* FP32 or tf32x3 winners, whichever is faster on the shape */
+} gemmtune_math;
+
 typedef struct gemmtune_options {
     const char *db_path;        /* NULL: $GEMMTUNE_DB or the default path (see above) */
     const char *json_path;      /* non-NULL: winners from this exported JSON, not from the database */
@@ -86,6 +95,7 @@ typedef struct gemmtune_options {
     int device;                 /* CUDA device ordinal; -1: the current device (gemmtune_options_init) */
     const char *arch;           /* NVRTC target and embedded-cubin match, e.g. "sm_90"; NULL: the device's */
     const char *record_path;    /* non-NULL: record untuned call shapes here at gemmtune_destroy; NULL: $GEMMTUNE_RECORD */
+    gemmtune_math math;         /* which math classes may be served (added in 0.3: the last member) */
 } gemmtune_options;
 
 #ifndef GEMMTUNE_WINNER_ROW_DEFINED

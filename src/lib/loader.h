@@ -85,8 +85,9 @@ typedef struct {
     const char **cubin_arch;
 } gt_winner_set;
 
-/* Read every winner of an open database (loader_db.c). Returns 0 or -1 with a message. */
-int gt_loader_set_from_db(gt_db *db, gt_winner_set *out, char *err, size_t errlen);
+/* Read the winners of an open database (loader_db.c) that a handle of this math may be served: FP32 only, or for
+ * TF32X3 the faster of the FP32 and the tf32x3 winner of each shape. Returns 0 or -1 with a message. */
+int gt_loader_set_from_db(gt_db *db, gemmtune_math math, gt_winner_set *out, char *err, size_t errlen);
 /* Convert a compiled-in table (loader_table.c, which needs neither SQLite nor NVRTC); refuses rows with an unknown family, bad layout/params or sizes. */
 int gt_loader_set_from_table(const gemmtune_winner_row *rows, int nrows, gt_winner_set *out, char *err,
                              size_t errlen);

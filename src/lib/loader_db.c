@@ -29,15 +29,35 @@ static int collect(const gt_winner *w, void *vctx)
     return 0;
 }
 
-int gt_loader_set_from_db(gt_db *db, gt_winner_set *out, char *err, size_t errlen)
+/* Of two winners of one GPU model and shape (one per math class), keep the faster. The walk orders rows by model,
+ * layout and shape, so a shape's classes are neighbours. */
+static void keep_fastest(gt_winner_set *s)
+{
+    int n = 0;
+    for (int i = 0; i < s->n; ++i) {
+        gt_winner *last = n ? &s->rows[n - 1] : NULL;
+        const gt_winner *w = &s->rows[i];
+        gt_gpu_model a = last ? gt_winner_model(last) : (gt_gpu_model){0}, b = gt_winner_model(w);
+        if (last && gt_gpu_model_equal(&a, &b) && !memcmp(&last->shape, &w->shape, sizeof w->shape)) {
+            if (w->median_ms < last->median_ms) *last = *w;
+            continue;
+        }
+        s->rows[n++] = *w;
+    }
+    s->n = n;
+}
+
+int gt_loader_set_from_db(gt_db *db, gemmtune_math math, gt_winner_set *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     collect_ctx c = {out, 0, 0};
-    if (gt_db_winners(db, NULL, collect, &c, err, errlen)) goto fail;
+    const gt_winner_filter f = {.math = math == GEMMTUNE_MATH_TF32X3 ? "all" : "fp32"};
+    if (gt_db_winners(db, &f, collect, &c, err, errlen)) goto fail;
     if (c.oom) {
         snprintf(err, errlen, "out of memory reading winners");
         goto fail;
     }
+    keep_fastest(out);
     return 0;
 fail:
     gt_loader_set_free(out);
@@ -135,16 +155,34 @@ static gemmtune_status db_obtain(void *ctx, const char *src, const char *arch, u
 
 static void db_close(void *ctx) { gt_db_close(ctx); }
 
+/* The math classes a handle of these options may be served: the option, else $GEMMTUNE_MATH, else FP32. */
+static gemmtune_status math_of(const gemmtune_options *opt, gemmtune_math *out, char *err, size_t errlen)
+{
+    const char *e = getenv("GEMMTUNE_MATH");
+    *out = opt && opt->math != GEMMTUNE_MATH_ENV ? opt->math : GEMMTUNE_MATH_FP32;
+    if (opt && opt->math != GEMMTUNE_MATH_ENV) {
+        if (opt->math == GEMMTUNE_MATH_FP32 || opt->math == GEMMTUNE_MATH_TF32X3) return GEMMTUNE_SUCCESS;
+        snprintf(err, errlen, "options.math = %d is not a gemmtune_math", (int)opt->math);
+        return GEMMTUNE_STATUS_INVALID_VALUE;
+    }
+    if (!e || !*e || !strcmp(e, "fp32")) return GEMMTUNE_SUCCESS;
+    if (!strcmp(e, "tf32x3")) return *out = GEMMTUNE_MATH_TF32X3, GEMMTUNE_SUCCESS;
+    snprintf(err, errlen, "GEMMTUNE_MATH='%.64s': want fp32 or tf32x3", e);
+    return GEMMTUNE_STATUS_INVALID_VALUE;
+}
+
 gemmtune_status gt_loader_winners(const gemmtune_options *opt, gt_winner_set *set, gt_db **keep, char *err,
                                   size_t errlen)
 {
     char msg[1024];
     gt_db *db = NULL;
+    gemmtune_math math;
     memset(set, 0, sizeof *set);
     if (keep) *keep = NULL;
-    gemmtune_status st = gt_loader_open_source(opt, &db, err, errlen);
+    gemmtune_status st = math_of(opt, &math, err, errlen);
+    if (!st) st = gt_loader_open_source(opt, &db, err, errlen);
     if (st) return st;
-    if (db && gt_loader_set_from_db(db, set, msg, sizeof msg)) {
+    if (db && gt_loader_set_from_db(db, math, set, msg, sizeof msg)) {
         gt_db_close(db);
         snprintf(err, errlen, "reading winners: %s", msg);
         return opt && opt->json_path ? GEMMTUNE_STATUS_JSON_ERROR : GEMMTUNE_STATUS_DB_ERROR;
