@@ -48,6 +48,36 @@ static const char util_src[] =
     "  }\n"
     "  atomicMax(maxbits, __float_as_uint(worst));\n"
     "}\n"
+    "/* Wide-range inputs: p[i] *= 2^e, e in [-20, 20] from a hash of the element (mode 1) or of its row (mode 2). */\n"
+    "extern \"C\" __global__ void gt_scale(float *p, unsigned long long n, unsigned long long ld, int mode,\n"
+    "    unsigned long long seed) {\n"
+    "  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
+    "       i += (unsigned long long)gridDim.x * blockDim.x) {\n"
+    "    unsigned long long z = seed ^ (0x9E3779B97F4A7C15ull * ((mode == 2 ? i / ld : i) + 7));\n"
+    "    z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ull; z ^= z >> 29;\n"
+    "    p[i] = ldexpf(p[i], (int)(z % 41) - 20);\n"
+    "  }\n"
+    "}\n"
+    "extern \"C\" __global__ void gt_widen(const float *s, double *d, unsigned long long n) {\n"
+    "  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
+    "       i += (unsigned long long)gridDim.x * blockDim.x) d[i] = s[i];\n"
+    "}\n"
+    "/* gt_compare against an FP64 reference, the error computed in FP64. */\n"
+    "extern \"C\" __global__ void gt_compare64(const float *c, const double *r, const float *ab, const float *c0,\n"
+    "    int M, int N, int ldc, float alpha, float beta, unsigned *maxbits) {\n"
+    "  float worst = 0.0f;\n"
+    "  unsigned long long total = (unsigned long long)M * ldc;\n"
+    "  for (unsigned long long e = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; e < total;\n"
+    "       e += (unsigned long long)gridDim.x * blockDim.x) {\n"
+    "    int i = (int)(e / ldc), j = (int)(e % ldc);\n"
+    "    if (j >= N) continue;\n"
+    "    double bound = fabs((double)alpha) * ab[(unsigned long long)i * N + j] +\n"
+    "                   (beta != 0.0f ? fabs((double)beta * c0[e]) : 0.0);\n"
+    "    double x = fabs((double)c[e] - r[e]) / fmax(bound, 1e-300);\n"
+    "    worst = fmaxf(worst, x <= 3.0e38 ? (float)x : __int_as_float(0x7f800000));\n"
+    "  }\n"
+    "  atomicMax(maxbits, __float_as_uint(worst));\n"
+    "}\n"
     "/* *diff |= 1 when a and b differ in any bit of n words (NaN payloads and -0 included). */\n"
     "extern \"C\" __global__ void gt_same(const unsigned *a, const unsigned *b, unsigned long long n, unsigned *diff) {\n"
     "  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
@@ -65,8 +95,9 @@ struct gt_measure {
     cudaStream_t stream;
     cublasHandle_t cublas;
     cudaLibrary_t util;
-    cudaKernel_t k_fill, k_set, k_abs, k_compare, k_same;
+    cudaKernel_t k_fill, k_set, k_abs, k_compare, k_same, k_scale, k_widen, k_compare64;
     dbuf a, b, c, c0, ref, aa, ab, absprod, scratch;
+    dbuf a64, b64, r64; /* FP64 copies of A, B and C0 (then the DGEMM result), in floats' worth of room */
     void *flush;
     size_t flush_bytes;
     unsigned *maxbits;
@@ -122,6 +153,9 @@ static int load_util(gt_measure *m, const char *arch, char *err, size_t errlen)
     CUDA_TRY(cudaLibraryGetKernel(&m->k_abs, m->util, "gt_abs"));
     CUDA_TRY(cudaLibraryGetKernel(&m->k_compare, m->util, "gt_compare"));
     CUDA_TRY(cudaLibraryGetKernel(&m->k_same, m->util, "gt_same"));
+    CUDA_TRY(cudaLibraryGetKernel(&m->k_scale, m->util, "gt_scale"));
+    CUDA_TRY(cudaLibraryGetKernel(&m->k_widen, m->util, "gt_widen"));
+    CUDA_TRY(cudaLibraryGetKernel(&m->k_compare64, m->util, "gt_compare64"));
     return 0;
 }
 
@@ -188,7 +222,8 @@ int gt_measure_open(int device, gt_measure **out, char *err, size_t errlen)
 void gt_measure_close(gt_measure *m)
 {
     if (!m) return;
-    dbuf *bufs[] = {&m->a, &m->b, &m->c, &m->c0, &m->ref, &m->aa, &m->ab, &m->absprod, &m->scratch};
+    dbuf *bufs[] = {&m->a, &m->b, &m->c, &m->c0, &m->ref, &m->aa, &m->ab, &m->absprod, &m->scratch,
+                    &m->a64, &m->b64, &m->r64};
     for (size_t i = 0; i < sizeof bufs / sizeof bufs[0]; ++i)
         if (bufs[i]->p) cudaFree(bufs[i]->p);
     if (m->flush) cudaFree(m->flush);
@@ -307,6 +342,22 @@ static int set(gt_measure *m, float *p, size_t n, float v, char *err, size_t err
     return util(m, m->k_set, args, n, err, errlen);
 }
 
+/* GT_INPUTS_WIDE / GT_INPUTS_ROWS: scale the uniform values of an operand stored with leading dimension ld. */
+static int scale(gt_measure *m, float *p, size_t n, size_t ld, int mode, unsigned long long seed, char *err,
+                 size_t errlen)
+{
+    unsigned long long nn = n, l = ld ? ld : 1;
+    void *args[] = {&p, &nn, &l, &mode, &seed};
+    return mode == GT_INPUTS_UNIFORM ? 0 : util(m, m->k_scale, args, n, err, errlen);
+}
+
+static int widen(gt_measure *m, const float *s, double *d, size_t n, char *err, size_t errlen)
+{
+    unsigned long long nn = n;
+    void *args[] = {&s, &d, &nn};
+    return util(m, m->k_widen, args, n, err, errlen);
+}
+
 static int absval(gt_measure *m, const float *s, float *d, size_t n, char *err, size_t errlen)
 {
     unsigned long long nn = n;
@@ -363,7 +414,9 @@ static int make_operands(gt_measure *m, const gt_check_spec *sp, const geom *g, 
         reserve(&m->c0, nc, err, errlen) || reserve(&m->ref, nc, err, errlen) || reserve(&m->aa, na, err, errlen) ||
         reserve(&m->ab, nb, err, errlen) || reserve(&m->absprod, (size_t)s->m * s->n, err, errlen))
         return -1;
-    if (fill(m, m->a.p, na, sp->seed * 3 + 1, err, errlen) || fill(m, m->b.p, nb, sp->seed * 3 + 2, err, errlen))
+    if (fill(m, m->a.p, na, sp->seed * 3 + 1, err, errlen) || fill(m, m->b.p, nb, sp->seed * 3 + 2, err, errlen) ||
+        scale(m, m->a.p, na, (size_t)g->lda, sp->inputs, sp->seed * 5 + 1, err, errlen) ||
+        scale(m, m->b.p, nb, (size_t)g->ldb, sp->inputs, sp->seed * 5 + 2, err, errlen))
         return -1;
     if (sp->beta != 0.0f ? fill(m, m->c0.p, nc, sp->seed * 3 + 3, err, errlen) : set(m, m->c0.p, nc, NAN, err, errlen))
         return -1;
@@ -432,6 +485,66 @@ int gt_measure_check(gt_measure *m, const gt_check_spec *sp, gt_run_fn run, void
     memcpy(&worst, &bits, sizeof worst);
     *rel_err = worst;
     return same ? rerun_same(m, &runargs, run, ctx, same, err, errlen) : 0;
+}
+
+/* The worst of gt_compare64 over C against the FP64 result in m->r64. */
+static int worst64(gt_measure *m, const float *c, const gt_check_spec *sp, int ldc, double *out, char *err,
+                   size_t errlen)
+{
+    const double *r = (const double *)m->r64.p;
+    const float *ab = m->absprod.p, *c0 = m->c0.p;
+    int M = sp->s.m, N = sp->s.n;
+    float alpha = sp->alpha, beta = sp->beta;
+    void *args[] = {&c, &r, &ab, &c0, &M, &N, &ldc, &alpha, &beta, &m->maxbits};
+    unsigned bits = 0;
+    if (util_word(m, m->k_compare64, args, (size_t)M * ldc, &bits, err, errlen)) return -1;
+    float worst;
+    memcpy(&worst, &bits, sizeof worst);
+    *out = worst;
+    return 0;
+}
+
+/* C64 = alpha op(A) op(B) + beta C0 in FP64 (cuBLAS DGEMM on the widened operands), into m->r64. */
+static int dgemm(gt_measure *m, const gt_check_spec *sp, const geom *g, char *err, size_t errlen)
+{
+    const gt_shape *s = &sp->s;
+    const size_t na = g->a_rows * g->lda, nb = g->b_rows * g->ldb, nc = (size_t)s->m * g->ldc;
+    if (reserve(&m->a64, 2 * na, err, errlen) || reserve(&m->b64, 2 * nb, err, errlen) ||
+        reserve(&m->r64, 2 * nc, err, errlen))
+        return -1;
+    double *A = (double *)m->a64.p, *B = (double *)m->b64.p, *C = (double *)m->r64.p;
+    const double alpha = sp->alpha, beta = sp->beta;
+    if (widen(m, m->a.p, A, na, err, errlen) || widen(m, m->b.p, B, nb, err, errlen) ||
+        widen(m, m->c0.p, C, nc, err, errlen))
+        return -1;
+    cublasOperation_t ob = s->tb ? CUBLAS_OP_T : CUBLAS_OP_N, oa = s->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
+    CUBLAS_TRY(cublasDgemm(m->cublas, ob, oa, s->n, s->m, s->k, &alpha, B, g->ldb, A, g->lda, &beta, C, g->ldc));
+    return 0;
+}
+
+int gt_measure_check_fp64(gt_measure *m, const gt_check_spec *sp, gt_run_fn run, void *ctx, double *rel_err,
+                          double *fp32_err, char *err, size_t errlen)
+{
+    const gt_shape *s = &sp->s;
+    geom g = geometry(s, sp->pad_a, sp->pad_b, sp->pad_c);
+    *rel_err = *fp32_err = INFINITY;
+    if (make_operands(m, sp, &g, err, errlen)) return -1;
+    gt_args absargs = args_for(m, s, &g, 1.0f, 0.0f, m->absprod.p);
+    absargs.A = m->aa.p;
+    absargs.B = m->ab.p;
+    absargs.ldc = s->n;
+    gt_args refargs = args_for(m, s, &g, sp->alpha, sp->beta, m->ref.p);
+    gt_args runargs = args_for(m, s, &g, sp->alpha, sp->beta, m->c.p);
+    if (gt_measure_cublas_run(m, &absargs, m->stream, err, errlen) ||
+        gt_measure_cublas_run(m, &refargs, m->stream, err, errlen) || dgemm(m, sp, &g, err, errlen))
+        return -1;
+    CUDA_TRY(cudaStreamSynchronize(m->stream));
+    if (run(ctx, &runargs, m->stream, err, errlen)) return -1;
+    CUDA_TRY(cudaStreamSynchronize(m->stream));
+    return worst64(m, m->c.p, sp, g.ldc, rel_err, err, errlen) ||
+                   worst64(m, m->ref.p, sp, g.ldc, fp32_err, err, errlen)
+               ? -1
+               : 0;
 }
 
 static int cmp_double(const void *a, const void *b)

@@ -13,13 +13,19 @@ typedef struct gt_measure gt_measure;
 /* Launch the GEMM under test on stream with the given arguments (candidate kernel, cuBLAS, loader, ...). */
 typedef int (*gt_run_fn)(void *ctx, const gt_args *a, cudaStream_t stream, char *err, size_t errlen);
 
-/* One validation: shape, extra leading-dimension padding (elements) per operand, alpha, beta and a seed for
- * fresh random operands. beta == 0 fills C with NaN first, so an unwritten or leaked element fails. */
+/* The operands of a check: uniform in [-1, 1), or each value (WIDE) or each stored row (ROWS) also scaled by 2^e,
+ * e in [-20, 20]. */
+enum { GT_INPUTS_UNIFORM = 0, GT_INPUTS_WIDE = 1, GT_INPUTS_ROWS = 2 };
+
+/* One validation: shape, extra leading-dimension padding (elements) per operand, alpha, beta, a seed for fresh
+ * random operands and their kind (GT_INPUTS_*). beta == 0 fills C with NaN first, so an unwritten or leaked
+ * element fails. */
 typedef struct {
     gt_shape s;
     int pad_a, pad_b, pad_c;
     float alpha, beta;
     unsigned long long seed;
+    int inputs;
 } gt_check_spec;
 
 /* The number of CUDA devices; 0 when there is none, with the reason in plain words in why (no NVIDIA driver,
@@ -39,6 +45,12 @@ int gt_measure_gpu_info(gt_measure *m, gt_gpu_info *gpu, gt_limits *lim, char *e
  * context may be dead after a fault). */
 int gt_measure_check(gt_measure *m, const gt_check_spec *spec, gt_run_fn run, void *ctx, double *rel_err, int *same,
                      char *err, size_t errlen);
+
+/* The FP64 check of a family that claims FP32 accuracy by other means: on the same fresh inputs, *rel_err is run()'s
+ * error and *fp32_err cuBLAS SGEMM's (pedantic), each max over C of |c - c64| / (|alpha| (|A||B|)_ij + |beta c0_ij|)
+ * against cuBLAS DGEMM on the widened operands (+inf for NaN/Inf). 0 when the check ran, -1 on a CUDA error. */
+int gt_measure_check_fp64(gt_measure *m, const gt_check_spec *spec, gt_run_fn run, void *ctx, double *rel_err,
+                          double *fp32_err, char *err, size_t errlen);
 
 /* Time run() on shape s (tight leading dimensions, random operands kept while the shape repeats): warmup
  * launches, then reps launches each after an L2 flush, each timed with its own CUDA events. Fills median/min/max

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -345,8 +346,38 @@ static int prepare(gt_measure *m, const msg_req *q, const void *cubin, cand_ctx 
     return -1;
 }
 
+/* A family that claims FP32 accuracy by other means (GT_REF_FP64) must, against cuBLAS DGEMM on the same inputs,
+ * err no more than cuBLAS SGEMM does there, on uniform inputs, on values and on rows of very different scale.
+ * GT_FP64_FLOOR: four FP32 ulps of the bound, where both are near exact (K = 1: SGEMM rounds once, while three TF32
+ * products leave out the product of the two small parts). 0 when it passed. */
+#define GT_FP64_FLOOR (4.0 * FLT_EPSILON / 2)
+static int validate_fp64(gt_measure *m, const msg_req *q, cand_ctx *c, msg_resp *r)
+{
+    static const char *const kinds[] = {"uniform", "wide-exponent", "row-scaled"};
+    gt_trial_result *t = &r->r;
+    char err[512] = "";
+    double worst = 0, worst_ref = 0;
+    for (int i = 0; i < 3; ++i) {
+        gt_check_spec sp = {.s = q->shape, .pad_a = q->pad_a, .pad_b = q->pad_b, .pad_c = q->pad_c, .alpha = 1.5f,
+                            .beta = i ? 0.5f : 0.0f, .seed = q->seed * 3 + 11 + (unsigned)i, .inputs = i};
+        double e, e32;
+        if (gt_measure_check_fp64(m, &sp, run_candidate, c, &e, &e32, err, sizeof err))
+            return classify(r, c, err), -1;
+        if (!(e <= fmax(e32, GT_FP64_FLOOR))) {
+            t->status = GT_ST_WRONG;
+            snprintf(t->message, sizeof t->message, "error against FP64 %.3g > cuBLAS FP32's %.3g (%s inputs, alpha "
+                     "1.5, beta %g)", e, e32, kinds[i], sp.beta);
+            return -1;
+        }
+        if (e > worst) worst = e, worst_ref = e32;
+    }
+    snprintf(t->message, sizeof t->message, "error against FP64 at most %.3g (cuBLAS FP32 there: %.3g)", worst,
+             worst_ref);
+    return 0;
+}
+
 /* Validate against the reference: alpha 1.5 with beta 0 over a NaN-filled C, then beta 0.5, run twice: C must be
- * the same bit for bit. 0 when it passed. */
+ * the same bit for bit; a GT_REF_FP64 family then takes validate_fp64. 0 when it passed. */
 static int validate(gt_measure *m, const msg_req *q, cand_ctx *c, msg_resp *r)
 {
     gt_trial_result *t = &r->r;
@@ -374,7 +405,7 @@ static int validate(gt_measure *m, const msg_req *q, cand_ctx *c, msg_resp *r)
             return -1;
         }
     }
-    return 0;
+    return c->f && c->f->reference == GT_REF_FP64 ? validate_fp64(m, q, c, r) : 0;
 }
 
 /* Time at the request's timing shape; 1 when the first judged run was over the cutoff (pruned). */
