@@ -454,26 +454,38 @@ static int rerun_same(gt_measure *m, const gt_args *first, gt_run_fn run, void *
     return 0;
 }
 
+static int dgemm(gt_measure *m, const gt_check_spec *sp, const geom *g, char *err, size_t errlen);
+
+/* One check's runs on fresh operands: |A||B| (each element's error bound) and the cuBLAS FP32 pedantic reference
+ * into m->ref, with fp64 also DGEMM into m->r64, then run() into m->c with *runargs. */
+static int check_runs(gt_measure *m, const gt_check_spec *sp, const geom *g, int fp64, gt_run_fn run, void *ctx,
+                      gt_args *runargs, char *err, size_t errlen)
+{
+    const gt_shape *s = &sp->s;
+    if (make_operands(m, sp, g, err, errlen)) return -1;
+    gt_args absargs = args_for(m, s, g, 1.0f, 0.0f, m->absprod.p);
+    absargs.A = m->aa.p;
+    absargs.B = m->ab.p;
+    absargs.ldc = s->n;
+    gt_args refargs = args_for(m, s, g, sp->alpha, sp->beta, m->ref.p);
+    *runargs = args_for(m, s, g, sp->alpha, sp->beta, m->c.p);
+    if (gt_measure_cublas_run(m, &absargs, m->stream, err, errlen) ||
+        gt_measure_cublas_run(m, &refargs, m->stream, err, errlen) || (fp64 && dgemm(m, sp, g, err, errlen)))
+        return -1;
+    CUDA_TRY(cudaStreamSynchronize(m->stream));
+    if (run(ctx, runargs, m->stream, err, errlen)) return -1;
+    CUDA_TRY(cudaStreamSynchronize(m->stream));
+    return 0;
+}
+
 int gt_measure_check(gt_measure *m, const gt_check_spec *sp, gt_run_fn run, void *ctx, double *rel_err, int *same,
                      char *err, size_t errlen)
 {
     const gt_shape *s = &sp->s;
     geom g = geometry(s, sp->pad_a, sp->pad_b, sp->pad_c);
+    gt_args runargs;
     *rel_err = INFINITY;
-    if (make_operands(m, sp, &g, err, errlen)) return -1;
-    /* |A||B| bounds each element's rounding error; cuBLAS in FP32 pedantic is the reference. */
-    gt_args absargs = args_for(m, s, &g, 1.0f, 0.0f, m->absprod.p);
-    absargs.A = m->aa.p;
-    absargs.B = m->ab.p;
-    absargs.ldc = s->n;
-    gt_args refargs = args_for(m, s, &g, sp->alpha, sp->beta, m->ref.p);
-    gt_args runargs = args_for(m, s, &g, sp->alpha, sp->beta, m->c.p);
-    if (gt_measure_cublas_run(m, &absargs, m->stream, err, errlen) ||
-        gt_measure_cublas_run(m, &refargs, m->stream, err, errlen))
-        return -1;
-    CUDA_TRY(cudaStreamSynchronize(m->stream));
-    if (run(ctx, &runargs, m->stream, err, errlen)) return -1;
-    CUDA_TRY(cudaStreamSynchronize(m->stream));
+    if (check_runs(m, sp, &g, 0, run, ctx, &runargs, err, errlen)) return -1;
     const float *c = m->c.p, *r = m->ref.p, *ab = m->absprod.p, *c0 = m->c0.p;
     int M = s->m, N = s->n, ldc = g.ldc;
     float alpha = sp->alpha, beta = sp->beta;
@@ -525,22 +537,10 @@ static int dgemm(gt_measure *m, const gt_check_spec *sp, const geom *g, char *er
 int gt_measure_check_fp64(gt_measure *m, const gt_check_spec *sp, gt_run_fn run, void *ctx, double *rel_err,
                           double *fp32_err, char *err, size_t errlen)
 {
-    const gt_shape *s = &sp->s;
-    geom g = geometry(s, sp->pad_a, sp->pad_b, sp->pad_c);
+    geom g = geometry(&sp->s, sp->pad_a, sp->pad_b, sp->pad_c);
+    gt_args runargs;
     *rel_err = *fp32_err = INFINITY;
-    if (make_operands(m, sp, &g, err, errlen)) return -1;
-    gt_args absargs = args_for(m, s, &g, 1.0f, 0.0f, m->absprod.p);
-    absargs.A = m->aa.p;
-    absargs.B = m->ab.p;
-    absargs.ldc = s->n;
-    gt_args refargs = args_for(m, s, &g, sp->alpha, sp->beta, m->ref.p);
-    gt_args runargs = args_for(m, s, &g, sp->alpha, sp->beta, m->c.p);
-    if (gt_measure_cublas_run(m, &absargs, m->stream, err, errlen) ||
-        gt_measure_cublas_run(m, &refargs, m->stream, err, errlen) || dgemm(m, sp, &g, err, errlen))
-        return -1;
-    CUDA_TRY(cudaStreamSynchronize(m->stream));
-    if (run(ctx, &runargs, m->stream, err, errlen)) return -1;
-    CUDA_TRY(cudaStreamSynchronize(m->stream));
+    if (check_runs(m, sp, &g, 1, run, ctx, &runargs, err, errlen)) return -1;
     return worst64(m, m->c.p, sp, g.ldc, rel_err, err, errlen) ||
                    worst64(m, m->ref.p, sp, g.ldc, fp32_err, err, errlen)
                ? -1
