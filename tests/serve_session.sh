@@ -9,6 +9,8 @@
 #   odd-tune    issue 14's shapes beyond the public suite (small, skinny, odd, unaligned) tuned into $DB
 #   odd-bench   the loader, our own best and cuBLAS over the public suite and issue 14's shapes
 #   probe       $PROBE_SIZES tuned with $PROBE_FAMILIES only into a fresh database, then benched (a quick look)
+#   tf32x3      issue 16: squares and the public suite tuned with every math class into $out/tf.db, then benched
+#               with GEMMTUNE_MATH=tf32x3 (the faster of each shape's FP32 and tf32x3 winners) and without
 # Usage (repo root, build/ carried with build/lib/libcjson.so.1): bash tests/serve_session.sh tune bench ...
 # Logs go to $OUT (or ./serve-out); the database is $DB (default $OUT/suite.db; carry it between calls).
 set -uo pipefail
@@ -36,6 +38,12 @@ for stage in "$@"; do
         "$B"/gemmtune --gpu 0 --sizes "$PROBE_SIZES" --family "$PROBE_FAMILIES" --db "$out/probe.db" --no-progress 2>&1 \
             | tee "$out/probe-tune.log" | tail -12
         "$B"/gemmtune bench --sizes "$PROBE_SIZES" --db "$out/probe.db" 2>&1 | tee "$out/probe-bench.log" ;;
+    tf32x3)
+        "$B"/gemmtune --gpu 0 --math all --sizes "1024,2048,4096,8192,5000,3000x5000x700,256x4096x4096,8192x128x8192" \
+            --db "$out/tf.db" --no-progress 2>&1 | tee "$out/tf-tune.log" | tail -6
+        GEMMTUNE_MATH=tf32x3 "$B"/gemmtune bench --sizes "1024,2048,4096,8192,5000,3000x5000x700,256x4096x4096,8192x128x8192" \
+            --db "$out/tf.db" 2>&1 | tee "$out/tf-bench.log"
+        "$B"/gemmtune bench --sizes "1024,2048,4096,8192" --db "$out/tf.db" 2>&1 | tail -1 ;;
     loop)
         rm -f "$out/calls.txt"
         GEMMTUNE_RECORD="$out/calls.txt" "$B"/gemmtune bench --sizes 1200:nn,7x1000x13:tn,2500:nn --db "$db" --reps 3 \
