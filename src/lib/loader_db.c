@@ -155,20 +155,24 @@ static gemmtune_status db_obtain(void *ctx, const char *src, const char *arch, u
 
 static void db_close(void *ctx) { gt_db_close(ctx); }
 
-/* The math classes a handle of these options may be served: the option, else $GEMMTUNE_MATH, else FP32. */
+/* The math classes a handle of these options may be served: the option, else $GEMMTUNE_MATH (a gt_math name),
+ * else FP32. */
 static gemmtune_status math_of(const gemmtune_options *opt, gemmtune_math *out, char *err, size_t errlen)
 {
     const char *e = getenv("GEMMTUNE_MATH");
-    *out = opt && opt->math != GEMMTUNE_MATH_ENV ? opt->math : GEMMTUNE_MATH_FP32;
+    gt_math m = GT_MATH_FP32;
     if (opt && opt->math != GEMMTUNE_MATH_ENV) {
+        *out = opt->math;
         if (opt->math == GEMMTUNE_MATH_FP32 || opt->math == GEMMTUNE_MATH_TF32X3) return GEMMTUNE_SUCCESS;
         snprintf(err, errlen, "options.math = %d is not a gemmtune_math", (int)opt->math);
         return GEMMTUNE_STATUS_INVALID_VALUE;
     }
-    if (!e || !*e || !strcmp(e, "fp32")) return GEMMTUNE_SUCCESS;
-    if (!strcmp(e, "tf32x3")) return *out = GEMMTUNE_MATH_TF32X3, GEMMTUNE_SUCCESS;
-    snprintf(err, errlen, "GEMMTUNE_MATH='%.64s': want fp32 or tf32x3", e);
-    return GEMMTUNE_STATUS_INVALID_VALUE;
+    if (e && *e && gt_math_parse(e, &m)) {
+        snprintf(err, errlen, "GEMMTUNE_MATH='%.64s': want fp32 or tf32x3", e);
+        return GEMMTUNE_STATUS_INVALID_VALUE;
+    }
+    *out = m == GT_MATH_TF32X3 ? GEMMTUNE_MATH_TF32X3 : GEMMTUNE_MATH_FP32;
+    return GEMMTUNE_SUCCESS;
 }
 
 gemmtune_status gt_loader_winners(const gemmtune_options *opt, gt_winner_set *set, gt_db **keep, char *err,
