@@ -112,10 +112,11 @@ static int embed_cubin(hctx *h, const gt_winner *w, const char *arch)
 static int add_row(const gt_winner *w, void *ctx)
 {
     hctx *h = ctx;
-    char arch[16];
+    char gpu_arch[16], arch[20];
     int blob = -1;
-    snprintf(arch, sizeof arch, "sm_%d%d", w->cc_major, w->cc_minor);
+    snprintf(gpu_arch, sizeof gpu_arch, "sm_%d%d", w->cc_major, w->cc_minor);
     const gt_family *f = gt_family_find(w->family);
+    gt_family_arch(f, gpu_arch, arch, sizeof arch); /* the cubin's arch: "sm_90a" for an arch-specific family */
     const int built = !f || f->build == GT_BUILD_NVRTC; /* a library family's row has nothing to embed */
     if (h->cubin && built && (blob = embed_cubin(h, w, arch)) < 0) return h->failed = 1;
     put(&h->rows, "    {");

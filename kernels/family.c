@@ -29,6 +29,13 @@ int gt_limits_for_arch(const char *arch, gt_limits *out)
     return 1;
 }
 
+void gt_family_arch(const gt_family *f, const char *arch, char *out, size_t n)
+{
+    const size_t len = strlen(arch);
+    const int has_a = len > 0 && arch[len - 1] == 'a';
+    snprintf(out, n, "%s%s", arch, f && f->arch_specific && !has_a ? "a" : "");
+}
+
 int gt_block_fits(long threads, long static_smem, long regs, const gt_limits *lim, char *why, size_t n)
 {
     if (threads % 32 || threads < 64 || threads > lim->max_threads_per_block)

@@ -83,6 +83,8 @@ typedef struct gt_family {
     gt_space space;
     gt_math math;
     gt_reference reference;
+    int arch_specific;           /* 1: uses features of one architecture only (sm_90a's wgmma), so its source is
+                                    compiled for "sm_XYa" (gt_family_arch) and legal() admits that one arch */
     int nparams;
     gt_param params[GT_MAX_PARAMS];
     /* 1 if p is a legal candidate under lim; otherwise 0 and a reason in why. */
@@ -106,6 +108,10 @@ int gt_family_count(void);
 int gt_family_register(const gt_family *f);
 const gt_family *gt_family_at(int i);
 const gt_family *gt_family_find(const char *name);
+
+/* The arch a family's source is compiled for on a GPU of arch ("sm_90"): arch itself, or with the family's
+ * arch_specific, arch + "a" ("sm_90a"). Writes into out (n >= 16 always suffices). Cannot fail. */
+void gt_family_arch(const gt_family *f, const char *arch, char *out, size_t n);
 
 /* Limits of an architecture ("sm_90", "sm_80", ...) for enumeration without a GPU. Returns 0 on unknown arch. */
 int gt_limits_for_arch(const char *arch, gt_limits *out);

@@ -257,8 +257,9 @@ static int cubin_has(const gt_cubin *c, const char *sym)
 
 static int compile_point(const gt_family *f, const gt_params *p, int ta, int tb, gt_cubin *c, char *err, size_t n)
 {
-    char *src = gt_render(f, p, ta, tb, err, n);
-    int rc = src ? gt_nvrtc_compile(src, "sm_90", c, err, n) : -1;
+    char *src = gt_render(f, p, ta, tb, err, n), arch[20];
+    gt_family_arch(f, "sm_90", arch, sizeof arch);
+    int rc = src ? gt_nvrtc_compile(src, arch, c, err, n) : -1;
     free(src);
     return rc;
 }

@@ -124,9 +124,10 @@ GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
         int compiled = pick(f, &lim, &pk);
         for (int c = 0; c < compiled; ++c)
             for (int lay = 0; lay < 4; ++lay) {
-                char *src = gt_render(f, &pk.v[c], lay >> 1, lay & 1, err, sizeof err);
+                char *src = gt_render(f, &pk.v[c], lay >> 1, lay & 1, err, sizeof err), farch[20];
                 gt_cubin cb;
-                if (!src || gt_nvrtc_compile(src, arch, &cb, err, sizeof err)) {
+                gt_family_arch(f, arch, farch, sizeof farch);
+                if (!src || gt_nvrtc_compile(src, farch, &cb, err, sizeof err)) {
                     CHECK_MSG(0, "%s: %s", f->name, err);
                     free(src);
                     gt_cubin_free(&cb);
@@ -155,9 +156,10 @@ static int trial_of(const char *family, gt_worker *w, const char *arch, const gt
     picker pk;
     char err[512];
     if (!f || !pick(f, lim, &pk)) return -1;
-    char *src = gt_render(f, &pk.v[0], 0, 0, err, sizeof err);
+    char *src = gt_render(f, &pk.v[0], 0, 0, err, sizeof err), farch[20];
     gt_cubin cb;
-    int rc = gt_nvrtc_compile(src, arch, &cb, err, sizeof err);
+    gt_family_arch(f, arch, farch, sizeof farch);
+    int rc = gt_nvrtc_compile(src, farch, &cb, err, sizeof err);
     gt_shape s = {256, 256, 256, 0, 0};
     gt_trial_request req = {.family = f, .params = pk.v[0], .cubin = cb.data, .cubin_size = cb.size, .shape = s, .checks = 1, .warmup = 1, .reps = 3,
                             .seed = 7, .timeout_s = timeout};

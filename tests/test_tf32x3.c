@@ -1,6 +1,7 @@
 /* Family tf32x3 (3xTF32 tensor-core SGEMM): registration, constraints, launch geometry, rendering and NVRTC
- * compiles of its whole default space in all four layouts without a GPU; on a GPU, key configurations against
- * cuBLAS DGEMM with cuBLAS SGEMM's error on the same inputs as the bar, NaN/Inf propagation and determinism.
+ * compiles of its whole default space in all four layouts without a GPU; on a GPU, key configurations of tf32x3
+ * and of tf32x3wg (its wgmma sibling, CPU tests in test_tf32x3wg.c) against cuBLAS DGEMM with cuBLAS SGEMM's error
+ * on the same inputs as the bar, NaN/Inf propagation and determinism.
  * Run: build/gt_tests --cpu tf32x3   (and build/gt_tests --gpu tf32x3 on an H100) */
 #include "compile.h"
 #include "family.h"
@@ -169,38 +170,6 @@ GT_TEST(tf32x3_render_has_layout_params_and_the_split, GT_NEEDS_NONE)
     free(src);
 }
 
-/* The register cap __launch_bounds__(NT, MINB) sets: the register file shared by MINB blocks, at most 255. */
-static int reg_cap(const gt_compile_job *j)
-{
-    gt_launch L;
-    gt_shape s = {1024, 1024, 1024, j->ta, j->tb};
-    fam()->launch(&j->p, &s, GT_TEST_SMS, &L);
-    const int cap = 65536 / (int)(L.block[0] * gt_param_get(fam(), &j->p, "MINB", 1));
-    return cap < 255 ? cap : 255;
-}
-
-/* Compile the jobs for arch on the pool (GT_SAMPLE: a spread sample): each must compile with no spills, no stack
- * and registers within its cap. */
-static void compile_all_ok(gt_compile_job *jobs, int n, const char *arch)
-{
-    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
-    gt_compile_all(jobs, n, arch, "tf32x3 configurations");
-    for (int i = 0; i < n; ++i) {
-        const gt_compile_job *j = &jobs[i];
-        const char *lay = gt_layout_name(j->ta, j->tb);
-        char name[256];
-        gt_params_format(fam(), &j->p, name, sizeof name);
-        CHECK_MSG(j->rc == 0, "%s %s %s: %s", arch, name, lay, j->err);
-        if (j->rc) continue;
-        CHECK_MSG(j->spill_bytes == 0 && j->stack_bytes == 0, "%s %s %s: %d B spills, %d B stack", arch, name, lay,
-                  j->spill_bytes, j->stack_bytes);
-        CHECK_MSG(j->regs > 0 && j->regs <= reg_cap(j), "%s %s %s: %d registers over %d", arch, name, lay, j->regs,
-                  reg_cap(j));
-        CHECK(j->has_gemm && !j->has_reduce);
-        printf("    %s %s %s: %d registers\n", arch, name, lay, j->regs);
-    }
-}
-
 typedef struct {
     gt_compile_job *jobs;
     int n, cap;
@@ -220,7 +189,7 @@ GT_TEST(tf32x3_nvrtc_default_space_all_layouts_no_spills, GT_NEEDS_NVRTC)
     job_list jl = {malloc(sizeof(gt_compile_job) * 4 * (points + 1)), 0, 4 * (points + 1)};
     gt_enumerate(fam(), &l, add_layouts, &jl);
     CHECK(points > 0 && jl.n == 4 * points);
-    compile_all_ok(jl.jobs, jl.n, "sm_90");
+    gt_compile_all_clean(jl.jobs, jl.n, "sm_90", "tf32x3 configurations");
     free(jl.jobs);
 }
 
@@ -229,7 +198,7 @@ GT_TEST(tf32x3_nvrtc_sm80_split, GT_NEEDS_NVRTC)
 {
     gt_compile_job jobs[4];
     for (int lay = 0; lay < 4; ++lay) jobs[lay] = gt_compile_job_make(fam(), &study, lay >> 1, lay & 1);
-    compile_all_ok(jobs, 4, "sm_80");
+    gt_compile_all_clean(jobs, 4, "sm_80", "tf32x3 configurations");
 }
 
 /* ---- GPU: key configurations against cuBLAS DGEMM on the same inputs, cuBLAS SGEMM (pedantic) as the bar ----
@@ -347,6 +316,7 @@ static score score_of(const gt_problem *q, const float *C, const float *C0, cons
 }
 
 typedef struct {
+    const gt_family *f;
     const gt_params *p;
     int ta, tb;
     cudaKernel_t gemm;
@@ -366,7 +336,7 @@ static cudaError_t run_one(const grun *r, const gt_problem *q, const float *dA, 
                    : cudaErrorUnknown;
     gt_shape sh = {M, N, K, r->ta, r->tb};
     gt_launch L;
-    fam()->launch(r->p, &sh, GT_TEST_SMS, &L);
+    r->f->launch(r->p, &sh, GT_TEST_SMS, &L);
     void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW};
     dim3 grid = {L.grid[0], L.grid[1], L.grid[2]}, block = {L.block[0], L.block[1], L.block[2]};
     cudaError_t e = cudaFuncSetAttribute((const void *)r->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -460,18 +430,19 @@ static int check_propagation(const grun *r)
     return ok && wrong == 0;
 }
 
-static void check_config(const gt_params *p, cublasHandle_t blas, const char *arch)
+static void check_config(const gt_family *f, const gt_params *p, cublasHandle_t blas, const char *gpu_arch)
 {
     static const gcase cases[] = { /* beta 0: over NaN C */
         {1, 1, 1, 0, 0.0f},          {1, 1, 1, 3, 0.5f},          {7, 7, 7, 0, 0.5f},    {7, 7, 7, 1, 0.0f},
         {127, 131, 257, 0, 0.0f},    {127, 131, 257, 5, 0.5f},    {1025, 1023, 1031, 0, 0.0f},
         {1025, 1023, 1031, 1, 0.5f}, {512, 384, 1056, 4, 0.5f}, /* whole tiles, 16-byte copies */
         {384, 256, 4096, 0, 0.5f}};                            /* where tf32x3 must beat SGEMM's error */
-    char name[256], err[512];
-    gt_params_format(fam(), p, name, sizeof name);
+    char name[256], err[512], arch[20];
+    gt_params_format(f, p, name, sizeof name);
+    gt_family_arch(f, gpu_arch, arch, sizeof arch);
     for (int l = 0; l < 4; ++l) {
-        grun r = {p, l >> 1, l & 1, NULL, blas, {0, 0}};
-        char *src = gt_render(fam(), p, r.ta, r.tb, err, sizeof err);
+        grun r = {f, p, l >> 1, l & 1, NULL, blas, {0, 0}};
+        char *src = gt_render(f, p, r.ta, r.tb, err, sizeof err);
         gt_cubin cb;
         memset(&cb, 0, sizeof cb);
         cudaLibrary_t lib = NULL;
@@ -486,7 +457,7 @@ static void check_config(const gt_params *p, cublasHandle_t blas, const char *ar
             for (int wide = 0; wide < 2; ++wide) fails += !check_case(&r, &cases[i], wide);
         if (rc == 0) fails += !check_propagation(&r);
         CHECK_MSG(fails == 0, "%s %s: %d cases failed", name, gt_layout_name(r.ta, r.tb), fails);
-        printf("    %s %s: worst error %.1f units of 2^-24 (SGEMM %.1f), %d failed\n", name,
+        printf("    %s %s %s: worst error %.1f units of 2^-24 (SGEMM %.1f), %d failed\n", f->name, name,
                gt_layout_name(r.ta, r.tb), r.worst[0], r.worst[1], fails);
         if (lib) cudaLibraryUnload(lib);
         gt_cubin_free(&cb);
@@ -510,6 +481,31 @@ GT_TEST(tf32x3_gpu_matches_dgemm_at_least_as_well_as_sgemm, GT_NEEDS_GPU)
     cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH);
     char arch[16];
     snprintf(arch, sizeof arch, "sm_%d%d", prop.major, prop.minor);
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i) check_config(keys[i], blas, arch);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i) check_config(fam(), keys[i], blas, arch);
+    cublasDestroy(blas);
+}
+
+/* The same checks for family tf32x3wg (tests/test_tf32x3wg.c has its CPU tests), on sm_90 only. */
+GT_TEST(tf32x3wg_gpu_matches_dgemm_at_least_as_well_as_sgemm, GT_NEEDS_GPU)
+{
+    /* BM BN BK STAGES KC PF MINB: the 4096^3 winner shape, N 96 with 2 stages, one warpgroup with the operands
+     * loaded one at a time, and BK 16 with KC 64 (outside the default space) */
+    static const gt_params keys[] = {{{128, 128, 32, 3, 128, 1, 1}},
+                                     {{128, 96, 32, 2, 128, 1, 1}},
+                                     {{64, 128, 32, 3, 128, 0, 1}},
+                                     {{128, 64, 16, 3, 64, 1, 1}}};
+    struct cudaDeviceProp prop;
+    cublasHandle_t blas;
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9 || prop.minor != 0) {
+        gt_skip("no sm_90 GPU (wgmma with sm_90a's features)");
+        return;
+    }
+    if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
+        gt_skip("cuBLAS did not initialise");
+        return;
+    }
+    cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
+        check_config(gt_family_find("tf32x3wg"), &keys[i], blas, "sm_90");
     cublasDestroy(blas);
 }

@@ -76,6 +76,11 @@ gt_compile_job *gt_compile_default_space(const char *arch, int *n);
  * progress line every 10 s and a closing line on how busy the threads were. Returns the number that failed. */
 int gt_compile_all(gt_compile_job *jobs, int n, const char *arch, const char *what);
 
+/* Compile the jobs for arch (gt_compile_all, after the GT_SAMPLE sample): each must compile with no spills, no
+ * stack, registers within the cap __launch_bounds__(threads, MINB) sets, and gt_gemm without a split-K reduce;
+ * CHECK failures name the job. One line per job with its registers. */
+void gt_compile_all_clean(gt_compile_job *jobs, int n, const char *arch, const char *what);
+
 /* How many of its n compiles a test should keep: all (0) unless $GT_SAMPLE is set (make asan: 40), which is the
  * sample of the whole default space; a test compiling n keeps the same share, GT_SAMPLE * n / (default space),
  * at least 1 (and gt_sample_jobs keeps each family's first and last). */

@@ -53,9 +53,11 @@ static int has_symbol(const gt_cubin *c, const char *sym)
 static void compile_one(gt_compile_job *j, const char *arch)
 {
     gt_cubin cb;
+    char farch[20];
     memset(&cb, 0, sizeof cb);
+    gt_family_arch(j->f, arch, farch, sizeof farch); /* sm_90a for an arch-specific family */
     char *src = gt_render(j->f, &j->p, j->ta, j->tb, j->err, sizeof j->err);
-    j->rc = src ? gt_nvrtc_compile(src, arch, &cb, j->err, sizeof j->err) : -1;
+    j->rc = src ? gt_nvrtc_compile(src, farch, &cb, j->err, sizeof j->err) : -1;
     j->regs = cb.regs, j->spill_bytes = cb.spill_bytes, j->stack_bytes = cb.stack_bytes, j->seconds = cb.seconds;
     j->has_gemm = has_symbol(&cb, "gt_gemm"), j->has_reduce = has_symbol(&cb, "gt_splitk_reduce");
     gt_cubin_free(&cb);
@@ -201,4 +203,34 @@ int gt_sample_jobs(gt_compile_job *jobs, int n, int want)
         out = keep_spread(jobs, s, e, q > e - s ? e - s : q, out);
     }
     return out;
+}
+
+/* The register cap __launch_bounds__(NT, MINB) sets: the register file shared by MINB blocks, at most 255. */
+static int reg_cap(const gt_compile_job *j)
+{
+    gt_launch L;
+    gt_shape s = {1024, 1024, 1024, j->ta, j->tb};
+    j->f->launch(&j->p, &s, GT_TEST_SMS, &L);
+    const int cap = 65536 / (int)(L.block[0] * gt_param_get(j->f, &j->p, "MINB", 1));
+    return cap < 255 ? cap : 255;
+}
+
+void gt_compile_all_clean(gt_compile_job *jobs, int n, const char *arch, const char *what)
+{
+    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
+    gt_compile_all(jobs, n, arch, what);
+    for (int i = 0; i < n; ++i) {
+        const gt_compile_job *j = &jobs[i];
+        const char *lay = gt_layout_name(j->ta, j->tb);
+        char name[256];
+        gt_params_format(j->f, &j->p, name, sizeof name);
+        CHECK_MSG(j->rc == 0, "%s %s %s %s: %s", arch, j->f->name, name, lay, j->err);
+        if (j->rc) continue;
+        CHECK_MSG(j->spill_bytes == 0 && j->stack_bytes == 0, "%s %s %s: %d B spills, %d B stack", arch, name, lay,
+                  j->spill_bytes, j->stack_bytes);
+        CHECK_MSG(j->regs > 0 && j->regs <= reg_cap(j), "%s %s %s: %d registers over %d", arch, name, lay, j->regs,
+                  reg_cap(j));
+        CHECK(j->has_gemm && !j->has_reduce);
+        printf("    %s %s %s %s: %d registers\n", arch, j->f->name, name, lay, j->regs);
+    }
 }

@@ -12,6 +12,7 @@
 typedef struct {
     gt_pool_job pub;
     char *src;
+    char arch[20];  /* what the source compiles for: the pool's arch, or its "a" variant (gt_family_arch) */
     int state;   /* 0 queued, 1 compiling, 2 done */
     long wanted; /* 0, or the order in which trials asked for it: only wanted jobs compile, first asked first */
 } job;
@@ -37,7 +38,7 @@ static double now_s(void)
 
 static void compile_job(gt_pool *p, job *j)
 {
-    j->pub.rc = p->compile(j->src, p->arch, &j->pub.cb, j->pub.err, sizeof j->pub.err);
+    j->pub.rc = p->compile(j->src, j->arch, &j->pub.cb, j->pub.err, sizeof j->pub.err);
     if (j->pub.rc > 0 && j->pub.cb.log) snprintf(j->pub.err, sizeof j->pub.err, "%.500s", j->pub.cb.log);
 }
 
@@ -121,7 +122,7 @@ static void from_cache(gt_pool *p, job *j)
 {
     char err[256];
     int found = 0;
-    if (gt_cubin_cache_get(p->db, j->pub.hash, p->arch, &j->pub.cb, &found, err, sizeof err) == 0 && found) {
+    if (gt_cubin_cache_get(p->db, j->pub.hash, j->arch, &j->pub.cb, &found, err, sizeof err) == 0 && found) {
         j->pub.cached = j->pub.stored = 1;
         j->state = 2;
     }
@@ -145,6 +146,7 @@ int gt_pool_add(gt_pool *p, const gt_family *f, const gt_params *par, int layout
         job *j = &p->jobs[idx = p->njobs++];
         memset(j, 0, sizeof *j);
         j->src = src;
+        gt_family_arch(f, p->arch, j->arch, sizeof j->arch);
         src = NULL;
         memcpy(j->pub.hash, hash, 17);
         if (p->db) from_cache(p, j);
@@ -194,8 +196,9 @@ void gt_pool_store(gt_pool *p, int idx)
 {
     char err[256];
     pthread_mutex_lock(&p->mu);
-    gt_pool_job *j = &p->jobs[idx].pub;
-    if (!j->stored && j->rc == 0 && gt_cubin_cache_put(p->db, j->hash, p->arch, &j->cb, err, sizeof err) == 0)
+    job *jb = &p->jobs[idx];
+    gt_pool_job *j = &jb->pub;
+    if (!j->stored && j->rc == 0 && gt_cubin_cache_put(p->db, j->hash, jb->arch, &j->cb, err, sizeof err) == 0)
         j->stored = 1;
     pthread_mutex_unlock(&p->mu);
 }

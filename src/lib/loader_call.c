@@ -53,7 +53,9 @@ static gemmtune_status load_kernel(struct gemmtune_context *h, const gt_choice *
     size_t size = 0;
     const unsigned char *bin = NULL;
     gemmtune_status st = GEMMTUNE_SUCCESS;
-    if (c->row >= 0 && h->set.cubin && h->set.cubin[c->row] && !strcmp(h->set.cubin_arch[c->row], h->arch)) {
+    char arch[20];
+    gt_family_arch(c->family, h->arch, arch, sizeof arch); /* what this family's source compiles for */
+    if (c->row >= 0 && h->set.cubin && h->set.cubin[c->row] && !strcmp(h->set.cubin_arch[c->row], arch)) {
         bin = h->set.cubin[c->row];
         size = h->set.cubin_size[c->row];
         h->count.embedded++;
@@ -61,7 +63,7 @@ static gemmtune_status load_kernel(struct gemmtune_context *h, const gt_choice *
         int cached = 0;
         char *src = gt_render(c->family, &c->params, s->ta, s->tb, err, sizeof err);
         if (!src) return gt_loader_fail(GEMMTUNE_STATUS_COMPILE_ERROR, "%s", err);
-        st = h->obtain(h->obtain_ctx, src, h->arch, &data, &size, &cached, err, sizeof err);
+        st = h->obtain(h->obtain_ctx, src, arch, &data, &size, &cached, err, sizeof err);
         free(src);
         if (st) return gt_loader_fail(st, "%s", err);
         bin = data;

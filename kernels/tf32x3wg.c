@@ -1,0 +1,133 @@
+/* Family tf32x3wg: FP32-accurate SGEMM on Hopper's warpgroup tensor cores (wgmma, sm_90a only): the tf32x3 family's
+ * arithmetic (two TF32 parts per operand value, three products, the big*big chunk folded into FP32 every KC
+ * k-values) with both operands split once per block into shared memory and wgmma reading them from there.
+ * Template: templates/tf32x3wg.cu. Tested by tests/test_tf32x3wg.c and, on the GPU, tests/test_tf32x3.c. */
+#include "family.h"
+
+#include <stdio.h>
+
+enum { P_BM, P_BN, P_BK, P_STAGES, P_KC, P_PF, P_MINB, NPARAMS };
+
+typedef struct {
+    int bm, bn, bk, stages, kc, pf, minb;
+    int threads, items_a, items_b; /* items: quads of 4 k-values a thread moves per tile and operand */
+} shape_t;
+
+static shape_t unpack(const gt_params *p)
+{
+    const int *v = p->v;
+    shape_t s = {v[P_BM], v[P_BN], v[P_BK], v[P_STAGES], v[P_KC], v[P_PF], v[P_MINB], v[P_BM] / 64 * 128, 0, 0};
+    if (s.threads > 0) {
+        s.items_a = s.bm * s.bk / 4 / s.threads;
+        s.items_b = s.bn * s.bk / 4 / s.threads;
+    }
+    return s;
+}
+
+/* Dynamic shared memory of one block: STAGES stages of the big and small tiles of A and B (the same in every
+ * layout: the template stores both operands k-major). */
+static long smem_bytes(const shape_t *s) { return 4L * s->stages * 2 * (s->bm + s->bn) * s->bk; }
+
+/* Registers per thread: three accumulator sets of BN/2 (chunk, corrections, FP32 sum), the operand quads in flight
+ * (PF: a whole tile, else the larger operand's share) and ~30 for addresses and loop state. ptxas -v, 128x128
+ * blocks: 252 with PF, 240 without, no spills; 64x128 with PF (256 quads in flight) spills. */
+static int regs_estimate(const shape_t *s)
+{
+    const int big = s->items_a > s->items_b ? s->items_a : s->items_b;
+    return 3 * (s->bn / 2) + 4 * (s->pf ? s->items_a + s->items_b : big) + 30;
+}
+
+#define REJECT(...) return snprintf(why, n, __VA_ARGS__), 0
+
+extern const gt_family gt_family_tf32x3wg;
+
+/* Values far outside any GPU's reach are refused before any product of them can overflow an int. */
+static int bounded(const gt_params *p, char *why, size_t n)
+{
+    static const int lo[NPARAMS] = {64, 64, 16, 2, 16, 0, 1}, hi[NPARAMS] = {256, 128, 256, 3, 65536, 1, 4};
+    for (int i = 0; i < NPARAMS; ++i)
+        if (p->v[i] < lo[i] || p->v[i] > hi[i])
+            REJECT("%s=%d outside %d..%d", gt_family_tf32x3wg.params[i].name, p->v[i], lo[i], hi[i]);
+    return 1;
+}
+
+/* How the template hands out quads (its Map): in the k-contiguous layout a warp load takes QW quads of 32 / QW
+ * rows and the row groups divide among the warps; otherwise a warp load takes 32 rows of one quad, and warps and
+ * quads per row divide one another. Either operand may be either, depending on the layout. */
+static int quads_map(int rows, const shape_t *s, char *why, size_t n)
+{
+    const int warps = s->threads / 32, quads = s->bk / 4, qw = quads < 8 ? quads : 8;
+    if (rows % 32) REJECT("%d rows: not a multiple of 32", rows);
+    if ((rows / (32 / qw)) % warps)
+        REJECT("%d rows in groups of %d do not divide among %d warps", rows, 32 / qw, warps);
+    if (warps % quads && quads % warps)
+        REJECT("%d warps and %d quads per row: neither divides the other", warps, quads);
+    return 1;
+}
+
+static int legal_tiling(const shape_t *s, char *why, size_t n)
+{
+    if (s->bm % 64) REJECT("BM=%d not a multiple of 64 (one warpgroup each)", s->bm);
+    if (s->bn != 64 && s->bn != 96 && s->bn != 128) REJECT("BN=%d: the template has wgmma N 64, 96 and 128", s->bn);
+    if (s->bk % 16) REJECT("BK=%d not a multiple of 16", s->bk);
+    if (s->kc % s->bk) REJECT("KC=%d not a multiple of BK=%d", s->kc, s->bk);
+    if ((s->bm * s->bk / 4) % s->threads || (s->bn * s->bk / 4) % s->threads)
+        REJECT("%d threads do not share the quads of a tile evenly", s->threads);
+    return quads_map(s->bm, s, why, n) && quads_map(s->bn, s, why, n);
+}
+
+static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
+{
+    if (!bounded(p, why, n)) return 0;
+    const shape_t s = unpack(p);
+    if (lim->cc_major != 9 || lim->cc_minor != 0)
+        REJECT("sm_%d%d: wgmma with sm_90a's features runs on sm_90 only", lim->cc_major, lim->cc_minor);
+    if (!legal_tiling(&s, why, n)) return 0;
+    if (s.threads > lim->max_threads_per_block) REJECT("%d threads over %d", s.threads, lim->max_threads_per_block);
+    const long smem = smem_bytes(&s);
+    if (smem > lim->max_smem_optin) REJECT("%ld B dynamic shared memory over %d", smem, lim->max_smem_optin);
+    const int regs = regs_estimate(&s), cap = lim->max_regs_per_block / (s.threads * s.minb);
+    const int lim_regs = cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread;
+    if (regs > lim_regs) REJECT("~%d registers/thread over the cap of %d", regs, lim_regs);
+    return 1;
+}
+
+/* The default space: BK 32 (16 ran 15-20% slower at 4096^3 and 8192^3, docs/BENCHMARKS.md), and PF=0 only where
+ * a whole tile in registers would not fit under 255. */
+static int in_space(const gt_params *p, char *why, size_t n)
+{
+    if (!bounded(p, why, n)) return 0;
+    shape_t s = unpack(p);
+    if (s.bk != 32) REJECT("default space: BK=%d, only 32", s.bk);
+    s.pf = 1;
+    if (p->v[P_PF] == 0 && regs_estimate(&s) <= 255) REJECT("default space: PF=0 where PF=1 fits");
+    return 1;
+}
+
+static void launch(const gt_params *p, const gt_shape *sh, int sms, gt_launch *out)
+{
+    (void)sms;
+    const shape_t s = unpack(p);
+    gt_launch_tiles(sh, s.bm, s.bn, (unsigned)s.threads, (unsigned)smem_bytes(&s), 1, 1, out);
+}
+
+const gt_family gt_family_tf32x3wg = {
+    .name = "tf32x3wg",
+    .doc = "FP32-accurate SGEMM from three TF32 products on wgmma (sm_90a), operands split once into shared memory",
+    .template_name = "tf32x3wg.cu",
+    .math = GT_MATH_TF32X3,
+    .reference = GT_REF_FP64,
+    .arch_specific = 1,
+    .nparams = NPARAMS,
+    .params = {{"BM", "rows of C per block: 64 per warpgroup", 2, {128, 64}},
+               {"BN", "columns of C per block: the wgmma's N (64, 96 or 128)", 3, {128, 96, 64}},
+               {"BK", "K depth of one stage (multiple of 16)", 2, {32, 16}},
+               {"STAGES", "shared-memory stages (2 or 3)", 2, {2, 3}},
+               {"KC", "k-values between folds into the FP32 accumulator (multiple of BK)", 1, {128}},
+               {"PF", "1: the next tile waits in registers for an iteration; 0: loaded one operand at a time", 2,
+                {1, 0}},
+               {"MINB", "blocks per SM promised to __launch_bounds__", 1, {1}}},
+    .legal = legal,
+    .in_space = in_space,
+    .launch = launch,
+};

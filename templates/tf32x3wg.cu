@@ -1,0 +1,436 @@
+// 3xTF32 SGEMM on Hopper's warpgroup tensor cores (wgmma, sm_90a): FP32 accuracy from TF32 products, as the tf32x3
+// family, at wgmma's rate. Every operand value x is split once per block, when its tile is stored to shared memory,
+// into big = tf32(x) and small = tf32(x - big); each warpgroup issues big*small and small*big into a correction
+// accumulator and big*big into a chunk accumulator per 8-wide k step (wgmma m64nBNk8, both operands from shared
+// memory), and both are added into an FP32 accumulator every KC k-values (the tensor cores' accumulation truncates:
+// the fold keeps FP32 accuracy; merging the corrections into the chunk tripled the truncating adds and lost to
+// SGEMM on wide inputs). Study harness and measurements: tests/perf/wgmma.cu, docs/BENCHMARKS.md.
+// Alone: nvcc -gencode arch=compute_90a,code=sm_90a -cubin -Xptxas -v -I templates templates/tf32x3wg.cu
+// (tests: tests/test_tf32x3wg.c; on the GPU tests/test_tf32x3.c)
+#include "common.cuh"
+
+#ifndef BM
+#define BM 128 // rows of C per block: 64 per warpgroup
+#endif
+#ifndef BN
+#define BN 128 // columns of C per block: the wgmma's N (64, 96 or 128)
+#endif
+#ifndef BK
+#define BK 32 // K depth of one stage (multiple of 16)
+#endif
+#ifndef STAGES
+#define STAGES 3 // shared-memory stages: 2, or 3 to keep one tile's wgmmas running across the barrier
+#endif
+#ifndef KC
+#define KC 128 // k-values between folds of the chunk into the FP32 accumulator (multiple of BK)
+#endif
+#ifndef PF
+#define PF 1 // 1: the next tile's operands wait in registers for an iteration; 0: loaded and stored one operand at a
+             // time, fewer registers
+#endif
+#ifndef MINB
+#define MINB 1 // blocks per SM promised to __launch_bounds__
+#endif
+#define RASTER 8 // tile rows per rasterization group (fixed: blocks in flight share A and B panels in L2)
+
+#define NT (BM / 64 * 128) // threads per block: one warpgroup per 64 rows
+#define NACC (BN / 2)      // accumulator registers of a thread per set (m64 x BN over 128 threads)
+#define PEND (STAGES - 2)  // wgmma groups left running at a barrier
+
+// Shared memory: STAGES stages of four tiles, A big, A small, B big, B small, each in wgmma's K-major layout
+// without swizzle: "core matrices" of 8 rows (m or n) x 4 k-values, 128 contiguous bytes each, the core matrix of
+// row group r/8 and k quad q at byte (q * (R/8) + r/8) * 128 of an R-row tile. So a descriptor's stride between row
+// groups (SBO) is 128 and between k quads (LBO) R * 16. Rows are written 16 bytes (one k quad) at a time (Map
+// below says by which thread).
+#define A_BYTES (BM * BK * 4)
+#define B_BYTES (BN * BK * 4)
+#define STAGE_BYTES (2 * A_BYTES + 2 * B_BYTES) // kernels/tf32x3wg.c sizes the dynamic shared memory the same
+
+// Each thread carries ITEMS_A + ITEMS_B quads of 4 k-values of the next tile in registers between its global load
+// and its split store.
+#define ITEMS_A (BM * BK / 4 / NT)
+#define ITEMS_B (BN * BK / 4 / NT)
+
+static_assert(BM % 64 == 0 && BM >= 64 && BM <= 256, "BM: 64 to 256, a multiple of 64 (one warpgroup each)");
+static_assert(BN == 64 || BN == 96 || BN == 128, "BN: 64, 96 or 128 (the wgmma shapes written out below)");
+static_assert(BK % 16 == 0, "BK: a multiple of 16");
+static_assert(KC > 0 && KC % BK == 0, "KC must be a positive multiple of BK");
+static_assert(STAGES == 2 || STAGES == 3, "STAGES: 2 or 3");
+static_assert((BM * BK / 4) % NT == 0 && (BN * BK / 4) % NT == 0, "quads must divide evenly among the threads");
+static_assert(SPLITK == 1, "tf32x3wg has no split-K");
+
+// x rounded to TF32 with sm_90's one-instruction round to nearest. Inf stays Inf, NaN NaN; values within half a
+// TF32 ulp of FLT_MAX round to Inf, so their small part and the result are NaN (as family tf32x3).
+__device__ __forceinline__ unsigned tf32_round(float x)
+{
+    unsigned r;
+    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+    return r;
+}
+
+// The block and thread index, read again where asked: the compiler would otherwise keep values derived from them
+// in registers across the main loop, beside 3 * NACC accumulators.
+__device__ __forceinline__ int block_id()
+{
+    int r;
+    asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ int thread_id()
+{
+    int r;
+    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(r));
+    return r;
+}
+
+// Where the block's tile of C starts: groups of RASTER tile rows walked column by column, so that blocks in flight
+// share A and B panels in L2.
+__device__ __forceinline__ void tile_origin(int lin, int M, int N, int *bm0, int *bn0)
+{
+    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
+    const int per_group = RASTER * tiles_n, first = lin / per_group * RASTER;
+    const int rows = min(tiles_m - first, RASTER), in = lin % per_group;
+    *bm0 = (first + in % rows) * BM;
+    *bn0 = in / rows * BN;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Global memory to registers to shared memory. An operand tile is R rows (m of A, n of B) by BK k-values; a quad
+// is 4 consecutive k-values of one row. KCONTIG: k is the contiguous dimension in global memory (A without GT_TA, B
+// with GT_TB), a quad is one 16-byte load when aligned; otherwise a warp takes 32 consecutive rows of one quad,
+// four coalesced 32-bit loads each.
+
+// Which quads a thread moves: item 0 at row r0 and quad q0 (from the lane and the warp), item i at r0 + DR(i),
+// q0 + DQ(i) with compile-time DR and DQ, so that a tile's addresses cost one multiply-add per load and the shared
+// offsets are immediates.
+//   KCONTIG: a warp load takes QW quads (a 128-byte line when BK >= 32) of each of RW = 32 / QW rows; warp w takes
+//     row groups w, w + W, ... then the next QW quads. Its stores hit two rows' bank groups twice (2-way conflicts
+//     at QW = 8, the price of whole lines).
+//   otherwise: a warp load takes 32 consecutive rows of one quad (4 coalesced 128-byte loads), conflict-free stores.
+#define QW (BK / 4 < 8 ? BK / 4 : 8) // quads per row of a k-contiguous warp load (half lines measured 7% slower)
+template <int R, bool KCONTIG> struct Map {
+    static constexpr int W = NT / 32, Q = BK / 4; // warps, quads per row
+    static constexpr int RW = 32 / QW, PER = R / RW / W; // KCONTIG: rows per warp load, loads per quad group
+    static_assert(!KCONTIG || (R / RW) % W == 0, "KCONTIG: row groups must divide among the warps");
+    static_assert(KCONTIG || R % 32 == 0, "rows: a multiple of 32");
+    static_assert(KCONTIG || W % Q == 0 || Q % W == 0, "warps and quads: one must divide the other");
+    static __device__ __forceinline__ void origin(int tid, int &r0, int &q0)
+    {
+        const int w = tid / 32, l = tid % 32;
+        if (KCONTIG) r0 = l % RW + RW * w, q0 = l / RW;
+        else if (W % Q == 0) r0 = l + 32 * (w / Q), q0 = w % Q;
+        else r0 = l, q0 = w;
+    }
+    static __host__ __device__ constexpr int DR(int i)
+    {
+        return KCONTIG ? RW * W * (i % PER) : W % Q == 0 ? 32 * (W / Q) * i : 32 * (i / (Q / W));
+    }
+    static __host__ __device__ constexpr int DQ(int i)
+    {
+        return KCONTIG ? QW * (i / PER) : W % Q == 0 ? 0 : W * (i % (Q / W));
+    }
+};
+
+// x, hidden from the optimizer: products of the leading dimension stay in the loop instead of being hoisted into
+// registers that the accumulators need (ptxas -v spilled otherwise).
+__device__ __forceinline__ int opaque(int x)
+{
+    asm volatile("" : "+r"(x));
+    return x;
+}
+
+// Where the thread's item 0 of tile 0 of operand X is, for the block's rows from d0.
+template <int R, bool KCONTIG>
+__device__ __forceinline__ const float *feed0(const float *X, int ld, int d0)
+{
+    int r0, q0;
+    Map<R, KCONTIG>::origin(thread_id(), r0, q0);
+    return KCONTIG ? X + (size_t)(d0 + r0) * ld + 4 * q0 : X + (size_t)(4 * q0) * ld + d0 + r0;
+}
+
+// The thread's quads of tile t into x; p0: feed0. FULL: the tile lies whole inside the matrix (and, KCONTIG, vec
+// holds): nothing is tested. Otherwise rows past dn (from d0) and k past kn read nothing and are zero. vec: X 16-byte
+// aligned and ld % 4 == 0.
+template <int R, bool KCONTIG, bool FULL, int ITEMS>
+__device__ __forceinline__ void fetch(float (&x)[ITEMS][4], const float *p0, int ld, int t, int d0, int dn, int kn,
+                                      bool vec)
+{
+    using Mp = Map<R, KCONTIG>;
+    ld = opaque(ld);
+    const float *p = KCONTIG ? p0 + t * BK : p0 + (ptrdiff_t)(t * BK) * ld;
+    int r0 = 0, q0 = 0;
+    if (!FULL) Mp::origin(thread_id(), r0, q0);
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        const int d = d0 + r0 + Mp::DR(i), k = t * BK + 4 * (q0 + Mp::DQ(i)); // used when !FULL
+        if (KCONTIG) {
+            const float *pi = p + (ptrdiff_t)Mp::DR(i) * ld + 4 * Mp::DQ(i);
+            if (FULL || (vec && d < dn && k + 3 < kn)) {
+                const float4 v = __ldg((const float4 *)pi);
+                x[i][0] = v.x, x[i][1] = v.y, x[i][2] = v.z, x[i][3] = v.w;
+            } else {
+#pragma unroll
+                for (int e = 0; e < 4; ++e) x[i][e] = d < dn && k + e < kn ? __ldg(pi + e) : 0.0f;
+            }
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                const float *pe = p + (ptrdiff_t)(4 * Mp::DQ(i) + e) * ld + Mp::DR(i);
+                x[i][e] = FULL || (d < dn && k + e < kn) ? __ldg(pe) : 0.0f;
+            }
+        }
+    }
+}
+
+// Split the thread's quads and store them into the big and small tiles at shared addresses big and small.
+template <int R, bool KCONTIG, int ITEMS>
+__device__ __forceinline__ void put(unsigned big, unsigned small, const float (&x)[ITEMS][4])
+{
+    using Mp = Map<R, KCONTIG>;
+    int r0, q0;
+    Mp::origin(thread_id(), r0, q0);
+    const unsigned off0 = (unsigned)((q0 * (R / 8) + r0 / 8) * 128 + r0 % 8 * 16);
+#pragma unroll
+    for (int i = 0; i < ITEMS; ++i) {
+        const unsigned off = off0 + (Mp::DQ(i) * (R / 8) + Mp::DR(i) / 8) * 128; // DR(i) % 8 == 0
+        unsigned b[4], s[4];
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            b[e] = tf32_round(x[i][e]);
+            s[e] = tf32_round(x[i][e] - __uint_as_float(b[e]));
+        }
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(big + off), "r"(b[0]), "r"(b[1]), "r"(b[2]),
+                     "r"(b[3])
+                     : "memory");
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(small + off), "r"(s[0]), "r"(s[1]),
+                     "r"(s[2]), "r"(s[3])
+                     : "memory");
+    }
+}
+
+// Operand geometry of one block, fixed for the whole K loop.
+struct Operands {
+    const float *pa, *pb; // feed0 of A and B
+    int lda, ldb, M, N, K, bm0, bn0;
+    bool va, vb, interior; // A and B take 16-byte loads; the block's tile of C lies whole inside C
+};
+
+// Whole tiles of an interior block with 16-byte loads where k is contiguous need no test.
+__device__ __forceinline__ bool full_tile(const Operands &o, int t)
+{
+    return o.interior && (t + 1) * BK <= o.K && (GT_TA || o.va) && (!GT_TB || o.vb);
+}
+
+// Tile t of A (of B) into x.
+__device__ __forceinline__ void fetch_a(float (&x)[ITEMS_A][4], const Operands &o, int t)
+{
+    if (full_tile(o, t)) fetch<BM, !GT_TA, true>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, true);
+    else fetch<BM, !GT_TA, false>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, o.va);
+}
+__device__ __forceinline__ void fetch_b(float (&x)[ITEMS_B][4], const Operands &o, int t)
+{
+    if (full_tile(o, t)) fetch<BN, (bool)GT_TB, true>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, true);
+    else fetch<BN, (bool)GT_TB, false>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, o.vb);
+}
+__device__ __forceinline__ void put_a(unsigned stage, const float (&x)[ITEMS_A][4])
+{
+    put<BM, !GT_TA>(stage, stage + A_BYTES, x);
+}
+__device__ __forceinline__ void put_b(unsigned stage, const float (&x)[ITEMS_B][4])
+{
+    put<BN, (bool)GT_TB>(stage + 2 * A_BYTES, stage + 2 * A_BYTES + B_BYTES, x);
+}
+
+// Tile t into the stage at `stage`, one operand at a time: 4 * max(ITEMS_A, ITEMS_B) registers in flight.
+__device__ __forceinline__ void load_tile(unsigned stage, const Operands &o, int t)
+{
+    {
+        float x[ITEMS_A][4];
+        fetch_a(x, o, t);
+        put_a(stage, x);
+    }
+    float y[ITEMS_B][4];
+    fetch_b(y, o, t);
+    put_b(stage, y);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// wgmma
+
+// Shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start address, LBO (between k quads) and
+// SBO (between row groups of 8), all in units of 16 bytes; swizzle bits 62-63 zero (none).
+__device__ __forceinline__ unsigned long long desc(unsigned addr, unsigned lbo)
+{
+    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (unsigned long long)(lbo >> 4) << 16 |
+           (unsigned long long)(128 >> 4) << 32;
+}
+
+__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N> __device__ __forceinline__ void wg_wait()
+{
+    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+}
+// Shared-memory writes of the generic proxy, made visible to wgmma's reads (the async proxy).
+__device__ __forceinline__ void proxy_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+#define F4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
+#define F16(i) F4(i), F4(i + 4), F4(i + 8), F4(i + 12)
+
+// d (+)= A * B for one m64 x BN x k8 step, A and B in shared memory; add: 0 overwrites d.
+__device__ __forceinline__ void wgmma(float (&d)[NACC], unsigned long long da, unsigned long long db, int add)
+{
+#if BN == 64
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
+                 "%32, %33, p, 1, 1;\n}\n"
+                 : F16(0), F16(16)
+                 : "l"(da), "l"(db), "r"(add));
+#elif BN == 96
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n96k8.f32.tf32.tf32 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "
+                 "%48, %49, p, 1, 1;\n}\n"
+                 : F16(0), F16(16), F16(32)
+                 : "l"(da), "l"(db), "r"(add));
+#elif BN == 128
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
+                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
+                 "%64, %65, p, 1, 1;\n}\n"
+                 : F16(0), F16(16), F16(32), F16(48)
+                 : "l"(da), "l"(db), "r"(add));
+#endif
+}
+
+// The three products of every k step of the stage at `stage`, for this thread's warpgroup: big*big into chunk, the
+// corrections into corr; add: 0 when both start here.
+__device__ __forceinline__ void mma_stage(float (&chunk)[NACC], float (&corr)[NACC], unsigned stage, int add)
+{
+    const unsigned wg = (unsigned)thread_id() / 128;
+    const unsigned a = stage + wg * 8 * 128, b = stage + 2 * A_BYTES; // this warpgroup's 64 rows of A
+    wg_fence();
+#pragma unroll
+    for (int ks = 0; ks < BK / 8; ++ks) {
+        const unsigned ka = 2 * ks * (BM * 16), kb = 2 * ks * (BN * 16); // two k quads per step
+        const unsigned long long a_big = desc(a + ka, BM * 16), a_small = desc(a + A_BYTES + ka, BM * 16);
+        const unsigned long long b_big = desc(b + kb, BN * 16), b_small = desc(b + B_BYTES + kb, BN * 16);
+        wgmma(corr, a_big, b_small, ks > 0 || add);
+        wgmma(corr, a_small, b_big, 1);
+        wgmma(chunk, a_big, b_big, ks > 0 || add);
+    }
+    wg_commit();
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// The kernel
+
+#if PF
+// The next tile of both operands, in registers from one iteration to the next.
+struct Next {
+    float a[ITEMS_A][4], b[ITEMS_B][4];
+};
+#endif
+
+// acc = the products of the block's tile of C over all of K. Every KC k-values, acc += chunk + corr in FP32 and
+// both restart from zero (the first wgmma of a chunk overwrites).
+__device__ __forceinline__ void mac_tile(float (&acc)[NACC], const Operands &o, unsigned sbase)
+{
+    float chunk[NACC], corr[NACC];
+#pragma unroll
+    for (int i = 0; i < NACC; ++i) acc[i] = chunk[i] = corr[i] = 0.0f;
+    const int ntiles = (o.K + BK - 1) / BK;
+#if PF
+    Next n;
+    fetch_a(n.a, o, 0), fetch_b(n.b, o, 0);
+    put_a(sbase, n.a), put_b(sbase, n.b);
+    if (ntiles > 1) fetch_a(n.a, o, 1), fetch_b(n.b, o, 1);
+#else
+    load_tile(sbase, o, 0);
+#endif
+    proxy_fence();
+    __syncthreads();
+    for (int t = 0; t < ntiles; ++t) {
+        // Tile t is in its stage. Its wgmmas run while this thread stores tile t + 1 (into the stage of tile
+        // t + 1 - STAGES, whose wgmmas every warpgroup finished before the last barrier; PF: loaded one iteration
+        // ago, and tile t + 2 is loaded now).
+        mma_stage(chunk, corr, sbase + t % STAGES * STAGE_BYTES, t % (KC / BK));
+        const unsigned next = sbase + (t + 1) % STAGES * STAGE_BYTES;
+#if PF
+        if (t + 1 < ntiles) put_a(next, n.a), put_b(next, n.b);
+        if (t + 2 < ntiles) fetch_a(n.a, o, t + 2), fetch_b(n.b, o, t + 2);
+#else
+        if (t + 1 < ntiles) load_tile(next, o, t + 1);
+#endif
+        if ((t + 1) % (KC / BK) == 0 || t + 1 == ntiles) { // fold: the chunk must be complete (block-uniform)
+            wg_wait<0>();
+#pragma unroll
+            for (int i = 0; i < NACC; ++i) acc[i] += chunk[i] + corr[i];
+        } else {
+            wg_wait<PEND>();
+        }
+        proxy_fence();
+        __syncthreads();
+    }
+    wg_wait<0>(); // the last tile folded after a wait: this one tells ptxas (which would insert its own)
+}
+
+// C(i, j) and C(i, j + 1) from the products x0, x1; beta == 0 never reads C. vc: 8-byte aligned pairs.
+__device__ __forceinline__ void store_pair(int M, int N, float *__restrict__ C, int ldc, int i, int j, float x0,
+                                           float x1, float alpha, float beta, bool vc)
+{
+    if (i >= M) return;
+    float *c = C + (size_t)i * ldc + j;
+    if (vc && j + 1 < N) {
+        float2 r = make_float2(alpha * x0, alpha * x1);
+        if (beta != 0.0f) {
+            const float2 old = *(const float2 *)c;
+            r.x = fmaf(beta, old.x, r.x), r.y = fmaf(beta, old.y, r.y);
+        }
+        *(float2 *)c = r;
+        return;
+    }
+    if (j < N) c[0] = beta == 0.0f ? alpha * x0 : fmaf(beta, c[0], alpha * x0);
+    if (j + 1 < N) c[1] = beta == 0.0f ? alpha * x1 : fmaf(beta, c[1], alpha * x1);
+}
+
+// The accumulator layout of wgmma m64nN f32 (PTX ISA): warp w of the warpgroup holds rows 16w + g and 16w + g + 8
+// (g = lane / 4); register 4j + r is column 8j + 2 (lane % 4) + (r & 1), row + 8 when r >= 2.
+__device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int N, float *__restrict__ C, int ldc,
+                                           float alpha, float beta)
+{
+    int bm0, bn0;
+    tile_origin(block_id(), M, N, &bm0, &bn0);
+    const int tid = thread_id(), lane = tid % 32;
+    const bool vc = ((size_t)C & 7) == 0 && (ldc & 1) == 0;
+    const int i0 = bm0 + tid / 32 * 16 + lane / 4, j0 = bn0 + lane % 4 * 2;
+#pragma unroll
+    for (int j = 0; j < BN / 8; ++j) {
+        store_pair(M, N, C, ldc, i0, j0 + 8 * j, acc[4 * j], acc[4 * j + 1], alpha, beta, vc);
+        store_pair(M, N, C, ldc, i0 + 8, j0 + 8 * j, acc[4 * j + 2], acc[4 * j + 3], alpha, beta, vc);
+    }
+}
+
+extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
+{
+    (void)ws;
+    extern __shared__ float4 smem4[];
+    Operands o;
+    o.lda = lda, o.ldb = ldb, o.M = M, o.N = N, o.K = K;
+    tile_origin(blockIdx.x, M, N, &o.bm0, &o.bn0);
+    o.pa = feed0<BM, !GT_TA>(A, lda, o.bm0);
+    o.pb = feed0<BN, (bool)GT_TB>(B, ldb, o.bn0);
+    o.va = ((size_t)A & 15) == 0 && (lda & 3) == 0;
+    o.vb = ((size_t)B & 15) == 0 && (ldb & 3) == 0;
+    o.interior = o.bm0 + BM <= M && o.bn0 + BN <= N;
+    float acc[NACC];
+    mac_tile(acc, o, (unsigned)__cvta_generic_to_shared(smem4));
+    store_tile(acc, M, N, C, ldc, alpha, beta);
+}

@@ -1,0 +1,212 @@
+/* Family tf32x3wg (3xTF32 on wgmma, sm_90a): registration, the arch it compiles for, constraints, launch geometry,
+ * rendering, and NVRTC compiles of its default space without a GPU. Its GPU checks against DGEMM share
+ * tests/test_tf32x3.c's harness (tf32x3wg_gpu_matches_dgemm_at_least_as_well_as_sgemm).
+ * Run: build/gt_tests --cpu tf32x3wg */
+#include "compile.h"
+#include "family.h"
+#include "harness.h"
+#include "pool.h"
+#include "toolkit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* BM BN BK STAGES KC PF MINB */
+static const gt_params best = {{128, 128, 32, 3, 128, 1, 1}}; /* two warpgroups of 64 x 128 */
+static const gt_params one_wg = {{64, 96, 32, 2, 128, 1, 1}}; /* one warpgroup, N 96 */
+
+static const gt_family *fam(void) { return gt_family_find("tf32x3wg"); }
+
+static gt_limits limits(const char *arch)
+{
+    gt_limits l;
+    gt_limits_for_arch(arch, &l);
+    return l;
+}
+
+static int is_legal(const gt_params *p, char *why, size_t n)
+{
+    const gt_limits l = limits("sm_90");
+    return fam()->legal(p, &l, why, n);
+}
+
+static gt_params with(gt_params p, const char *name, int v)
+{
+    for (int i = 0; i < fam()->nparams; ++i)
+        if (!strcmp(fam()->params[i].name, name)) p.v[i] = v;
+    return p;
+}
+
+GT_TEST(tf32x3wg_is_registered_arch_specific_with_its_math, GT_NEEDS_NONE)
+{
+    const gt_family *f = fam();
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK(f->math == GT_MATH_TF32X3 && f->reference == GT_REF_FP64 && f->arch_specific == 1);
+    CHECK(f->build == GT_BUILD_NVRTC && f->space == GT_SPACE_STATIC && !f->backend && !f->test_only);
+    CHECK(gt_template_text(f->template_name) != NULL);
+    char arch[20];
+    gt_family_arch(f, "sm_90", arch, sizeof arch);
+    CHECK_MSG(!strcmp(arch, "sm_90a"), "%s", arch);
+    gt_family_arch(f, "sm_90a", arch, sizeof arch); /* already arch-specific: unchanged */
+    CHECK_MSG(!strcmp(arch, "sm_90a"), "%s", arch);
+    gt_family_arch(gt_family_find("tf32x3"), "sm_90", arch, sizeof arch); /* the portable families keep it */
+    CHECK_MSG(!strcmp(arch, "sm_90"), "%s", arch);
+    gt_family_arch(NULL, "sm_80", arch, sizeof arch);
+    CHECK_MSG(!strcmp(arch, "sm_80"), "%s", arch);
+}
+
+typedef struct {
+    int n, bad;
+    char first_bad[160];
+} space_ctx;
+
+static int space_cb(const gt_family *f, const gt_params *p, void *vctx)
+{
+    space_ctx *c = vctx;
+    char why[160];
+    c->n++;
+    if (p->v[2] != 32 || !is_legal(p, why, sizeof why)) {
+        c->bad++;
+        gt_params_format(f, p, c->first_bad, sizeof c->first_bad);
+    }
+    return 0;
+}
+
+/* 12 points on sm_90, all with BK 32; PF=0 only where a whole tile does not fit in registers (64 x 128); none on
+ * any other arch: sm_90a's wgmma runs on sm_90 alone. */
+GT_TEST(tf32x3wg_default_space_is_sm90_only, GT_NEEDS_NONE)
+{
+    gt_limits l = limits("sm_90");
+    space_ctx c = {0, 0, ""};
+    CHECK(gt_enumerate(fam(), &l, space_cb, &c) == 12);
+    CHECK_MSG(c.n == 12 && c.bad == 0, "%d points, %d bad (%s)", c.n, c.bad, c.first_bad);
+    char why[160];
+    CHECK(!is_legal(&(gt_params){{64, 128, 32, 3, 128, 1, 1}}, why, sizeof why) && strstr(why, "registers"));
+    CHECK(is_legal(&(gt_params){{64, 128, 32, 3, 128, 0, 1}}, why, sizeof why));
+    CHECK(!fam()->in_space(&(gt_params){{128, 128, 32, 3, 128, 0, 1}}, why, sizeof why) && strstr(why, "PF"));
+    const gt_params bk16 = with(best, "BK", 16);
+    CHECK(!fam()->in_space(&bk16, why, sizeof why) && strstr(why, "BK"));
+    static const char *const others[] = {"sm_80", "sm_89", "sm_100", "sm_120"};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; ++i) {
+        l = limits(others[i]);
+        CHECK_MSG(gt_enumerate(fam(), &l, NULL, NULL) == 0, "%s has tf32x3wg candidates", others[i]);
+        CHECK(!fam()->legal(&best, &l, why, sizeof why) && strstr(why, "sm_90"));
+    }
+}
+
+GT_TEST(tf32x3wg_constraints_reject_bad_points, GT_NEEDS_NONE)
+{
+    static const struct {
+        const char *param;
+        int value;
+        const char *why;
+    } bad[] = {
+        {"BM", 96, "BM=96"},   {"BM", 512, "outside"}, {"BN", 80, "BN=80"},    {"BN", 32, "outside"},
+        {"BK", 24, "BK=24"},   {"KC", 48, "KC=48"},    {"STAGES", 4, "outside"}, {"PF", 2, "outside"},
+        {"MINB", 2, "registers"},
+    };
+    char why[160];
+    CHECK(is_legal(&best, why, sizeof why) && is_legal(&one_wg, why, sizeof why));
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        const gt_params p = with(best, bad[i].param, bad[i].value);
+        int ok = is_legal(&p, why, sizeof why);
+        CHECK_MSG(!ok && strstr(why, bad[i].why), "%s=%d: legal=%d why='%s' (want '%s')", bad[i].param, bad[i].value,
+                  ok, why, bad[i].why);
+    }
+    /* 256 rows (4 warpgroups, 512 threads) with N 128: three accumulator sets do not fit under 128 registers */
+    const gt_params bm256 = with(with(best, "BM", 256), "STAGES", 2), bk64 = with(with(best, "BK", 64), "PF", 0);
+    CHECK(!is_legal(&bm256, why, sizeof why) && strstr(why, "registers"));
+    /* BK 64 with 3 stages of 128 x 128: 384 KiB of shared memory */
+    CHECK(!is_legal(&bk64, why, sizeof why) && strstr(why, "shared memory"));
+    gt_limits l = limits("sm_90");
+    l.max_smem_optin = 150 * 1024; /* 3 stages of 64 KiB */
+    CHECK(!fam()->legal(&best, &l, why, sizeof why) && strstr(why, "shared memory"));
+}
+
+/* Every layout stores both operands k-major: STAGES x 2 x (BM + BN) x BK floats, one flat grid over the tiles. */
+GT_TEST(tf32x3wg_launch_geometry, GT_NEEDS_NONE)
+{
+    gt_launch L;
+    for (int l = 0; l < 4; ++l) {
+        gt_shape one = {1, 1, 1, l >> 1, l & 1};
+        fam()->launch(&best, &one, GT_TEST_SMS, &L);
+        CHECK(L.grid[0] == 1 && L.grid[1] == 1 && L.grid[2] == 1 && L.block[0] == 256 && L.block[1] == 1);
+        CHECK(L.smem == 3u * 2 * 256 * 32 * 4 && L.splitk == 1 && L.ws_bytes == 0);
+    }
+    gt_shape odd = {127, 4099, 1025, 1, 0}; /* 1 x 33 tiles of 128; 2 x 43 of 64 x 96 */
+    fam()->launch(&best, &odd, GT_TEST_SMS, &L);
+    CHECK(L.grid[0] == 33 && L.grid[1] == 1);
+    fam()->launch(&one_wg, &odd, GT_TEST_SMS, &L);
+    CHECK(L.grid[0] == 2 * 43 && L.block[0] == 128 && L.smem == 2u * 2 * 160 * 32 * 4);
+}
+
+GT_TEST(tf32x3wg_render_has_wgmma_and_the_split, GT_NEEDS_NONE)
+{
+    char err[256];
+    char *src = gt_render(fam(), &best, 0, 1, err, sizeof err);
+    CHECK_MSG(src != NULL, "%s", err);
+    if (!src) return;
+    CHECK(strstr(src, "#define GT_TA 0\n#define GT_TB 1\n") && strstr(src, "#define PF 1\n"));
+    CHECK(strstr(src, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32") && strstr(src, "cvt.rn.tf32.f32"));
+    CHECK(strstr(src, "fence.proxy.async.shared::cta"));
+    CHECK(!strstr(src, "atomic")); /* deterministic: no atomics on results */
+    free(src);
+}
+
+/* The sweep's compile pool asks for each job's own arch: sm_90a for this family, sm_90 beside it. */
+static char seen[2][20];
+static int seen_n;
+static int record_arch(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen)
+{
+    (void)src, (void)err, (void)errlen;
+    memset(out, 0, sizeof *out);
+    if (seen_n < 2) snprintf(seen[seen_n++], sizeof seen[0], "%s", arch);
+    return 1; /* "does not compile": nothing to load */
+}
+
+GT_TEST(tf32x3wg_pool_compiles_for_sm90a, GT_NEEDS_NONE)
+{
+    gt_pool *p = gt_pool_new(NULL, "sm_90", record_arch, 0);
+    char hash[17], err[256];
+    int hit = 0;
+    const int a = gt_pool_add(p, fam(), &best, 0, hash, &hit, err, sizeof err);
+    const gt_family *t = gt_family_find("tf32x3");
+    gt_params tp;
+    CHECK(gt_params_parse(t, "BM=64,BN=64,BK=32,WM=64,WN=32,STAGES=2,KC=128,MINB=1", &tp, err, sizeof err) == 0);
+    const int b = gt_pool_add(p, t, &tp, 0, hash, &hit, err, sizeof err);
+    CHECK(a >= 0 && b >= 0);
+    if (a >= 0 && b >= 0) {
+        gt_pool_wait(p, a, NULL);
+        gt_pool_wait(p, b, NULL);
+    }
+    CHECK_MSG(seen_n == 2 && !strcmp(seen[0], "sm_90a") && !strcmp(seen[1], "sm_90"), "%d: %s %s", seen_n, seen[0],
+              seen[1]);
+    gt_pool_free(p, NULL);
+}
+
+typedef struct {
+    gt_compile_job *jobs;
+    int n, cap;
+} job_list;
+
+static int add_job(const gt_family *f, const gt_params *p, void *ctx)
+{
+    job_list *l = ctx;
+    if (l->n < l->cap) l->jobs[l->n++] = gt_compile_job_make(f, p, 1, 1);
+    return 0;
+}
+
+/* The nn layout of the default space is compiled with every family's (tests/test_nvrtc.c); here the tt layout of
+ * all of it and the two mixed layouts of the biggest point: each without spills, for sm_90a. */
+GT_TEST(tf32x3wg_nvrtc_default_space_no_spills, GT_NEEDS_NVRTC)
+{
+    const gt_limits l = limits("sm_90");
+    job_list jl = {malloc(sizeof(gt_compile_job) * 16), 0, 14};
+    gt_enumerate(fam(), &l, add_job, &jl);
+    CHECK(jl.n == 12);
+    jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 0, 1);
+    jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 1, 0);
+    gt_compile_all_clean(jl.jobs, jl.n, "sm_90", "tf32x3wg configurations");
+    free(jl.jobs);
+}
