@@ -25,8 +25,9 @@ static shape_t unpack(const gt_params *p)
 }
 
 /* Dynamic shared memory of one block: STAGES stages of the big and small tiles of A and B (the same in every
- * layout: the template stores both operands k-major). */
-static long smem_bytes(const shape_t *s) { return 4L * s->stages * 2 * (s->bm + s->bn) * s->bk; }
+ * layout: the template stores both operands k-major), and at BK 32 1 KiB of slack to align the 128-byte swizzle's
+ * 1024-byte atoms (the template's SMEM_BYTES). */
+static long smem_bytes(const shape_t *s) { return 4L * s->stages * 2 * (s->bm + s->bn) * s->bk + (s->bk == 32) * 1024; }
 
 /* Registers per thread: three accumulator sets of BN/2 (chunk, corrections, FP32 sum), the operand quads in flight
  * (PF: a whole tile, else the larger operand's share) and ~30 for addresses and loop state. ptxas -v, 128x128

@@ -37,14 +37,18 @@
 #define NACC (BN / 2)      // accumulator registers of a thread per set (m64 x BN over 128 threads)
 #define PEND (STAGES - 2)  // wgmma groups left running at a barrier
 
-// Shared memory: STAGES stages of four tiles, A big, A small, B big, B small, each in wgmma's K-major layout
-// without swizzle: "core matrices" of 8 rows (m or n) x 4 k-values, 128 contiguous bytes each, the core matrix of
-// row group r/8 and k quad q at byte (q * (R/8) + r/8) * 128 of an R-row tile. So a descriptor's stride between row
-// groups (SBO) is 128 and between k quads (LBO) R * 16. Rows are written 16 bytes (one k quad) at a time (Map
-// below says by which thread).
+// Shared memory: STAGES stages of four tiles, A big, A small, B big, B small, each in a K-major layout wgmma reads
+// (PTX ISA, "Shared Memory Matrix Layout"), rows being m or n and a quad 4 consecutive k-values (16 bytes):
+//   SWIZZLE (BK = 32): a row's 32 k-values are one 128-byte line, row r at byte 128 r, its quad q at 16-byte slot
+//     q ^ (r % 8) of the line ("128-byte swizzle"). Eight rows make a 1024-byte atom (SBO 1024); the stages start
+//     1024-byte aligned. Any eight threads storing eight different (row % 8, quad) slots hit all 32 banks.
+//   otherwise: "core matrices" of 8 rows x 1 quad, 128 contiguous bytes each, the core matrix of row group r / 8
+//     and quad q at byte (q * (R / 8) + r / 8) * 128 of an R-row tile (no swizzle: SBO 128, LBO R * 16).
+#define SWIZZLE (BK == 32)
 #define A_BYTES (BM * BK * 4)
 #define B_BYTES (BN * BK * 4)
-#define STAGE_BYTES (2 * A_BYTES + 2 * B_BYTES) // kernels/tf32x3wg.c sizes the dynamic shared memory the same
+#define STAGE_BYTES (2 * A_BYTES + 2 * B_BYTES)
+#define SMEM_BYTES (STAGES * STAGE_BYTES + (SWIZZLE ? 1024 : 0)) // with the alignment slack; kernels/tf32x3wg.c too
 
 // Each thread carries ITEMS_A + ITEMS_B quads of 4 k-values of the next tile in registers between its global load
 // and its split store.
@@ -104,8 +108,9 @@ __device__ __forceinline__ void tile_origin(int lin, int M, int N, int *bm0, int
 // q0 + DQ(i) with compile-time DR and DQ, so that a tile's addresses cost one multiply-add per load and the shared
 // offsets are immediates.
 //   KCONTIG: a warp load takes QW quads (a 128-byte line when BK >= 32) of each of RW = 32 / QW rows; warp w takes
-//     row groups w, w + W, ... then the next QW quads. Its stores hit two rows' bank groups twice (2-way conflicts
-//     at QW = 8, the price of whole lines).
+//     row groups w, w + W, ... then the next QW quads. With SWIZZLE, lane l of row s = l % 4 takes quad
+//     (l / 4) ^ s ^ 2s: each eight lanes storing together then fill eight different swizzled slots (conflict-free;
+//     without the swizzle two rows' bank groups are hit twice, the price of whole lines).
 //   otherwise: a warp load takes 32 consecutive rows of one quad (4 coalesced 128-byte loads), conflict-free stores.
 #define QW (BK / 4 < 8 ? BK / 4 : 8) // quads per row of a k-contiguous warp load (half lines measured 7% slower)
 template <int R, bool KCONTIG> struct Map {
@@ -117,7 +122,7 @@ template <int R, bool KCONTIG> struct Map {
     static __device__ __forceinline__ void origin(int tid, int &r0, int &q0)
     {
         const int w = tid / 32, l = tid % 32;
-        if (KCONTIG) r0 = l % RW + RW * w, q0 = l / RW;
+        if (KCONTIG) r0 = l % RW + RW * w, q0 = SWIZZLE ? l / RW ^ (l % RW ^ 2 * (l % RW)) : l / RW;
         else if (W % Q == 0) r0 = l + 32 * (w / Q), q0 = w % Q;
         else r0 = l, q0 = w;
     }
@@ -130,6 +135,16 @@ template <int R, bool KCONTIG> struct Map {
         return KCONTIG ? QW * (i / PER) : W % Q == 0 ? 0 : W * (i % (Q / W));
     }
 };
+
+// Byte offset of row r, quad q in an R-row tile (the layouts above).
+template <int R> __device__ __forceinline__ unsigned tile_off(int r, int q)
+{
+#if SWIZZLE
+    return (unsigned)(r * 128 + ((q ^ (r & 7)) << 4));
+#else
+    return (unsigned)((q * (R / 8) + r / 8) * 128 + r % 8 * 16);
+#endif
+}
 
 // x, hidden from the optimizer: products of the leading dimension stay in the loop instead of being hoisted into
 // registers that the accumulators need (ptxas -v spilled otherwise).
@@ -189,10 +204,9 @@ __device__ __forceinline__ void put(unsigned big, unsigned small, const float (&
     using Mp = Map<R, KCONTIG>;
     int r0, q0;
     Mp::origin(thread_id(), r0, q0);
-    const unsigned off0 = (unsigned)((q0 * (R / 8) + r0 / 8) * 128 + r0 % 8 * 16);
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
-        const unsigned off = off0 + (Mp::DQ(i) * (R / 8) + Mp::DR(i) / 8) * 128; // DR(i) % 8 == 0
+        const unsigned off = tile_off<R>(r0 + Mp::DR(i), q0 + Mp::DQ(i));
         unsigned b[4], s[4];
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
@@ -257,12 +271,20 @@ __device__ __forceinline__ void load_tile(unsigned stage, const Operands &o, int
 // ---------------------------------------------------------------------------------------------------------------
 // wgmma
 
-// Shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format"): start address, LBO (between k quads) and
-// SBO (between row groups of 8), all in units of 16 bytes; swizzle bits 62-63 zero (none).
-__device__ __forceinline__ unsigned long long desc(unsigned addr, unsigned lbo)
+// Shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format") of k step ks (8 k-values) of the 64 or R
+// rows from row0 of an R-row tile at byte address base: start address, LBO, SBO in units of 16 bytes, and the
+// layout in bits 62-63 (1: 128-byte swizzle, whose k steps start 32 bytes apart inside the line; 0: none).
+template <int R> __device__ __forceinline__ unsigned long long tile_desc(unsigned base, int row0, int ks)
 {
+#if SWIZZLE
+    const unsigned addr = base + row0 * 128 + ks * 32, lbo = 16, sbo = 1024;
+    const unsigned long long layout = 1ull << 62;
+#else
+    const unsigned addr = base + row0 / 8 * 128 + 2 * ks * (R * 16), lbo = R * 16, sbo = 128;
+    const unsigned long long layout = 0;
+#endif
     return (unsigned long long)((addr & 0x3FFFF) >> 4) | (unsigned long long)(lbo >> 4) << 16 |
-           (unsigned long long)(128 >> 4) << 32;
+           (unsigned long long)(sbo >> 4) << 32 | layout;
 }
 
 __device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
@@ -314,14 +336,14 @@ __device__ __forceinline__ void wgmma(float (&d)[NACC], unsigned long long da, u
 // corrections into corr; add: 0 when both start here.
 __device__ __forceinline__ void mma_stage(float (&chunk)[NACC], float (&corr)[NACC], unsigned stage, int add)
 {
-    const unsigned wg = (unsigned)thread_id() / 128;
-    const unsigned a = stage + wg * 8 * 128, b = stage + 2 * A_BYTES; // this warpgroup's 64 rows of A
+    const int row0 = thread_id() / 128 * 64; // this warpgroup's 64 rows of A
+    const unsigned b = stage + 2 * A_BYTES;
     wg_fence();
 #pragma unroll
     for (int ks = 0; ks < BK / 8; ++ks) {
-        const unsigned ka = 2 * ks * (BM * 16), kb = 2 * ks * (BN * 16); // two k quads per step
-        const unsigned long long a_big = desc(a + ka, BM * 16), a_small = desc(a + A_BYTES + ka, BM * 16);
-        const unsigned long long b_big = desc(b + kb, BN * 16), b_small = desc(b + B_BYTES + kb, BN * 16);
+        const unsigned long long a_big = tile_desc<BM>(stage, row0, ks);
+        const unsigned long long a_small = tile_desc<BM>(stage + A_BYTES, row0, ks);
+        const unsigned long long b_big = tile_desc<BN>(b, 0, ks), b_small = tile_desc<BN>(b + B_BYTES, 0, ks);
         wgmma(corr, a_big, b_small, ks > 0 || add);
         wgmma(corr, a_small, b_big, 1);
         wgmma(chunk, a_big, b_big, ks > 0 || add);
@@ -431,6 +453,7 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
     o.vb = ((size_t)B & 15) == 0 && (ldb & 3) == 0;
     o.interior = o.bm0 + BM <= M && o.bn0 + BN <= N;
     float acc[NACC];
-    mac_tile(acc, o, (unsigned)__cvta_generic_to_shared(smem4));
+    const unsigned raw = (unsigned)__cvta_generic_to_shared(smem4);
+    mac_tile(acc, o, SWIZZLE ? (raw + 1023) & ~1023u : raw); // the swizzle's atoms are 1024-byte aligned
     store_tile(acc, M, N, C, ldc, alpha, beta);
 }

@@ -124,7 +124,8 @@ GT_TEST(tf32x3wg_constraints_reject_bad_points, GT_NEEDS_NONE)
     CHECK(!fam()->legal(&best, &l, why, sizeof why) && strstr(why, "shared memory"));
 }
 
-/* Every layout stores both operands k-major: STAGES x 2 x (BM + BN) x BK floats, one flat grid over the tiles. */
+/* Every layout stores both operands k-major: STAGES x 2 x (BM + BN) x BK floats (and 1 KiB to align the swizzle
+ * at BK 32), one flat grid over the tiles. */
 GT_TEST(tf32x3wg_launch_geometry, GT_NEEDS_NONE)
 {
     gt_launch L;
@@ -132,13 +133,16 @@ GT_TEST(tf32x3wg_launch_geometry, GT_NEEDS_NONE)
         gt_shape one = {1, 1, 1, l >> 1, l & 1};
         fam()->launch(&best, &one, GT_TEST_SMS, &L);
         CHECK(L.grid[0] == 1 && L.grid[1] == 1 && L.grid[2] == 1 && L.block[0] == 256 && L.block[1] == 1);
-        CHECK(L.smem == 3u * 2 * 256 * 32 * 4 && L.splitk == 1 && L.ws_bytes == 0);
+        CHECK(L.smem == 3u * 2 * 256 * 32 * 4 + 1024 && L.splitk == 1 && L.ws_bytes == 0);
     }
     gt_shape odd = {127, 4099, 1025, 1, 0}; /* 1 x 33 tiles of 128; 2 x 43 of 64 x 96 */
     fam()->launch(&best, &odd, GT_TEST_SMS, &L);
     CHECK(L.grid[0] == 33 && L.grid[1] == 1);
     fam()->launch(&one_wg, &odd, GT_TEST_SMS, &L);
-    CHECK(L.grid[0] == 2 * 43 && L.block[0] == 128 && L.smem == 2u * 2 * 160 * 32 * 4);
+    CHECK(L.grid[0] == 2 * 43 && L.block[0] == 128 && L.smem == 2u * 2 * 160 * 32 * 4 + 1024);
+    const gt_params bk16 = with(best, "BK", 16); /* no swizzle, no slack */
+    fam()->launch(&bk16, &odd, GT_TEST_SMS, &L);
+    CHECK(L.grid[0] == 33 && L.smem == 3u * 2 * 256 * 16 * 4);
 }
 
 GT_TEST(tf32x3wg_render_has_wgmma_and_the_split, GT_NEEDS_NONE)

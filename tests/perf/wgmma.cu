@@ -2,7 +2,7 @@
 // outside the tuner: exact checks on integer data (every correct method is exact there, so an index or layout bug
 // cannot hide), the error against cuBLAS DGEMM beside cuBLAS SGEMM's (pedantic) on uniform and wide inputs, and
 // the time against SGEMM (CUDA events, cold L2, median of 20). Written for templates/tf32x3wg.cu; any template
-// whose gt_gemm takes a flat grid of BM x BN tiles, NT threads and STAGES * STAGE_BYTES of shared memory works.
+// whose gt_gemm takes a flat grid of BM x BN tiles, NT threads and SMEM_BYTES of shared memory works.
 //   nvcc -O2 -std=c++17 -arch=sm_90a -I templates -DTEMPLATE='"tf32x3wg.cu"' -DBM=128 ... tests/perf/wgmma.cu -lcublas
 //   ./a.out [M N K ...]         (default 4096^3 8192^3; exit status 1 when a check fails)
 // tests/perf/wgmma.sh builds the variants and runs them.
@@ -48,7 +48,7 @@ void fill(std::vector<float> &x, int kind)
 void launch(const Prob &p, float alpha, const float *A, const float *B, float beta, float *C)
 {
     const unsigned tiles = (unsigned)((p.M + BM - 1) / BM) * (unsigned)((p.N + BN - 1) / BN);
-    gt_gemm<<<tiles, NT, STAGES * STAGE_BYTES>>>(p.M, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, nullptr);
+    gt_gemm<<<tiles, NT, SMEM_BYTES>>>(p.M, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, nullptr);
 }
 
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
@@ -182,9 +182,9 @@ int main(int argc, char **argv)
     cublasHandle_t h;
     CB(cublasCreate(&h));
     CB(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
-    CK(cudaFuncSetAttribute(gt_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, STAGES * STAGE_BYTES));
+    CK(cudaFuncSetAttribute(gt_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
     printf("BM=%d BN=%d BK=%d STAGES=%d layout %c%c, %d threads, %d B shared\n", BM, BN, BK, STAGES,
-           GT_TA ? 't' : 'n', GT_TB ? 't' : 'n', NT, STAGES * STAGE_BYTES);
+           GT_TA ? 't' : 'n', GT_TB ? 't' : 'n', NT, SMEM_BYTES);
     bool ok = true;
     const bool only_time = getenv("ONLY_TIME") != nullptr; // no checks: for profilers
     const int shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {64, 64, 32}, {128, 128, 256}, {127, 129, 131},
