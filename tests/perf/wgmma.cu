@@ -78,6 +78,7 @@ template <class T> std::vector<T> host(const T *d, size_t n)
 struct Err {
     double worst; // max |c - ref| / (|alpha| |A||B| + |beta c0|) over C
     long bad;     // NaN, or differing when exact
+    double e2;    // sum of (c - ref)^2, for the normwise error ||C - C64||_F / ||C64||_F
 };
 
 // Our kernel and SGEMM against DGEMM on the same inputs. exact: integer data, every element must match.
@@ -102,18 +103,21 @@ bool check(cublasHandle_t h, const Prob &p, int kind, float alpha, float beta, b
     CK(cudaDeviceSynchronize());
     auto c = host(dC, c_elems(p)), s = host(dS, c_elems(p));
     auto r = host(dR, c_elems(p)), b = host(dBound, c_elems(p));
-    Err ours{0, 0}, sg{0, 0};
+    Err ours{0, 0, 0}, sg{0, 0, 0};
+    double r2 = 0;
     long shown = 0;
     for (int i = 0; i < p.M; ++i)
         for (int j = 0; j < p.N; ++j) {
             const size_t x = (size_t)i * p.ldc + j;
             const double den = b[x] + (beta == 0.0f ? 0.0 : std::fabs(beta * C0[x])) + 1e-300;
+            r2 += r[x] * r[x];
             for (int w = 0; w < 2; ++w) {
                 const double v = w ? s[x] : c[x];
                 Err &e = w ? sg : ours;
                 const bool wrong = std::isnan(v) || (kind == 0 && v != r[x]);
                 e.bad += wrong;
                 if (!std::isnan(v)) e.worst = std::max(e.worst, std::fabs(v - r[x]) / den);
+                if (!std::isnan(v)) e.e2 += (v - r[x]) * (v - r[x]);
                 if (!w && wrong && verbose && shown++ < 5)
                     printf("    C(%d,%d) = %.9g, DGEMM %.9g\n", i, j, v, r[x]);
             }
@@ -126,9 +130,10 @@ bool check(cublasHandle_t h, const Prob &p, int kind, float alpha, float beta, b
             pad += !(c[x] == C0[x] || (std::isnan(c[x]) && std::isnan(C0[x])));
         }
     const bool ok = ours.bad == 0 && pad == 0 && (kind == 0 || ours.worst <= std::max(sg.worst, 4 * 0x1p-24));
-    printf("  %-5s %5dx%5dx%5d a=%g b=%g  err %.3g (SGEMM %.3g)  bad %ld pad %ld  %s\n",
+    const double nr = std::sqrt(r2) + 1e-300;
+    printf("  %-5s %5dx%5dx%5d a=%g b=%g  err %.3g (SGEMM %.3g)  norm %.3g (SGEMM %.3g)  bad %ld pad %ld  %s\n",
            kind == 0 ? "int" : kind == 1 ? "unif" : "wide", p.M, p.N, p.K, alpha, beta, ours.worst, sg.worst,
-           ours.bad, pad, ok ? "ok" : "FAIL");
+           std::sqrt(ours.e2) / nr, std::sqrt(sg.e2) / nr, ours.bad, pad, ok ? "ok" : "FAIL");
     for (void *q : {(void *)dA, (void *)dB, (void *)dC, (void *)dS, (void *)dAd, (void *)dBd, (void *)dR,
                     (void *)dAa, (void *)dBa, (void *)dBound})
         CK(cudaFree(q));
@@ -187,14 +192,15 @@ int main(int argc, char **argv)
            GT_TA ? 't' : 'n', GT_TB ? 't' : 'n', NT, SMEM_BYTES);
     bool ok = true;
     const bool only_time = getenv("ONLY_TIME") != nullptr; // no checks: for profilers
+    const bool only_big = getenv("ONLY_BIG") != nullptr;   // only the checks and times of the shapes asked for
     const int shapes[][3] = {{1, 1, 1}, {7, 13, 5}, {64, 64, 32}, {128, 128, 256}, {127, 129, 131},
                              {197, 259, 1025}, {300, 200, 17}};
     for (auto &s : shapes) {
-        if (only_time) break;
+        if (only_time || only_big) break;
         ok &= check(h, make(s[0], s[1], s[2], 3), 0, 1.5f, 0.5f, true);
         ok &= check(h, make(s[0], s[1], s[2], 0), 0, 1.0f, 0.0f, true);
     }
-    for (int kind = 1; kind <= 2 && !only_time; ++kind) {
+    for (int kind = 1; kind <= 2 && !only_time && !only_big; ++kind) {
         ok &= check(h, make(512, 384, 4096, 1), kind, 1.0f, 0.0f, true);
         ok &= check(h, make(1024, 1024, 2048, 0), kind, 1.0f, 0.0f, true);
     }

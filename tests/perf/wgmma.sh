@@ -4,6 +4,7 @@
 # PAD=n: leading dimensions n past the matrix).
 #   bash tests/perf/wgmma.sh build [VARIANT ...]     # -> build-perf/wg_<name>
 #   bash tests/perf/wgmma.sh run [M N K ...]          # every built variant; a table of TIME lines last
+# (env ONLY_BIG=1: only the given shapes, checked on uniform and wide inputs, then timed)
 # A variant is "name:-DBM=128 -DBN=128 ..." (defaults below).
 set -euo pipefail
 dir=${BUILD_PERF:-build-perf}
