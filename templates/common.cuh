@@ -79,6 +79,53 @@ __device__ __forceinline__ void gt_out(int M, int N, float *__restrict__ C, int 
 #endif
 }
 
+// The block and thread index, read again where asked (asm volatile: the compiler can neither merge nor hoist the
+// reads), for kernels whose accumulators leave no registers to keep derived values across the main loop.
+__device__ __forceinline__ int gt_block_id()
+{
+    int r;
+    asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(r));
+    return r;
+}
+__device__ __forceinline__ int gt_thread_id()
+{
+    int r;
+    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(r));
+    return r;
+}
+
+// Where the block's TBM x TBN tile of C starts, from the linear block index: groups of GROUP tile rows walked
+// column by column, so that blocks in flight share A and B panels in L2.
+template <int TBM, int TBN, int GROUP>
+__device__ __forceinline__ void gt_tile_origin(int lin, int M, int N, int *bm0, int *bn0)
+{
+    const int tiles_m = (M + TBM - 1) / TBM, tiles_n = (N + TBN - 1) / TBN;
+    const int per_group = GROUP * tiles_n, first = lin / per_group * GROUP;
+    const int rows = min(tiles_m - first, GROUP), in = lin % per_group;
+    *bm0 = (first + in % rows) * TBM;
+    *bn0 = in / rows * TBN;
+}
+
+// C(i, j) and C(i, j + 1) from the products x0, x1 (row i, from column j; either may lie past M or N); beta == 0
+// never reads C. vc: C and ldc allow 8-byte aligned pairs.
+__device__ __forceinline__ void gt_store_pair(int M, int N, float *__restrict__ C, int ldc, int i, int j, float x0,
+                                              float x1, float alpha, float beta, bool vc)
+{
+    if (i >= M) return;
+    float *c = C + (size_t)i * ldc + j;
+    if (vc && j + 1 < N) {
+        float2 r = make_float2(alpha * x0, alpha * x1);
+        if (beta != 0.0f) {
+            const float2 o = *(const float2 *)c;
+            r.x = fmaf(beta, o.x, r.x), r.y = fmaf(beta, o.y, r.y);
+        }
+        *(float2 *)c = r;
+        return;
+    }
+    if (j < N) c[0] = beta == 0.0f ? alpha * x0 : fmaf(beta, c[0], alpha * x0);
+    if (j + 1 < N) c[1] = beta == 0.0f ? alpha * x1 : fmaf(beta, c[1], alpha * x1);
+}
+
 #if SPLITK > 1
 // One thread per C element; slices summed in order 0..SPLITK-1 so the result does not depend on scheduling.
 extern "C" __global__ void gt_splitk_reduce(int M, int N, float alpha, const float *__restrict__ ws, float beta,

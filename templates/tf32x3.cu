@@ -122,21 +122,6 @@ __device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const
         : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
 
-// The block and thread index, read again where asked: with 192 accumulators live, values kept across the main
-// loop for the epilogue would be spilled (ptxas -v), and the compiler merges plain blockIdx / threadIdx reads.
-__device__ __forceinline__ int block_id()
-{
-    int r;
-    asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ int thread_id()
-{
-    int r;
-    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(r));
-    return r;
-}
-
 // One operand's copies into a tile of ROWS x COLS floats whose columns are contiguous in global memory (KMAJOR:
 // the rows are k, as for A with GT_TA and B without GT_TB; else the columns are). A thread takes one 16-byte quad
 // of a row per pass, at the same column in every pass; its feed points at its first element of the next tile.
@@ -186,15 +171,10 @@ __device__ __forceinline__ void copy_tile(unsigned S, const float *p, const floa
     }
 }
 
-// Where the block's tile of C starts, from the linear block index: groups of RASTER tile rows walked column by
-// column, so that blocks in flight share A and B panels in L2.
+// Where the block's tile of C starts (common.cuh).
 __device__ __forceinline__ void tile_origin(int lin, int M, int N, int *bm0, int *bn0)
 {
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const int per_group = RASTER * tiles_n, first = lin / per_group * RASTER;
-    const int rows = min(tiles_m - first, RASTER), in = lin % per_group;
-    *bm0 = (first + in % rows) * BM;
-    *bn0 = in / rows * BN;
+    gt_tile_origin<BM, BN, RASTER>(lin, M, N, bm0, bn0);
 }
 
 // Tile t of K of both operands into the stage at S, and both feeds one tile on. FULL as in copy_tile.
@@ -203,9 +183,9 @@ __device__ __forceinline__ void load_stage(unsigned S, const float *&pa, const f
                                            const float *&pb, const float *B, int ldb, bool vb, int M, int N, int K,
                                            int t)
 {
-    const int tid = thread_id();
+    const int tid = gt_thread_id();
     int bm0 = 0, bn0 = 0;
-    if (!FULL) tile_origin(block_id(), M, N, &bm0, &bn0);
+    if (!FULL) tile_origin(gt_block_id(), M, N, &bm0, &bn0);
     copy_tile<A_ROWS, A_COLS, A_PITCH, GT_TA, FULL>(S, pa, A, lda, K - t * BK, M - bm0, va, tid);
     copy_tile<B_ROWS, B_COLS, B_PITCH, !GT_TB, FULL>(S + 4 * A_FLOATS, pb, B, ldb, K - t * BK, N - bn0, vb, tid);
     pa += GT_TA ? (size_t)BK * lda : BK;
@@ -319,8 +299,8 @@ __device__ __forceinline__ void mac_tile(Acc &acc, Acc &corr, int M, int N, int 
     // Whole tiles of an interior block with 16-byte copies need no predicate (FULL). A flag, not a tile count:
     // ptxas keeps it in a predicate register.
     const bool steady = va && vb && bm0 + BM <= M && bn0 + BN <= N;
-    const float *pa = feed_start<A_COLS, GT_TA>(A, lda, bm0, thread_id());
-    const float *pb = feed_start<B_COLS, !GT_TB>(B, ldb, bn0, thread_id());
+    const float *pa = feed_start<A_COLS, GT_TA>(A, lda, bm0, gt_thread_id());
+    const float *pb = feed_start<B_COLS, !GT_TB>(B, ldb, bn0, gt_thread_id());
     auto load = [&](int t) {
         const unsigned S = sbase + 4 * (t % STAGES) * STAGE_FLOATS;
         if (steady && t < nfull) load_stage<true>(S, pa, A, lda, true, pb, B, ldb, true, M, N, K, t);
@@ -350,7 +330,7 @@ __device__ __forceinline__ void mac_tile(Acc &acc, Acc &corr, int M, int N, int 
         cp_async_commit();
         const float *As = smem + t % STAGES * STAGE_FLOATS;
         int aoff, boff;
-        fragment_offsets(thread_id(), &aoff, &boff);
+        fragment_offsets(gt_thread_id(), &aoff, &boff);
         mac_stage(chunk, corr, As, As + A_FLOATS, aoff, boff);
         if ((t + 1) % (KC / BK) == 0) fold(acc, chunk); // block-uniform
     }
@@ -358,31 +338,12 @@ __device__ __forceinline__ void mac_tile(Acc &acc, Acc &corr, int M, int N, int 
     cp_async_wait<0>();                       // only empty groups remain; leave none behind
 }
 
-// C(i, j) and C(i, j + 1) from the products x0, x1; beta == 0 never reads C. vc: 8-byte aligned pairs.
-__device__ __forceinline__ void store_pair(int M, int N, float *__restrict__ C, int ldc, int i, int j, float x0,
-                                           float x1, float alpha, float beta, bool vc)
-{
-    if (i >= M) return;
-    float *c = C + (size_t)i * ldc + j;
-    if (vc && j + 1 < N) {
-        float2 r = make_float2(alpha * x0, alpha * x1);
-        if (beta != 0.0f) {
-            const float2 o = *(const float2 *)c;
-            r.x = fmaf(beta, o.x, r.x), r.y = fmaf(beta, o.y, r.y);
-        }
-        *(float2 *)c = r;
-        return;
-    }
-    if (j < N) c[0] = beta == 0.0f ? alpha * x0 : fmaf(beta, c[0], alpha * x0);
-    if (j + 1 < N) c[1] = beta == 0.0f ? alpha * x1 : fmaf(beta, c[1], alpha * x1);
-}
-
 __device__ __forceinline__ void store_tile(const Acc &acc, const Acc &corr, int M, int N, float *__restrict__ C,
                                            int ldc, float alpha, float beta)
 {
     int bm0, bn0;
-    tile_origin(block_id(), M, N, &bm0, &bn0);
-    const int tid = thread_id(), warp = tid / 32, lane = tid % 32;
+    tile_origin(gt_block_id(), M, N, &bm0, &bn0);
+    const int tid = gt_thread_id(), warp = tid / 32, lane = tid % 32;
     const bool vc = ((size_t)C & 7) == 0 && (ldc & 1) == 0;
     const int i0 = bm0 + warp % (BM / WM) * WM + lane / 4, j0 = bn0 + warp / (BM / WM) * WN + lane % 4 * 2;
 #pragma unroll
@@ -390,8 +351,8 @@ __device__ __forceinline__ void store_tile(const Acc &acc, const Acc &corr, int 
 #pragma unroll
         for (int j = 0; j < NI; ++j) {
             const float *a = acc[i][j], *c = corr[i][j];
-            store_pair(M, N, C, ldc, i0 + 16 * i, j0 + 8 * j, a[0] + c[0], a[1] + c[1], alpha, beta, vc);
-            store_pair(M, N, C, ldc, i0 + 16 * i + 8, j0 + 8 * j, a[2] + c[2], a[3] + c[3], alpha, beta, vc);
+            gt_store_pair(M, N, C, ldc, i0 + 16 * i, j0 + 8 * j, a[0] + c[0], a[1] + c[1], alpha, beta, vc);
+            gt_store_pair(M, N, C, ldc, i0 + 16 * i + 8, j0 + 8 * j, a[2] + c[2], a[3] + c[3], alpha, beta, vc);
         }
 }
 

@@ -72,30 +72,10 @@ __device__ __forceinline__ unsigned tf32_round(float x)
     return r;
 }
 
-// The block and thread index, read again where asked: the compiler would otherwise keep values derived from them
-// in registers across the main loop, beside 3 * NACC accumulators.
-__device__ __forceinline__ int block_id()
-{
-    int r;
-    asm volatile("mov.u32 %0, %%ctaid.x;\n" : "=r"(r));
-    return r;
-}
-__device__ __forceinline__ int thread_id()
-{
-    int r;
-    asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(r));
-    return r;
-}
-
-// Where the block's tile of C starts: groups of RASTER tile rows walked column by column, so that blocks in flight
-// share A and B panels in L2.
+// Where the block's tile of C starts (common.cuh).
 __device__ __forceinline__ void tile_origin(int lin, int M, int N, int *bm0, int *bn0)
 {
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-    const int per_group = RASTER * tiles_n, first = lin / per_group * RASTER;
-    const int rows = min(tiles_m - first, RASTER), in = lin % per_group;
-    *bm0 = (first + in % rows) * BM;
-    *bn0 = in / rows * BN;
+    gt_tile_origin<BM, BN, RASTER>(lin, M, N, bm0, bn0);
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -159,7 +139,7 @@ template <int R, bool KCONTIG>
 __device__ __forceinline__ const float *feed0(const float *X, int ld, int d0)
 {
     int r0, q0;
-    Map<R, KCONTIG>::origin(thread_id(), r0, q0);
+    Map<R, KCONTIG>::origin(gt_thread_id(), r0, q0);
     return KCONTIG ? X + (size_t)(d0 + r0) * ld + 4 * q0 : X + (size_t)(4 * q0) * ld + d0 + r0;
 }
 
@@ -174,7 +154,7 @@ __device__ __forceinline__ void fetch(float (&x)[ITEMS][4], const float *p0, int
     ld = opaque(ld);
     const float *p = KCONTIG ? p0 + t * BK : p0 + (ptrdiff_t)(t * BK) * ld;
     int r0 = 0, q0 = 0;
-    if (!FULL) Mp::origin(thread_id(), r0, q0);
+    if (!FULL) Mp::origin(gt_thread_id(), r0, q0);
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
         const int d = d0 + r0 + Mp::DR(i), k = t * BK + 4 * (q0 + Mp::DQ(i)); // used when !FULL
@@ -203,7 +183,7 @@ __device__ __forceinline__ void put(unsigned big, unsigned small, const float (&
 {
     using Mp = Map<R, KCONTIG>;
     int r0, q0;
-    Mp::origin(thread_id(), r0, q0);
+    Mp::origin(gt_thread_id(), r0, q0);
 #pragma unroll
     for (int i = 0; i < ITEMS; ++i) {
         const unsigned off = tile_off<R>(r0 + Mp::DR(i), q0 + Mp::DQ(i));
@@ -336,7 +316,7 @@ __device__ __forceinline__ void wgmma(float (&d)[NACC], unsigned long long da, u
 // corrections into corr; add: 0 when both start here.
 __device__ __forceinline__ void mma_stage(float (&chunk)[NACC], float (&corr)[NACC], unsigned stage, int add)
 {
-    const int row0 = thread_id() / 128 * 64; // this warpgroup's 64 rows of A
+    const int row0 = gt_thread_id() / 128 * 64; // this warpgroup's 64 rows of A
     const unsigned b = stage + 2 * A_BYTES;
     wg_fence();
 #pragma unroll
@@ -404,39 +384,20 @@ __device__ __forceinline__ void mac_tile(float (&acc)[NACC], const Operands &o, 
     wg_wait<0>(); // the last tile folded after a wait: this one tells ptxas (which would insert its own)
 }
 
-// C(i, j) and C(i, j + 1) from the products x0, x1; beta == 0 never reads C. vc: 8-byte aligned pairs.
-__device__ __forceinline__ void store_pair(int M, int N, float *__restrict__ C, int ldc, int i, int j, float x0,
-                                           float x1, float alpha, float beta, bool vc)
-{
-    if (i >= M) return;
-    float *c = C + (size_t)i * ldc + j;
-    if (vc && j + 1 < N) {
-        float2 r = make_float2(alpha * x0, alpha * x1);
-        if (beta != 0.0f) {
-            const float2 old = *(const float2 *)c;
-            r.x = fmaf(beta, old.x, r.x), r.y = fmaf(beta, old.y, r.y);
-        }
-        *(float2 *)c = r;
-        return;
-    }
-    if (j < N) c[0] = beta == 0.0f ? alpha * x0 : fmaf(beta, c[0], alpha * x0);
-    if (j + 1 < N) c[1] = beta == 0.0f ? alpha * x1 : fmaf(beta, c[1], alpha * x1);
-}
-
 // The accumulator layout of wgmma m64nN f32 (PTX ISA): warp w of the warpgroup holds rows 16w + g and 16w + g + 8
 // (g = lane / 4); register 4j + r is column 8j + 2 (lane % 4) + (r & 1), row + 8 when r >= 2.
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int N, float *__restrict__ C, int ldc,
                                            float alpha, float beta)
 {
     int bm0, bn0;
-    tile_origin(block_id(), M, N, &bm0, &bn0);
-    const int tid = thread_id(), lane = tid % 32;
+    tile_origin(gt_block_id(), M, N, &bm0, &bn0);
+    const int tid = gt_thread_id(), lane = tid % 32;
     const bool vc = ((size_t)C & 7) == 0 && (ldc & 1) == 0;
     const int i0 = bm0 + tid / 32 * 16 + lane / 4, j0 = bn0 + lane % 4 * 2;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
-        store_pair(M, N, C, ldc, i0, j0 + 8 * j, acc[4 * j], acc[4 * j + 1], alpha, beta, vc);
-        store_pair(M, N, C, ldc, i0 + 8, j0 + 8 * j, acc[4 * j + 2], acc[4 * j + 3], alpha, beta, vc);
+        gt_store_pair(M, N, C, ldc, i0, j0 + 8 * j, acc[4 * j], acc[4 * j + 1], alpha, beta, vc);
+        gt_store_pair(M, N, C, ldc, i0 + 8, j0 + 8 * j, acc[4 * j + 2], acc[4 * j + 3], alpha, beta, vc);
     }
 }
 

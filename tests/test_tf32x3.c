@@ -37,12 +37,7 @@ static int is_legal(const gt_params *p, char *why, size_t n)
 }
 
 /* A copy of base with parameter `name` set to v. */
-static gt_params with(gt_params p, const char *name, int v)
-{
-    for (int i = 0; i < fam()->nparams; ++i)
-        if (!strcmp(fam()->params[i].name, name)) p.v[i] = v;
-    return p;
-}
+static gt_params with(gt_params p, const char *name, int v) { return gt_params_with(fam(), p, name, v); }
 
 GT_TEST(tf32x3_is_registered_with_its_math_and_reference, GT_NEEDS_NONE)
 {

@@ -169,3 +169,10 @@ void gt_verdict_text(const gt_problem *p, const gt_verdict *v, char *buf, size_t
              p->k, gt_layout_name(p->ta, p->tb), p->lda, p->ldb, p->ldc, p->alpha, p->beta, v->worst, v->tol, v->i,
              v->j, v->got, v->want, v->bad, v->pad);
 }
+
+gt_params gt_params_with(const gt_family *f, gt_params p, const char *name, int v)
+{
+    for (int i = 0; i < f->nparams; ++i)
+        if (!strcmp(f->params[i].name, name)) p.v[i] = v;
+    return p;
+}

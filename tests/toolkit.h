@@ -67,6 +67,9 @@ typedef struct {
     char err[200];                    /* the failure, or the start of NVRTC's log */
 } gt_compile_job;
 
+/* p with f's parameter `name` set to v (unchanged when f has no such parameter). Cannot fail. */
+gt_params gt_params_with(const gt_family *f, gt_params p, const char *name, int v);
+
 /* A job for f at p in layout (ta, tb), not run yet. */
 gt_compile_job gt_compile_job_make(const gt_family *f, const gt_params *p, int ta, int tb);
 /* Every default candidate of every sweepable family under arch's limits, in the nn layout, in enumeration order

@@ -12,7 +12,7 @@
 typedef struct {
     gt_pool_job pub;
     char *src;
-    char arch[20];  /* what the source compiles for: the pool's arch, or its "a" variant (gt_family_arch) */
+    char arch[20]; /* what the source compiles for: the pool's arch, or its "a" variant (gt_family_arch) */
     int state;   /* 0 queued, 1 compiling, 2 done */
     long wanted; /* 0, or the order in which trials asked for it: only wanted jobs compile, first asked first */
 } job;
