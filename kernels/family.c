@@ -49,6 +49,20 @@ int gt_block_fits(long threads, long static_smem, long regs, const gt_limits *li
     return 1;
 }
 
+int gt_block_fits_dynamic(long threads, int minb, long dyn_smem, long regs, const gt_limits *lim, char *why,
+                          size_t n)
+{
+    if (threads % 32 || threads < 64 || threads > lim->max_threads_per_block)
+        return snprintf(why, n, "%ld threads: not a whole number of warps in [64, %d]", threads,
+                        lim->max_threads_per_block), 0;
+    if (dyn_smem > lim->max_smem_optin)
+        return snprintf(why, n, "%ld B dynamic shared memory over %d", dyn_smem, lim->max_smem_optin), 0;
+    const long cap = lim->max_regs_per_block / (threads * (minb > 0 ? minb : 1));
+    const long lim_regs = cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread;
+    if (regs > lim_regs) return snprintf(why, n, "~%ld registers/thread over the cap of %ld", regs, lim_regs), 0;
+    return 1;
+}
+
 void gt_launch_tiles(const gt_shape *s, int bm, int bn, unsigned threads, unsigned smem, int splitk, int flat,
                      gt_launch *out)
 {

@@ -154,6 +154,13 @@ void gt_hash_hex(const char *text, size_t len, char out[17]);
  * 1 when all hold; otherwise 0 and the reason in why (naming "threads", "shared memory" or "registers"). */
 int gt_block_fits(long threads, long static_smem, long regs, const gt_limits *lim, char *why, size_t whylen);
 
+/* The block-resource part of a legal() for a kernel with dynamic shared memory and __launch_bounds__(threads,
+ * minb): threads a whole number of warps in [64, max], dyn_smem within the opt-in limit, and an estimate of
+ * registers per thread under the share of the register file that minb blocks leave each (at most the per-thread
+ * limit). 1 when all hold; otherwise 0 and the reason in why (naming "threads", "shared memory" or "registers"). */
+int gt_block_fits_dynamic(long threads, int minb, long dyn_smem, long regs, const gt_limits *lim, char *why,
+                          size_t whylen);
+
 /* The launch() of a tiled kernel: a grid over BM x BN tiles of C (flat: one dimension, tile index row-major;
  * otherwise x over column tiles and y over row tiles), threads per block, dynamic shared memory, and with
  * splitk > 1 the K slices in grid z, a workspace of splitk partial C's and the reduce kernel's launch. */

@@ -141,14 +141,7 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     if (s.stages < 2 || s.stages > 8) REJECT("STAGES=%d outside 2..8", s.stages);
     if (s.minb < 1 || s.raster < 1 || s.splitk < 1) REJECT("MINB, RASTER and SPLITK must be >= 1");
     if (s.sk > 0 && s.splitk > 1) REJECT("SK=%d with SPLITK=%d: stream-K and split-K are exclusive", s.sk, s.splitk);
-    if (s.threads > lim->max_threads_per_block) REJECT("%d threads over %d", s.threads, lim->max_threads_per_block);
-    if (s.threads < 64) REJECT("%d threads: under two warps", s.threads);
-    const unsigned smem = smem_bytes(&s);
-    if (smem > (unsigned)lim->max_smem_optin) REJECT("%u B dynamic shared memory over %d", smem, lim->max_smem_optin);
-    const int regs = regs_estimate(&s), cap = lim->max_regs_per_block / (s.threads * s.minb);
-    const int lim_regs = cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread;
-    if (regs > lim_regs) REJECT("~%d registers/thread over the cap of %d", regs, lim_regs);
-    return 1;
+    return gt_block_fits_dynamic(s.threads, s.minb, smem_bytes(&s), regs_estimate(&s), lim, why, n);
 }
 
 static int in_space(const gt_params *p, char *why, size_t n)

@@ -84,15 +84,8 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     if (!bounded(p, why, n)) return 0;
     const shape_t s = unpack(p);
     if (lim->cc_major < 8) REJECT("sm_%d%d: mma.sync TF32 needs sm_80 or newer", lim->cc_major, lim->cc_minor);
-    if (!legal_tiling(&s, why, n)) return 0;
-    if (s.threads < 64 || s.threads > lim->max_threads_per_block)
-        REJECT("%d threads: not a whole number of warps in [64, %d]", s.threads, lim->max_threads_per_block);
-    const long smem = smem_max(&s);
-    if (smem > lim->max_smem_optin) REJECT("%ld B dynamic shared memory over %d", smem, lim->max_smem_optin);
-    const int regs = regs_estimate(&s), cap = lim->max_regs_per_block / (s.threads * s.minb);
-    const int lim_regs = cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread;
-    if (regs > lim_regs) REJECT("~%d registers/thread over the cap of %d", regs, lim_regs);
-    return 1;
+    return legal_tiling(&s, why, n) &&
+           gt_block_fits_dynamic(s.threads, s.minb, smem_max(&s), regs_estimate(&s), lim, why, n);
 }
 
 /* The default space's shape: a k-step of 16 needs more than 2 stages in flight. */

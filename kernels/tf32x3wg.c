@@ -83,14 +83,8 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     const shape_t s = unpack(p);
     if (lim->cc_major != 9 || lim->cc_minor != 0)
         REJECT("sm_%d%d: wgmma with sm_90a's features runs on sm_90 only", lim->cc_major, lim->cc_minor);
-    if (!legal_tiling(&s, why, n)) return 0;
-    if (s.threads > lim->max_threads_per_block) REJECT("%d threads over %d", s.threads, lim->max_threads_per_block);
-    const long smem = smem_bytes(&s);
-    if (smem > lim->max_smem_optin) REJECT("%ld B dynamic shared memory over %d", smem, lim->max_smem_optin);
-    const int regs = regs_estimate(&s), cap = lim->max_regs_per_block / (s.threads * s.minb);
-    const int lim_regs = cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread;
-    if (regs > lim_regs) REJECT("~%d registers/thread over the cap of %d", regs, lim_regs);
-    return 1;
+    return legal_tiling(&s, why, n) &&
+           gt_block_fits_dynamic(s.threads, s.minb, smem_bytes(&s), regs_estimate(&s), lim, why, n);
 }
 
 /* The default space: BK 32 (16 ran 15-20% slower at 4096^3 and 8192^3, docs/BENCHMARKS.md), and PF=0 only where
