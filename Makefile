@@ -53,7 +53,7 @@ CLI_OBJ   := $(call obj,$(CLI_SRC)) $(BUILD)/obj/gen/configs.o
 TEST_OBJ  := $(call obj,$(TEST_SRC)) $(BUILD)/obj/gen/test_templates.o
 # The cuBLAS drop-in: its objects, and those of them that need no CUDA (the CPU tests link these too).
 PRELOAD_OBJ  := $(call obj,$(PRELOAD_SRC))
-PRELOAD_PURE := $(call obj,src/preload/config.c src/preload/decide.c src/preload/log.c)
+PRELOAD_PURE := $(call obj,src/preload/config.c src/preload/decide.c src/preload/lt_decide.c src/preload/log.c)
 PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/check_cublas $(BUILD)/preload_overhead \
                 $(BUILD)/tests/libfakecublas.so $(BUILD)/tests/drive_fake
 ALL_OBJ   := $(LIB_OBJ) $(TUNER_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BUILD)/obj/src/cli/main.o

@@ -1,0 +1,191 @@
+/* cublasLtMatmul in the cuBLAS drop-in: the serve-or-forward rules of src/preload/lt_decide.c and the log line.
+ * Run: build/gt_tests --cpu preload_lt */
+#include "harness.h"
+#include "preload.h"
+
+#include <cublasLt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- serve or forward ---- */
+
+static const float one = 1.0f, zero = 0.0f, half = 0.5f;
+static float Cmat[1], Dmat[1], bias_vec[1];
+
+static gt_pl_lt_layout lay(uint64_t rows, uint64_t cols, int64_t ld)
+{
+    gt_pl_lt_layout l = {1, CUDA_R_32F, CUBLASLT_ORDER_COL, 1, rows, cols, ld, -1};
+    return l;
+}
+
+/* D = alpha op(A) op(B) + beta C with C == D, every leading dimension pad above its minimum, alpha 1, beta 0. */
+static gt_pl_lt_call lt_call(int ta, int tb, int m, int n, int k, int pad)
+{
+    gt_pl_lt_call c;
+    memset(&c, 0, sizeof c);
+    c.handle = 1;
+    c.desc = (gt_pl_lt_desc){1, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUBLASLT_POINTER_MODE_HOST, ta, tb,
+                             CUBLASLT_EPILOGUE_DEFAULT, NULL, -1, -1};
+    c.a = ta == CUBLAS_OP_N ? lay(m, k, m + pad) : lay(k, m, k + pad);
+    c.b = tb == CUBLAS_OP_N ? lay(k, n, k + pad) : lay(n, k, n + pad);
+    c.c = c.d = lay(m, n, m + pad);
+    c.alpha = &one, c.beta = &zero, c.C = c.D = Dmat;
+    return c;
+}
+
+static gt_pl_config default_config(const char *numerics)
+{
+    gt_pl_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.enabled = 1, cfg.max_batch = GT_PL_DEFAULT_MAX_BATCH, cfg.numerics = numerics;
+    return cfg;
+}
+
+static void expect(int line, const gt_pl_lt_call *c, gt_pl_reason want, const char *detail)
+{
+    gt_pl_config cfg = default_config(NULL);
+    gt_pl_lt_plan p;
+    gt_pl_reason r = gt_pl_lt_classify(c, &cfg, &p);
+    if (r != want)
+        gt_check_fail(__FILE__, line, "got %s, want %s (%s)", gt_pl_reason_text(r), gt_pl_reason_text(want), p.detail);
+    else if (detail && !strstr(p.detail, detail))
+        gt_check_fail(__FILE__, line, "detail '%s' lacks '%s'", p.detail, detail);
+}
+
+#define EXPECT(call, want) expect(__LINE__, &(call), (want), NULL)
+#define EXPECT_DETAIL(call, want, detail) expect(__LINE__, &(call), (want), (detail))
+
+GT_TEST(preload_lt_classify_serves_fp32_calls, GT_NEEDS_NONE)
+{
+    gt_pl_config cfg = default_config(NULL);
+    static const int ops[] = {CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_OP_C};
+    gt_pl_lt_plan p;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            gt_pl_lt_call c = lt_call(ops[a], ops[b], 7, 5, 3, 2);
+            CHECK(gt_pl_lt_classify(&c, &cfg, &p) == GT_PL_SERVE);
+            CHECK(p.call.api == GT_PL_LT && p.call.m == 7 && p.call.n == 5 && p.call.k == 3);
+            CHECK(p.call.lda == (ops[a] == CUBLAS_OP_N ? 9 : 5) && p.call.ldb == (ops[b] == CUBLAS_OP_N ? 5 : 7));
+            CHECK(p.call.ldc == 9 && p.call.transa == ops[a] && p.call.transb == ops[b]);
+            CHECK(!p.bias && !p.copy_c && p.alpha == 1.0f && p.beta == 0.0f);
+        }
+    gt_pl_lt_call c = lt_call(CUBLAS_OP_T, CUBLAS_OP_N, 64, 32, 16, 0);
+    c.desc.compute = CUBLAS_COMPUTE_32F_PEDANTIC, EXPECT(c, GT_PL_SERVE);
+    /* the bias: D = bias first, then the GEMM with beta 1 */
+    c = lt_call(CUBLAS_OP_T, CUBLAS_OP_N, 64, 32, 16, 0);
+    c.desc.epilogue = CUBLASLT_EPILOGUE_BIAS, c.desc.bias = bias_vec;
+    CHECK(gt_pl_lt_classify(&c, &cfg, &p) == GT_PL_SERVE && p.bias && !p.copy_c && p.beta == 1.0f);
+    c.desc.bias_type = CUDA_R_32F, EXPECT(c, GT_PL_SERVE);
+    /* C apart from D: copied first where beta != 0, not read where beta == 0 */
+    c = lt_call(CUBLAS_OP_N, CUBLAS_OP_N, 64, 32, 16, 1);
+    c.C = Cmat, c.c.ld = 70, c.beta = &half;
+    CHECK(gt_pl_lt_classify(&c, &cfg, &p) == GT_PL_SERVE && p.copy_c && p.ldc_src == 70 && p.beta == 0.5f);
+    CHECK(p.call.ldc == 65);
+    c.beta = &zero;
+    CHECK(gt_pl_lt_classify(&c, &cfg, &p) == GT_PL_SERVE && !p.copy_c && p.beta == 0.0f);
+    c = lt_call(CUBLAS_OP_N, CUBLAS_OP_N, 64, 32, 16, 0), c.beta = &half; /* in place: beta C is D's own */
+    CHECK(gt_pl_lt_classify(&c, &cfg, &p) == GT_PL_SERVE && !p.copy_c && p.beta == 0.5f);
+}
+
+GT_TEST(preload_lt_classify_forwards_what_gemmtune_does_not_compute, GT_NEEDS_NONE)
+{
+    const gt_pl_lt_call ok = lt_call(CUBLAS_OP_N, CUBLAS_OP_T, 64, 32, 16, 1);
+    gt_pl_lt_call c;
+    c = ok, c.a.type = CUDA_R_16F, EXPECT_DETAIL(c, GT_PL_LT_TYPES, "A: cudaDataType 2");
+    c = ok, c.d.type = CUDA_R_16BF, EXPECT_DETAIL(c, GT_PL_LT_TYPES, "D:");
+    c = ok, c.desc.scale_type = CUDA_R_64F, EXPECT_DETAIL(c, GT_PL_LT_TYPES, "scale");
+    static const int computes[] = {CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_COMPUTE_32F_FAST_16F,
+                                   CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_COMPUTE_32F_EMULATED_16BFX9, CUBLAS_COMPUTE_64F};
+    for (size_t i = 0; i < sizeof computes / sizeof *computes; ++i)
+        c = ok, c.desc.compute = computes[i], EXPECT(c, GT_PL_LT_COMPUTE);
+    static const unsigned epilogues[] = {CUBLASLT_EPILOGUE_RELU, CUBLASLT_EPILOGUE_RELU_BIAS, CUBLASLT_EPILOGUE_GELU,
+                                         CUBLASLT_EPILOGUE_GELU_AUX_BIAS, CUBLASLT_EPILOGUE_RELU_AUX,
+                                         CUBLASLT_EPILOGUE_DGELU_BGRAD, CUBLASLT_EPILOGUE_BGRADA,
+                                         CUBLASLT_EPILOGUE_BGRADB};
+    for (size_t i = 0; i < sizeof epilogues / sizeof *epilogues; ++i)
+        c = ok, c.desc.epilogue = epilogues[i], c.desc.bias = bias_vec, EXPECT(c, GT_PL_LT_EPILOGUE);
+    c = ok, c.desc.epilogue = CUBLASLT_EPILOGUE_BIAS, c.desc.bias = bias_vec, c.beta = &half;
+    EXPECT(c, GT_PL_LT_BIAS_BETA);
+    c.beta = &zero, c.desc.bias_type = CUDA_R_16F, EXPECT_DETAIL(c, GT_PL_LT_TYPES, "bias");
+    c.desc.bias_type = -1, c.desc.bias = NULL, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.desc.pointer_mode = CUBLASLT_POINTER_MODE_DEVICE, EXPECT(c, GT_PL_DEVICE_POINTERS);
+    c = ok, c.desc.pointer_mode = CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST, EXPECT(c, GT_PL_DEVICE_POINTERS);
+    c = ok, c.b.order = CUBLASLT_ORDER_ROW, EXPECT_DETAIL(c, GT_PL_LT_ORDER, "B:");
+    c = ok, c.a.batch = c.b.batch = c.c.batch = c.d.batch = 4, EXPECT_DETAIL(c, GT_PL_LT_BATCH, "batch count 4");
+    c = ok, c.desc.attr = CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET;
+    EXPECT_DETAIL(c, GT_PL_LT_ATTRIBUTE, "CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET");
+    c = ok, c.c.attr = 99, EXPECT_DETAIL(c, GT_PL_LT_ATTRIBUTE, "C: layout attribute 99");
+    c = ok, c.alpha = &zero, EXPECT(c, GT_PL_ALPHA_ZERO);
+    c = ok, c.a.cols = 0, c.b.cols = 0, EXPECT(c, GT_PL_K_ZERO);
+    c = ok, c.c.cols = c.d.cols = 0, c.b.rows = 0, EXPECT(c, GT_PL_EMPTY);
+    c = ok, c.a.rows = c.c.rows = c.d.rows = 1u << 31, c.a.ld = c.c.ld = c.d.ld = 1ll << 31;
+    EXPECT(c, GT_PL_LT_RANGE);
+    gt_pl_config tf32 = default_config("NVIDIA_TF32_OVERRIDE"), off = default_config(NULL);
+    gt_pl_lt_plan p;
+    CHECK(gt_pl_lt_classify(&ok, &tf32, &p) == GT_PL_ENV_NUMERICS && !strcmp(p.detail, "NVIDIA_TF32_OVERRIDE"));
+    off.enabled = 0;
+    CHECK(gt_pl_lt_classify(&ok, &off, &p) == GT_PL_OFF);
+}
+
+/* What cuBLASLt rejects goes to it, so that it answers with its own status. */
+GT_TEST(preload_lt_classify_forwards_invalid_calls, GT_NEEDS_NONE)
+{
+    const gt_pl_lt_call ok = lt_call(CUBLAS_OP_T, CUBLAS_OP_N, 64, 32, 16, 0);
+    gt_pl_lt_call c;
+    c = ok, c.handle = 0, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.desc.ok = 0, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.b.ok = 0, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.alpha = NULL, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.beta = NULL, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.desc.transa = 3, EXPECT(c, GT_PL_INVALID); /* CUBLAS_OP_CONJG */
+    c = ok, c.a.rows = 17, EXPECT(c, GT_PL_INVALID);     /* op(A) is m x k: A (transposed) is 16 x 64 */
+    c = ok, c.b.cols = 33, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.c.rows = 63, c.c.ld = 64, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.d.ld = 63, c.c.ld = 63, EXPECT(c, GT_PL_INVALID); /* ld < rows */
+    c = ok, c.c.ld = 80, EXPECT(c, GT_PL_INVALID);               /* in place with two layouts */
+    c = ok, c.C = Cmat, c.c.ld = 80, EXPECT(c, GT_PL_SERVE);      /* apart: fine */
+    c = ok, c.a.ld = -1, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.a.type = CUDA_R_16F, c.a.rows = 1, EXPECT(c, GT_PL_INVALID); /* arguments first */
+}
+
+GT_TEST(preload_lt_attribute_roles_names_and_log, GT_NEEDS_NONE)
+{
+    CHECK(gt_pl_lt_desc_role(CUBLASLT_MATMUL_DESC_TRANSA) == GT_PL_LT_FIELD);
+    CHECK(gt_pl_lt_desc_role(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE) == GT_PL_LT_FIELD);
+    CHECK(gt_pl_lt_desc_role(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE) == GT_PL_LT_IGNORED);
+    static const int must[] = {CUBLASLT_MATMUL_DESC_TRANSC, CUBLASLT_MATMUL_DESC_FILL_MODE,
+                               CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET,
+                               CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                               CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, 77};
+    for (size_t i = 0; i < sizeof must / sizeof *must; ++i) CHECK(gt_pl_lt_desc_role(must[i]) == GT_PL_LT_DEFAULT);
+    CHECK(gt_pl_lt_layout_role(CUBLASLT_MATRIX_LAYOUT_LD) == GT_PL_LT_FIELD);
+    CHECK(gt_pl_lt_layout_role(CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET) == GT_PL_LT_IGNORED);
+    CHECK(gt_pl_lt_layout_role(CUBLASLT_MATRIX_LAYOUT_BATCH_MODE) == GT_PL_LT_DEFAULT);
+    CHECK(gt_pl_lt_layout_role(CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET) == GT_PL_LT_DEFAULT);
+    char name[96];
+    gt_pl_lt_attr_name(0, CUBLASLT_MATMUL_DESC_FAST_ACCUM, name, sizeof name);
+    CHECK_MSG(!strcmp(name, "CUBLASLT_MATMUL_DESC_FAST_ACCUM"), "%s", name);
+    gt_pl_lt_attr_name(0, 9, name, sizeof name);
+    CHECK_MSG(!strcmp(name, "matmul attribute 9"), "%s", name);
+    gt_pl_lt_attr_name(1, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, name, sizeof name);
+    CHECK_MSG(!strcmp(name, "CUBLASLT_MATRIX_LAYOUT_BATCH_MODE"), "%s", name);
+    for (int r = 0; r < GT_PL_NREASONS; ++r)
+        CHECK_MSG(strlen(gt_pl_reason_text((gt_pl_reason)r)) > 5 && strcmp(gt_pl_reason_text((gt_pl_reason)r),
+                  "unknown reason"), "reason %d", r);
+    /* the log line names the entry point, the compute type and the epilogue */
+    gt_pl_config cfg = default_config(NULL);
+    gt_pl_lt_call c = lt_call(CUBLAS_OP_T, CUBLAS_OP_N, 512, 64, 256, 0);
+    c.desc.epilogue = CUBLASLT_EPILOGUE_BIAS, c.desc.bias = bias_vec;
+    gt_pl_lt_plan p;
+    CHECK(gt_pl_lt_classify(&c, &cfg, &p) == GT_PL_SERVE);
+    char line[256];
+    gt_pl_format(line, sizeof line, &p.call, "served by exact: x");
+    CHECK_MSG(!strcmp(line, "gemmtune: 512x64x256 tn served by exact: x [cublasLtMatmul lda=256 ldb=256 ldc=512 "
+                            "compute=68 epilogue=bias]\n"), "%s", line);
+    c.desc.epilogue = CUBLASLT_EPILOGUE_GELU;
+    gt_pl_lt_classify(&c, &cfg, &p);
+    gt_pl_format(line, sizeof line, &p.call, "forwarded");
+    CHECK_MSG(strstr(line, "epilogue=32]"), "%s", line);
+    CHECK(gt_pl_key(&p.call, GT_PL_SERVE) != gt_pl_key(&p.call, GT_PL_LT_EPILOGUE));
+}
