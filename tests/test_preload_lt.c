@@ -1,9 +1,14 @@
-/* cublasLtMatmul in the cuBLAS drop-in: the serve-or-forward rules of src/preload/lt_decide.c and the log line.
- * Run: build/gt_tests --cpu preload_lt */
+/* cublasLtMatmul in the cuBLAS drop-in (src/preload/lt_decide.c) and the bias broadcast it serves the BIAS
+ * epilogue with (src/lib/bias.c): the serve-or-forward rules, the log line, the broadcast's template (NVRTC) and
+ * kernel (GPU).   Run: build/gt_tests --cpu preload_lt */
+#include "bias.h"
+#include "compile.h"
+#include "family.h"
 #include "harness.h"
 #include "preload.h"
 
 #include <cublasLt.h>
+#include <cuda_runtime_api.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,4 +193,43 @@ GT_TEST(preload_lt_attribute_roles_names_and_log, GT_NEEDS_NONE)
     gt_pl_format(line, sizeof line, &p.call, "forwarded");
     CHECK_MSG(strstr(line, "epilogue=32]"), "%s", line);
     CHECK(gt_pl_key(&p.call, GT_PL_SERVE) != gt_pl_key(&p.call, GT_PL_LT_EPILOGUE));
+}
+
+/* ---- the bias broadcast ---- */
+
+GT_TEST(preload_lt_bias_template_compiles, GT_NEEDS_NVRTC)
+{
+    const char *tmpl = gt_template_text("bias.cu");
+    CHECK(tmpl != NULL);
+    if (!tmpl) return;
+    gt_cubin cb;
+    char err[512] = "";
+    int rc = gt_nvrtc_compile(tmpl, "sm_90", &cb, err, sizeof err);
+    CHECK_MSG(rc == 0 && cb.size > 0, "%s", err);
+    gt_cubin_free(&cb);
+}
+
+/* D padded (ld > m), with more columns than gridDim.y holds: every column is the bias, the padding untouched. */
+GT_TEST(preload_lt_gpu_bias_broadcast, GT_NEEDS_GPU)
+{
+    const int m = 37, n = 70000, ld = 40;
+    const size_t nd = (size_t)ld * n;
+    float *hD = malloc(nd * sizeof *hD), hb[37], *dD = NULL, *db = NULL;
+    for (int i = 0; i < m; ++i) hb[i] = (float)i - 11.5f;
+    for (size_t e = 0; e < nd; ++e) hD[e] = -777.0f;
+    char err[512] = "";
+    CHECK(cudaMalloc((void **)&dD, nd * sizeof *hD) == cudaSuccess && cudaMalloc((void **)&db, sizeof hb) == cudaSuccess);
+    cudaMemcpy(dD, hD, nd * sizeof *hD, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, hb, sizeof hb, cudaMemcpyHostToDevice);
+    int dev = 0;
+    cudaGetDevice(&dev);
+    int rc = gt_bias_broadcast(dev, NULL, m, n, db, dD, ld, err, sizeof err);
+    CHECK_MSG(rc == 0, "%s", err);
+    CHECK(gt_bias_broadcast(dev, NULL, m, n, db, dD, m - 1, err, sizeof err) == -1); /* ld < m */
+    cudaMemcpy(hD, dD, nd * sizeof *hD, cudaMemcpyDeviceToHost);
+    size_t bad = 0;
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < ld; ++i) bad += hD[i + (size_t)j * ld] != (i < m ? hb[i] : -777.0f);
+    CHECK_MSG(bad == 0, "%zu wrong elements", bad);
+    cudaFree(dD), cudaFree(db), free(hD);
 }
