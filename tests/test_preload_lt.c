@@ -1,6 +1,7 @@
-/* cublasLtMatmul in the cuBLAS drop-in (src/preload/lt_decide.c) and the bias broadcast it serves the BIAS
- * epilogue with (src/lib/bias.c): the serve-or-forward rules, the log line, the broadcast's template (NVRTC) and
- * kernel (GPU).   Run: build/gt_tests --cpu preload_lt */
+/* cublasLtMatmul in the cuBLAS drop-in (src/preload/lt.c, lt_decide.c) and the bias broadcast it serves the BIAS
+ * epilogue with (src/lib/bias.c): the serve-or-forward rules, the log line, the interposer in front of a stand-in
+ * cuBLASLt (tests/preload/fake_cublaslt.c), the broadcast's template (NVRTC) and kernel (GPU).
+ *   Run: build/gt_tests --cpu preload_lt */
 #include "bias.h"
 #include "compile.h"
 #include "family.h"
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* ---- serve or forward ---- */
 
@@ -193,6 +195,108 @@ GT_TEST(preload_lt_attribute_roles_names_and_log, GT_NEEDS_NONE)
     gt_pl_format(line, sizeof line, &p.call, "forwarded");
     CHECK_MSG(strstr(line, "epilogue=32]"), "%s", line);
     CHECK(gt_pl_key(&p.call, GT_PL_SERVE) != gt_pl_key(&p.call, GT_PL_LT_EPILOGUE));
+}
+
+/* ---- the interposer in front of a stand-in cuBLASLt ---- */
+
+static int asan_build(void) { return strstr(gt_build_dir(), "asan") != NULL; }
+
+static void preload_prefix(char *buf, size_t n)
+{
+    if (asan_build())
+        snprintf(buf, n, "ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 LD_PRELOAD=\"$(cc -print-file-name=libasan.so)"
+                 " %s/libgemmtune_cublas.so\"", gt_build_dir());
+    else snprintf(buf, n, "LD_PRELOAD=%s/libgemmtune_cublas.so", gt_build_dir());
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = calloc(1, 1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+#define DRIVE_LT "CUDA_VISIBLE_DEVICES= " GT_BUILD "/tests/drive_fake_lt"
+
+/* Without a GPU every call ends at cuBLASLt, but each takes its own path through the interposer: the arguments and
+ * status that reach the stand-in are exactly the program's, and the log says where each went. A servable call
+ * gets as far as the serving path (the current device), which proves it was judged servable. */
+GT_TEST(preload_lt_interposer_with_a_stand_in_cublaslt, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *plain = NULL, *with = NULL, *log = gt_tmp_path(".log");
+    preload_prefix(pre, sizeof pre);
+    int rc = gt_run(DRIVE_LT " 2>/dev/null", &plain);
+    CHECK_MSG(rc == 0 && plain && strstr(plain, "inside_cublaslt: status=0 reached=1 same=1") &&
+              !strstr(plain, "same=0") && !strstr(plain, "reached=0"), "%d:\n%s", rc, plain);
+    snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD_LOG=%s " DRIVE_LT " 2>/dev/null", pre, log);
+    rc = gt_run(cmd, &with);
+    CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s\nwithout the preload:\n%s", cmd, with, plain);
+    char *text = slurp(log);
+    static const char *const want[] = {
+        "64x32x16 nn forwarded to cuBLASLt: no usable current CUDA device",
+        "48x32x16 tn forwarded to cuBLASLt: no usable current CUDA device",
+        "[cublasLtMatmul lda=17 ldb=18 ldc=48 compute=68 epilogue=bias]",
+        "48x24x16 nn forwarded to cuBLASLt: no usable current CUDA device",
+        "40x24x8 nt forwarded to cuBLASLt: no usable current CUDA device",
+        "72x8x8 nn forwarded to cuBLASLt: no usable current CUDA device",
+        "60x32x16 nn forwarded to cuBLASLt: cuBLASLt compute type is not pure FP32: cublasComputeType_t 77",
+        "61x32x16 nn forwarded to cuBLASLt: cuBLASLt matrix, scale or bias type is not CUDA_R_32F: A:",
+        "62x32x16 nn forwarded to cuBLASLt: cuBLASLt matrix, scale or bias type is not CUDA_R_32F: scale",
+        "63x32x16 nn forwarded to cuBLASLt: cuBLASLt epilogue other than DEFAULT or BIAS",
+        "65x32x16 nn forwarded to cuBLASLt: cuBLASLt epilogue other than DEFAULT or BIAS",
+        "66x32x16 nn forwarded to cuBLASLt: BIAS epilogue with beta != 0",
+        "67x32x16 nn forwarded to cuBLASLt: cuBLASLt matrix, scale or bias type is not CUDA_R_32F: bias",
+        "68x32x16 nn forwarded to cuBLASLt: device pointer mode",
+        "69x32x16 nn forwarded to cuBLASLt: matrix layout not column-major",
+        "70x32x16 nn forwarded to cuBLASLt: batched cuBLASLt call",
+        "71x32x16 nn forwarded to cuBLASLt: cuBLASLt attribute that gemmtune does not serve: "
+        "CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET",
+        "73x32x16 nn forwarded to cuBLASLt: cuBLASLt attribute that gemmtune does not serve: matmul attribute 50",
+        "74x32x16 nn forwarded to cuBLASLt: cuBLASLt attribute that gemmtune does not serve: B: "
+        "CUBLASLT_MATRIX_LAYOUT_BATCH_MODE",
+        "75x32x16 nn forwarded to cuBLASLt: cuBLASLt attribute that gemmtune does not serve: C: layout attribute 20",
+        "76x32x16 nn forwarded to cuBLASLt: alpha == 0",
+        "77x32x0 nn forwarded to cuBLASLt: k == 0",
+        "78x32x16 nn forwarded to cuBLASLt: invalid arguments (cuBLAS reports them) -> FAKE_CUBLASLT_ERROR",
+        "79x32x16 nn forwarded to cuBLASLt: invalid arguments",
+        "80x32x16 nn forwarded to cuBLASLt: invalid arguments",
+        "81x32x16 nn forwarded to cuBLASLt: invalid arguments",
+        "24x24x24 nn forwarded to cuBLASLt: cuBLASLt compute type is not pure FP32: cublasComputeType_t 77 -> "
+        "FAKE_CUBLASLT_ERROR",
+        "0 calls served by gemmtune, 26 forwarded to cuBLAS"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i)
+        CHECK_MSG(text && strstr(text, want[i]), "log lacks '%s':\n%s", want[i], text ? text : "(none)");
+    /* cuBLAS's and cuBLASLt's own calls of cublasLtMatmul went straight through: no line, not counted */
+    CHECK_MSG(text && !strstr(text, "20x20x20"), "%s", text);
+    unlink(log);
+    free(plain), free(with), free(text), free(log);
+}
+
+GT_TEST(preload_lt_switch_off_and_numerics_override, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *plain = NULL, *with = NULL, *log = gt_tmp_path(".log");
+    preload_prefix(pre, sizeof pre);
+    gt_run(DRIVE_LT " 2>/dev/null", &plain);
+    snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD=off GEMMTUNE_PRELOAD_LOG=%s " DRIVE_LT " 2>/dev/null", pre, log);
+    int rc = gt_run(cmd, &with);
+    char *text = slurp(log);
+    CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s", cmd, with);
+    CHECK_MSG(text && !strstr(text, "[cublasLtMatmul") && strstr(text, "0 calls served by gemmtune, 0 forwarded"),
+              "%s", text);
+    free(with), free(text);
+    unlink(log);
+    snprintf(cmd, sizeof cmd, "%s NVIDIA_TF32_OVERRIDE=1 GEMMTUNE_PRELOAD_LOG=%s " DRIVE_LT " 2>/dev/null", pre, log);
+    rc = gt_run(cmd, &with);
+    text = slurp(log);
+    CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s", cmd, with);
+    CHECK_MSG(text && strstr(text, "64x32x16 nn forwarded to cuBLASLt: FP32 numerics overridden by the environment: "
+                                   "NVIDIA_TF32_OVERRIDE"), "%s", text);
+    unlink(log);
+    free(plain), free(with), free(text), free(log);
 }
 
 /* ---- the bias broadcast ---- */

@@ -1,8 +1,8 @@
 /* Internals of libgemmtune_cublas.so, the preloadable drop-in that serves a program's cuBLAS SGEMMs through
  * gemmtune (docs/PRELOAD.md). config.c (the environment), decide.c and lt_decide.c (may a call be served?) and
  * log.c (one line per new call) need no CUDA, so the CPU tests link them (tests/test_preload*.c); handles.c (a
- * gemmtune handle per device and thread) and interpose.c (the exported cuBLAS entry points) are only in the
- * preload library. */
+ * gemmtune handle per device and thread), interpose.c (the exported cuBLAS entry points) and lt.c
+ * (cublasLtMatmul) are only in the preload library. */
 #ifndef GT_PRELOAD_H
 #define GT_PRELOAD_H
 
@@ -211,5 +211,14 @@ int gt_pl_lt_layout_role(int attr);
 
 /* "CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET", or "matmul attribute 40" for one this build does not know. */
 void gt_pl_lt_attr_name(int layout, int attr, char *buf, size_t n);
+
+/* ---- interpose.c, for lt.c: the library's state, set once when it is loaded ---- */
+
+const gt_pl_config *gt_pl_cfg(void);
+const gemmtune_options *gt_pl_opts(void);
+/* 1 when the log is on and key (gt_pl_key of a call and its outcome) is new: the caller then writes its line
+ * with gt_pl_log_text. */
+int gt_pl_log_new(uint64_t key);
+void gt_pl_log_text(const char *s, size_t n);
 
 #endif
