@@ -54,7 +54,7 @@ TEST_OBJ  := $(call obj,$(TEST_SRC)) $(BUILD)/obj/gen/test_templates.o
 # The cuBLAS drop-in: its objects, and those of them that need no CUDA (the CPU tests link these too).
 PRELOAD_OBJ  := $(call obj,$(PRELOAD_SRC))
 PRELOAD_PURE := $(call obj,src/preload/config.c src/preload/decide.c src/preload/lt_decide.c src/preload/log.c)
-PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/check_cublas $(BUILD)/preload_overhead \
+PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/check_cublas $(BUILD)/check_lt $(BUILD)/preload_overhead \
                 $(BUILD)/tests/libfakecublas.so $(BUILD)/tests/drive_fake $(BUILD)/tests/libfakecublasLt.so \
                 $(BUILD)/tests/drive_fake_lt
 ALL_OBJ   := $(LIB_OBJ) $(TUNER_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BUILD)/obj/src/cli/main.o
@@ -151,6 +151,10 @@ PROG_CFLAGS = $(filter-out -MMD -MP,$(CFLAGS_ALL))
 # The GPU check's program knows only cuBLAS and links the static CUDA runtime, as nvcc-built programs do.
 $(BUILD)/check_cublas: tests/preload/check_cublas.c | deps
 	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< $(LDFLAGS_ALL) -lcublas -lcudart_static -lpthread -ldl -lrt -lm
+
+# Its cublasLtMatmul check knows only cuBLASLt, the same way.
+$(BUILD)/check_lt: tests/preload/check_lt.c | deps
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< $(LDFLAGS_ALL) -lcublasLt -lcudart_static -lpthread -ldl -lrt -lm
 
 # Per-call cost of the drop-in over gemmtune_sgemm, in one process (run under the preload).
 $(BUILD)/preload_overhead: tests/preload/overhead.c src/lib/gemmtune.h $(BUILD)/libgemmtune.a | deps

@@ -1,7 +1,7 @@
 /* cublasLtMatmul in the cuBLAS drop-in (src/preload/lt.c, lt_decide.c) and the bias broadcast it serves the BIAS
  * epilogue with (src/lib/bias.c): the serve-or-forward rules, the log line, the interposer in front of a stand-in
- * cuBLASLt (tests/preload/fake_cublaslt.c), the broadcast's template (NVRTC) and kernel (GPU).
- *   Run: build/gt_tests --cpu preload_lt */
+ * cuBLASLt (tests/preload/fake_cublaslt.c), the broadcast's template (NVRTC) and kernel (GPU). The full GPU check
+ * is tests/preload/check_lt.c through run_check.sh.   Run: build/gt_tests --cpu preload_lt */
 #include "bias.h"
 #include "compile.h"
 #include "family.h"
@@ -336,4 +336,23 @@ GT_TEST(preload_lt_gpu_bias_broadcast, GT_NEEDS_GPU)
         for (int i = 0; i < ld; ++i) bad += hD[i + (size_t)j * ld] != (i < m ? hb[i] : -777.0f);
     CHECK_MSG(bad == 0, "%zu wrong elements", bad);
     cudaFree(dD), cudaFree(db), free(hD);
+}
+
+/* cublasLtMatmul served against cuBLASLt itself on every case of tests/preload/check_lt.c (no winners: the loader's
+ * built-in kernel serves every servable call). The full check, with GEMMTUNE_PRELOAD=off, is run_check.sh. */
+GT_TEST(preload_lt_gpu_served_calls_match_cublaslt, GT_NEEDS_GPU)
+{
+    char pre[4400], cmd[16384], *out = NULL, *dir = gt_tmp_path("_preload_lt");
+    preload_prefix(pre, sizeof pre);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/ref %s/served %s/xdg && " GT_BUILD "/check_lt run %s/ref && "
+             "XDG_DATA_HOME=%s/xdg GEMMTUNE_DB= GEMMTUNE_FALLBACK=default GEMMTUNE_PRELOAD_LOG=%s/served.log %s "
+             GT_BUILD "/check_lt run %s/served && " GT_BUILD "/check_lt compare %s/ref %s/served && "
+             "grep -c 'served by default.*epilogue=bias' %s/served.log",
+             dir, dir, dir, dir, dir, dir, pre, dir, dir, dir, dir);
+    int rc = gt_run(cmd, &out);
+    CHECK_MSG(rc == 0 && strstr(out, ", 0 failed"), "%s ->\n%s", cmd, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    gt_run(cmd, NULL);
+    free(dir);
 }
