@@ -4,7 +4,7 @@
 # Dependencies come from the system: the CUDA toolkit (NVRTC, cuBLAS, cuBLASLt, cudart), libsqlite3-dev,
 # libcjson-dev. Layers, each compiled seeing only the folders below it (docs/ARCHITECTURE.md):
 #   src/cli -> tuner -> src/lib -> db -> kernels        (tests see everything)
-#   src/preload -> gemmtune.h                          (a client of the public API only)
+#   src/preload -> gemmtune.h, bias.h                  (the public API, and the bias broadcast of src/lib)
 
 VERSION   := 0.2.0
 CUDA      ?= /usr/local/cuda
@@ -53,9 +53,10 @@ CLI_OBJ   := $(call obj,$(CLI_SRC)) $(BUILD)/obj/gen/configs.o
 TEST_OBJ  := $(call obj,$(TEST_SRC)) $(BUILD)/obj/gen/test_templates.o
 # The cuBLAS drop-in: its objects, and those of them that need no CUDA (the CPU tests link these too).
 PRELOAD_OBJ  := $(call obj,$(PRELOAD_SRC))
-PRELOAD_PURE := $(call obj,src/preload/config.c src/preload/decide.c src/preload/log.c)
-PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/check_cublas $(BUILD)/preload_overhead \
-                $(BUILD)/tests/libfakecublas.so $(BUILD)/tests/drive_fake
+PRELOAD_PURE := $(call obj,src/preload/config.c src/preload/decide.c src/preload/lt_decide.c src/preload/log.c)
+PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/check_cublas $(BUILD)/check_lt $(BUILD)/preload_overhead \
+                $(BUILD)/tests/libfakecublas.so $(BUILD)/tests/drive_fake $(BUILD)/tests/libfakecublasLt.so \
+                $(BUILD)/tests/drive_fake_lt
 ALL_OBJ   := $(LIB_OBJ) $(TUNER_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BUILD)/obj/src/cli/main.o
 
 .PHONY: all test gpu-test run asan clean install deps probe
@@ -151,14 +152,28 @@ PROG_CFLAGS = $(filter-out -MMD -MP,$(CFLAGS_ALL))
 $(BUILD)/check_cublas: tests/preload/check_cublas.c | deps
 	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< $(LDFLAGS_ALL) -lcublas -lcudart_static -lpthread -ldl -lrt -lm
 
+# Its cublasLtMatmul check knows only cuBLASLt, the same way.
+$(BUILD)/check_lt: tests/preload/check_lt.c | deps
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< $(LDFLAGS_ALL) -lcublasLt -lcudart_static -lpthread -ldl -lrt -lm
+
 # Per-call cost of the drop-in over gemmtune_sgemm, in one process (run under the preload).
 $(BUILD)/preload_overhead: tests/preload/overhead.c src/lib/gemmtune.h $(BUILD)/libgemmtune.a | deps
 	$(CC) $(CPPFLAGS_ALL) -Isrc/lib $(PROG_CFLAGS) -o $@ $< $(BUILD)/libgemmtune.a $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
 
-# A stand-in cuBLAS that records what reaches it, for the CPU tests of the interposer (tests/test_preload.c).
-$(BUILD)/tests/libfakecublas.so: tests/preload/fake_cublas.c tests/preload/fake_cublas.h | deps
+# A stand-in cuBLAS that records what reaches it, for the CPU tests of the interposer (tests/test_preload.c), and
+# one of cuBLASLt (tests/test_preload_lt.c); the cuBLAS one calls cuBLASLt from inside, as the real one does.
+$(BUILD)/tests/libfakecublas.so: tests/preload/fake_cublas.c tests/preload/fake_cublas_lt.c tests/preload/fake_cublas.h \
+                                 tests/preload/fake_cublaslt.h | deps
 	@mkdir -p $(@D)
-	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -shared -Wl,-soname,libfakecublas.so -o $@ $<
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -shared -Wl,-soname,libfakecublas.so -o $@ $(filter %.c,$^) -ldl
+
+$(BUILD)/tests/libfakecublasLt.so: tests/preload/fake_cublaslt.c tests/preload/fake_cublaslt.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -shared -Wl,-soname,libfakecublasLt.so -o $@ $<
+
+$(BUILD)/tests/drive_fake_lt: tests/preload/drive_fake_lt.c tests/preload/fake_cublaslt.h $(BUILD)/tests/libfakecublasLt.so \
+                              $(BUILD)/tests/libfakecublas.so
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests -lfakecublasLt -lfakecublas -Wl,-rpath,'$$ORIGIN'
 
 $(BUILD)/tests/drive_fake: tests/preload/drive_fake.c tests/preload/fake_cublas.h $(BUILD)/tests/libfakecublas.so
 	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests -lfakecublas -Wl,-rpath,'$$ORIGIN'

@@ -224,7 +224,7 @@ GT_TEST(preload_library_exports_only_cublas_entry_points, GT_NEEDS_NONE)
 {
     char *out = NULL;
     int rc = gt_run("nm -D --defined-only " LIB " | awk '$2 ~ /^[TtWwDdBbRrVvi]$/ {print $3}' | sort", &out);
-    CHECK_MSG(rc == 0 && out && !strcmp(out, "cublasGemmEx\ncublasSgemmStridedBatched\ncublasSgemm_v2\n"),
+    CHECK_MSG(rc == 0 && out && !strcmp(out, "cublasGemmEx\ncublasLtMatmul\ncublasSgemmStridedBatched\ncublasSgemm_v2\n"),
               "exports of %s:\n%s", LIB, out ? out : "");
     free(out);
     rc = gt_run("readelf -d " LIB " | grep -E 'SONAME|NEEDED'", &out);

@@ -90,6 +90,15 @@ const char *gt_pl_reason_text(gt_pl_reason r)
     case GT_PL_UNTUNED: return "no tuned kernel for this call";
     case GT_PL_GEMMTUNE: return "gemmtune_sgemm failed";
     case GT_PL_EXITING: return "process exiting";
+    case GT_PL_LT_TYPES: return "cuBLASLt matrix, scale or bias type is not CUDA_R_32F";
+    case GT_PL_LT_COMPUTE: return "cuBLASLt compute type is not pure FP32";
+    case GT_PL_LT_EPILOGUE: return "cuBLASLt epilogue other than DEFAULT or BIAS";
+    case GT_PL_LT_BIAS_BETA: return "BIAS epilogue with beta != 0";
+    case GT_PL_LT_ORDER: return "matrix layout not column-major (CUBLASLT_ORDER_COL)";
+    case GT_PL_LT_BATCH: return "batched cuBLASLt call (not served yet)";
+    case GT_PL_LT_ATTRIBUTE: return "cuBLASLt attribute that gemmtune does not serve";
+    case GT_PL_LT_RANGE: return "size or leading dimension beyond int";
+    case GT_PL_LT_PREPARE: return "writing the bias or C into D failed";
     case GT_PL_NREASONS: break;
     }
     return "unknown reason";

@@ -379,3 +379,20 @@ GT_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublas
                                          at(B, d, strideB), ldb, strideB, beta, (float *)at(C, d, strideC), ldc,
                                          strideC, batchCount - out.done));
 }
+
+/* ---- for lt.c (cublasLtMatmul): the state above, shared ---- */
+
+const gt_pl_config *gt_pl_cfg(void) { return &cfg; }
+
+const gemmtune_options *gt_pl_opts(void) { return &opts; }
+
+int gt_pl_log_new(uint64_t key)
+{
+    if (log_fd < 0) return 0;
+    int fresh = gt_pl_seen_insert(&seen, key);
+    static const char full[] = "gemmtune: more distinct calls than the log tracks; no further lines\n";
+    if (fresh < 0) log_text(full, sizeof full - 1);
+    return fresh == 1;
+}
+
+void gt_pl_log_text(const char *s, size_t n) { log_text(s, n); }

@@ -3,6 +3,7 @@
 #include "preload.h"
 
 #include <cublas_api.h>
+#include <cublasLt.h>
 #include <stdatomic.h>
 #include <stdio.h>
 
@@ -44,7 +45,16 @@ static char op_letter(int op)
 
 static const char *api_name(gt_pl_api a)
 {
+    if (a == GT_PL_LT) return "cublasLtMatmul";
     return a == GT_PL_GEMMEX ? "cublasGemmEx" : a == GT_PL_STRIDED ? "cublasSgemmStridedBatched" : "cublasSgemm_v2";
+}
+
+/* cublasLtEpilogue_t: the two that are served by name, the others by number. */
+static void epilogue_name(int e, char *buf, size_t n)
+{
+    if (e == CUBLASLT_EPILOGUE_DEFAULT || e == CUBLASLT_EPILOGUE_BIAS)
+        snprintf(buf, n, "%s", e == CUBLASLT_EPILOGUE_DEFAULT ? "default" : "bias");
+    else snprintf(buf, n, "%d", e);
 }
 
 size_t gt_pl_format(char *buf, size_t n, const gt_pl_call *c, const char *verdict)
@@ -56,6 +66,11 @@ size_t gt_pl_format(char *buf, size_t n, const gt_pl_call *c, const char *verdic
         w += snprintf(buf + w, n - (size_t)w, " batch=%d", c->batch);
     if (w >= 0 && (size_t)w < n && c->api == GT_PL_GEMMEX)
         w += snprintf(buf + w, n - (size_t)w, " compute=%d algo=%d", c->compute, c->algo);
+    if (w >= 0 && (size_t)w < n && c->api == GT_PL_LT) {
+        char e[16];
+        epilogue_name(c->algo, e, sizeof e);
+        w += snprintf(buf + w, n - (size_t)w, " compute=%d epilogue=%s", c->compute, e);
+    }
     if (w >= 0 && (size_t)w < n) w += snprintf(buf + w, n - (size_t)w, "]\n");
     if (w < 0) w = 0;
     if ((size_t)w >= n) { /* truncated: keep the line a line */

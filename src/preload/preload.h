@@ -1,7 +1,8 @@
 /* Internals of libgemmtune_cublas.so, the preloadable drop-in that serves a program's cuBLAS SGEMMs through
- * gemmtune (docs/PRELOAD.md). config.c (the environment), decide.c (may a call be served?) and log.c (one line
- * per new call) need no CUDA, so the CPU tests link them (tests/test_preload.c); handles.c (a gemmtune handle per
- * device and thread) and interpose.c (the exported cuBLAS entry points) are only in the preload library. */
+ * gemmtune (docs/PRELOAD.md). config.c (the environment), decide.c and lt_decide.c (may a call be served?) and
+ * log.c (one line per new call) need no CUDA, so the CPU tests link them (tests/test_preload*.c); handles.c (a
+ * gemmtune handle per device and thread), interpose.c (the exported cuBLAS entry points) and lt.c
+ * (cublasLtMatmul) are only in the preload library. */
 #ifndef GT_PRELOAD_H
 #define GT_PRELOAD_H
 
@@ -35,7 +36,7 @@ void gt_pl_config_parse(gt_pl_getenv_fn get, gt_pl_config *cfg);
 
 /* ---- decide.c: whether gemmtune may serve a call, from its arguments and the handle's modes alone ---- */
 
-typedef enum { GT_PL_SGEMM, GT_PL_GEMMEX, GT_PL_STRIDED } gt_pl_api;
+typedef enum { GT_PL_SGEMM, GT_PL_GEMMEX, GT_PL_STRIDED, GT_PL_LT } gt_pl_api;
 
 /* Why a call went to cuBLAS, or GT_PL_SERVE. */
 typedef enum {
@@ -59,6 +60,15 @@ typedef enum {
     GT_PL_UNTUNED,         /* no tuned kernel applies (and the fallback is none): the shape stays cuBLAS's */
     GT_PL_GEMMTUNE,        /* gemmtune_sgemm returned another error (a launch failed, out of memory, ...) */
     GT_PL_EXITING,         /* the process is exiting and the handles are gone */
+    GT_PL_LT_TYPES,        /* cublasLtMatmul: a matrix, scale or bias type other than CUDA_R_32F */
+    GT_PL_LT_COMPUTE,      /* cublasLtMatmul compute type other than CUBLAS_COMPUTE_32F or _32F_PEDANTIC */
+    GT_PL_LT_EPILOGUE,     /* an epilogue other than DEFAULT or BIAS (activation, aux output, bias gradient) */
+    GT_PL_LT_BIAS_BETA,    /* BIAS epilogue with beta != 0: gemmtune adds the bias through D, so C must be unread */
+    GT_PL_LT_ORDER,        /* a matrix layout other than CUBLASLT_ORDER_COL */
+    GT_PL_LT_BATCH,        /* a batch count above 1: batched cuBLASLt calls are not served yet */
+    GT_PL_LT_ATTRIBUTE,    /* a descriptor or layout attribute is set that gemmtune does not serve (detail: which) */
+    GT_PL_LT_RANGE,        /* a size or leading dimension beyond int (gemmtune_sgemm's arguments) */
+    GT_PL_LT_PREPARE,      /* writing the bias or C into D failed (compile, load or launch) */
     GT_PL_NREASONS
 } gt_pl_reason;
 
@@ -69,7 +79,8 @@ typedef struct {
     int m, n, k, lda, ldb, ldc;
     const void *alpha, *beta;    /* host or device pointers, as passed */
     int atype, btype, ctype;     /* cublasGemmEx data types (cudaDataType); else CUDA_R_32F */
-    int compute, algo;           /* cublasGemmEx compute type and algorithm; else CUBLAS_COMPUTE_32F, default */
+    int compute, algo;           /* cublasGemmEx compute type and algorithm; else CUBLAS_COMPUTE_32F, default;
+                                  * cublasLtMatmul: its compute type and epilogue (cublasLtEpilogue_t) */
     int batch;                   /* cublasSgemmStridedBatched batchCount; else 1 */
 } gt_pl_call;
 
@@ -145,5 +156,69 @@ void gt_pl_totals(unsigned long long *served, unsigned long long *forwarded);
  * intercepted call, so that a cuBLAS call made from in there reaches the real cuBLAS, never gemmtune again. */
 /* initial-exec: a preloaded or linked library has static TLS, and this is read on every call. */
 extern _Thread_local int gt_pl_depth __attribute__((tls_model("initial-exec")));
+
+/* ---- lt_decide.c: whether gemmtune may serve a cublasLtMatmul call; no CUDA, like decide.c ---- */
+
+/* A matrix layout as lt.c reads it through the real cuBLASLt's getters. `attr`: the first attribute outside the
+ * fields (and outside those gt_pl_lt_layout_role ignores) whose value differs from a fresh layout's, else -1. */
+typedef struct {
+    int ok;                 /* every field's getter answered (0 for a NULL or broken layout) */
+    int type, order, batch; /* cudaDataType, cublasLtOrder_t, batch count */
+    uint64_t rows, cols;
+    int64_t ld;
+    int attr;
+} gt_pl_lt_layout;
+
+/* The matmul descriptor, likewise (attr against a fresh descriptor of the same compute type). */
+typedef struct {
+    int ok;
+    int compute, scale_type, pointer_mode, transa, transb;
+    uint32_t epilogue;      /* cublasLtEpilogue_t */
+    const void *bias;       /* read only for a BIAS epilogue */
+    int bias_type;          /* -1 (D's type) by default, or absent from an older cuBLASLt */
+    int attr;
+} gt_pl_lt_desc;
+
+/* One cublasLtMatmul call: D = alpha op(A) op(B) + beta C (+ bias broadcast across columns), column-major. */
+typedef struct {
+    int handle;             /* the cuBLASLt handle is not NULL */
+    gt_pl_lt_desc desc;
+    gt_pl_lt_layout a, b, c, d;
+    const void *alpha, *beta, *C, *D;
+} gt_pl_lt_call;
+
+/* How a servable call runs on D: first D = C (C another matrix and beta != 0) or D = the bias in every column
+ * (BIAS epilogue, beta == 0), then gemmtune_sgemm(alpha, beta) into D. */
+typedef struct {
+    gt_pl_call call;        /* api GT_PL_LT: m, n, k, transposes, lda, ldb, ldc = D's, for serving and the log */
+    float alpha, beta;      /* what gemmtune_sgemm gets (beta 1 after the bias) */
+    int copy_c, ldc_src;    /* copy C, of leading dimension ldc_src, into D first */
+    int bias;               /* broadcast the bias into D first */
+    char detail[160];       /* for the log: the type, attribute or layout that sent the call to cuBLASLt */
+} gt_pl_lt_plan;
+
+/* GT_PL_SERVE, with plan filled, when gemmtune computes exactly what cuBLASLt would; else the first reason to
+ * forward (plan->call and plan->detail still filled as far as known, for the log). Reads *alpha and *beta only
+ * once the descriptor proved them host FP32. Pure. */
+gt_pl_reason gt_pl_lt_classify(const gt_pl_lt_call *lt, const gt_pl_config *cfg, gt_pl_lt_plan *plan);
+
+/* What lt.c does with an attribute number: GT_PL_LT_FIELD (read into the structs above), GT_PL_LT_IGNORED (a
+ * stride from one matrix of a batch to the next: every batch is forwarded anyway), GT_PL_LT_DEFAULT (any other,
+ * known to this build or not: a served call must carry a fresh object's value). */
+enum { GT_PL_LT_DEFAULT, GT_PL_LT_FIELD, GT_PL_LT_IGNORED };
+int gt_pl_lt_desc_role(int attr);
+int gt_pl_lt_layout_role(int attr);
+
+/* "CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET", or "matmul attribute 40" for one this build does not know. */
+void gt_pl_lt_attr_name(int layout, int attr, char *buf, size_t n);
+
+/* ---- interpose.c, for lt.c: the library's state, set once when it is loaded ---- */
+
+const gt_pl_config *gt_pl_cfg(void);
+const gemmtune_options *gt_pl_opts(void);
+/* 1 when the log is on and key (gt_pl_key of a call and its outcome) is new: the caller then writes its line
+ * with gt_pl_log_text. */
+int gt_pl_log_new(uint64_t key);
+void gt_pl_log_text(const char *s, size_t n);
 
 #endif

@@ -5,8 +5,9 @@
 # tests/preload/check_cublas (a program that knows only cuBLAS) runs without the preload (the reference) and
 # under it: served calls must be within the FP32 bound of cuBLAS's, forwarded ones (device pointer mode, TF32,
 # ...) bit-identical, invalid ones get cuBLAS's status; GEMMTUNE_PRELOAD=off must be bit-identical throughout.
-# Then: the loader's own cuBLAS fallback through the interposer (no recursion), the handle's stream, the added
-# cost per call (<= 1 us over gemmtune_sgemm), and record -> tune -> rerun with tuned winners.
+# cublasLtMatmul the same way (tests/preload/check_lt). Then: the loader's own cuBLAS fallback through the
+# interposer (no recursion), the handle's stream, the added cost per call (<= 1 us over gemmtune_sgemm), and
+# record -> tune -> rerun with tuned winners.
 # Logs go to $OUT (or ./preload-out); the last thing printed is a table, and the exit status is 0 when all pass.
 # TUNE=0 skips the tuning step (the rest takes a minute or two; tuning is capped at 4 minutes).
 set -uo pipefail
@@ -29,7 +30,7 @@ declare -a rows=()
 failed=0
 row() { rows+=("$(printf '%-44s %-5s %s' "$1" "$2" "$3")"); [ "$2" = ok ] || [ "$2" = info ] || failed=1; }
 
-for f in "$lib" "$check" "$BUILD/preload_overhead" "$BUILD/gemmtune"; do
+for f in "$lib" "$check" "$BUILD/check_lt" "$BUILD/preload_overhead" "$BUILD/gemmtune"; do
   [ -e "$f" ] || { echo "run_check: $f missing (build first: make)"; exit 1; }
 done
 if ldd "$lib" "$BUILD/preload_overhead" | grep -q 'not found'; then
@@ -85,6 +86,27 @@ pl GEMMTUNE_FALLBACK=default GEMMTUNE_PRELOAD_LOG="$out/streams.log" "$check" st
 "$check" streams > "$out/streams_plain.txt" 2>&1
 st=0; grep -q 'streams: ok' "$out/streams.txt" || st=1; grep -q 'served by default' "$out/streams.log" || st=1
 row "calls run on the handle's stream" "$([ $st = 0 ] && echo ok || echo FAIL)" "$(last "$out/streams.txt" | cut -c1-90)"
+
+# 6b. cublasLtMatmul (nn.Linear's path): served calls within the FP32 bound of cuBLASLt's, the bias epilogue and C
+# apart from D included; forwarded ones (TF32, other epilogues, device pointers, row order, a batch, an attribute)
+# bit-identical; cuBLASLt's status for what it rejects. GEMMTUNE_PRELOAD=off bit-identical throughout.
+rm -rf "$out"/lt_ref "$out"/lt_served "$out"/lt_off && mkdir -p "$out"/lt_ref "$out"/lt_served "$out"/lt_off
+"$BUILD/check_lt" run "$out/lt_ref" > "$out/lt_ref.txt" 2>&1 || { cat "$out/lt_ref.txt"; echo "run_check: the cuBLASLt reference run failed"; exit 1; }
+pl GEMMTUNE_FALLBACK=default GEMMTUNE_PRELOAD_LOG="$out/lt.log" "$BUILD/check_lt" run "$out/lt_served" > "$out/lt_served.txt" 2>&1
+"$BUILD/check_lt" compare "$out/lt_ref" "$out/lt_served" > "$out/compare_lt.txt" 2>&1
+st=$?; n_served=$(grep -c ' served by .*\[cublasLtMatmul' "$out/lt.log" 2>/dev/null); n_fwd=$(grep -c 'forwarded to cuBLASLt: .*\[cublasLtMatmul' "$out/lt.log" 2>/dev/null)
+for why in 'compute type is not pure FP32' 'epilogue other than DEFAULT or BIAS' 'BIAS epilogue with beta' \
+           'device pointer mode' 'not column-major' 'batched cuBLASLt' 'attribute that gemmtune does not serve' \
+           'alpha == 0' 'invalid arguments' 'scale or bias type'; do
+  grep -q "forwarded to cuBLASLt: .*$why" "$out/lt.log" || { st=1; echo "lt.log lacks: $why" >> "$out/compare_lt.txt"; }
+done
+grep -q ' served by .*epilogue=bias\]' "$out/lt.log" || { st=1; echo "lt.log: no bias call served" >> "$out/compare_lt.txt"; }
+[ "${n_served:-0}" -gt 20 ] || st=1
+row "cublasLtMatmul served vs cuBLASLt" "$([ $st = 0 ] && echo ok || echo FAIL)" \
+    "$(summary "$out/compare_lt.txt"); log: $n_served served, $n_fwd forwarded"
+pl GEMMTUNE_PRELOAD=off "$BUILD/check_lt" run "$out/lt_off" > "$out/lt_off.txt" 2>&1
+"$BUILD/check_lt" compare "$out/lt_ref" "$out/lt_off" --bitwise > "$out/compare_lt_off.txt" 2>&1
+row "cublasLtMatmul, GEMMTUNE_PRELOAD=off" "$([ $? = 0 ] && echo ok || echo FAIL)" "$(summary "$out/compare_lt_off.txt")"
 
 # 7. Cost per call over gemmtune_sgemm (same kernel, same stream), and the real cuBLAS's for comparison.
 pl GEMMTUNE_FALLBACK=default "$BUILD/preload_overhead" --max-us 1.0 > "$out/overhead.txt" 2>&1

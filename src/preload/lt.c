@@ -1,0 +1,389 @@
+/* cublasLtMatmul, exported by libgemmtune_cublas.so (PyTorch's nn.Linear with a bias calls it). A call that
+ * gemmtune computes exactly (lt_decide.c) runs through the thread's gemmtune handle on the call's stream, after
+ * writing the bias or C into D where the call has one; every other call, and every call gemmtune fails, goes
+ * untouched to the real cuBLASLt, whose status comes back unchanged. Docs: docs/PRELOAD.md. Tests:
+ * tests/test_preload_lt.c (CPU, a stand-in cuBLASLt), tests/preload/check_lt.c (GPU). */
+#include "bias.h"
+#include "preload.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define GT_EXPORT __attribute__((visibility("default")))
+#define GT_STR_(x) #x
+#define GT_STR(x) GT_STR_(x)
+
+/* The real cuBLASLt, typed after cublasLt.h's prototypes. */
+static struct {
+    __typeof__(cublasLtMatmul) *matmul;
+    __typeof__(cublasLtMatmulDescGetAttribute) *desc_get;
+    __typeof__(cublasLtMatrixLayoutGetAttribute) *layout_get;
+    __typeof__(cublasLtGetStatusName) *status_name; /* optional: for the log */
+} lt;
+
+static const char *const lt_sonames[] = {"libcublasLt.so." GT_STR(CUBLAS_VER_MAJOR), "libcublasLt.so.12",
+                                         "libcublasLt.so.11", NULL};
+static const char *const cublas_sonames[] = {"libcublas.so." GT_STR(CUBLAS_VER_MAJOR), "libcublas.so.12",
+                                             "libcublas.so.11", NULL};
+
+/* As interpose.c's: the next definition, else one loaded outside the global scope, found by its soname. */
+static void *find(const char *name, const char *const *sonames)
+{
+    void *p = dlsym(RTLD_NEXT, name);
+    for (; !p && *sonames; ++sonames) {
+        void *lib = dlopen(*sonames, RTLD_NOW | RTLD_NOLOAD);
+        if (lib) p = dlsym(lib, name), dlclose(lib);
+    }
+    return p;
+}
+
+/* ---- the attributes a served call must leave at their defaults ---- */
+
+enum { MAX_ATTR = 128, ATTR_BYTES = 32 };
+
+/* Every attribute number below MAX_ATTR that the runtime cuBLASLt answers for a fresh object and that
+ * lt_decide.c gives the role GT_PL_LT_DEFAULT, with the fresh object's value: so an attribute this build does
+ * not know (a newer cuBLASLt's) is compared too. */
+typedef struct {
+    int n, unreadable; /* unreadable: an attribute that could not be read or kept (its number), else -1 */
+    int id[MAX_ATTR];
+    size_t size[MAX_ATTR];
+    unsigned char value[MAX_ATTR][ATTR_BYTES];
+} defaults;
+
+static defaults desc_default[2]; /* of fresh descriptors: [0] CUBLAS_COMPUTE_32F, [1] CUBLAS_COMPUTE_32F_PEDANTIC */
+static defaults layout_default;
+
+static cublasStatus_t get(int layout, void *obj, int attr, void *buf, size_t size, size_t *written)
+{
+    if (layout)
+        return lt.layout_get((cublasLtMatrixLayout_t)obj, (cublasLtMatrixLayoutAttribute_t)attr, buf, size, written);
+    return lt.desc_get((cublasLtMatmulDesc_t)obj, (cublasLtMatmulDescAttributes_t)attr, buf, size, written);
+}
+
+static void probe(int layout, void *fresh, defaults *d)
+{
+    d->n = 0, d->unreadable = fresh ? -1 : MAX_ATTR; /* no fresh object (out of memory): nothing is served */
+    for (int a = 0; fresh && a < MAX_ATTR; ++a) {
+        size_t size = 0, w = 0;
+        if ((layout ? gt_pl_lt_layout_role(a) : gt_pl_lt_desc_role(a)) != GT_PL_LT_DEFAULT) continue;
+        if (get(layout, fresh, a, NULL, 0, &size) != CUBLAS_STATUS_SUCCESS || !size) continue; /* not one of its */
+        if (size > ATTR_BYTES || get(layout, fresh, a, d->value[d->n], size, &w) != CUBLAS_STATUS_SUCCESS ||
+            w != size) {
+            if (d->unreadable < 0) d->unreadable = a;
+            continue;
+        }
+        d->id[d->n] = a, d->size[d->n++] = size;
+    }
+}
+
+/* The first attribute of obj that differs from its default (or cannot be read), else -1. */
+static int first_changed(int layout, void *obj, const defaults *d)
+{
+    unsigned char buf[ATTR_BYTES];
+    if (d->unreadable >= 0) return d->unreadable;
+    for (int i = 0; i < d->n; ++i) {
+        size_t w = 0;
+        if (get(layout, obj, d->id[i], buf, d->size[i], &w) != CUBLAS_STATUS_SUCCESS || w != d->size[i] ||
+            memcmp(buf, d->value[i], d->size[i]))
+            return d->id[i];
+    }
+    return -1;
+}
+
+/* ---- finding the real cuBLASLt ---- */
+
+static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int resolved;
+
+static void probe_defaults(void)
+{
+    __typeof__(cublasLtMatmulDescCreate) *dc = (__typeof__(dc))find("cublasLtMatmulDescCreate", lt_sonames);
+    __typeof__(cublasLtMatmulDescDestroy) *dd = (__typeof__(dd))find("cublasLtMatmulDescDestroy", lt_sonames);
+    __typeof__(cublasLtMatrixLayoutCreate) *lc = (__typeof__(lc))find("cublasLtMatrixLayoutCreate", lt_sonames);
+    __typeof__(cublasLtMatrixLayoutDestroy) *ld = (__typeof__(ld))find("cublasLtMatrixLayoutDestroy", lt_sonames);
+    static const cublasComputeType_t compute[2] = {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC};
+    for (int i = 0; i < 2; ++i) {
+        cublasLtMatmulDesc_t d = NULL;
+        if (dc && dd && dc(&d, compute[i], CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) d = NULL;
+        probe(0, d, &desc_default[i]);
+        if (d) dd(d);
+    }
+    cublasLtMatrixLayout_t l = NULL;
+    if (lc && ld && lc(&l, CUDA_R_32F, 1, 1, 1) != CUBLAS_STATUS_SUCCESS) l = NULL;
+    probe(1, l, &layout_default);
+    if (l) ld(l);
+}
+
+static void resolve_locked(void)
+{
+    lt.matmul = (__typeof__(lt.matmul))find("cublasLtMatmul", lt_sonames);
+    lt.desc_get = (__typeof__(lt.desc_get))find("cublasLtMatmulDescGetAttribute", lt_sonames);
+    lt.layout_get = (__typeof__(lt.layout_get))find("cublasLtMatrixLayoutGetAttribute", lt_sonames);
+    lt.status_name = (__typeof__(lt.status_name))find("cublasLtGetStatusName", lt_sonames);
+    if (!lt.matmul || !lt.desc_get || !lt.layout_get) return;
+    probe_defaults();
+    atomic_store_explicit(&resolved, 1, memory_order_release);
+}
+
+/* The real cuBLASLt, found on the first call (a program may load it late: Python does). One atomic load once
+ * found; 0 while it is not. */
+static int resolve(void)
+{
+    if (atomic_load_explicit(&resolved, memory_order_acquire)) return 1;
+    pthread_mutex_lock(&resolve_lock);
+    if (!atomic_load_explicit(&resolved, memory_order_relaxed)) resolve_locked();
+    pthread_mutex_unlock(&resolve_lock);
+    return atomic_load_explicit(&resolved, memory_order_acquire);
+}
+
+/* ---- calls from inside cuBLAS ---- */
+
+/* cuBLAS itself calls cublasLtMatmul through its PLT (behind cublasSgemmBatched, the _64 entry points, ...): such
+ * a call is cuBLAS's implementation, not the program's, and goes straight through, as a call from inside an
+ * intercepted one does. Told by the caller's object; a program has few call sites, so the verdicts are kept in a
+ * small lock-free table of (return address << 1 | inside), filled front to back. */
+enum { SITES = 64 };
+static _Atomic uint64_t sites[SITES];
+
+static const void *object_of(const void *addr)
+{
+    Dl_info info;
+    return addr && dladdr(addr, &info) ? info.dli_fbase : NULL;
+}
+
+static int inside_cublas(uintptr_t ret)
+{
+    const uint64_t key = (uint64_t)ret << 1;
+    int i = 0;
+    for (; i < SITES; ++i) {
+        const uint64_t e = atomic_load_explicit(&sites[i], memory_order_acquire);
+        if (!e) break;
+        if ((e & ~1ull) == key) return (int)(e & 1);
+    }
+    const void *caller = object_of((const void *)ret);
+    const int in = caller && (caller == object_of((const void *)lt.matmul) ||
+                              caller == object_of(find("cublasSgemm_v2", cublas_sonames)));
+    for (; i < SITES; ++i) {
+        uint64_t empty = 0;
+        if (atomic_compare_exchange_strong(&sites[i], &empty, key | (uint64_t)in) || (empty & ~1ull) == key) break;
+    }
+    return in;
+}
+
+/* ---- reading a call ---- */
+
+static int get_exact(int layout, void *obj, int attr, void *buf, size_t size)
+{
+    size_t w = 0;
+    return get(layout, obj, attr, buf, size, &w) == CUBLAS_STATUS_SUCCESS && w == size;
+}
+
+static void read_desc(cublasLtMatmulDesc_t d, gt_pl_lt_desc *out)
+{
+    int32_t v[5] = {0}; /* compute, scale type, pointer mode, transa, transb */
+    static const int ids[5] = {CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, CUBLASLT_MATMUL_DESC_SCALE_TYPE,
+                               CUBLASLT_MATMUL_DESC_POINTER_MODE, CUBLASLT_MATMUL_DESC_TRANSA,
+                               CUBLASLT_MATMUL_DESC_TRANSB};
+    memset(out, 0, sizeof *out);
+    out->attr = -1, out->bias_type = -1;
+    if (!d) return;
+    for (int i = 0; i < 5; ++i)
+        if (!get_exact(0, d, ids[i], &v[i], sizeof v[i])) return;
+    if (!get_exact(0, d, CUBLASLT_MATMUL_DESC_EPILOGUE, &out->epilogue, sizeof out->epilogue)) return;
+    out->compute = v[0], out->scale_type = v[1], out->pointer_mode = v[2], out->transa = v[3], out->transb = v[4];
+    if (out->epilogue == CUBLASLT_EPILOGUE_BIAS) {
+        void *bias = NULL;
+        int32_t bt = -1; /* an older cuBLASLt without CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE: D's type */
+        if (!get_exact(0, d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias)) return;
+        if (!get_exact(0, d, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt)) bt = -1;
+        out->bias = bias, out->bias_type = bt;
+    }
+    out->ok = 1;
+    /* the others only where the call could be served: a forwarded one pays no more getters */
+    if (out->compute == CUBLAS_COMPUTE_32F || out->compute == CUBLAS_COMPUTE_32F_PEDANTIC)
+        out->attr = first_changed(0, d, &desc_default[out->compute == CUBLAS_COMPUTE_32F_PEDANTIC]);
+}
+
+static void read_layout(cublasLtMatrixLayout_t l, gt_pl_lt_layout *out)
+{
+    uint32_t type = 0;
+    int32_t order = 0, batch = 0;
+    uint64_t rows = 0, cols = 0;
+    int64_t ld = 0;
+    memset(out, 0, sizeof *out);
+    out->attr = -1;
+    if (!l || !get_exact(1, l, CUBLASLT_MATRIX_LAYOUT_TYPE, &type, sizeof type) ||
+        !get_exact(1, l, CUBLASLT_MATRIX_LAYOUT_ORDER, &order, sizeof order) ||
+        !get_exact(1, l, CUBLASLT_MATRIX_LAYOUT_ROWS, &rows, sizeof rows) ||
+        !get_exact(1, l, CUBLASLT_MATRIX_LAYOUT_COLS, &cols, sizeof cols) ||
+        !get_exact(1, l, CUBLASLT_MATRIX_LAYOUT_LD, &ld, sizeof ld) ||
+        !get_exact(1, l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch))
+        return;
+    out->ok = 1, out->type = (int)type, out->order = order, out->batch = batch;
+    out->rows = rows, out->cols = cols, out->ld = ld;
+    out->attr = first_changed(1, l, &layout_default);
+}
+
+/* ---- serving ---- */
+
+typedef struct {
+    const float *A, *B, *C, *bias;
+    float *D;
+} operands;
+
+typedef struct {
+    gt_pl_reason reason;
+    gemmtune_handle h; /* the handle that served it, for the log's explanation */
+    gt_pl_thread *t;
+    char detail[512];
+} outcome;
+
+/* D = C or D = bias first (both on the stream, so before the GEMM), then the GEMM into D. Either step failing
+ * leaves the call to cuBLASLt, which then writes all of D itself: C is never written, and with a bias beta is 0,
+ * so cuBLASLt does not read D. The caller's algo and workspace are cuBLASLt's business: gemmtune ignores them
+ * (split-K kernels use the handle's own workspace). */
+static gt_pl_reason run(gemmtune_handle h, cudaStream_t s, int dev, const gt_pl_lt_plan *p, const operands *o,
+                        outcome *out)
+{
+    const gt_pl_call *c = &p->call;
+    gt_pl_reason r = GT_PL_SERVE;
+    ++gt_pl_depth;
+    if (p->bias) {
+        const int rc = gt_bias_broadcast(dev, (void *)s, c->m, c->n, o->bias, o->D, c->ldc, out->detail,
+                                         sizeof out->detail);
+        r = rc == 0 ? GT_PL_SERVE : rc > 0 ? GT_PL_CAPTURE : GT_PL_LT_PREPARE;
+    } else if (p->copy_c) {
+        cudaError_t e = cudaMemcpy2DAsync(o->D, (size_t)c->ldc * sizeof(float), o->C, (size_t)p->ldc_src * sizeof(float),
+                                          (size_t)c->m * sizeof(float), (size_t)c->n, cudaMemcpyDeviceToDevice, s);
+        if (e != cudaSuccess) {
+            (void)cudaGetLastError();
+            snprintf(out->detail, sizeof out->detail, "cudaMemcpy2DAsync C to D: %s", cudaGetErrorString(e));
+            r = GT_PL_LT_PREPARE;
+        }
+    }
+    if (r == GT_PL_SERVE) {
+        gemmtune_status st = gemmtune_sgemm(h, (void *)s, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k,
+                                            p->alpha, o->A, c->lda, o->B, c->ldb, p->beta, o->D, c->ldc);
+        if (st != GEMMTUNE_SUCCESS) {
+            snprintf(out->detail, sizeof out->detail, "%s (%s)", gemmtune_status_string(st), gemmtune_last_error());
+            (void)cudaGetLastError(); /* a failed launch of ours must not surface in the program's next check */
+            r = st == GEMMTUNE_STATUS_NO_KERNEL      ? GT_PL_UNTUNED
+                : st == GEMMTUNE_STATUS_NOT_PREPARED ? GT_PL_CAPTURE
+                                                     : GT_PL_GEMMTUNE;
+        }
+    }
+    --gt_pl_depth;
+    return r;
+}
+
+/* Run, unless this thread already learnt that the GEMM has no tuned kernel (keyed as interpose.c keys it: the
+ * signature, the device and the operands' 16-byte alignment, which the loader's choice depends on). */
+static gt_pl_reason run_or_skip(gemmtune_handle h, cudaStream_t s, int dev, const gt_pl_lt_plan *p,
+                                const operands *o, outcome *out)
+{
+    const uintptr_t a = (uintptr_t)o->A, b = (uintptr_t)o->B, d = (uintptr_t)o->D;
+    const uint64_t key = gt_pl_key(&p->call, (int)((a & 15) | (b & 15) << 4 | (d & 15) << 8 | (uintptr_t)dev << 12));
+    if (gt_pl_untuned_any(out->t) && gt_pl_untuned_has(out->t, key)) return GT_PL_UNTUNED;
+    gt_pl_reason r = run(h, s, dev, p, o, out);
+    if (r == GT_PL_UNTUNED) gt_pl_untuned_add(out->t, key);
+    return r;
+}
+
+static gt_pl_reason serve(const gt_pl_lt_plan *p, const operands *o, cudaStream_t s, outcome *out)
+{
+    int dev = -1;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e != cudaSuccess || dev < 0 || dev >= GT_PL_MAX_DEVICES) {
+        (void)cudaGetLastError();
+        snprintf(out->detail, sizeof out->detail, "cudaGetDevice: %s, device %d",
+                 e != cudaSuccess ? cudaGetErrorString(e) : "ok", dev);
+        return GT_PL_NO_DEVICE;
+    }
+    if (!out->t || !gt_pl_enter(out->t)) return GT_PL_EXITING;
+    gt_pl_reason r = GT_PL_SERVE;
+    out->h = gt_pl_handle(out->t, dev, (void *)s, gt_pl_opts(), &r, out->detail, sizeof out->detail);
+    if (out->h) r = run_or_skip(out->h, s, dev, p, o, out);
+    gt_pl_leave(out->t);
+    return r;
+}
+
+static void log_call(const gt_pl_lt_plan *p, const outcome *out, cublasStatus_t st)
+{
+    if (!gt_pl_log_new(gt_pl_key(&p->call, (int)out->reason))) return;
+    const gt_pl_call *c = &p->call;
+    char verdict[1200], line[1500], ex[512] = "?";
+    if (out->reason == GT_PL_SERVE) {
+        (void)gemmtune_explain(out->h, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k, c->lda, c->ldb,
+                               c->ldc, ex, sizeof ex);
+        snprintf(verdict, sizeof verdict, "served by %s", ex);
+    } else {
+        const char *detail = out->detail[0] ? out->detail : p->detail;
+        int w = snprintf(verdict, sizeof verdict, "forwarded to cuBLASLt: %s%s%s", gt_pl_reason_text(out->reason),
+                         detail[0] ? ": " : "", detail);
+        const char *name = lt.status_name ? lt.status_name(st) : NULL;
+        if (st != CUBLAS_STATUS_SUCCESS && w > 0 && (size_t)w < sizeof verdict)
+            snprintf(verdict + w, sizeof verdict - (size_t)w, " -> %s", name ? name : "cuBLASLt error");
+    }
+    gt_pl_log_text(line, gt_pl_format(line, sizeof line, c, verdict));
+}
+
+/* Only a program that calls cublasLtMatmul with no cuBLASLt loaded gets here. Said once. */
+static cublasStatus_t no_real(void)
+{
+    static _Atomic int said;
+    static const char m[] = "gemmtune: libgemmtune_cublas.so: no cuBLASLt in this process to forward to; "
+                            "returning CUBLAS_STATUS_NOT_INITIALIZED\n";
+    if (!atomic_exchange(&said, 1)) (void)!write(STDERR_FILENO, m, sizeof m - 1);
+    return CUBLAS_STATUS_NOT_INITIALIZED;
+}
+
+#define GT_LT_ARGS                                                                                                \
+    handle, desc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspaceSizeInBytes, stream
+
+GT_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t desc, const void *alpha,
+                                        const void *A, cublasLtMatrixLayout_t Adesc, const void *B,
+                                        cublasLtMatrixLayout_t Bdesc, const void *beta, const void *C,
+                                        cublasLtMatrixLayout_t Cdesc, void *D, cublasLtMatrixLayout_t Ddesc,
+                                        const cublasLtMatmulAlgo_t *algo, void *workspace,
+                                        size_t workspaceSizeInBytes, cudaStream_t stream)
+{
+    const uintptr_t ret = (uintptr_t)__builtin_return_address(0);
+    cublasStatus_t st;
+    if (!resolve()) return no_real();
+    if (gt_pl_depth > 0 || !gt_pl_cfg()->enabled || inside_cublas(ret)) {
+        ++gt_pl_depth;
+        st = lt.matmul(GT_LT_ARGS);
+        --gt_pl_depth;
+        return st;
+    }
+    gt_pl_lt_call call = {.handle = handle != NULL, .alpha = alpha, .beta = beta, .C = C, .D = D};
+    read_desc(desc, &call.desc);
+    read_layout(Adesc, &call.a);
+    read_layout(Bdesc, &call.b);
+    read_layout(Ddesc, &call.d);
+    if (Cdesc == Ddesc) call.c = call.d;
+    else read_layout(Cdesc, &call.c);
+    gt_pl_lt_plan plan;
+    outcome out = {GT_PL_SERVE, NULL, gt_pl_thread_get(), ""};
+    out.reason = gt_pl_lt_classify(&call, gt_pl_cfg(), &plan);
+    if (out.reason == GT_PL_SERVE) {
+        const operands o = {A, B, C, call.desc.bias, D};
+        out.reason = serve(&plan, &o, stream, &out);
+    }
+    if (out.reason == GT_PL_SERVE) st = CUBLAS_STATUS_SUCCESS;
+    else {
+        ++gt_pl_depth;
+        st = lt.matmul(GT_LT_ARGS);
+        --gt_pl_depth;
+    }
+    if (out.t) gt_pl_count(out.t, out.reason == GT_PL_SERVE);
+    log_call(&plan, &out, st);
+    return st;
+}

@@ -1,0 +1,146 @@
+/* Calls cublasLtMatmul on the stand-in cuBLASLt (fake_cublaslt.c) with one case per line of the table and prints,
+ * per case, the status it got, how many calls reached the fake and whether every argument arrived unchanged.
+ * tests/test_preload_lt.c runs it with and without the preload (no GPU: CUDA_VISIBLE_DEVICES="") and compares;
+ * the preload's log tells which path each call took.
+ *   build/tests/drive_fake_lt        (LD_PRELOAD=build/libgemmtune_cublas.so to interpose) */
+#include "fake_cublaslt.h"
+
+#include <stdio.h>
+#include <string.h>
+
+cublasStatus_t fake_cublas_calls_lt(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, const void *alpha, const void *A,
+                                    cublasLtMatrixLayout_t Adesc, const void *B, cublasLtMatrixLayout_t Bdesc,
+                                    const void *beta, const void *C, cublasLtMatrixLayout_t Cdesc, void *D,
+                                    cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t *algo, void *workspace,
+                                    size_t workspaceSize, cudaStream_t stream);
+
+/* Zero fields mean: FP32, COMPUTE_32F, host pointers, N, DEFAULT epilogue, column-major, one matrix, alpha 1.5,
+ * C and D the same matrix, the program's own call. Each case has its own m, so the log has a line for each. */
+typedef struct {
+    const char *name;
+    int m, n, k, ta, tb;
+    float beta;
+    int caller;               /* 0 the program, 1 from inside cuBLAS, 2 from inside cuBLASLt */
+    int compute, scale, pmode, atype, order_a, batch, alpha_zero;
+    unsigned epilogue;
+    int bias_type, set_bias_type, sm_count, new_desc_attr, batch_mode_b, new_layout_attr;
+    int c_apart;              /* 1: C another matrix with ldc = ldd + 3; 2: C == D with that other layout */
+    int null_handle, null_desc, bad_shape;
+    cublasStatus_t st;
+} lcase;
+
+#define T CUBLAS_OP_T
+static const lcase cases[] = {
+    {.name = "servable_nn", .m = 64, .n = 32, .k = 16, .beta = 0.5f},
+    {.name = "servable_bias_tn", .m = 48, .n = 32, .k = 16, .ta = T, .epilogue = CUBLASLT_EPILOGUE_BIAS},
+    {.name = "servable_bias_typed", .m = 48, .n = 24, .k = 16, .epilogue = CUBLASLT_EPILOGUE_BIAS,
+     .set_bias_type = 1, .bias_type = CUDA_R_32F},
+    {.name = "servable_c_apart", .m = 40, .n = 24, .k = 8, .tb = T, .beta = 2.0f, .c_apart = 1},
+    {.name = "servable_pedantic", .m = 72, .n = 8, .k = 8, .compute = CUBLAS_COMPUTE_32F_PEDANTIC},
+    {.name = "tf32", .m = 60, .n = 32, .k = 16, .compute = CUBLAS_COMPUTE_32F_FAST_TF32},
+    {.name = "half_a", .m = 61, .n = 32, .k = 16, .atype = CUDA_R_16F},
+    {.name = "scale_64f", .m = 62, .n = 32, .k = 16, .scale = CUDA_R_64F},
+    {.name = "relu_bias", .m = 63, .n = 32, .k = 16, .epilogue = CUBLASLT_EPILOGUE_RELU_BIAS},
+    {.name = "gelu", .m = 65, .n = 32, .k = 16, .epilogue = CUBLASLT_EPILOGUE_GELU},
+    {.name = "bias_beta", .m = 66, .n = 32, .k = 16, .beta = 0.5f, .epilogue = CUBLASLT_EPILOGUE_BIAS},
+    {.name = "bias_16f", .m = 67, .n = 32, .k = 16, .epilogue = CUBLASLT_EPILOGUE_BIAS, .set_bias_type = 1,
+     .bias_type = CUDA_R_16F},
+    {.name = "device_pointers", .m = 68, .n = 32, .k = 16, .pmode = CUBLASLT_POINTER_MODE_DEVICE},
+    {.name = "row_order", .m = 69, .n = 32, .k = 16, .order_a = CUBLASLT_ORDER_ROW},
+    {.name = "batch_2", .m = 70, .n = 32, .k = 16, .batch = 2},
+    {.name = "sm_count", .m = 71, .n = 32, .k = 16, .sm_count = 100},
+    {.name = "new_desc_attr", .m = 73, .n = 32, .k = 16, .new_desc_attr = 7},
+    {.name = "pointer_array_b", .m = 74, .n = 32, .k = 16, .batch_mode_b = CUBLASLT_BATCH_MODE_POINTER_ARRAY},
+    {.name = "new_layout_attr", .m = 75, .n = 32, .k = 16, .new_layout_attr = 3},
+    {.name = "alpha_zero", .m = 76, .n = 32, .k = 16, .alpha_zero = 1},
+    {.name = "k_zero", .m = 77, .n = 32, .k = 0},
+    {.name = "bad_shape", .m = 78, .n = 32, .k = 16, .bad_shape = 1, .st = CUBLAS_STATUS_INVALID_VALUE},
+    {.name = "null_desc", .m = 79, .n = 32, .k = 16, .null_desc = 1, .st = CUBLAS_STATUS_INVALID_VALUE},
+    {.name = "null_handle", .m = 80, .n = 32, .k = 16, .null_handle = 1},
+    {.name = "in_place_two_layouts", .m = 81, .n = 32, .k = 16, .c_apart = 2, .st = CUBLAS_STATUS_NOT_SUPPORTED},
+    {.name = "exec_failed", .m = 24, .n = 24, .k = 24, .compute = CUBLAS_COMPUTE_32F_FAST_TF32,
+     .st = CUBLAS_STATUS_EXECUTION_FAILED},
+    {.name = "inside_cublas", .m = 20, .n = 20, .k = 20, .caller = 1},
+    {.name = "inside_cublaslt", .m = 20, .n = 20, .k = 20, .caller = 2},
+};
+#undef T
+
+static float A[4096], B[4096], C[4096], D[4096], bias[64], workspace[16];
+static const int algo_storage[16];
+
+static void set_desc(const lcase *c, cublasLtMatmulDesc_t d)
+{
+    int32_t ta = c->ta, tb = c->tb, pm = c->pmode, sm = c->sm_count, nd = c->new_desc_attr, bt = c->bias_type;
+    uint32_t epi = c->epilogue ? c->epilogue : CUBLASLT_EPILOGUE_DEFAULT;
+    const void *bp = bias;
+    cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta);
+    cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
+    cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_POINTER_MODE, &pm, sizeof pm);
+    cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
+    if (epi & CUBLASLT_EPILOGUE_BIAS) cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp);
+    if (c->set_bias_type) cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bt, sizeof bt);
+    if (sm) cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sm, sizeof sm);
+    if (nd) cublasLtMatmulDescSetAttribute(d, (cublasLtMatmulDescAttributes_t)FAKE_LT_NEW_DESC_ATTR, &nd, sizeof nd);
+}
+
+static cublasLtMatrixLayout_t layout(cudaDataType type, int rows, int cols, int ld, int batch)
+{
+    cublasLtMatrixLayout_t l = NULL;
+    int32_t b = batch ? batch : 1;
+    cublasLtMatrixLayoutCreate(&l, type, (uint64_t)rows, (uint64_t)cols, ld);
+    cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b, sizeof b);
+    return l;
+}
+
+static void set_int(cublasLtMatrixLayout_t l, int attr, int32_t v)
+{
+    cublasLtMatrixLayoutSetAttribute(l, (cublasLtMatrixLayoutAttribute_t)attr, &v, sizeof v);
+}
+
+/* One case through cublasLtMatmul; prints its status and whether the fake saw exactly the program's arguments. */
+static void run(const lcase *c, cublasLtHandle_t h)
+{
+    const int ra = c->ta ? c->k : c->m, ca = c->ta ? c->m : c->k, rb = c->tb ? c->n : c->k, cb = c->tb ? c->k : c->n;
+    float alpha = c->alpha_zero ? 0.0f : 1.5f, beta = c->beta;
+    cublasLtMatmulDesc_t desc = NULL;
+    cublasLtMatmulDescCreate(&desc, c->compute ? (cublasComputeType_t)c->compute : CUBLAS_COMPUTE_32F,
+                             (cudaDataType_t)c->scale);
+    set_desc(c, desc);
+    cublasLtMatrixLayout_t la = layout((cudaDataType)c->atype, ra, ca, ra + 1, c->batch);
+    cublasLtMatrixLayout_t lb = layout(CUDA_R_32F, rb + c->bad_shape, cb, rb + 2, c->batch);
+    cublasLtMatrixLayout_t ld = layout(CUDA_R_32F, c->m, c->n, c->m, c->batch);
+    cublasLtMatrixLayout_t lc = c->c_apart ? layout(CUDA_R_32F, c->m, c->n, c->m + 3, c->batch) : ld;
+    if (c->order_a) set_int(la, CUBLASLT_MATRIX_LAYOUT_ORDER, c->order_a);
+    if (c->batch_mode_b) set_int(lb, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, c->batch_mode_b);
+    if (c->new_layout_attr) set_int(ld, FAKE_LT_NEW_LAYOUT_ATTR, c->new_layout_attr);
+    const float *cm = c->c_apart == 1 ? C : D;
+    cublasLtHandle_t handle = c->null_handle ? NULL : h;
+    cublasLtMatmulDesc_t dsc = c->null_desc ? NULL : desc;
+    const cublasLtMatmulAlgo_t *algo = (const cublasLtMatmulAlgo_t *)algo_storage;
+    cudaStream_t stream = (cudaStream_t)(uintptr_t)0x5150;
+    fake_lt_reset();
+    fake_lt_set_status(c->st);
+    cublasStatus_t st =
+        c->caller == 1 ? fake_cublas_calls_lt(handle, dsc, &alpha, A, la, B, lb, &beta, cm, lc, D, ld, algo, workspace,
+                                              sizeof workspace, stream)
+        : c->caller == 2 ? fake_lt_calls_itself(handle, dsc, &alpha, A, la, B, lb, &beta, cm, lc, D, ld, algo,
+                                                workspace, sizeof workspace, stream)
+                         : cublasLtMatmul(handle, dsc, &alpha, A, la, B, lb, &beta, cm, lc, D, ld, algo, workspace,
+                                          sizeof workspace, stream);
+    const fake_lt_record *r = fake_lt_last();
+    const int same = r->handle == handle && r->desc == dsc && r->alpha == &alpha && r->A == A && r->Adesc == la &&
+                     r->B == B && r->Bdesc == lb && r->beta == &beta && r->C == cm && r->Cdesc == lc && r->D == D &&
+                     r->Ddesc == ld && r->algo == algo && r->workspace == workspace &&
+                     r->workspace_size == sizeof workspace && r->stream == stream;
+    printf("%s: status=%d reached=%d same=%d\n", c->name, (int)st, r->calls, same);
+    cublasLtMatmulDescDestroy(desc);
+    cublasLtMatrixLayoutDestroy(la), cublasLtMatrixLayoutDestroy(lb), cublasLtMatrixLayoutDestroy(ld);
+    if (lc != ld) cublasLtMatrixLayoutDestroy(lc);
+}
+
+int main(void)
+{
+    static int dummy;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) run(&cases[i], (cublasLtHandle_t)&dummy);
+    return 0;
+}

@@ -1,0 +1,358 @@
+/* cublasLtMatmul in the cuBLAS drop-in (src/preload/lt.c, lt_decide.c) and the bias broadcast it serves the BIAS
+ * epilogue with (src/lib/bias.c): the serve-or-forward rules, the log line, the interposer in front of a stand-in
+ * cuBLASLt (tests/preload/fake_cublaslt.c), the broadcast's template (NVRTC) and kernel (GPU). The full GPU check
+ * is tests/preload/check_lt.c through run_check.sh.   Run: build/gt_tests --cpu preload_lt */
+#include "bias.h"
+#include "compile.h"
+#include "family.h"
+#include "harness.h"
+#include "preload.h"
+
+#include <cublasLt.h>
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- serve or forward ---- */
+
+static const float one = 1.0f, zero = 0.0f, half = 0.5f;
+static float Cmat[1], Dmat[1], bias_vec[1];
+
+static gt_pl_lt_layout lay(uint64_t rows, uint64_t cols, int64_t ld)
+{
+    gt_pl_lt_layout l = {1, CUDA_R_32F, CUBLASLT_ORDER_COL, 1, rows, cols, ld, -1};
+    return l;
+}
+
+/* D = alpha op(A) op(B) + beta C with C == D, every leading dimension pad above its minimum, alpha 1, beta 0. */
+static gt_pl_lt_call lt_call(int ta, int tb, int m, int n, int k, int pad)
+{
+    gt_pl_lt_call c;
+    memset(&c, 0, sizeof c);
+    c.handle = 1;
+    c.desc = (gt_pl_lt_desc){1, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUBLASLT_POINTER_MODE_HOST, ta, tb,
+                             CUBLASLT_EPILOGUE_DEFAULT, NULL, -1, -1};
+    c.a = ta == CUBLAS_OP_N ? lay(m, k, m + pad) : lay(k, m, k + pad);
+    c.b = tb == CUBLAS_OP_N ? lay(k, n, k + pad) : lay(n, k, n + pad);
+    c.c = c.d = lay(m, n, m + pad);
+    c.alpha = &one, c.beta = &zero, c.C = c.D = Dmat;
+    return c;
+}
+
+static gt_pl_config default_config(const char *numerics)
+{
+    gt_pl_config cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.enabled = 1, cfg.max_batch = GT_PL_DEFAULT_MAX_BATCH, cfg.numerics = numerics;
+    return cfg;
+}
+
+static void expect(int line, const gt_pl_lt_call *c, gt_pl_reason want, const char *detail)
+{
+    gt_pl_config cfg = default_config(NULL);
+    gt_pl_lt_plan p;
+    gt_pl_reason r = gt_pl_lt_classify(c, &cfg, &p);
+    if (r != want)
+        gt_check_fail(__FILE__, line, "got %s, want %s (%s)", gt_pl_reason_text(r), gt_pl_reason_text(want), p.detail);
+    else if (detail && !strstr(p.detail, detail))
+        gt_check_fail(__FILE__, line, "detail '%s' lacks '%s'", p.detail, detail);
+}
+
+#define EXPECT(call, want) expect(__LINE__, &(call), (want), NULL)
+#define EXPECT_DETAIL(call, want, detail) expect(__LINE__, &(call), (want), (detail))
+
+GT_TEST(preload_lt_classify_serves_fp32_calls, GT_NEEDS_NONE)
+{
+    gt_pl_config cfg = default_config(NULL);
+    static const int ops[] = {CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_OP_C};
+    gt_pl_lt_plan p;
+    for (int a = 0; a < 3; ++a)
+        for (int b = 0; b < 3; ++b) {
+            gt_pl_lt_call c = lt_call(ops[a], ops[b], 7, 5, 3, 2);
+            CHECK(gt_pl_lt_classify(&c, &cfg, &p) == GT_PL_SERVE);
+            CHECK(p.call.api == GT_PL_LT && p.call.m == 7 && p.call.n == 5 && p.call.k == 3);
+            CHECK(p.call.lda == (ops[a] == CUBLAS_OP_N ? 9 : 5) && p.call.ldb == (ops[b] == CUBLAS_OP_N ? 5 : 7));
+            CHECK(p.call.ldc == 9 && p.call.transa == ops[a] && p.call.transb == ops[b]);
+            CHECK(!p.bias && !p.copy_c && p.alpha == 1.0f && p.beta == 0.0f);
+        }
+    gt_pl_lt_call c = lt_call(CUBLAS_OP_T, CUBLAS_OP_N, 64, 32, 16, 0);
+    c.desc.compute = CUBLAS_COMPUTE_32F_PEDANTIC, EXPECT(c, GT_PL_SERVE);
+    /* the bias: D = bias first, then the GEMM with beta 1 */
+    c = lt_call(CUBLAS_OP_T, CUBLAS_OP_N, 64, 32, 16, 0);
+    c.desc.epilogue = CUBLASLT_EPILOGUE_BIAS, c.desc.bias = bias_vec;
+    CHECK(gt_pl_lt_classify(&c, &cfg, &p) == GT_PL_SERVE && p.bias && !p.copy_c && p.beta == 1.0f);
+    c.desc.bias_type = CUDA_R_32F, EXPECT(c, GT_PL_SERVE);
+    /* C apart from D: copied first where beta != 0, not read where beta == 0 */
+    c = lt_call(CUBLAS_OP_N, CUBLAS_OP_N, 64, 32, 16, 1);
+    c.C = Cmat, c.c.ld = 70, c.beta = &half;
+    CHECK(gt_pl_lt_classify(&c, &cfg, &p) == GT_PL_SERVE && p.copy_c && p.ldc_src == 70 && p.beta == 0.5f);
+    CHECK(p.call.ldc == 65);
+    c.beta = &zero;
+    CHECK(gt_pl_lt_classify(&c, &cfg, &p) == GT_PL_SERVE && !p.copy_c && p.beta == 0.0f);
+    c = lt_call(CUBLAS_OP_N, CUBLAS_OP_N, 64, 32, 16, 0), c.beta = &half; /* in place: beta C is D's own */
+    CHECK(gt_pl_lt_classify(&c, &cfg, &p) == GT_PL_SERVE && !p.copy_c && p.beta == 0.5f);
+}
+
+GT_TEST(preload_lt_classify_forwards_what_gemmtune_does_not_compute, GT_NEEDS_NONE)
+{
+    const gt_pl_lt_call ok = lt_call(CUBLAS_OP_N, CUBLAS_OP_T, 64, 32, 16, 1);
+    gt_pl_lt_call c;
+    c = ok, c.a.type = CUDA_R_16F, EXPECT_DETAIL(c, GT_PL_LT_TYPES, "A: cudaDataType 2");
+    c = ok, c.d.type = CUDA_R_16BF, EXPECT_DETAIL(c, GT_PL_LT_TYPES, "D:");
+    c = ok, c.desc.scale_type = CUDA_R_64F, EXPECT_DETAIL(c, GT_PL_LT_TYPES, "scale");
+    static const int computes[] = {CUBLAS_COMPUTE_32F_FAST_TF32, CUBLAS_COMPUTE_32F_FAST_16F,
+                                   CUBLAS_COMPUTE_32F_FAST_16BF, CUBLAS_COMPUTE_32F_EMULATED_16BFX9, CUBLAS_COMPUTE_64F};
+    for (size_t i = 0; i < sizeof computes / sizeof *computes; ++i)
+        c = ok, c.desc.compute = computes[i], EXPECT(c, GT_PL_LT_COMPUTE);
+    static const unsigned epilogues[] = {CUBLASLT_EPILOGUE_RELU, CUBLASLT_EPILOGUE_RELU_BIAS, CUBLASLT_EPILOGUE_GELU,
+                                         CUBLASLT_EPILOGUE_GELU_AUX_BIAS, CUBLASLT_EPILOGUE_RELU_AUX,
+                                         CUBLASLT_EPILOGUE_DGELU_BGRAD, CUBLASLT_EPILOGUE_BGRADA,
+                                         CUBLASLT_EPILOGUE_BGRADB};
+    for (size_t i = 0; i < sizeof epilogues / sizeof *epilogues; ++i)
+        c = ok, c.desc.epilogue = epilogues[i], c.desc.bias = bias_vec, EXPECT(c, GT_PL_LT_EPILOGUE);
+    c = ok, c.desc.epilogue = CUBLASLT_EPILOGUE_BIAS, c.desc.bias = bias_vec, c.beta = &half;
+    EXPECT(c, GT_PL_LT_BIAS_BETA);
+    c.beta = &zero, c.desc.bias_type = CUDA_R_16F, EXPECT_DETAIL(c, GT_PL_LT_TYPES, "bias");
+    c.desc.bias_type = -1, c.desc.bias = NULL, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.desc.pointer_mode = CUBLASLT_POINTER_MODE_DEVICE, EXPECT(c, GT_PL_DEVICE_POINTERS);
+    c = ok, c.desc.pointer_mode = CUBLASLT_POINTER_MODE_ALPHA_DEVICE_VECTOR_BETA_HOST, EXPECT(c, GT_PL_DEVICE_POINTERS);
+    c = ok, c.b.order = CUBLASLT_ORDER_ROW, EXPECT_DETAIL(c, GT_PL_LT_ORDER, "B:");
+    c = ok, c.a.batch = c.b.batch = c.c.batch = c.d.batch = 4, EXPECT_DETAIL(c, GT_PL_LT_BATCH, "batch count 4");
+    c = ok, c.desc.attr = CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET;
+    EXPECT_DETAIL(c, GT_PL_LT_ATTRIBUTE, "CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET");
+    c = ok, c.c.attr = 99, EXPECT_DETAIL(c, GT_PL_LT_ATTRIBUTE, "C: layout attribute 99");
+    c = ok, c.alpha = &zero, EXPECT(c, GT_PL_ALPHA_ZERO);
+    c = ok, c.a.cols = 0, c.b.cols = 0, EXPECT(c, GT_PL_K_ZERO);
+    c = ok, c.c.cols = c.d.cols = 0, c.b.rows = 0, EXPECT(c, GT_PL_EMPTY);
+    c = ok, c.a.rows = c.c.rows = c.d.rows = 1u << 31, c.a.ld = c.c.ld = c.d.ld = 1ll << 31;
+    EXPECT(c, GT_PL_LT_RANGE);
+    gt_pl_config tf32 = default_config("NVIDIA_TF32_OVERRIDE"), off = default_config(NULL);
+    gt_pl_lt_plan p;
+    CHECK(gt_pl_lt_classify(&ok, &tf32, &p) == GT_PL_ENV_NUMERICS && !strcmp(p.detail, "NVIDIA_TF32_OVERRIDE"));
+    off.enabled = 0;
+    CHECK(gt_pl_lt_classify(&ok, &off, &p) == GT_PL_OFF);
+}
+
+/* What cuBLASLt rejects goes to it, so that it answers with its own status. */
+GT_TEST(preload_lt_classify_forwards_invalid_calls, GT_NEEDS_NONE)
+{
+    const gt_pl_lt_call ok = lt_call(CUBLAS_OP_T, CUBLAS_OP_N, 64, 32, 16, 0);
+    gt_pl_lt_call c;
+    c = ok, c.handle = 0, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.desc.ok = 0, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.b.ok = 0, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.alpha = NULL, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.beta = NULL, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.desc.transa = 3, EXPECT(c, GT_PL_INVALID); /* CUBLAS_OP_CONJG */
+    c = ok, c.a.rows = 17, EXPECT(c, GT_PL_INVALID);     /* op(A) is m x k: A (transposed) is 16 x 64 */
+    c = ok, c.b.cols = 33, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.c.rows = 63, c.c.ld = 64, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.d.ld = 63, c.c.ld = 63, EXPECT(c, GT_PL_INVALID); /* ld < rows */
+    c = ok, c.c.ld = 80, EXPECT(c, GT_PL_INVALID);               /* in place with two layouts */
+    c = ok, c.C = Cmat, c.c.ld = 80, EXPECT(c, GT_PL_SERVE);      /* apart: fine */
+    c = ok, c.a.ld = -1, EXPECT(c, GT_PL_INVALID);
+    c = ok, c.a.type = CUDA_R_16F, c.a.rows = 1, EXPECT(c, GT_PL_INVALID); /* arguments first */
+}
+
+GT_TEST(preload_lt_attribute_roles_names_and_log, GT_NEEDS_NONE)
+{
+    CHECK(gt_pl_lt_desc_role(CUBLASLT_MATMUL_DESC_TRANSA) == GT_PL_LT_FIELD);
+    CHECK(gt_pl_lt_desc_role(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE) == GT_PL_LT_FIELD);
+    CHECK(gt_pl_lt_desc_role(CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE) == GT_PL_LT_IGNORED);
+    static const int must[] = {CUBLASLT_MATMUL_DESC_TRANSC, CUBLASLT_MATMUL_DESC_FILL_MODE,
+                               CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET,
+                               CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, CUBLASLT_MATMUL_DESC_FAST_ACCUM,
+                               CUBLASLT_MATMUL_DESC_EMULATION_DESCRIPTOR, 77};
+    for (size_t i = 0; i < sizeof must / sizeof *must; ++i) CHECK(gt_pl_lt_desc_role(must[i]) == GT_PL_LT_DEFAULT);
+    CHECK(gt_pl_lt_layout_role(CUBLASLT_MATRIX_LAYOUT_LD) == GT_PL_LT_FIELD);
+    CHECK(gt_pl_lt_layout_role(CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET) == GT_PL_LT_IGNORED);
+    CHECK(gt_pl_lt_layout_role(CUBLASLT_MATRIX_LAYOUT_BATCH_MODE) == GT_PL_LT_DEFAULT);
+    CHECK(gt_pl_lt_layout_role(CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET) == GT_PL_LT_DEFAULT);
+    char name[96];
+    gt_pl_lt_attr_name(0, CUBLASLT_MATMUL_DESC_FAST_ACCUM, name, sizeof name);
+    CHECK_MSG(!strcmp(name, "CUBLASLT_MATMUL_DESC_FAST_ACCUM"), "%s", name);
+    gt_pl_lt_attr_name(0, 9, name, sizeof name);
+    CHECK_MSG(!strcmp(name, "matmul attribute 9"), "%s", name);
+    gt_pl_lt_attr_name(1, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, name, sizeof name);
+    CHECK_MSG(!strcmp(name, "CUBLASLT_MATRIX_LAYOUT_BATCH_MODE"), "%s", name);
+    for (int r = 0; r < GT_PL_NREASONS; ++r)
+        CHECK_MSG(strlen(gt_pl_reason_text((gt_pl_reason)r)) > 5 && strcmp(gt_pl_reason_text((gt_pl_reason)r),
+                  "unknown reason"), "reason %d", r);
+    /* the log line names the entry point, the compute type and the epilogue */
+    gt_pl_config cfg = default_config(NULL);
+    gt_pl_lt_call c = lt_call(CUBLAS_OP_T, CUBLAS_OP_N, 512, 64, 256, 0);
+    c.desc.epilogue = CUBLASLT_EPILOGUE_BIAS, c.desc.bias = bias_vec;
+    gt_pl_lt_plan p;
+    CHECK(gt_pl_lt_classify(&c, &cfg, &p) == GT_PL_SERVE);
+    char line[256];
+    gt_pl_format(line, sizeof line, &p.call, "served by exact: x");
+    CHECK_MSG(!strcmp(line, "gemmtune: 512x64x256 tn served by exact: x [cublasLtMatmul lda=256 ldb=256 ldc=512 "
+                            "compute=68 epilogue=bias]\n"), "%s", line);
+    c.desc.epilogue = CUBLASLT_EPILOGUE_GELU;
+    gt_pl_lt_classify(&c, &cfg, &p);
+    gt_pl_format(line, sizeof line, &p.call, "forwarded");
+    CHECK_MSG(strstr(line, "epilogue=32]"), "%s", line);
+    CHECK(gt_pl_key(&p.call, GT_PL_SERVE) != gt_pl_key(&p.call, GT_PL_LT_EPILOGUE));
+}
+
+/* ---- the interposer in front of a stand-in cuBLASLt ---- */
+
+static int asan_build(void) { return strstr(gt_build_dir(), "asan") != NULL; }
+
+static void preload_prefix(char *buf, size_t n)
+{
+    if (asan_build())
+        snprintf(buf, n, "ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 LD_PRELOAD=\"$(cc -print-file-name=libasan.so)"
+                 " %s/libgemmtune_cublas.so\"", gt_build_dir());
+    else snprintf(buf, n, "LD_PRELOAD=%s/libgemmtune_cublas.so", gt_build_dir());
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    char *buf = calloc(1, 1 << 16);
+    size_t n = fread(buf, 1, (1 << 16) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
+#define DRIVE_LT "CUDA_VISIBLE_DEVICES= " GT_BUILD "/tests/drive_fake_lt"
+
+/* Without a GPU every call ends at cuBLASLt, but each takes its own path through the interposer: the arguments and
+ * status that reach the stand-in are exactly the program's, and the log says where each went. A servable call
+ * gets as far as the serving path (the current device), which proves it was judged servable. */
+GT_TEST(preload_lt_interposer_with_a_stand_in_cublaslt, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *plain = NULL, *with = NULL, *log = gt_tmp_path(".log");
+    preload_prefix(pre, sizeof pre);
+    int rc = gt_run(DRIVE_LT " 2>/dev/null", &plain);
+    CHECK_MSG(rc == 0 && plain && strstr(plain, "inside_cublaslt: status=0 reached=1 same=1") &&
+              !strstr(plain, "same=0") && !strstr(plain, "reached=0"), "%d:\n%s", rc, plain);
+    snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD_LOG=%s " DRIVE_LT " 2>/dev/null", pre, log);
+    rc = gt_run(cmd, &with);
+    CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s\nwithout the preload:\n%s", cmd, with, plain);
+    char *text = slurp(log);
+    static const char *const want[] = {
+        "64x32x16 nn forwarded to cuBLASLt: no usable current CUDA device",
+        "48x32x16 tn forwarded to cuBLASLt: no usable current CUDA device",
+        "[cublasLtMatmul lda=17 ldb=18 ldc=48 compute=68 epilogue=bias]",
+        "48x24x16 nn forwarded to cuBLASLt: no usable current CUDA device",
+        "40x24x8 nt forwarded to cuBLASLt: no usable current CUDA device",
+        "72x8x8 nn forwarded to cuBLASLt: no usable current CUDA device",
+        "60x32x16 nn forwarded to cuBLASLt: cuBLASLt compute type is not pure FP32: cublasComputeType_t 77",
+        "61x32x16 nn forwarded to cuBLASLt: cuBLASLt matrix, scale or bias type is not CUDA_R_32F: A:",
+        "62x32x16 nn forwarded to cuBLASLt: cuBLASLt matrix, scale or bias type is not CUDA_R_32F: scale",
+        "63x32x16 nn forwarded to cuBLASLt: cuBLASLt epilogue other than DEFAULT or BIAS",
+        "65x32x16 nn forwarded to cuBLASLt: cuBLASLt epilogue other than DEFAULT or BIAS",
+        "66x32x16 nn forwarded to cuBLASLt: BIAS epilogue with beta != 0",
+        "67x32x16 nn forwarded to cuBLASLt: cuBLASLt matrix, scale or bias type is not CUDA_R_32F: bias",
+        "68x32x16 nn forwarded to cuBLASLt: device pointer mode",
+        "69x32x16 nn forwarded to cuBLASLt: matrix layout not column-major",
+        "70x32x16 nn forwarded to cuBLASLt: batched cuBLASLt call",
+        "71x32x16 nn forwarded to cuBLASLt: cuBLASLt attribute that gemmtune does not serve: "
+        "CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET",
+        "73x32x16 nn forwarded to cuBLASLt: cuBLASLt attribute that gemmtune does not serve: matmul attribute 50",
+        "74x32x16 nn forwarded to cuBLASLt: cuBLASLt attribute that gemmtune does not serve: B: "
+        "CUBLASLT_MATRIX_LAYOUT_BATCH_MODE",
+        "75x32x16 nn forwarded to cuBLASLt: cuBLASLt attribute that gemmtune does not serve: C: layout attribute 20",
+        "76x32x16 nn forwarded to cuBLASLt: alpha == 0",
+        "77x32x0 nn forwarded to cuBLASLt: k == 0",
+        "78x32x16 nn forwarded to cuBLASLt: invalid arguments (cuBLAS reports them) -> FAKE_CUBLASLT_ERROR",
+        "79x32x16 nn forwarded to cuBLASLt: invalid arguments",
+        "80x32x16 nn forwarded to cuBLASLt: invalid arguments",
+        "81x32x16 nn forwarded to cuBLASLt: invalid arguments",
+        "24x24x24 nn forwarded to cuBLASLt: cuBLASLt compute type is not pure FP32: cublasComputeType_t 77 -> "
+        "FAKE_CUBLASLT_ERROR",
+        "0 calls served by gemmtune, 26 forwarded to cuBLAS"};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; ++i)
+        CHECK_MSG(text && strstr(text, want[i]), "log lacks '%s':\n%s", want[i], text ? text : "(none)");
+    /* cuBLAS's and cuBLASLt's own calls of cublasLtMatmul went straight through: no line, not counted */
+    CHECK_MSG(text && !strstr(text, "20x20x20"), "%s", text);
+    unlink(log);
+    free(plain), free(with), free(text), free(log);
+}
+
+GT_TEST(preload_lt_switch_off_and_numerics_override, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *plain = NULL, *with = NULL, *log = gt_tmp_path(".log");
+    preload_prefix(pre, sizeof pre);
+    gt_run(DRIVE_LT " 2>/dev/null", &plain);
+    snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD=off GEMMTUNE_PRELOAD_LOG=%s " DRIVE_LT " 2>/dev/null", pre, log);
+    int rc = gt_run(cmd, &with);
+    char *text = slurp(log);
+    CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s", cmd, with);
+    CHECK_MSG(text && !strstr(text, "[cublasLtMatmul") && strstr(text, "0 calls served by gemmtune, 0 forwarded"),
+              "%s", text);
+    free(with), free(text);
+    unlink(log);
+    snprintf(cmd, sizeof cmd, "%s NVIDIA_TF32_OVERRIDE=1 GEMMTUNE_PRELOAD_LOG=%s " DRIVE_LT " 2>/dev/null", pre, log);
+    rc = gt_run(cmd, &with);
+    text = slurp(log);
+    CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s", cmd, with);
+    CHECK_MSG(text && strstr(text, "64x32x16 nn forwarded to cuBLASLt: FP32 numerics overridden by the environment: "
+                                   "NVIDIA_TF32_OVERRIDE"), "%s", text);
+    unlink(log);
+    free(plain), free(with), free(text), free(log);
+}
+
+/* ---- the bias broadcast ---- */
+
+GT_TEST(preload_lt_bias_template_compiles, GT_NEEDS_NVRTC)
+{
+    const char *tmpl = gt_template_text("bias.cu");
+    CHECK(tmpl != NULL);
+    if (!tmpl) return;
+    gt_cubin cb;
+    char err[512] = "";
+    int rc = gt_nvrtc_compile(tmpl, "sm_90", &cb, err, sizeof err);
+    CHECK_MSG(rc == 0 && cb.size > 0, "%s", err);
+    gt_cubin_free(&cb);
+}
+
+/* D padded (ld > m), with more columns than gridDim.y holds: every column is the bias, the padding untouched. */
+GT_TEST(preload_lt_gpu_bias_broadcast, GT_NEEDS_GPU)
+{
+    const int m = 37, n = 70000, ld = 40;
+    const size_t nd = (size_t)ld * n;
+    float *hD = malloc(nd * sizeof *hD), hb[37], *dD = NULL, *db = NULL;
+    for (int i = 0; i < m; ++i) hb[i] = (float)i - 11.5f;
+    for (size_t e = 0; e < nd; ++e) hD[e] = -777.0f;
+    char err[512] = "";
+    CHECK(cudaMalloc((void **)&dD, nd * sizeof *hD) == cudaSuccess && cudaMalloc((void **)&db, sizeof hb) == cudaSuccess);
+    cudaMemcpy(dD, hD, nd * sizeof *hD, cudaMemcpyHostToDevice);
+    cudaMemcpy(db, hb, sizeof hb, cudaMemcpyHostToDevice);
+    int dev = 0;
+    cudaGetDevice(&dev);
+    int rc = gt_bias_broadcast(dev, NULL, m, n, db, dD, ld, err, sizeof err);
+    CHECK_MSG(rc == 0, "%s", err);
+    CHECK(gt_bias_broadcast(dev, NULL, m, n, db, dD, m - 1, err, sizeof err) == -1); /* ld < m */
+    cudaMemcpy(hD, dD, nd * sizeof *hD, cudaMemcpyDeviceToHost);
+    size_t bad = 0;
+    for (int j = 0; j < n; ++j)
+        for (int i = 0; i < ld; ++i) bad += hD[i + (size_t)j * ld] != (i < m ? hb[i] : -777.0f);
+    CHECK_MSG(bad == 0, "%zu wrong elements", bad);
+    cudaFree(dD), cudaFree(db), free(hD);
+}
+
+/* cublasLtMatmul served against cuBLASLt itself on every case of tests/preload/check_lt.c (no winners: the loader's
+ * built-in kernel serves every servable call). The full check, with GEMMTUNE_PRELOAD=off, is run_check.sh. */
+GT_TEST(preload_lt_gpu_served_calls_match_cublaslt, GT_NEEDS_GPU)
+{
+    char pre[4400], cmd[16384], *out = NULL, *dir = gt_tmp_path("_preload_lt");
+    preload_prefix(pre, sizeof pre);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/ref %s/served %s/xdg && " GT_BUILD "/check_lt run %s/ref && "
+             "XDG_DATA_HOME=%s/xdg GEMMTUNE_DB= GEMMTUNE_FALLBACK=default GEMMTUNE_PRELOAD_LOG=%s/served.log %s "
+             GT_BUILD "/check_lt run %s/served && " GT_BUILD "/check_lt compare %s/ref %s/served && "
+             "grep -c 'served by default.*epilogue=bias' %s/served.log",
+             dir, dir, dir, dir, dir, dir, pre, dir, dir, dir, dir);
+    int rc = gt_run(cmd, &out);
+    CHECK_MSG(rc == 0 && strstr(out, ", 0 failed"), "%s ->\n%s", cmd, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    gt_run(cmd, NULL);
+    free(dir);
+}
