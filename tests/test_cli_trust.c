@@ -1,6 +1,7 @@
 /* A database is data, never code, through the built CLI: text from a database (put there with SQL, as a hostile
- * file would hold it) never ends a comment in an exported header; readers and writers agree on a path.
- * Fixture databases from tests/fixture.c. */
+ * file would hold it) never reaches a terminal raw, never ends a comment in an exported header; outputs are written
+ * where asked and never replace a device or FIFO; inputs that are not regular files are refused, never waited on;
+ * bad arguments exit 2. Fixture databases from tests/fixture.c. */
 #include "compile.h"
 #include "db.h"
 #include "fixture.h"
@@ -52,6 +53,35 @@ static int sql_set(const char *path, const char *sql, const char *value)
     return rc;
 }
 
+/* The readers print database text with its control bytes escaped: in the table, CSV, JSON, --trials, --sweeps,
+ * --gpus, report's text and explain. */
+GT_TEST(cli_readers_print_no_raw_control_bytes, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db");
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0);
+    CHECK(sql_set(db, "UPDATE gpu_models SET name = ?1", "E\x1b[31mRED\x1b]0;title\x07\xc2\x9b" "2J") == 0);
+    CHECK(sql_set(db, "UPDATE sweeps SET host = ?1, command = ?1", "h\x1b[2J\r\x08") == 0);
+    CHECK(sql_set(db, "UPDATE trials SET message = ?1 WHERE status != 'ok'", "m\x1b[1A\x1b[2K") == 0);
+    static const struct {
+        const char *args, *shows;
+    } cases[] = {
+        {"query", "\\x1b[31mRED"}, {"query --format csv", "\\x1b[31mRED"}, {"query --format json", "\\u001b[31mRED"},
+        {"query --trials", "m\\x1b[1A"}, {"query --trials --format csv", "m\\x1b[1A"},
+        {"query --sweeps", "h\\x1b[2J\\r\\x08"}, {"query --sweeps --format json", "\\u009b2J"},
+        {"query --gpus", "\\x1b]0;title\\x07\\u009b2J"}, {"report", "\\x1b[31mRED"},
+        {"explain --shape 1000 --gpu-model E", "\\x1b[31mRED"}, {"export", "\\u001b[31mRED"},
+        {"export --format header", "\\033[31mRED"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        int rc = run(GT_CLI " %s --db %s", cases[i].args, db);
+        CHECK_MSG(rc == 0 && strstr(out, cases[i].shows), "%s -> %d: %s", cases[i].args, rc, out);
+        CHECK_MSG(!strpbrk(out, "\x1b\x07\x08\r") && !strstr(out, "\xc2\x9b"), "%s printed a raw control byte",
+                  cases[i].args);
+    }
+    gt_fixture_rm(db);
+    free(db);
+}
+
 static int cache_fake_cubin(const gt_winner *w, void *ctx)
 {
     char err[256], arch[16];
@@ -82,6 +112,118 @@ GT_TEST(cli_export_header_comment_holds_no_code, GT_NEEDS_NONE)
     } else CHECK_MSG(!exists(h), "refused (%s), yet %s was written", out, h);
     gt_fixture_rm(db), unlink(h);
     free(db), free(h);
+}
+
+/* export -o: a regular file replaced with its mode kept; a symlink to /dev/null, a FIFO and /dev/stdout written
+ * through and never replaced; a symlink to nothing refused. */
+GT_TEST(cli_outputs_replace_only_regular_files, GT_NEEDS_NONE)
+{
+    char *dir = gt_tmp_path("_out"), db[600], want[600], p[600];
+    struct stat sb;
+    CHECK(mkdir(dir, 0700) == 0);
+    snprintf(db, sizeof db, "%s/w.db", dir);
+    snprintf(want, sizeof want, "%s/want.json", dir);
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && run(GT_CLI " export --db %s -o %s", db, want) == 0);
+    snprintf(p, sizeof p, "%s/mine.json", dir);
+    CHECK(gt_fixture_write(p, "old", 3) == 0 && chmod(p, 0604) == 0);
+    CHECK(run(GT_CLI " export --db %s -o %s", db, p) == 0 && gt_fixture_same_bytes(p, want));
+    CHECK(stat(p, &sb) == 0 && (sb.st_mode & 0777) == 0604);
+    snprintf(p, sizeof p, "%s/null", dir);
+    CHECK(symlink("/dev/null", p) == 0 && run(GT_CLI " export --db %s -o %s", db, p) == 0);
+    CHECK(lstat(p, &sb) == 0 && S_ISLNK(sb.st_mode) && stat("/dev/null", &sb) == 0 && S_ISCHR(sb.st_mode));
+    snprintf(p, sizeof p, "%s/fifo", dir);
+    CHECK(mkfifo(p, 0600) == 0);
+    CHECK(run("cat %s > %s/from-fifo & " GT_CLI " export --db %s -o %s; wait", p, dir, db, p) == 0);
+    CHECK(lstat(p, &sb) == 0 && S_ISFIFO(sb.st_mode));
+    snprintf(p, sizeof p, "%s/from-fifo", dir);
+    CHECK(gt_fixture_same_bytes(p, want));
+    snprintf(p, sizeof p, "%s/from-stdout", dir);
+    CHECK(run(GT_CLI " export --db %s -o /dev/stdout | cat > %s", db, p) == 0 && gt_fixture_same_bytes(p, want));
+    snprintf(p, sizeof p, "%s/dangling", dir);
+    CHECK(symlink("nowhere/x.json", p) == 0);
+    CHECK(run(GT_CLI " export --db %s -o %s", db, p) == 1 && strstr(out, "symbolic link to nothing"));
+    int plot = 0;
+    CHECK_MSG(run("ls -A %s", dir) == 0 && !strcmp(out, plot ? "bin\ndangling\nfifo\nfrom-fifo\nfrom-stdout\nmine.json\n"
+                                                               "null\nw.db\nwant.json\n"
+                                                             : "dangling\nfifo\nfrom-fifo\nfrom-stdout\nmine.json\n"
+                                                               "null\nw.db\nwant.json\n"), "%s", out);
+    run("rm -rf %s", dir);
+    free(dir);
+}
+
+/* Inputs that are not regular files are refused at once: import's JSON, --sizes @FILE, explain --json (the loader),
+ * a --db. Each under a 20 s timeout, which a reader that waited on the FIFO or read /dev/zero forever would hit. */
+GT_TEST(cli_inputs_refuse_fifos_devices_and_folders, GT_NEEDS_NONE)
+{
+    char *dir = gt_tmp_path("_in"), fifo[600];
+    CHECK(mkdir(dir, 0700) == 0);
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    CHECK(mkfifo(fifo, 0600) == 0);
+    static const struct {
+        const char *args;
+        int rc;
+        const char *says;
+    } cases[] = {
+        {"import %s --db %s/x.db", 1, "a FIFO"},
+        {"import /dev/zero --db %2$s/x.db", 1, "a character device"},
+        {"import %2$s --db %2$s/x.db", 1, "a directory"},
+        {"bench --sizes @%s", 2, "a FIFO"},
+        {"tune --sizes @/dev/zero --db %2$s/x.db", 2, "a character device"},
+        {"explain --shape 64 --json %s", 1, "a FIFO"},
+        {"explain --shape 64 --json /dev/zero", 1, "a character device"},
+        {"query --db %s", 1, "not a regular file"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        char args[1400], cmd[1600];
+        snprintf(args, sizeof args, cases[i].args, fifo, dir);
+        snprintf(cmd, sizeof cmd, "timeout 20 " GT_CLI " %s", args);
+        int rc = run("%s", cmd);
+        CHECK_MSG(rc == cases[i].rc && strstr(out, cases[i].says), "%s -> %d:\n%s", args, rc, out);
+    }
+    CHECK(run("ls -A %s", dir) == 0 && !strcmp(out, "fifo\n")); /* no database made */
+    run("rm -rf %s", dir);
+    free(dir);
+}
+
+/* Bad arguments exit 2, runtime failures 1. */
+GT_TEST(cli_bad_arguments_exit_2, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), *json = gt_tmp_path(".json");
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && run(GT_CLI " export --db %s -o %s", db, json) == 0);
+    static const struct {
+        const char *args, *says;
+    } cases[] = {
+        {"query --db %s --gpu-model ''", "--gpu-model"},
+        {"export --db %s --gpu-model ''", "--gpu-model"},
+        {"report --db %s --gpu-model ''", "--gpu-model"},
+        {"query --db %s --family ''", "--family"},
+        {"query --db '' %.0s", "--db"},
+        {"export --db '' %.0s", "--db"},
+        {"report --db '' %.0s", "--db"},
+        {"import --db '' %s", "--db"},
+        {"merge --db '' %s", "--db"},
+        {"explain --db '' --shape 64 %.0s", "--db"},
+        {"explain --json '' --shape 64 %.0s", "--json"},
+        {"bench --db '' %.0s", "--db"},
+        {"tune --db '' %.0s", "--db"},
+        {"export --db %s -o ''", "-o"},
+        {"query --db %s --gpu 7", "--gpu 7"},
+        {"explain --db %s --shape 64 --gpu 7", "--gpu 7"},
+        {"export --db %1$s -o \"$(printf '%1$s\\ny.json')\"", "control character"},
+        {"query --db \"$(printf '%s\\033[2J')\"", "control character"},
+        {"import --db \"$(printf '%s\\r')\" x.json", "control character"},
+        {"merge \"$(printf 'a\\nb.db')\" --db %s", "control character"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        char args[1400];
+        snprintf(args, sizeof args, cases[i].args, db);
+        int rc = run(GT_CLI " %s", args);
+        CHECK_MSG(rc == 2 && strstr(out, cases[i].says) && !strchr(out, '\x1b'), "%s -> %d:\n%s", args, rc, out);
+    }
+    CHECK(run("GEMMTUNE_DB=\"$(printf '%s\\nx')\" " GT_CLI " query", db) == 2 && strstr(out, "control character"));
+    CHECK(run(GT_CLI " query --db %s.missing", db) == 1 && strstr(out, "no database at")); /* runtime: 1 */
+    gt_fixture_rm(db), unlink(json);
+    free(db), free(json);
 }
 
 /* A --db that starts with // names the same file to readers (an SQLite URI) as to writers (a path). */

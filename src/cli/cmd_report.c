@@ -6,6 +6,7 @@
 #include "db.h"
 #include "options.h"
 #include "table.h"
+#include "term.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -77,8 +78,9 @@ static int print_summary(gt_db *db, const wlist *l, const gt_winner_filter *f, c
         tf.gpu_name = l->v[i].gpu_name;
         if (gt_db_trials(db, &tf, count_trials, &c, err, errlen) < 0) return -1;
         char b1[64], b2[64];
-        printf("%s (cc %d.%d, %d SMs): %d shape%s tuned, %d trials stored (%d ok)\n", l->v[i].gpu_name,
-               l->v[i].cc_major, l->v[i].cc_minor, l->v[i].sm_count, shapes, shapes == 1 ? "" : "s", c.trials, c.ok);
+        gt_term_printf(stdout, "%s (cc %d.%d, %d SMs): %d shape%s tuned, %d trials stored (%d ok)\n", l->v[i].gpu_name,
+                       l->v[i].cc_major, l->v[i].cc_minor, l->v[i].sm_count, shapes, shapes == 1 ? "" : "s", c.trials,
+                       c.ok);
         if (rated)
             printf("  vs cuBLAS: geometric mean %.3fx over %d shape%s; best %.3fx at %s, worst %.3fx at %s\n",
                    exp(logsum / rated), rated, rated == 1 ? "" : "s", l->v[best].ratio,
@@ -244,7 +246,7 @@ static int report(gt_db *db, const char *path, const gt_cli_filter *cf, const ch
         rc = -1, snprintf(err, errlen, "no winners stored in %.900s%s", path,
                           gt_cli_filter_any(cf) ? " match the filters" : "");
     if (rc == 0) {
-        printf("gemmtune report: %s\n\n", path);
+        gt_term_printf(stdout, "gemmtune report: %s\n", path), printf("\n");
         rc = print_summary(db, &l, &cf->f, err, errlen);
     }
     if (rc == 0 && (print_shapes(&l) < 0 || print_regret(db, &cf->f, err, errlen) < 0))
@@ -252,7 +254,7 @@ static int report(gt_db *db, const char *path, const gt_cli_filter *cf, const ch
     if (rc == 0 && out) {
         fflush(stdout);
         rc = plot(&l, out, png, err, errlen);
-        if (rc == 0) printf("\nchart: %s\n", out);
+        if (rc == 0) printf("\n"), gt_term_printf(stdout, "chart: %s\n", out);
     } else if (rc == 0) printf("\n(add -o report.svg or -o report.png for the chart)\n");
     free(l.v);
     return rc;
@@ -271,14 +273,13 @@ int gt_cmd_report(int argc, char **argv)
     if (rc == 0 && a.npos) rc = -1, snprintf(err, sizeof err, "unexpected argument '%s'", a.pos[0]);
     if (rc == 0) rc = chart_kind(a.out, &png, err, sizeof err);
     if (rc < 0) {
-        fprintf(stderr, "gemmtune report: %s\n", err);
+        gt_term_printf(stderr, "gemmtune report: %s\n", err);
         return gt_cli_args_free(&a), 2;
     }
-    rc = gt_cli_open_reader(&a, &cf, path, sizeof path, &db, err, sizeof err) < 0
-             ? -1
-             : report(db, path, &cf, a.out, png, err, sizeof err);
+    rc = gt_cli_open_reader(&a, &cf, path, sizeof path, &db, err, sizeof err);
+    if (rc == 0 && report(db, path, &cf, a.out, png, err, sizeof err) < 0) rc = 1;
     gt_db_close(db);
     gt_cli_args_free(&a);
-    if (rc < 0) fprintf(stderr, "gemmtune report: %s\n", err);
-    return rc < 0 ? 1 : 0;
+    if (rc) gt_term_printf(stderr, "gemmtune report: %s\n", err);
+    return rc;
 }
