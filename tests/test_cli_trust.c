@@ -1,7 +1,7 @@
 /* A database is data, never code, through the built CLI: text from a database (put there with SQL, as a hostile
- * file would hold it) never reaches a terminal raw, never ends a comment in an exported header; outputs are written
- * where asked and never replace a device or FIFO; inputs that are not regular files are refused, never waited on;
- * bad arguments exit 2. Fixture databases from tests/fixture.c. */
+ * file would hold it) never runs in report's gnuplot, never reaches a terminal raw, never ends a comment in an
+ * exported header; outputs are written where asked and never replace a device or FIFO; inputs that are not regular
+ * files are refused, never waited on; bad arguments exit 2. Fixture databases from tests/fixture.c. */
 #include "compile.h"
 #include "db.h"
 #include "fixture.h"
@@ -51,6 +51,49 @@ static int sql_set(const char *path, const char *sql, const char *value)
     sqlite3_finalize(st);
     sqlite3_close(h);
     return rc;
+}
+
+static int has_gnuplot(void)
+{
+    if (gt_run("command -v gnuplot", NULL) == 0) return 1;
+    gt_skip("gnuplot is not installed (make deps installs gnuplot-nox)");
+    return 0;
+}
+
+/* GPU names that try gnuplot's every way to run a command: a new line starting with '!', system() after breaking
+ * out of a quoted string, a backquote, a macro; the chart must be drawn and nothing run. */
+GT_TEST(cli_report_runs_nothing_a_database_holds, GT_NEEDS_NONE)
+{
+    if (!has_gnuplot()) return;
+    char *dir = gt_tmp_path("_rep"), db[600], f[6][700], name[2][1600];
+    CHECK(mkdir(dir, 0700) == 0);
+    snprintf(db, sizeof db, "%s/hostile.db", dir);
+    for (int i = 0; i < 6; ++i) snprintf(f[i], sizeof f[i], "%s/ran%d", dir, i);
+    snprintf(name[0], sizeof name[0], "X\n!touch %s\n`touch %s`\x1b[31m", f[0], f[1]);
+    snprintf(name[1], sizeof name[1], "Y' . system('touch %s') . '\"\n!touch %s\n@m", f[2], f[3]);
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && gt_fixture_db(db, 2, 0, 1.1) == 0);
+    CHECK(sql_set(db, "UPDATE gpu_models SET name = ?1 WHERE name = 'NVIDIA H200'", name[0]) == 0);
+    CHECK(sql_set(db, "UPDATE gpu_models SET name = ?1 WHERE name LIKE 'NVIDIA A100%'", name[1]) == 0);
+    static const char *const how[] = {"", "--gpu-model X", "--gpu-model Y"}; /* both in the labels; each in a title */
+    for (int i = 0; i < 3; ++i) {
+        CHECK_MSG(run(GT_CLI " report --db %s %s -o %s/chart%d.svg", db, how[i], dir, i) == 0, "%s", out);
+        CHECK_MSG(!strchr(out, '\x1b'), "raw escape in: %s", out);
+        char svg[700];
+        snprintf(svg, sizeof svg, "%s/chart%d.svg", dir, i);
+        size_t n;
+        char *text = (char *)gt_fixture_slurp(svg, &n);
+        CHECK(text && strstr(text, "<svg") && strstr(text, "1024x1024x1024 nn"));
+        free(text);
+    }
+    CHECK(run(GT_CLI " report --db %s --gpu-model Y -o %s/chart.png", db, dir) == 0);
+    for (int i = 0; i < 4; ++i) CHECK_MSG(!exists(f[i]), "the database's text ran: %s exists", f[i]);
+    /* an -o path with a new line in it is refused before anything is drawn or written */
+    CHECK(run(GT_CLI " report --db %s -o \"$(printf '%s/x\\n!touch %s\\n.svg')\"", db, dir, f[4]) == 2 &&
+          strstr(out, "control character"));
+    CHECK(!exists(f[4]));
+    CHECK(run("ls -A %s | wc -l", dir) == 0 && atoi(out) == 5); /* the database and the four charts */
+    run("rm -rf %s", dir);
+    free(dir);
 }
 
 /* The readers print database text with its control bytes escaped: in the table, CSV, JSON, --trials, --sweeps,
@@ -114,8 +157,8 @@ GT_TEST(cli_export_header_comment_holds_no_code, GT_NEEDS_NONE)
     free(db), free(h);
 }
 
-/* export -o: a regular file replaced with its mode kept; a symlink to /dev/null, a FIFO and /dev/stdout written
- * through and never replaced; a symlink to nothing refused. */
+/* export -o (and report -o): a regular file replaced with its mode kept; a symlink to /dev/null, a FIFO and
+ * /dev/stdout written through and never replaced; a symlink to nothing refused; a failing chart leaves no file. */
 GT_TEST(cli_outputs_replace_only_regular_files, GT_NEEDS_NONE)
 {
     char *dir = gt_tmp_path("_out"), db[600], want[600], p[600];
@@ -142,7 +185,17 @@ GT_TEST(cli_outputs_replace_only_regular_files, GT_NEEDS_NONE)
     snprintf(p, sizeof p, "%s/dangling", dir);
     CHECK(symlink("nowhere/x.json", p) == 0);
     CHECK(run(GT_CLI " export --db %s -o %s", db, p) == 1 && strstr(out, "symbolic link to nothing"));
-    int plot = 0;
+    /* report: gnuplot draws the chart then fails; nothing is written */
+    int plot = run("command -v gnuplot") == 0;
+    if (plot) {
+        char real[600];
+        snprintf(real, sizeof real, "%.*s", (int)strcspn(out, "\n"), out);
+        CHECK(run("mkdir %s/bin && printf '#!/bin/sh\\n%s \"$@\"\\nexit 1\\n' > %s/bin/gnuplot && chmod +x "
+                  "%s/bin/gnuplot", dir, real, dir, dir) == 0);
+        CHECK(run("PATH=%s/bin:$PATH " GT_CLI " report --db %s -o %s/r.svg", dir, db, dir) == 1);
+        snprintf(p, sizeof p, "%s/r.svg", dir);
+        CHECK_MSG(!exists(p), "a failed chart left %s", p);
+    }
     CHECK_MSG(run("ls -A %s", dir) == 0 && !strcmp(out, plot ? "bin\ndangling\nfifo\nfrom-fifo\nfrom-stdout\nmine.json\n"
                                                                "null\nw.db\nwant.json\n"
                                                              : "dangling\nfifo\nfrom-fifo\nfrom-stdout\nmine.json\n"

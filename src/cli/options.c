@@ -152,7 +152,8 @@ static const gt_opt table[] = {
     {"-o", "--output", "FILE", A_PATH, GT_V_EXPORT, O(out), 0, NULL, "write FILE instead of standard output: a regular file is replaced\n"
      "atomically (its mode kept), a device or pipe written through, never replaced"},
     {"-o", "--output", "FILE", A_PATH, GT_V_REPORT, O(out), 0, NULL,
-     "also plot TFLOPS per shape, winner vs cuBLAS, with gnuplot: FILE.svg or FILE.png"},
+     "also plot TFLOPS per shape, winner vs cuBLAS, with gnuplot: FILE.svg or FILE.png,\n"
+     "written as export -o writes (nothing is left behind when it fails)"},
     {"--with-cubin", NULL, NULL, A_FLAG, GT_V_EXPORT, O(with_cubin), 1, NULL,
      "(header) embed each winner's compiled kernel for its GPU's sm_<cc>, from the\n"
      "database's cubin cache, else compiled now with NVRTC (no GPU needed)"},
