@@ -287,6 +287,19 @@ GT_TEST(cli_term_escape_leaves_no_control_byte, GT_NEEDS_NONE)
     gt_table_free(t);
 }
 
+/* `make install` on a fresh clone builds the CLI and installs it (it used to install it only when already built). */
+GT_TEST(cli_make_install_builds_and_installs_the_cli, GT_NEEDS_NONE)
+{
+    char *fresh = gt_tmp_path("_fresh"), cmd[1200], want[1400], *out = NULL;
+    snprintf(cmd, sizeof cmd, "make -n -C " GT_ROOT " BUILD=%s PREFIX=/opt/gt-prefix install", fresh);
+    int rc = gt_run(cmd, &out);
+    snprintf(want, sizeof want, "-o %s/gemmtune ", fresh);
+    CHECK_MSG(rc == 0 && out && strstr(out, want), "no link of the CLI in: %s", out ? out : "");
+    snprintf(want, sizeof want, "\ninstall -m 755 %s/gemmtune /opt/gt-prefix/bin/gemmtune\n", fresh);
+    CHECK_MSG(out && strstr(out, want), "no unconditional install of the CLI in: %s", out ? out : "");
+    free(out), free(fresh);
+}
+
 GT_TEST(cli_memory_check_says_what_fits_and_refuses_what_cannot, GT_NEEDS_NONE)
 {
     char msg[600];

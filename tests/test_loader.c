@@ -572,7 +572,7 @@ GT_TEST(loader_install_pkgconfig_example, GT_NEEDS_NONE)
     CHECK_MSG(rc == 0, "%s -> %d:\n%s", cmd, rc, out);
     free(out);
     static const char *files[] = {"include/gemmtune.h", "lib/libgemmtune.a", "lib/libgemmtune.so",
-                                  "lib/libgemmtune.so.0", "lib/pkgconfig/gemmtune.pc"};
+                                  "lib/libgemmtune.so.0", "lib/pkgconfig/gemmtune.pc", "bin/gemmtune"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
         snprintf(cmd, sizeof cmd, "%s/%s", prefix, files[i]);
         CHECK_MSG(access(cmd, R_OK) == 0, "%s not installed", cmd);
