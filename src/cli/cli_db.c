@@ -33,8 +33,8 @@ int gt_cli_device_model(int dev, gt_gpu_model *m, char *err, size_t errlen)
     int n = gt_measure_device_count(why, sizeof why);
     if (n == 0) return snprintf(err, errlen, "--gpu %d names a CUDA device of this machine, and it has none: %s", dev, why), -1;
     if (dev >= n || cudaGetDeviceProperties(&p, dev) != cudaSuccess)
-        return snprintf(err, errlen, "GPU %d does not exist: this machine has %d CUDA device%s (0..%d)", dev, n,
-                        n == 1 ? "" : "s", n - 1), -1;
+        return snprintf(err, errlen, "--gpu %d: GPU %d does not exist: this machine has %d CUDA device%s (0..%d)", dev,
+                        dev, n, n == 1 ? "" : "s", n - 1), -1;
     memset(m, 0, sizeof *m);
     snprintf(m->name, sizeof m->name, "%.127s", p.name);
     m->cc_major = p.major, m->cc_minor = p.minor, m->sm_count = p.multiProcessorCount;
