@@ -203,8 +203,9 @@ asan:
 
 # gemmtune.pc is written at install time so it names this PREFIX: Libs for the shared library (with rpaths, as
 # PREFIX and CUDA are often off the default search path), Libs.private for static links (pkg-config --static).
-install: $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so $(BUILD)/libgemmtune_cublas.so
-	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+install: $(BUILD)/gemmtune $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so $(BUILD)/libgemmtune_cublas.so
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	install -m 755 $(BUILD)/gemmtune $(DESTDIR)$(PREFIX)/bin/gemmtune
 	install -m 644 src/lib/gemmtune.h $(DESTDIR)$(PREFIX)/include/gemmtune.h
 	install -m 644 $(BUILD)/libgemmtune.a $(DESTDIR)$(PREFIX)/lib/libgemmtune.a
 	install -m 755 $(BUILD)/libgemmtune.so $(DESTDIR)$(PREFIX)/lib/libgemmtune.so.$(VERSION)
@@ -217,7 +218,6 @@ install: $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so $(BUILD)/libgemmtune_cub
 	  'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lgemmtune -L$${cudadir}/lib64 -Wl,-rpath,$${cudadir}/lib64 -lcudart' \
 	  'Libs.private: $(LIB_LIBS)' \
 	  > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gemmtune.pc
-	@if [ -f $(BUILD)/gemmtune ]; then install -d $(DESTDIR)$(PREFIX)/bin && install -m 755 $(BUILD)/gemmtune $(DESTDIR)$(PREFIX)/bin/gemmtune; fi
 
 clean:
 	rm -rf $(BUILD) build-asan

@@ -3,8 +3,10 @@
  * A reader never writes: not the file, not its journal mode, not a -wal or -shm beside it.
  * Tested by tests/test_db.c (modes, migration, refusals) and tests/test_cli_db.c (another user's database). */
 #include "dbi.h"
+#include "files.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -70,15 +72,12 @@ int dbi_check_file(const char *path, int create, int *is_new, char *err, size_t 
         snprintf(err, errlen, "%s is empty, not a gemmtune database", path);
         return -1;
     }
-    char head[16] = {0};
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "cannot read database %s: %s", path, strerror(errno));
-        return -1;
-    }
-    size_t got = fread(head, 1, sizeof head, f);
-    fclose(f);
-    if (got < sizeof head || memcmp(head, "SQLite format 3", 16) != 0) {
+    char head[16] = {0}, why[600];
+    int fd = gt_file_open_regular(path, O_RDONLY, 0, why, sizeof why); /* no wait on what became a FIFO since */
+    if (fd < 0) return snprintf(err, errlen, "database: %s", why), -1;
+    ssize_t got = read(fd, head, sizeof head);
+    close(fd);
+    if (got < (ssize_t)sizeof head || memcmp(head, "SQLite format 3", 16) != 0) {
         snprintf(err, errlen, "%s is not an SQLite database (a gemmtune database is one)", path);
         return -1;
     }
@@ -90,17 +89,18 @@ int dbi_check_file(const char *path, int create, int *is_new, char *err, size_t 
 static int wal_without_log(const char *path)
 {
     unsigned char head[20];
-    char wal[4200];
-    FILE *f = fopen(path, "rb");
-    size_t got = f ? fread(head, 1, sizeof head, f) : 0;
-    if (f) fclose(f);
+    char wal[4200], why[600];
+    int fd = gt_file_open_regular(path, O_RDONLY, 0, why, sizeof why);
+    ssize_t got = fd >= 0 ? read(fd, head, sizeof head) : 0;
+    if (fd >= 0) close(fd);
     snprintf(wal, sizeof wal, "%s-wal", path);
-    return got == sizeof head && head[18] == 2 && head[19] == 2 && access(wal, F_OK) != 0;
+    return got == (ssize_t)sizeof head && head[18] == 2 && head[19] == 2 && access(wal, F_OK) != 0;
 }
 
 void dbi_ro_uri(const char *path, char *out, size_t n)
 {
-    size_t o = (size_t)snprintf(out, n, "file:");
+    /* "file:" + "//x/y" would read x as the URI's authority: an absolute path gets an empty one, "file://" */
+    size_t o = (size_t)snprintf(out, n, "file:%s", path[0] == '/' ? "//" : "");
     for (const unsigned char *p = (const unsigned char *)path; *p && o + 4 < n; ++p)
         o += *p == '%' || *p == '?' || *p == '#' ? (size_t)snprintf(out + o, n - o, "%%%02X", *p)
                                                  : (size_t)snprintf(out + o, n - o, "%c", *p);
@@ -209,8 +209,12 @@ static int open_handle(gt_db *db, const char *name, int flags, char *err, size_t
     }
     sqlite3_extended_result_codes(db->h, 1);
     sqlite3_busy_timeout(db->h, 10000);
-    if (sqlite3_create_function(db->h, "gt_stable_uid", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, stable_uid, NULL,
-                                NULL) != SQLITE_OK)
+    /* the file is data: what its schema holds (views, triggers, defaults) may call no function with effects, and
+     * nothing may write the schema behind SQLite's back */
+    sqlite3_db_config(db->h, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    sqlite3_db_config(db->h, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    if (sqlite3_create_function(db->h, "gt_stable_uid", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
+                                stable_uid, NULL, NULL) != SQLITE_OK)
         return dbi_fail(db, DBI_WHERE, err, errlen);
     return 0;
 }

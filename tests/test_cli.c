@@ -4,6 +4,7 @@
 #include "harness.h"
 #include "options.h"
 #include "table.h"
+#include "term.h"
 
 #include <stdio.h>
 
@@ -250,6 +251,53 @@ GT_TEST(cli_table_prints_text_csv_and_json_alike, GT_NEEDS_NONE)
     cJSON_Delete(j);
     free(buf);
     gt_table_free(t);
+}
+
+/* Data reaches a terminal as text: control bytes, C1 controls (raw bytes or UTF-8) and bidirectional overrides
+ * escaped, other UTF-8 kept; the table, CSV and JSON printers all pass their text through it. */
+GT_TEST(cli_term_escape_leaves_no_control_byte, GT_NEEDS_NONE)
+{
+    static const char in[] = "a\nb\tc\rd\x1b[31m\x07\x7f\xc2\x9b" "2J\xe2\x80\xae" "rtl\x9b\xff\xc3\xa9 ok\\";
+    static const char want[] = "a\\nb\\tc\\rd\\x1b[31m\\x07\\x7f\\u009b2J\\u202ertl\\x9b\\xff\xc3\xa9 ok\\";
+    char buf[256], small[8];
+    size_t n = gt_term_escape(in, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, want) && n == strlen(want), "%s", buf);
+    CHECK(gt_term_escape(in, small, sizeof small) == n && strlen(small) == 7 && !strncmp(small, want, 7));
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    CHECK(gt_term_printf(f, "name %s!\n", in) == 0 && gt_term_json(f, "[\"\xc2\x9b\xe2\x80\xae\xff\xc3\xa9\"]") == 0);
+    fclose(f);
+    CHECK_MSG(text && !strncmp(text, "name ", 5) && !strncmp(text + 5, want, strlen(want)) &&
+                  !strcmp(text + 5 + strlen(want), "!\n[\"\\u009b\\u202e\\u00ff\xc3\xa9\"]"),
+              "%s", text);
+    free(text);
+    static const gt_col cols[] = {{"name", NULL, NULL}};
+    gt_table *t = gt_table_new(cols, 1);
+    cJSON_AddStringToObject(gt_table_row(t), "name", "x\x1b]0;t\x07\n,y");
+    static const char *const formats[] = {"table", "csv", "json"};
+    for (int i = 0; i < 3; ++i) {
+        f = open_memstream(&text, &len);
+        CHECK(gt_table_print(t, formats[i], f) == 0);
+        fclose(f);
+        CHECK_MSG(!strpbrk(text, "\x1b\x07") && strstr(text, i < 2 ? "x\\x1b]0;t\\x07\\n,y" : "x\\u001b]0;t\\u0007\\n,y"),
+                  "%s: %s", formats[i], text);
+        free(text);
+    }
+    gt_table_free(t);
+}
+
+/* `make install` on a fresh clone builds the CLI and installs it (it used to install it only when already built). */
+GT_TEST(cli_make_install_builds_and_installs_the_cli, GT_NEEDS_NONE)
+{
+    char *fresh = gt_tmp_path("_fresh"), cmd[1200], want[1400], *out = NULL;
+    snprintf(cmd, sizeof cmd, "make -n -C " GT_ROOT " BUILD=%s PREFIX=/opt/gt-prefix install", fresh);
+    int rc = gt_run(cmd, &out);
+    snprintf(want, sizeof want, "-o %s/gemmtune ", fresh);
+    CHECK_MSG(rc == 0 && out && strstr(out, want), "no link of the CLI in: %s", out ? out : "");
+    snprintf(want, sizeof want, "\ninstall -m 755 %s/gemmtune /opt/gt-prefix/bin/gemmtune\n", fresh);
+    CHECK_MSG(out && strstr(out, want), "no unconditional install of the CLI in: %s", out ? out : "");
+    free(out), free(fresh);
 }
 
 GT_TEST(cli_memory_check_says_what_fits_and_refuses_what_cannot, GT_NEEDS_NONE)

@@ -2,7 +2,9 @@
  * statuses, compiled-in tables, bad sources, `gemmtune explain`, and install + pkg-config + link of the example.
  * GPU tests of the loader are in tests/test_loader_gpu.c. Run: build/gt_tests --cpu loader */
 #include "db.h"
+#include "files.h"
 #include "fixture.h"
+#include "handle.h"
 #include "harness.h"
 #include "loader.h"
 #include "toolkit.h"
@@ -570,7 +572,7 @@ GT_TEST(loader_install_pkgconfig_example, GT_NEEDS_NONE)
     CHECK_MSG(rc == 0, "%s -> %d:\n%s", cmd, rc, out);
     free(out);
     static const char *files[] = {"include/gemmtune.h", "lib/libgemmtune.a", "lib/libgemmtune.so",
-                                  "lib/libgemmtune.so.0", "lib/pkgconfig/gemmtune.pc"};
+                                  "lib/libgemmtune.so.0", "lib/pkgconfig/gemmtune.pc", "bin/gemmtune"};
     for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
         snprintf(cmd, sizeof cmd, "%s/%s", prefix, files[i]);
         CHECK_MSG(access(cmd, R_OK) == 0, "%s not installed", cmd);
@@ -651,4 +653,43 @@ GT_TEST(loader_header_is_plain_c_and_cxx, GT_NEEDS_NONE)
     rc = gt_run("c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -x c++ " GT_ROOT "/src/lib/gemmtune.h", &out);
     CHECK_MSG(rc == 0, "C++: %s", out);
     free(out);
+}
+
+/* The record file (src/lib/record.c) of a handle made by hand with one untuned call: merged into a regular file;
+ * a FIFO, /dev/zero and a file over GT_FILE_MAX_TEXT are refused at once (the alarm catches a wait or an endless
+ * read) and left as they are. */
+GT_TEST(loader_record_file_is_a_bounded_regular_file, GT_NEEDS_NONE)
+{
+    struct gemmtune_context *h = calloc(1, sizeof *h);
+    gt_plan *p = calloc(1, sizeof *p);
+    char *dir = gt_tmp_path("_rec"), path[600], err[512];
+    size_t n;
+    p->call.shape = (gt_shape){100, 200, 300, 0, 1};
+    p->choice.rule = GT_RULE_CUBLAS;
+    atomic_store(&p->calls, 3);
+    atomic_store(&h->buckets[0], p);
+    CHECK(mkdir(dir, 0700) == 0);
+    snprintf(path, sizeof path, "%s/calls.txt", dir);
+    snprintf(h->record_path, sizeof h->record_path, "%s", path);
+    write_text(path, "# old\n100x200x300:nt 2\n5x6x7:nn 1\n");
+    alarm(60);
+    CHECK_MSG(gt_record_write(h, err, sizeof err) == 0, "%s", err);
+    char *text = (char *)gt_fixture_slurp(path, &n);
+    CHECK_MSG(text && strstr(text, "\n100x200x300:nt 5\n5x6x7:nn 1\n"), "%s", text);
+    free(text);
+    snprintf(h->record_path, sizeof h->record_path, "%s/fifo", dir);
+    CHECK(mkfifo(h->record_path, 0600) == 0);
+    CHECK(gt_record_write(h, err, sizeof err) < 0 && strstr(err, "a FIFO"));
+    snprintf(h->record_path, sizeof h->record_path, "/dev/zero");
+    CHECK(gt_record_write(h, err, sizeof err) < 0 && strstr(err, "a character device"));
+    snprintf(h->record_path, sizeof h->record_path, "%s/big", dir);
+    FILE *f = fopen(h->record_path, "w");
+    CHECK(f && fseek(f, GT_FILE_MAX_TEXT, SEEK_SET) == 0 && fputc('\n', f) != EOF);
+    if (f) fclose(f);
+    CHECK(gt_record_write(h, err, sizeof err) < 0 && strstr(err, "larger than"));
+    struct stat sb;
+    CHECK(stat(h->record_path, &sb) == 0 && sb.st_size == GT_FILE_MAX_TEXT + 1);
+    alarm(0);
+    unlink(h->record_path), unlink(path), snprintf(path, sizeof path, "%s/fifo", dir), unlink(path), rmdir(dir);
+    free(p), free(h), free(dir);
 }

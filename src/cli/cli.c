@@ -1,6 +1,8 @@
-/* Argument helpers shared by the verbs: sizes, GPU lists, layouts, integers, durations, and the GPU-memory check of a
- * sweep. Tested in tests/test_cli.c. */
+/* Argument helpers shared by the verbs: sizes, GPU lists, layouts, integers, durations, paths, and the GPU-memory
+ * check of a sweep. Tested in tests/test_cli.c. */
 #include "cli.h"
+#include "files.h"
+#include "term.h"
 
 #include <errno.h>
 #include <math.h>
@@ -114,16 +116,10 @@ static int parse_items(char *text, gt_shape **out, int *n, int *cap, int *with, 
 
 static char *slurp(const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f) return snprintf(err, errlen, "cannot read size list %s: %s", path, strerror(errno)), NULL;
-    size_t cap = 4096, len = 0, got;
-    char *buf = malloc(cap);
-    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0)
-        if ((len += got) + 1 == cap && !(buf = realloc(buf, cap *= 2))) break;
-    fclose(f);
-    if (buf) buf[len] = '\0';
-    else snprintf(err, errlen, "out of memory reading %s", path);
-    return buf;
+    char msg[900];
+    char *text = gt_file_read(path, GT_FILE_MAX_TEXT, NULL, msg, sizeof msg);
+    if (!text) snprintf(err, errlen, "size list: %s", msg);
+    return text;
 }
 
 int gt_cli_parse_size_list(const char *text, gt_shape **out, int *with_layout, char *err, size_t errlen)
@@ -147,6 +143,18 @@ int gt_cli_parse_size_list(const char *text, gt_shape **out, int *with_layout, c
     }
     *with_layout = with > 0;
     return n;
+}
+
+int gt_cli_check_path(const char *what, const char *path, char *err, size_t errlen)
+{
+    for (const unsigned char *p = (const unsigned char *)path; *p; ++p)
+        if (*p < 0x20 || *p == 0x7f) {
+            char shown[600];
+            gt_term_escape(path, shown, sizeof shown);
+            return snprintf(err, errlen, "%s '%s' holds a control character (byte 0x%02x): refused", what, shown, *p),
+                   -1;
+        }
+    return 0;
 }
 
 int gt_cli_parse_gpus(const char *text, int *ids, int max, char *err, size_t errlen)

@@ -8,6 +8,7 @@
 #include "measure.h"
 #include "options.h"
 #include "table.h"
+#include "term.h"
 
 #include <cublas_v2.h>
 #include <math.h>
@@ -210,7 +211,7 @@ static int print_rows(const row *r, int n, const char *fmt)
         cJSON_AddNumberToObject(root, "min_served_ratio", n ? lowest : 0);
         cJSON_AddNumberToObject(root, "geomean_own_ratio", own);
         char *text = cJSON_Print(root);
-        rc = text && printf("%s\n", text) > 0 ? 0 : -1;
+        rc = text && gt_term_json(stdout, text) == 0 && putchar('\n') != EOF ? 0 : -1;
         free(text);
         cJSON_Delete(root);
     } else if (t) {
@@ -231,7 +232,7 @@ static int parse(int argc, char **argv, gt_cli_args *a, gt_shape **shapes, int *
     if (rc == 1) return usage(stdout), -1;
     if (rc == 0 && a->npos) rc = -1, snprintf(err, sizeof err, "unexpected argument '%s'", a->pos[0]);
     if (rc == 0 && !a->sizes.n) a->sizes.n = gt_cli_parse_sizes(GT_BENCH_SUITE, &a->sizes.v, err, sizeof err);
-    if (rc < 0) return fprintf(stderr, "gemmtune bench: %s\n", err), 2;
+    if (rc < 0) return gt_term_printf(stderr, "gemmtune bench: %s\n", err), 2;
     if (!a->format) a->format = "table";
     *shapes = a->sizes.v, *n = a->sizes.n;
     for (int i = 0; !a->sizes_with_layout && i < *n; ++i)
@@ -258,13 +259,13 @@ static int check(bench *b, gemmtune_handle h, const gt_shape *s, int seed, doubl
     int same = 1;
     if (gt_measure_check(b->m, &sp, run_handle, h, rel_err, &same, err, errlen)) return -1;
     if (!same) {
-        fprintf(stderr, "gemmtune bench: %dx%dx%d %s: %s is NOT DETERMINISTIC: a second run changed C\n", s->m, s->n,
-                s->k, gt_layout_name(s->ta, s->tb), what);
+        gt_term_printf(stderr, "gemmtune bench: %dx%dx%d %s: %s is NOT DETERMINISTIC: a second run changed C\n",
+                       s->m, s->n, s->k, gt_layout_name(s->ta, s->tb), what);
         return 1;
     }
     if (*rel_err <= gt_tolerance(s->k)) return 0;
-    fprintf(stderr, "gemmtune bench: %dx%dx%d %s: WRONG RESULT from %s, max relative error %.3g > %.3g\n", s->m, s->n,
-            s->k, gt_layout_name(s->ta, s->tb), what, *rel_err, gt_tolerance(s->k));
+    gt_term_printf(stderr, "gemmtune bench: %dx%dx%d %s: WRONG RESULT from %s, max relative error %.3g > %.3g\n",
+                   s->m, s->n, s->k, gt_layout_name(s->ta, s->tb), what, *rel_err, gt_tolerance(s->k));
     return 1;
 }
 
@@ -331,7 +332,7 @@ int gt_cmd_bench(int argc, char **argv)
     rc = print_rows(rows, n, a.format) < 0 ? 1 : bad;
     goto out;
 fail:
-    fprintf(stderr, "gemmtune bench: %s\n", err);
+    gt_term_printf(stderr, "gemmtune bench: %s\n", err);
 out:
     gemmtune_destroy(b.h);
     gt_loader_set_free(&b.set);

@@ -2,6 +2,7 @@
  * Tested by tests/test_families.c (runs build/gemmtune). */
 #include "cli.h"
 #include "options.h"
+#include "term.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -59,6 +60,6 @@ int gt_cmd_candidates(int argc, char **argv)
         rc = -1, snprintf(err, sizeof err, "unknown architecture '%s' (want sm_XY, sm_70 or newer)", a.arch);
     int count = a.count;
     gt_cli_args_free(&a);
-    if (rc < 0) return fprintf(stderr, "gemmtune candidates: %s\n", err), 2;
+    if (rc < 0) return gt_term_printf(stderr, "gemmtune candidates: %s\n", err), 2;
     return list(only, &lim, count);
 }

@@ -7,12 +7,26 @@
 #include "loader.h"
 #include "measure.h"
 #include "options.h"
+#include "term.h"
 
 #include <cuda_runtime_api.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+/* A message on stderr, data in it escaped (src/cli/term.h). Returns 0. */
+static int say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int say(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gemmtune explain: ", stderr);
+    gt_term_vprintf(stderr, fmt, ap);
+    va_end(ap);
+    return 0;
+}
 
 static void usage(FILE *out)
 {
@@ -41,7 +55,7 @@ static int parse(int argc, char **argv, gt_cli_args *a, gemmtune_options *opt)
         rc = -1, snprintf(err, sizeof err, "--gpu-model, --cc and --sms go together to describe a GPU");
     if (rc == 0 && (!!a->gpu.n + !!a->gpu_model + !!a->arch) > 1)
         rc = -1, snprintf(err, sizeof err, "name the GPU one way: --gpu N, --gpu-model NAME or --arch sm_XY");
-    if (rc < 0) return fprintf(stderr, "gemmtune explain: %s\n", err), 2;
+    if (rc < 0) return say("%s\n", err), 2;
     gemmtune_options_init(opt);
     opt->db_path = a->db;
     opt->json_path = a->json;
@@ -54,10 +68,10 @@ static int described(const gt_cli_args *a, gt_device_id *dev, char *how, size_t 
     int maj, min, n = 0;
     char arch[16];
     if (sscanf(a->cc, "%d.%d%n", &maj, &min, &n) != 2 || a->cc[n] || maj < 0 || min < 0 || min > 9)
-        return fprintf(stderr, "gemmtune explain: --cc '%s': want MAJOR.MINOR such as 9.0\n", a->cc), 2;
+        return say("--cc '%s': want MAJOR.MINOR such as 9.0\n", a->cc), 2;
     snprintf(arch, sizeof arch, "sm_%d%d", maj, min);
     if (!gt_limits_for_arch(arch, &dev->lim))
-        return fprintf(stderr, "gemmtune explain: compute capability %s is not supported (sm_70 and newer)\n", a->cc), 2;
+        return say("compute capability %s is not supported (sm_70 and newer)\n", a->cc), 2;
     snprintf(dev->name, sizeof dev->name, "%s", a->gpu_model);
     dev->lim.sm_count = (int)a->sms;
     snprintf(how, howlen, "as described by --gpu-model, --cc and --sms");
@@ -70,7 +84,7 @@ static int from_row(const gt_winner *w, gt_device_id *dev)
     char arch[16];
     snprintf(arch, sizeof arch, "sm_%d%d", w->cc_major, w->cc_minor);
     if (!gt_limits_for_arch(arch, &dev->lim))
-        return fprintf(stderr, "gemmtune explain: %s has compute capability %d.%d, which this gemmtune has no limits "
+        return say("%s has compute capability %d.%d, which this gemmtune has no limits "
                        "for\n", w->gpu_name, w->cc_major, w->cc_minor), 1;
     snprintf(dev->name, sizeof dev->name, "%s", w->gpu_name);
     dev->lim.sm_count = w->sm_count;
@@ -113,7 +127,7 @@ static int device(int n, gt_device_id *dev, char *how, size_t howlen)
     char err[400];
     gt_gpu_model m;
     if (gt_cli_device_model(n, &m, err, sizeof err) < 0 || cudaGetDeviceProperties(&p, n) != cudaSuccess)
-        return fprintf(stderr, "gemmtune explain: %s\n", err), 1;
+        return say("%s\n", err), 1;
     snprintf(dev->name, sizeof dev->name, "%s", m.name);
     dev->lim = (gt_limits){p.major, p.minor, p.maxThreadsPerBlock, (int)p.sharedMemPerBlock,
                            (int)p.sharedMemPerBlockOptin, p.regsPerBlock, 255, p.multiProcessorCount};
@@ -129,9 +143,9 @@ static int choose_gpu(const gt_cli_args *a, const gt_winner_set *set, gt_device_
     memset(dev, 0, sizeof *dev);
     if (a->gpu_model && a->cc) return free(first), described(a, dev, how, howlen);
     if (a->arch && (sscanf(a->arch, "sm_%d", &cc) != 1 || !gt_limits_for_arch(a->arch, &dev->lim)))
-        return free(first), fprintf(stderr, "gemmtune explain: unknown architecture '%s' (want sm_XY, sm_70 or newer)\n",
+        return free(first), say("unknown architecture '%s' (want sm_XY, sm_70 or newer)\n",
                                     a->arch), 2;
-    if (a->gpu.n) return free(first), device(a->gpu.v[0], dev, how, howlen);
+    if (a->gpu.n) return free(first), device(a->gpu.v[0], dev, how, howlen) ? 2 : 0; /* no such device: bad --gpu */
     if (!a->gpu_model && !a->arch && gt_measure_device_count(why, sizeof why) > 0)
         return free(first), device(0, dev, how, howlen);
     n = models(set, a->gpu_model, cc, first, list, sizeof list);
@@ -146,15 +160,15 @@ static int choose_gpu(const gt_cli_args *a, const gt_winner_set *set, gt_device_
         snprintf(how, howlen, "no stored model of %s: only the fallback can apply", a->arch);
     } else if (n == 0) {
         rc = 1;
-        if (a->gpu_model) fprintf(stderr, "gemmtune explain: no stored GPU model matches '%s'\n", a->gpu_model);
-        else fprintf(stderr, "gemmtune explain: no GPU here (%s), and the database holds no winners: describe a GPU "
+        if (a->gpu_model) say("no stored GPU model matches '%s'\n", a->gpu_model);
+        else say("no GPU here (%s), and the database holds no winners: describe a GPU "
                              "with --gpu-model NAME --cc X.Y --sms N, or --arch sm_XY\n", why);
     } else if (a->gpu_model || a->arch) {
         rc = 2;
-        fprintf(stderr, "gemmtune explain: %d stored GPU models match: %s; name one with --gpu-model NAME\n", n, list);
+        say("%d stored GPU models match: %s; name one with --gpu-model NAME\n", n, list);
     } else {
         rc = 1;
-        fprintf(stderr, "gemmtune explain: no GPU here (%s), and the database holds %d GPU models: %s; name one with "
+        say("no GPU here (%s), and the database holds %d GPU models: %s; name one with "
                 "--gpu-model NAME\n", why, n, list);
     }
     free(first);
@@ -168,13 +182,13 @@ static int make_call(const gt_cli_args *a, gt_call *c)
     c->shape = a->shape.v[0];
     if (a->layout.n) c->shape.ta = a->layout.v[0] >> 1, c->shape.tb = a->layout.v[0] & 1;
     long align = a->align ? a->align : 16;
-    if (align & (align - 1)) return fprintf(stderr, "gemmtune explain: --align %ld: want 1, 2, 4, 8 or 16\n", align), 2;
+    if (align & (align - 1)) return say("--align %ld: want 1, 2, 4, 8 or 16\n", align), 2;
     const gt_shape *sh = &c->shape;
     c->lda = a->lda ? a->lda : (sh->ta ? sh->m : sh->k);
     c->ldb = a->ldb ? a->ldb : (sh->tb ? sh->k : sh->n);
     c->ldc = a->ldc ? a->ldc : sh->n;
     if (c->lda < (sh->ta ? sh->m : sh->k) || c->ldb < (sh->tb ? sh->k : sh->n) || c->ldc < sh->n)
-        return fprintf(stderr, "gemmtune explain: a leading dimension is smaller than its row\n"), 2;
+        return say("a leading dimension is smaller than its row\n"), 2;
     c->align_a = c->align_b = c->align_c = (int)align;
     return 0;
 }
@@ -218,15 +232,16 @@ static void print_notes(const gt_device_id *dev, const gt_call *c, const gt_winn
         if (ch->rule != GT_RULE_EXACT && w->shape.m == c->shape.m && w->shape.n == c->shape.n &&
             w->shape.k == c->shape.k && w->shape.ta == c->shape.ta && w->shape.tb == c->shape.tb &&
             unusable(w, dev, c, why, sizeof why))
-            printf("skipped:  the stored winner of this very shape, %s %s: %s\n", w->family, w->params, why);
+            gt_term_printf(stdout, "skipped:  the stored winner of this very shape, %s %s: %s\n", w->family,
+                           w->params, why);
     }
     for (int l = 0; l < 4; ++l)
         if (seen[l]) snprintf(lays + strlen(lays), sizeof lays - strlen(lays), "%s%s", lays[0] ? ", " : "",
                               gt_layout_name(l >> 1, l & 1));
     if (!model) printf("note:     no winner is stored for this GPU model\n");
     else if (!in_layout)
-        printf("note:     no tuned shape in layout %s for this GPU model; tuned layouts: %s\n",
-               gt_layout_name(c->shape.ta, c->shape.tb), lays);
+        gt_term_printf(stdout, "note:     no tuned shape in layout %s for this GPU model; tuned layouts: %s\n",
+                       gt_layout_name(c->shape.ta, c->shape.tb), lays);
 }
 
 static void print_choice(const gt_device_id *dev, const char *how, const gt_call *c, const gt_winner_set *set,
@@ -235,23 +250,23 @@ static void print_choice(const gt_device_id *dev, const char *how, const gt_call
     char line[1024];
     int model = 0;
     for (int i = 0; i < set->n; ++i) model += is_model(&set->rows[i], dev);
-    printf("gpu:      %s (cc %d.%d, %d SMs): %s\n", dev->name, dev->lim.cc_major, dev->lim.cc_minor,
-           dev->lim.sm_count, how);
+    gt_term_printf(stdout, "gpu:      %s (cc %d.%d, %d SMs): %s\n", dev->name, dev->lim.cc_major, dev->lim.cc_minor,
+                   dev->lim.sm_count, how);
     printf("call:     %dx%dx%d %s row-major, lda=%lld ldb=%lld ldc=%lld, %d-byte aligned\n", c->shape.m, c->shape.n,
            c->shape.k, gt_layout_name(c->shape.ta, c->shape.tb), c->lda, c->ldb, c->ldc, c->align_a);
     printf("winners:  %d stored, %d for this GPU model\n", set->n, model);
     gt_loader_describe(ch, set->rows, line, sizeof line);
-    printf("rule:     %s\n", line);
+    gt_term_printf(stdout, "rule:     %s\n", line);
     print_notes(dev, c, set, ch);
     if (ch->row >= 0) {
         const gt_winner *w = &set->rows[ch->row];
-        printf("tuned:    %dx%dx%d %s on %s: %.1f TFLOPS", w->shape.m, w->shape.n, w->shape.k,
-               gt_layout_name(w->shape.ta, w->shape.tb), w->gpu_name, w->tflops);
+        gt_term_printf(stdout, "tuned:    %dx%dx%d %s on %s: %.1f TFLOPS", w->shape.m, w->shape.n, w->shape.k,
+                       gt_layout_name(w->shape.ta, w->shape.tb), w->gpu_name, w->tflops);
         if (w->ratio > 0) printf(", %.2fx cuBLAS", w->ratio);
         printf("\n");
     }
     gt_loader_kernel_text(ch->family, &ch->params, line, sizeof line);
-    printf("kernel:   %s\n", line);
+    gt_term_printf(stdout, "kernel:   %s\n", line);
 }
 
 int gt_cmd_explain(int argc, char **argv)
@@ -271,12 +286,12 @@ int gt_cmd_explain(int argc, char **argv)
         opt.fallback = GEMMTUNE_FALLBACK_ENV;
     }
     if (rc == 0 && gt_loader_fallback(opt.fallback, &fb, err, sizeof err))
-        rc = 2, fprintf(stderr, "gemmtune explain: %s\n", err);
+        rc = 2, say("%s\n", err);
     if (rc == 0 && gt_loader_winners(&opt, &set, NULL, err, sizeof err))
-        rc = 1, fprintf(stderr, "gemmtune explain: %s\n", err);
+        rc = 1, say("%s\n", err);
     gt_serve_model model;
     if (rc == 0 && gt_serve_model_get(&model, err, sizeof err))
-        rc = 2, fprintf(stderr, "gemmtune explain: %s\n", err);
+        rc = 2, say("%s\n", err);
     if (rc == 0 && (rc = choose_gpu(&a, &set, &dev, how, sizeof how)) == 0) {
         gt_choice ch = gt_loader_select(set.rows, set.n, &dev, &call, fb, &model);
         print_choice(&dev, how, &call, &set, &ch);

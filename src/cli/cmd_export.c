@@ -4,7 +4,9 @@
 #include "cli_db.h"
 #include "cubin.h"
 #include "db.h"
+#include "files.h"
 #include "options.h"
+#include "term.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +50,21 @@ static int winner_cubin(const gt_winner *w, const char *arch, unsigned char **da
     return rc == 0 ? 0 : -1;
 }
 
+/* The JSON text with the C1 controls and bidirectional overrides that cJSON leaves raw \u-escaped too (the same
+ * value; src/cli/term.h), so the file can go to a terminal; ended with a newline, as text files are. 0, or 1. */
+static int printable_json(char **text)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    int bad = !f || gt_term_json(f, *text) < 0 || fputc('\n', f) == EOF;
+    if (f && fclose(f)) bad = 1;
+    if (bad) return free(buf), 1;
+    free(*text);
+    *text = buf;
+    return 0;
+}
+
 int gt_cmd_export(int argc, char **argv)
 {
     char err[1024], path[4096], *text = NULL;
@@ -61,23 +78,21 @@ int gt_cmd_export(int argc, char **argv)
     if (rc == 0 && a.npos) rc = -1, snprintf(err, sizeof err, "unexpected argument '%s'", a.pos[0]);
     if (rc == 0 && a.with_cubin && strcmp(a.format, "header")) rc = -1, snprintf(err, sizeof err, "--with-cubin needs --format header");
     if (rc < 0) {
-        fprintf(stderr, "gemmtune export: %s\n", err);
+        gt_term_printf(stderr, "gemmtune export: %s\n", err);
         return gt_cli_args_free(&a), 2;
     }
-    rc = gt_cli_open_reader(&a, &cf, path, sizeof path, &db, err, sizeof err) < 0
-             ? -1
-             : !strcmp(a.format, "json")
-                   ? gt_db_export_json(db, &cf.f, &text, err, sizeof err)
-                   : gt_db_export_header(db, &cf.f, a.with_cubin ? winner_cubin : NULL, db, &text, err, sizeof err);
+    rc = gt_cli_open_reader(&a, &cf, path, sizeof path, &db, err, sizeof err);
+    if (rc == 0)
+        rc = (!strcmp(a.format, "json") ? gt_db_export_json(db, &cf.f, &text, err, sizeof err)
+                                        : gt_db_export_header(db, &cf.f, a.with_cubin ? winner_cubin : NULL, db, &text,
+                                                              err, sizeof err)) < 0;
     gt_db_close(db);
-    if (rc == 0 && !strcmp(a.format, "json")) { /* end the file with a newline, as text files do */
-        char *nl = realloc(text, strlen(text) + 2);
-        if (nl) strcat(text = nl, "\n");
-    }
-    if (rc == 0 && a.out) rc = gt_cli_write_file(a.out, text, strlen(text), err, sizeof err);
-    else if (rc == 0 && fputs(text, stdout) < 0) rc = -1, snprintf(err, sizeof err, "cannot write to standard output");
+    if (rc == 0 && !strcmp(a.format, "json") && (rc = printable_json(&text)))
+        snprintf(err, sizeof err, "out of memory");
+    if (rc == 0 && a.out) rc = gt_file_write(a.out, text, strlen(text), err, sizeof err) < 0;
+    else if (rc == 0 && fputs(text, stdout) < 0) rc = 1, snprintf(err, sizeof err, "cannot write to standard output");
     free(text);
     gt_cli_args_free(&a);
-    if (rc < 0) fprintf(stderr, "gemmtune export: %s\n", err);
-    return rc < 0 ? 1 : 0;
+    if (rc) gt_term_printf(stderr, "gemmtune export: %s\n", err);
+    return rc;
 }

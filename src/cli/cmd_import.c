@@ -3,7 +3,9 @@
 #include "cli.h"
 #include "cli_db.h"
 #include "db.h"
+#include "files.h"
 #include "options.h"
+#include "term.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,31 +36,34 @@ int gt_cmd_import(int argc, char **argv)
                           a.npos ? a.pos[0] : "", a.npos ? a.pos[1] : "");
     const char *file = rc == 0 ? a.pos[0] : NULL, *db_opt = a.db;
     gt_cli_args_free(&a); /* file and db_opt point into argv */
+    if (rc == 0 && (gt_cli_check_path("FILE.json", file, err, sizeof err) < 0 ||
+                    gt_cli_db_path(db_opt, path, sizeof path, err, sizeof err) < 0))
+        rc = -1;
     if (rc < 0) {
-        fprintf(stderr, "gemmtune import: %s\n", err);
+        gt_term_printf(stderr, "gemmtune import: %s\n", err);
         return 2;
     }
     /* read and check the whole file before the database is opened, so a refused file leaves it as it was */
     int nrows = 0;
-    char *text = gt_cli_read_file(file, NULL, err, sizeof err);
+    char *text = gt_file_read(file, GT_FILE_MAX_JSON, NULL, err, sizeof err);
     if (!text || gt_db_check_json(text, &nrows, err, sizeof err) < 0) {
-        fprintf(stderr, "gemmtune import: %s%s%s (nothing imported)\n", text ? file : "", text ? ": " : "", err);
+        gt_term_printf(stderr, "gemmtune import: %s%s%s (nothing imported)\n", text ? file : "", text ? ": " : "", err);
         free(text);
         return 1;
     }
     gt_db *db = NULL;
     gt_import_stats st;
-    if (gt_cli_db_path(db_opt, path, sizeof path, err, sizeof err) < 0 ||
-        gt_db_open(path, GT_DB_CREATE, &db, err, sizeof err) < 0 ||
+    if (gt_db_open(path, GT_DB_CREATE, &db, err, sizeof err) < 0 ||
         gt_db_import_json_stats(db, text, file, &st, err, sizeof err) < 0) {
-        fprintf(stderr, "gemmtune import: %s%s%s\n", db ? file : "", db ? ": " : "", err);
+        gt_term_printf(stderr, "gemmtune import: %s%s%s\n", db ? file : "", db ? ": " : "", err);
         gt_db_close(db);
         free(text);
         return 1;
     }
     gt_db_close(db);
     free(text);
-    printf("imported %d winner%s of %d from %s into %s", st.imported, st.imported == 1 ? "" : "s", st.rows, file, path);
+    gt_term_printf(stdout, "imported %d winner%s of %d from %s into %s", st.imported, st.imported == 1 ? "" : "s",
+                   st.rows, file, path);
     if (st.already || st.slower)
         printf("; skipped %d already stored and %d slower than the stored winner of their GPU model and shape",
                st.already, st.slower);

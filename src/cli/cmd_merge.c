@@ -4,6 +4,7 @@
 #include "cli_db.h"
 #include "db.h"
 #include "options.h"
+#include "term.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -30,8 +31,10 @@ int gt_cmd_merge(int argc, char **argv)
     int rc = gt_cli_parse(GT_V_MERGE, argc, argv, &a, err, sizeof err);
     if (rc == 1) return gt_cli_args_free(&a), usage(stdout), 0;
     if (rc == 0 && !a.npos) rc = -1, snprintf(err, sizeof err, "nothing to merge: usage: gemmtune merge OTHER.db... [--db PATH]");
+    for (int i = 0; rc == 0 && i < a.npos; ++i) rc = gt_cli_check_path("OTHER.db", a.pos[i], err, sizeof err);
+    if (rc == 0) rc = gt_cli_db_path(a.db, path, sizeof path, err, sizeof err);
     if (rc < 0) {
-        fprintf(stderr, "gemmtune merge: %s\n", err);
+        gt_term_printf(stderr, "gemmtune merge: %s\n", err);
         return gt_cli_args_free(&a), 2;
     }
     for (int i = 0; rc == 0 && i < a.npos; ++i) /* all sources readable before the first is merged */
@@ -40,17 +43,15 @@ int gt_cmd_merge(int argc, char **argv)
             if (!strncmp(err, "no database at", 14))
                 snprintf(err + strlen(err), sizeof err - strlen(err), ", one of the databases to merge: check its path");
         }
-    if (rc == 0 && (gt_cli_db_path(a.db, path, sizeof path, err, sizeof err) < 0 ||
-                    gt_db_open(path, GT_DB_CREATE, &db, err, sizeof err) < 0))
-        rc = -1;
+    if (rc == 0 && gt_db_open(path, GT_DB_CREATE, &db, err, sizeof err) < 0) rc = -1;
     for (int i = 0; rc == 0 && i < a.npos; ++i) {
         gt_merge_stats st;
         if (gt_db_merge(db, a.pos[i], &st, err, sizeof err) < 0) rc = -1;
-        else printf("merged %s: %d sweeps, %d trials, %d baselines, %d winners, %d cubins added or replaced\n",
-                    a.pos[i], st.sweeps, st.trials, st.baselines, st.winners, st.cubins);
+        else gt_term_printf(stdout, "merged %s: %d sweeps, %d trials, %d baselines, %d winners, %d cubins added or "
+                            "replaced\n", a.pos[i], st.sweeps, st.trials, st.baselines, st.winners, st.cubins);
     }
     gt_db_close(db);
     gt_cli_args_free(&a);
-    if (rc < 0) fprintf(stderr, "gemmtune merge: %s\n", err);
+    if (rc < 0) gt_term_printf(stderr, "gemmtune merge: %s\n", err);
     return rc < 0 ? 1 : 0;
 }

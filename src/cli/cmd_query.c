@@ -6,6 +6,7 @@
 #include "db.h"
 #include "options.h"
 #include "table.h"
+#include "term.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,7 +105,7 @@ static int print_results(gt_db *db, const gt_cli_args *a, const gt_cli_filter *c
     if (rc == 0 && r.oom) rc = -1, snprintf(err, errlen, "out of memory");
     if (rc == 0 && gt_table_print(r.t, a->format, stdout) < 0) rc = -1, snprintf(err, errlen, "cannot write the output");
     if (rc == 0 && !strcmp(a->format, "table") && !cJSON_GetArraySize(r.t->rows))
-        fprintf(stderr, "gemmtune query: no %s match in %s\n", a->trials ? "trials" : "winners", path);
+        gt_term_printf(stderr, "gemmtune query: no %s match in %s\n", a->trials ? "trials" : "winners", path);
     gt_table_free(r.t);
     return rc;
 }
@@ -149,15 +150,15 @@ int gt_cmd_query(int argc, char **argv)
         rc = -1, snprintf(err, sizeof err, "--gpus and --sweeps list GPUs and sweeps: only --gpu and --gpu-model narrow them");
     if (!a.format) a.format = "table";
     if (rc < 0) {
-        fprintf(stderr, "gemmtune query: %s\n", err);
+        gt_term_printf(stderr, "gemmtune query: %s\n", err);
         return gt_cli_args_free(&a), 2;
     }
-    rc = gt_cli_open_reader(&a, &cf, path, sizeof path, &db, err, sizeof err) < 0
-             ? -1
-             : print_lists(db, &a, &cf, err, sizeof err);
-    if (rc == 1) rc = print_results(db, &a, &cf, path, err, sizeof err);
+    rc = gt_cli_open_reader(&a, &cf, path, sizeof path, &db, err, sizeof err);
+    if (rc == 0 && (rc = print_lists(db, &a, &cf, err, sizeof err)) == 1)
+        rc = print_results(db, &a, &cf, path, err, sizeof err);
+    if (rc < 0) rc = 1;
     gt_db_close(db);
     gt_cli_args_free(&a);
-    if (rc < 0) fprintf(stderr, "gemmtune query: %s\n", err);
-    return rc < 0 ? 1 : 0;
+    if (rc) gt_term_printf(stderr, "gemmtune query: %s\n", err);
+    return rc;
 }

@@ -4,14 +4,21 @@
 #include "cli.h"
 #include "cli_db.h"
 #include "db.h"
+#include "files.h"
 #include "options.h"
 #include "table.h"
+#include "term.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef struct {
     gt_winner *v;
@@ -77,8 +84,9 @@ static int print_summary(gt_db *db, const wlist *l, const gt_winner_filter *f, c
         tf.gpu_name = l->v[i].gpu_name;
         if (gt_db_trials(db, &tf, count_trials, &c, err, errlen) < 0) return -1;
         char b1[64], b2[64];
-        printf("%s (cc %d.%d, %d SMs): %d shape%s tuned, %d trials stored (%d ok)\n", l->v[i].gpu_name,
-               l->v[i].cc_major, l->v[i].cc_minor, l->v[i].sm_count, shapes, shapes == 1 ? "" : "s", c.trials, c.ok);
+        gt_term_printf(stdout, "%s (cc %d.%d, %d SMs): %d shape%s tuned, %d trials stored (%d ok)\n", l->v[i].gpu_name,
+                       l->v[i].cc_major, l->v[i].cc_minor, l->v[i].sm_count, shapes, shapes == 1 ? "" : "s", c.trials,
+                       c.ok);
         if (rated)
             printf("  vs cuBLAS: geometric mean %.3fx over %d shape%s; best %.3fx at %s, worst %.3fx at %s\n",
                    exp(logsum / rated), rated, rated == 1 ? "" : "s", l->v[best].ratio,
@@ -158,41 +166,44 @@ static int print_regret(gt_db *db, const gt_winner_filter *f, char *err, size_t 
     return rc;
 }
 
+/* Database text as chart text: only letters, digits, blanks and -_.,:+/()[] pass; anything else (quotes, `, @, $,
+ * #, %, \, control bytes, non-ASCII) becomes '?'. Gnuplot reads its script as commands, so what came from a
+ * database must carry nothing it could act on, whatever quoting surrounds it. */
+static const char *chart_text(const char *s, char *out, size_t n)
+{
+    static const char ok[] = " -_.,:+/()[]";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p && o + 1 < n; ++p)
+        out[o++] = (*p < 0x80 && (isalnum(*p) || strchr(ok, *p))) ? (char)*p : '?';
+    out[o] = '\0';
+    return out;
+}
+
 /* gnuplot datablock line: "label" winner_tflops cublas_tflops ratio (NaN when absent); the GPU model joins the label
  * when the chart holds several. */
 static void data_line(FILE *p, const gt_winner *w, int multi)
 {
-    char b[64], label[260];
-    snprintf(label, sizeof label, "%s%s%s", shape_text(&w->shape, b, sizeof b), multi ? "  " : "", multi ? w->gpu_name : "");
-    for (char *c = label; *c; ++c)
-        if (*c == '"' || *c == '\\') *c = '\'';
-    fprintf(p, "\"%s\" %.6g %s%.6g %.6g\n", label, w->tflops, w->cublas_tflops > 0 ? "" : "NaN ",
+    char b[64], name[130];
+    fprintf(p, "\"%s%s%s\" %.6g %s%.6g %.6g\n", shape_text(&w->shape, b, sizeof b), multi ? "  " : "",
+            multi ? chart_text(w->gpu_name, name, sizeof name) : "", w->tflops, w->cublas_tflops > 0 ? "" : "NaN ",
             w->cublas_tflops > 0 ? w->cublas_tflops : 0, w->ratio > 0 ? w->ratio : 0);
 }
 
-static void gp_string(FILE *p, const char *s) /* a gnuplot single-quoted string: '' is a quote */
+/* The gnuplot script of the chart into *script (malloc'd). Horizontal bars, one pair per shape, first shape on top:
+ * the shape labels are horizontal text beside the axis (no rotated text, which SVG renderers place differently),
+ * however many shapes there are. The image goes to gnuplot's standard output: no path is ever in the script. */
+static int chart_script(const wlist *l, int png, char **script, size_t *len)
 {
-    fputc('\'', p);
-    for (; *s; ++s) fprintf(p, *s == '\'' ? "''" : "%c", *s);
-    fputc('\'', p);
-}
-
-/* Horizontal bars, one pair per shape, first shape on top: the shape labels are horizontal text beside the axis
- * (no rotated text, which SVG renderers place differently), however many shapes there are. */
-static int plot(const wlist *l, const char *out, int png, char *err, size_t errlen)
-{
-    char title[300];
+    char name[130];
     int multi = 0;
     for (int i = 1; i < l->n; ++i) multi |= !same_model(&l->v[i], &l->v[0]);
-    FILE *p = popen("gnuplot", "w");
-    if (!p) return snprintf(err, errlen, "cannot run gnuplot"), -1;
-    fprintf(p, "set terminal %s size 1100,%d font 'sans,10'\nset output ", png ? "pngcairo" : "svg", 150 + 34 * l->n);
-    gp_string(p, out);
-    if (multi) snprintf(title, sizeof title, "gemmtune: SGEMM TFLOPS per shape and GPU, tuned winner vs cuBLAS");
-    else snprintf(title, sizeof title, "gemmtune: SGEMM TFLOPS per shape on %s (cc %d.%d, %d SMs), tuned winner vs "
-                  "cuBLAS", l->v[0].gpu_name, l->v[0].cc_major, l->v[0].cc_minor, l->v[0].sm_count);
-    fprintf(p, "\nset title noenhanced\nset title ");
-    gp_string(p, title);
+    FILE *p = open_memstream(script, len);
+    if (!p) return -1;
+    fprintf(p, "set terminal %s size 1100,%d font 'sans,10'\nset output\nset title noenhanced\nset title ",
+            png ? "pngcairo" : "svg", 150 + 34 * l->n);
+    if (multi) fprintf(p, "'gemmtune: SGEMM TFLOPS per shape and GPU, tuned winner vs cuBLAS'");
+    else fprintf(p, "'gemmtune: SGEMM TFLOPS per shape on %s (cc %d.%d, %d SMs), tuned winner vs cuBLAS'",
+                 chart_text(l->v[0].gpu_name, name, sizeof name), l->v[0].cc_major, l->v[0].cc_minor, l->v[0].sm_count);
     fprintf(p, "\nset style fill solid 0.85 border -1\nset xlabel 'TFLOPS (2mnk / median time)'\nset xrange [0:*]\n"
                "set offsets 0, graph 0.1, 0, 0\nset yrange [%d.5:-0.5]\nset ytics noenhanced nomirror scale 0\n"
                "set grid xtics\nset key below center horizontal\nset bmargin 6\n$data << EOD\n", l->n - 1);
@@ -201,15 +212,60 @@ static int plot(const wlist *l, const char *out, int png, char *err, size_t errl
                "lc rgb '#2f6fb3', '' using (0):0:(0):3:($0):($0+0.38) with boxxyerror title 'cuBLAS FP32' "
                "lc rgb '#b0b0b0', '' using (($2>$3||$3!=$3)?$2:$3):0:(($4>0)?sprintf('%%.2fx',$4):'') with labels left "
                "offset 0.6,0 font 'sans,9' notitle\n");
-    int st = pclose(p);
-    struct stat sb;
-    if (st == -1 || !WIFEXITED(st) || WEXITSTATUS(st) != 0 || stat(out, &sb) < 0 || sb.st_size == 0) {
-        if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
-            snprintf(err, errlen, "gnuplot not found: install it (`make deps` installs gnuplot-nox)");
-        else snprintf(err, errlen, "gnuplot could not write %s (see its message above)", out);
-        return -1;
+    return fclose(p) == 0 ? 0 : -1;
+}
+
+#define CHART_MAX (256u << 20) /* bytes of image taken from gnuplot */
+
+/* Run gnuplot on script (from an unlinked temporary file, its standard input) and take its standard output, the
+ * image, into *img (malloc'd, at most CHART_MAX bytes). 0, or -1 with err. */
+static int run_gnuplot(const char *script, size_t len, char **img, size_t *n, char *err, size_t errlen)
+{
+    extern char **environ;
+    int out[2] = {-1, -1}, st = 0;
+    pid_t pid = -1;
+    FILE *in = tmpfile();
+    posix_spawn_file_actions_t fa;
+    *img = NULL;
+    if (!in || fwrite(script, 1, len, in) != len || fflush(in) || fseek(in, 0, SEEK_SET) || pipe2(out, O_CLOEXEC) < 0) {
+        if (in) fclose(in);
+        return snprintf(err, errlen, "cannot hand gnuplot its script: %s", strerror(errno)), -1;
     }
-    return 0;
+    char *argv[] = {"gnuplot", NULL};
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fileno(in), 0);
+    posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+    posix_spawn_file_actions_addclose(&fa, out[0]);
+    int sp = posix_spawnp(&pid, "gnuplot", &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    fclose(in);
+    close(out[1]);
+    if (sp != 0) {
+        close(out[0]);
+        return snprintf(err, errlen, "gnuplot not found (%s): install it (`make deps` installs gnuplot-nox)",
+                        strerror(sp)), -1;
+    }
+    char why[300] = "";
+    *img = gt_file_read_fd(out[0], "gnuplot's output", CHART_MAX, n, why, sizeof why);
+    close(out[0]); /* a gnuplot still writing (an image too big) gets SIGPIPE */
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    if (*img && *n > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) return 0;
+    free(*img), *img = NULL;
+    if (why[0]) return snprintf(err, errlen, "%s", why), -1;
+    return snprintf(err, errlen, "gnuplot could not draw the chart (see its message above)"), -1;
+}
+
+/* The chart, drawn by gnuplot and written to out by gt_file_write: nothing is left there when it fails. */
+static int plot(const wlist *l, const char *out, int png, char *err, size_t errlen)
+{
+    char *script = NULL, *img = NULL;
+    size_t len = 0, n = 0;
+    if (chart_script(l, png, &script, &len) < 0) return free(script), snprintf(err, errlen, "out of memory"), -1;
+    int rc = run_gnuplot(script, len, &img, &n, err, errlen);
+    free(script);
+    if (rc == 0) rc = gt_file_write(out, img, n, err, errlen);
+    free(img);
+    return rc;
 }
 
 static void usage(FILE *out)
@@ -244,7 +300,7 @@ static int report(gt_db *db, const char *path, const gt_cli_filter *cf, const ch
         rc = -1, snprintf(err, errlen, "no winners stored in %.900s%s", path,
                           gt_cli_filter_any(cf) ? " match the filters" : "");
     if (rc == 0) {
-        printf("gemmtune report: %s\n\n", path);
+        gt_term_printf(stdout, "gemmtune report: %s\n", path), printf("\n");
         rc = print_summary(db, &l, &cf->f, err, errlen);
     }
     if (rc == 0 && (print_shapes(&l) < 0 || print_regret(db, &cf->f, err, errlen) < 0))
@@ -252,7 +308,7 @@ static int report(gt_db *db, const char *path, const gt_cli_filter *cf, const ch
     if (rc == 0 && out) {
         fflush(stdout);
         rc = plot(&l, out, png, err, errlen);
-        if (rc == 0) printf("\nchart: %s\n", out);
+        if (rc == 0) printf("\n"), gt_term_printf(stdout, "chart: %s\n", out);
     } else if (rc == 0) printf("\n(add -o report.svg or -o report.png for the chart)\n");
     free(l.v);
     return rc;
@@ -271,14 +327,13 @@ int gt_cmd_report(int argc, char **argv)
     if (rc == 0 && a.npos) rc = -1, snprintf(err, sizeof err, "unexpected argument '%s'", a.pos[0]);
     if (rc == 0) rc = chart_kind(a.out, &png, err, sizeof err);
     if (rc < 0) {
-        fprintf(stderr, "gemmtune report: %s\n", err);
+        gt_term_printf(stderr, "gemmtune report: %s\n", err);
         return gt_cli_args_free(&a), 2;
     }
-    rc = gt_cli_open_reader(&a, &cf, path, sizeof path, &db, err, sizeof err) < 0
-             ? -1
-             : report(db, path, &cf, a.out, png, err, sizeof err);
+    rc = gt_cli_open_reader(&a, &cf, path, sizeof path, &db, err, sizeof err);
+    if (rc == 0 && report(db, path, &cf, a.out, png, err, sizeof err) < 0) rc = 1;
     gt_db_close(db);
     gt_cli_args_free(&a);
-    if (rc < 0) fprintf(stderr, "gemmtune report: %s\n", err);
-    return rc < 0 ? 1 : 0;
+    if (rc) gt_term_printf(stderr, "gemmtune report: %s\n", err);
+    return rc;
 }

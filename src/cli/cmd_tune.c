@@ -4,6 +4,7 @@
 #include "options.h"
 #include "db.h"
 #include "family.h"
+#include "term.h"
 #include "tune.h"
 
 #include <signal.h>
@@ -160,9 +161,9 @@ static void print_shape(const gt_shape_result *r, FILE *out)
                 r->failed, gt_tflops(s, r->cublas_ms));
         return;
     }
-    fprintf(out, "%8.2f %8.2f %6.3fx  %5.1f%%  %4d %4d %6.1f %6.1f  %-10s %s\n", gt_tflops(s, r->median_ms),
-            gt_tflops(s, r->cublas_ms), r->cublas_ms / r->median_ms, r->spread_pct, r->trials, r->failed, r->wall_s,
-            r->gpu_s, r->family, r->params);
+    gt_term_printf(out, "%8.2f %8.2f %6.3fx  %5.1f%%  %4d %4d %6.1f %6.1f  %-10s %s\n", gt_tflops(s, r->median_ms),
+                   gt_tflops(s, r->cublas_ms), r->cublas_ms / r->median_ms, r->spread_pct, r->trials, r->failed,
+                   r->wall_s, r->gpu_s, r->family, r->params);
 }
 
 static void header(void)
@@ -210,7 +211,7 @@ static int on_gpu(const gt_gpu_info *gpu, void *ctx, char *err, size_t errlen)
     char msg[600];
     if (gt_cli_check_memory(gpu->name, gpu->mem_bytes, gpu->l2_bytes, v->sizes, v->nsizes, msg, sizeof msg) < 0)
         return snprintf(err, errlen, "%s", msg), -1;
-    printf("%s\n", msg);
+    gt_term_printf(stdout, "%s\n", msg);
     fflush(stdout);
     return 0;
 }
@@ -250,7 +251,7 @@ static int sweep(gt_tune_opts *o, const char *db)
     int rc = gt_tune_run(o, &sum, err, sizeof err);
     sigaction(SIGINT, &old, NULL);
     if (rc < 0) {
-        fprintf(stderr, "gemmtune: %s\n", err);
+        gt_term_printf(stderr, "gemmtune: %s\n", err);
         rc = 1;
     } else {
         if (rc == 130) fprintf(stderr, "\ngemmtune: interrupted; finished trials are stored, rerun to resume\n");
@@ -296,7 +297,7 @@ int gt_cmd_tune(int argc, char **argv)
     if (!t.a.sizes.n && (t.a.sizes.n = gt_cli_parse_sizes("1024,2048", &t.a.sizes.v, err, sizeof err)) < 0) goto bad;
     if (gt_cli_db_path(t.a.db, t.db, sizeof t.db, err, sizeof err) < 0) goto bad;
     if (gt_db_check_writable(t.db, err, sizeof err) < 0) { /* before the GPUs start, not after */
-        fprintf(stderr, "gemmtune: %s\n", err);
+        gt_term_printf(stderr, "gemmtune: %s\n", err);
         rc = 1;
         goto out;
     }
@@ -315,7 +316,7 @@ int gt_cmd_tune(int argc, char **argv)
     rc = sweep(&o, t.db);
     goto out;
 bad:
-    fprintf(stderr, "gemmtune: %s\n", err);
+    gt_term_printf(stderr, "gemmtune: %s\n", err);
 out:
     gt_cli_args_free(&t.a);
     for (int i = 0; i < o.nfamilies; ++i) free(t.families[i]);

@@ -1,6 +1,7 @@
 /* gemmtune command line: `gemmtune VERB [options]`; with no verb and options first, the verb is `tune`; a bare
  * `gemmtune` prints the usage. Each verb lives in src/cli/cmd_<verb>.c; options in src/cli/options.c. */
 #include "cli.h"
+#include "term.h"
 #include "worker.h"
 
 #include <stdio.h>
@@ -31,7 +32,8 @@ static void usage(FILE *out)
     fprintf(out, "\nexample: gemmtune --gpu 0 --sizes 1024,2048     (same as: gemmtune tune --gpu 0 --sizes 1024,2048)\n"
                  "database: --db PATH, else $GEMMTUNE_DB, else $XDG_DATA_HOME/gemmtune/gemmtune.db\n"
                  "          (~/.local/share/gemmtune/gemmtune.db)\n"
-                 "--gpu N is a CUDA device index in every verb; --gpu-model NAME picks GPU models by name.\n");
+                 "--gpu N is a CUDA device index in every verb; --gpu-model NAME picks GPU models by name.\n"
+                 "exit status: 0 done, 1 a failure (no GPU, an unreadable database or file), 2 bad arguments.\n");
 }
 
 int main(int argc, char **argv)
@@ -48,7 +50,8 @@ int main(int argc, char **argv)
     if (argv[1][0] == '-') return gt_cmd_tune(argc, argv);
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; ++i)
         if (!strcmp(argv[1], verbs[i].name)) return verbs[i].run(argc - 1, argv + 1);
-    fprintf(stderr, "gemmtune: unknown verb '%s'\n\n", argv[1]);
+    gt_term_printf(stderr, "gemmtune: unknown verb '%s'\n", argv[1]);
+    fputc('\n', stderr);
     usage(stderr);
     return 2;
 }

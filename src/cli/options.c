@@ -9,7 +9,8 @@
 
 typedef enum {
     A_FLAG,     /* no value: the int at offset becomes max (1, or 0 for --no-progress) */
-    A_TEXT,     /* const char * */
+    A_TEXT,     /* const char *, not empty */
+    A_PATH,     /* const char *, a file name: not empty, no control character (gt_cli_check_path) */
     A_CHOICE,   /* const char *, one of choices ("a|b|c") */
     A_INT,      /* long, 1..max */
     A_REAL,     /* double, 0..max; has_prune_ratio set */
@@ -78,15 +79,15 @@ static const gt_opt table[] = {
     {"--family", NULL, "F", A_TEXT, READERS, O(family), 0, NULL, "only this kernel family"},
     {"--family", NULL, "F", A_TEXT, GT_V_CANDIDATES, O(family), 0, NULL,
      "only family F; test-only families (never swept) are listed only when named"},
-    {"--db", NULL, "PATH", A_TEXT, GT_V_TUNE | GT_V_IMPORT | GT_V_MERGE, O(db), 0, NULL,
+    {"--db", NULL, "PATH", A_PATH, GT_V_TUNE | GT_V_IMPORT | GT_V_MERGE, O(db), 0, NULL,
      "database to write, created with its folders if needed; default " DEFAULT_DB},
-    {"--db", NULL, "PATH", A_TEXT, READERS, O(db), 0, NULL,
+    {"--db", NULL, "PATH", A_PATH, READERS, O(db), 0, NULL,
      "database to read; it is only read, so it may be another user's, and a missing one is\n"
      "an error (never created); default " DEFAULT_DB},
-    {"--db", NULL, "PATH", A_TEXT, GT_V_EXPLAIN | GT_V_BENCH, O(db), 0, NULL,
+    {"--db", NULL, "PATH", A_PATH, GT_V_EXPLAIN | GT_V_BENCH, O(db), 0, NULL,
      "winners database, read as the library reads it (when the default one does not exist,\n"
      "the fallback applies); default " DEFAULT_DB},
-    {"--json", NULL, "PATH", A_TEXT, GT_V_EXPLAIN, O(json), 0, NULL, "winners from an exported JSON file instead of a database"},
+    {"--json", NULL, "PATH", A_PATH, GT_V_EXPLAIN, O(json), 0, NULL, "winners from an exported JSON file instead of a database"},
     {"--math", NULL, "CLASS", A_CHOICE, GT_V_TUNE, O(math), 0, "fp32|tf32x3|all",
      "the math class whose families are swept when --family is not given: fp32 (default:\n"
      "IEEE FP32 products and sums, as cuBLAS SGEMM), tf32x3 (FP32 accuracy from split TF32\n"
@@ -148,9 +149,11 @@ static const gt_opt table[] = {
      "json: versioned JSON for `gemmtune import` and the loader (default; docs/EXPORT.md)\n"
      "header: a C header, a static gemmtune_winner_row table + gemmtune_winner_find();\n"
      "no SQLite needed"},
-    {"-o", "--output", "FILE", A_TEXT, GT_V_EXPORT, O(out), 0, NULL, "write FILE (replaced atomically) instead of standard output"},
-    {"-o", "--output", "FILE", A_TEXT, GT_V_REPORT, O(out), 0, NULL,
-     "also plot TFLOPS per shape, winner vs cuBLAS, with gnuplot: FILE.svg or FILE.png"},
+    {"-o", "--output", "FILE", A_PATH, GT_V_EXPORT, O(out), 0, NULL, "write FILE instead of standard output: a regular file is replaced\n"
+     "atomically (its mode kept), a device or pipe written through, never replaced"},
+    {"-o", "--output", "FILE", A_PATH, GT_V_REPORT, O(out), 0, NULL,
+     "also plot TFLOPS per shape, winner vs cuBLAS, with gnuplot: FILE.svg or FILE.png,\n"
+     "written as export -o writes (nothing is left behind when it fails)"},
     {"--with-cubin", NULL, NULL, A_FLAG, GT_V_EXPORT, O(with_cubin), 1, NULL,
      "(header) embed each winner's compiled kernel for its GPU's sm_<cc>, from the\n"
      "database's cubin cache, else compiled now with NVRTC (no GPU needed)"},
@@ -268,7 +271,11 @@ static int set_value(const gt_opt *o, const char *typed, const char *val, gt_cli
     int n = 0;
     switch (o->kind) {
     case A_FLAG: return *(int *)dst = (int)o->max, 0;
-    case A_TEXT: return *(const char **)dst = val, 0;
+    case A_TEXT:
+    case A_PATH:
+        if (!*val) return snprintf(err, errlen, "bad %s '': want a value", typed), -1;
+        if (o->kind == A_PATH && gt_cli_check_path(typed, val, err, errlen) < 0) return -1;
+        return *(const char **)dst = val, 0;
     case A_CHOICE: return set_choice(o, typed, val, dst, err, errlen);
     case A_DURATION: n = gt_cli_parse_duration(val, dst, tmp, sizeof tmp); break;
     case A_INT: n = gt_cli_parse_int(typed, val, o->max, dst, tmp, sizeof tmp) < 0 ? -1 : 0; break;

@@ -1,5 +1,6 @@
 /* The CLI's table printer (see src/cli/table.h). Tested by tests/test_cli.c. */
 #include "table.h"
+#include "term.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -43,7 +44,7 @@ static void cell(const cJSON *row, const gt_col *c, int table, char *buf, size_t
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, c->key);
     *right = 0;
-    if (cJSON_IsString(v)) snprintf(buf, n, "%s", v->valuestring);
+    if (cJSON_IsString(v)) gt_term_escape(v->valuestring, buf, n); /* data: never raw to a terminal */
     else if (cJSON_IsBool(v)) snprintf(buf, n, "%s", cJSON_IsTrue(v) ? (table ? "yes" : "true") : (table ? "" : "false"));
     else if (cJSON_IsNumber(v) && table) snprintf(buf, n, c->fmt ? c->fmt : "%g", v->valuedouble), *right = 1;
     else if (cJSON_IsNumber(v)) gt_table_number(v->valuedouble, buf, n);
@@ -53,7 +54,7 @@ static void cell(const cJSON *row, const gt_col *c, int table, char *buf, size_t
 static int print_text(const gt_table *t, FILE *out)
 {
     int *w = calloc((size_t)t->ncols, sizeof *w), right;
-    char buf[1024];
+    char buf[8192];
     if (!w) return -1;
     for (int c = 0; c < t->ncols; ++c) w[c] = (int)strlen(t->cols[c].title ? t->cols[c].title : t->cols[c].key);
     for (const cJSON *r = t->rows->child; r; r = r->next)
@@ -90,7 +91,7 @@ static void csv_field(const char *s, FILE *out)
 
 static int print_csv(const gt_table *t, FILE *out)
 {
-    char buf[1024];
+    char buf[8192];
     int right;
     for (int c = 0; c < t->ncols; ++c) fprintf(out, "%s%s", t->cols[c].key, c + 1 < t->ncols ? "," : "\n");
     for (const cJSON *r = t->rows->child; r; r = r->next)
@@ -117,7 +118,7 @@ static int print_json(const gt_table *t, FILE *out)
     char *text = arr ? cJSON_Print(arr) : NULL;
     cJSON_Delete(arr);
     if (!text) return -1;
-    int rc = fprintf(out, "%s\n", text) < 0 ? -1 : 0;
+    int rc = gt_term_json(out, text) < 0 || fputc('\n', out) == EOF ? -1 : 0;
     free(text);
     return rc;
 }

@@ -28,7 +28,9 @@ void gt_table_free(gt_table *t);
 
 /* Write t to out as "table" (aligned columns, a header line; true shows as yes, false as nothing), "csv" (a header
  * line, RFC 4180 quoting, numbers as the shortest text that reads back exactly) or "json" (the array of row objects,
- * members in column order). Nothing is ever cut short. Returns 0, or -1 on a bad format or a write error. */
+ * members in column order). Text is data and never reaches out raw: in a table and CSV its control bytes are
+ * escaped by gt_term_escape (src/cli/term.h), and JSON escapes them as \uNNNN. Nothing is ever cut short.
+ * Returns 0, or -1 on a bad format or a write error. */
 int gt_table_print(const gt_table *t, const char *format, FILE *out);
 
 /* The shortest decimal text that reads back as exactly v. Cannot fail. */

@@ -2,6 +2,7 @@
  * database), and cubins through the database's cache shared with the tuner. Thin layer over db/db.h and
  * tuner/compile.h; tests/test_loader.c (CPU: missing/bad sources; GPU: cache hits). */
 #include "cubin.h"
+#include "files.h"
 #include "loader.h"
 
 #include <errno.h>
@@ -64,38 +65,10 @@ fail:
     return -1;
 }
 
-static char *read_file(const char *path, char *err, size_t errlen)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        snprintf(err, errlen, "%s: %s", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 1 << 16, len = 0, got;
-    char *buf = malloc(cap);
-    while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += got;
-        if (len + 1 == cap) {
-            char *b = realloc(buf, cap *= 2);
-            if (!b) free(buf);
-            buf = b;
-        }
-    }
-    int bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        snprintf(err, errlen, "%s: %s", path, buf ? "read error" : "out of memory");
-        free(buf);
-        return NULL;
-    }
-    buf[len] = '\0';
-    return buf;
-}
-
 static gemmtune_status open_json(const char *path, gt_db **db, char *err, size_t errlen)
 {
     char msg[512];
-    char *text = read_file(path, err, errlen);
+    char *text = gt_file_read(path, GT_FILE_MAX_JSON, NULL, err, errlen); /* a regular file: never a FIFO's wait */
     if (!text) return GEMMTUNE_STATUS_JSON_ERROR;
     int imported = 0;
     if (gt_db_open(":memory:", 1, db, msg, sizeof msg)) {

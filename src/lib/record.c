@@ -4,7 +4,10 @@
  * convention, one per line, so `gemmtune tune --sizes @FILE` tunes exactly them:
  *     # gemmtune: calls without a tuned kernel ...
  *     1000x1000x1000:nn 1234
- * Tested by tests/test_loader.c (the file format and the merge) and tests/test_loader_gpu.c (the loop). */
+ * The file must be a regular file of at most GT_FILE_MAX_TEXT bytes (db/files.h): anything else is refused and left
+ * as it is. Tested by tests/test_loader.c (the file format, the merge, the refusals) and tests/test_loader_gpu.c
+ * (the loop). */
+#include "files.h"
 #include "handle.h"
 
 #include <errno.h>
@@ -38,13 +41,14 @@ static int add(table *t, const gt_shape *s, long long calls)
     return 0;
 }
 
-/* The lines already in the file; lines that are not "MxNxK:layout count" are dropped (comments, damage). */
-static int read_existing(FILE *f, table *t)
+/* The lines already in the file (its text); lines that are not "MxNxK:layout count" are dropped (comments, damage). */
+static int read_existing(const char *text, table *t)
 {
     char line[256], lay[3];
-    while (fgets(line, sizeof line, f)) {
+    for (const char *p = text; *p; p += strcspn(p, "\n"), p += *p == '\n') {
         gt_shape s = {0};
         long long calls = 0;
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(p, "\n"), p);
         if (line[0] == '#' || sscanf(line, "%dx%dx%d:%2s %lld", &s.m, &s.n, &s.k, lay, &calls) != 5) continue;
         if (s.m < 1 || s.n < 1 || s.k < 1 || calls < 0 || gt_layout_parse(lay, &s.ta, &s.tb)) continue;
         if (add(t, &s, calls)) return -1;
@@ -80,17 +84,20 @@ int gt_record_write(struct gemmtune_context *h, char *err, size_t errlen)
     table t = {0};
     if (collect(h, &t)) return snprintf(err, errlen, "out of memory"), -1;
     if (!t.n) return 0;
-    int fd = open(h->record_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    /* a regular file only (a FIFO or a device would hang or feed the read forever), read to a bounded size */
+    int fd = gt_file_open_regular(h->record_path, O_RDWR | O_CREAT, 0644, err, errlen);
     FILE *f = fd >= 0 ? fdopen(fd, "r+") : NULL;
     int rc = -1;
-    if (!f) snprintf(err, errlen, "%s: %s", h->record_path, strerror(errno));
-    else if (flock(fd, LOCK_EX)) snprintf(err, errlen, "locking %s: %s", h->record_path, strerror(errno));
-    else {
+    if (fd >= 0 && !f) snprintf(err, errlen, "%s: %s", h->record_path, strerror(errno));
+    else if (f && flock(fd, LOCK_EX)) snprintf(err, errlen, "locking %s: %s", h->record_path, strerror(errno));
+    else if (f) {
         table all = {0};
+        char *text = gt_file_read_fd(fd, h->record_path, GT_FILE_MAX_TEXT, NULL, err, errlen);
         for (int i = 0; i < t.n; ++i) add(&all, &t.v[i].s, 0); /* keep this process's order first */
-        rc = read_existing(f, &all);
+        rc = text ? read_existing(text, &all) : -1; /* too big or unreadable: left as it is */
         for (int i = 0; rc == 0 && i < t.n; ++i) rc = add(&all, &t.v[i].s, t.v[i].calls);
         if (rc == 0 && (rc = write_all(f, &all, h->record_path))) snprintf(err, errlen, "writing %s: %s", h->record_path, strerror(errno));
+        free(text);
         free(all.v);
     }
     if (f) fclose(f);
