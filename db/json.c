@@ -246,8 +246,8 @@ static int check_kernel(jctx *c, const jrow *r)
         return snprintf(c->err, c->errlen, "%s: params '%s' are not %s's canonical text (every parameter, in order: "
                         "'%s')", row, r->params, f->name, canon), -1;
     snprintf(arch, sizeof arch, "sm_%d%d", r->gpu.cc_major, r->gpu.cc_minor);
-    if (!gt_limits_for_arch(arch, &lim))
-        return snprintf(c->err, c->errlen, "%s: compute capability %d.%d is not one this gemmtune knows the limits of",
+    if (!gt_limits_for_cc(r->gpu.cc_major, r->gpu.cc_minor, &lim))
+        return snprintf(c->err, c->errlen, "%s: compute capability %d.%d is no architecture this gemmtune knows",
                         row, r->gpu.cc_major, r->gpu.cc_minor), -1;
     lim.sm_count = r->gpu.sm_count;
     if (r->math && strcmp(r->math, gt_math_name(f->math)))

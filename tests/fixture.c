@@ -14,7 +14,9 @@ gt_gpu_info gt_fixture_gpu(int model, int unit)
     static const struct {
         const char *name;
         int ccM, ccm, sms;
-    } models[] = {{"NVIDIA H200", 9, 0, 132}, {"NVIDIA H100 80GB HBM3", 9, 0, 132}, {"NVIDIA A100-SXM4-80GB", 8, 0, 108}};
+    } models[] = {{"NVIDIA H200", 9, 0, 132},           {"NVIDIA H100 80GB HBM3", 9, 0, 132},
+                  {"NVIDIA A100-SXM4-80GB", 8, 0, 108}, {"NVIDIA B200", 10, 0, 148},
+                  {"NVIDIA RTX PRO 6000 Blackwell Server Edition", 12, 0, 188}};
     gt_gpu_info g;
     memset(&g, 0, sizeof g);
     snprintf(g.name, sizeof g.name, "%s", models[model].name);

@@ -9,7 +9,8 @@
 #include <stddef.h>
 
 /* A made-up GPU: model 0 "NVIDIA H200" 9.0 x132, model 1 "NVIDIA H100 80GB HBM3" 9.0 x132, model 2 "NVIDIA A100"
- * 8.0 x108; unit picks the physical GPU (its uuid). */
+ * 8.0 x108, model 3 "NVIDIA B200" 10.0 x148, model 4 "NVIDIA RTX PRO 6000 Blackwell ..." 12.0 x188; unit picks
+ * the physical GPU (its uuid). */
 gt_gpu_info gt_fixture_gpu(int model, int unit);
 
 /* Build a database at path with one sweep on gt_fixture_gpu(model, unit): for each of the shapes

@@ -517,6 +517,31 @@ GT_TEST(cli_import_refuses_rows_no_family_can_run, GT_NEEDS_NONE)
     free(db), free(src), free(good), free(bad), free(fresh);
 }
 
+/* Issue 25: compute capability 10 and later. A B200 (sm_100) and an sm_120 database export, import into an empty
+ * database and explain there by --arch, --gpu-model and --cc; architectures that do not exist are refused. */
+GT_TEST(cli_blackwell_exports_import_and_explain, GT_NEEDS_NONE)
+{
+    char *src = gt_tmp_path(".db"), *dst = gt_tmp_path(".db"), *json = gt_tmp_path(".json");
+    CHECK(gt_fixture_db(src, 3, 0, 0.5) == 0 && gt_fixture_db(src, 4, 0, 1.0) == 0);
+    CHECK(run(GT_CLI " export --db %s -o %s && " GT_CLI " import --db %s %s", src, json, dst, json) == 0 &&
+          strstr(out, "imported 8 winners of 8"));
+    CHECK_MSG(run(GT_CLI " explain --db %s --shape 1000 --arch sm_100", dst) == 0 &&
+                  strstr(out, "NVIDIA B200 (cc 10.0, 148 SMs): the only stored model of that architecture") &&
+                  strstr(out, "from 1024x1024x1024"),
+              "%s", out);
+    CHECK_MSG(run(GT_CLI " explain --db %s --shape 2048 --gpu-model 'RTX PRO' --cc 12.0 --sms 188", dst) == 0 &&
+                  strstr(out, "(cc 12.0, 188 SMs)"),
+              "%s", out);
+    CHECK_MSG(run(GT_CLI " explain --db %s --shape 1000 --arch sm_90garbage", dst) == 2 &&
+                  strstr(out, "unknown architecture") && strstr(out, "sm_121"),
+              "%s", out);
+    CHECK_MSG(run(GT_CLI " explain --db %s --shape 1000 --gpu-model X --cc 99.0 --sms 10", dst) == 2 &&
+                  strstr(out, "no architecture this gemmtune knows"),
+              "%s", out);
+    gt_fixture_rm(src), gt_fixture_rm(dst), unlink(json);
+    free(src), free(dst), free(json);
+}
+
 /* explain needs no GPU: it takes the database's only GPU model (or --gpu-model, --arch), says which, prints the
  * distance precisely, names a stored row for the very shape that it passed over, and a layout nothing was tuned in. */
 GT_TEST(cli_explain_without_gpu_says_which_gpu_and_why, GT_NEEDS_NONE)
