@@ -28,6 +28,10 @@ int dbi_int64(gt_db *db, long long *id, int *found, char *err, size_t errlen, co
 /* Fill err with sqlite's message and where it happened; returns -1. */
 int dbi_fail(gt_db *db, const char *where, char *err, size_t errlen);
 
+/* PRAGMA quick_check of the database: 0 when it is whole, else -1 and err says the file is damaged (a writer asks
+ * before it changes anything, so a damaged file is named as such, not blamed on what was being added). */
+int dbi_check_integrity(gt_db *db, char *err, size_t errlen);
+
 int dbi_begin(gt_db *db, char *err, size_t errlen);
 int dbi_commit(gt_db *db, char *err, size_t errlen);
 void dbi_rollback(gt_db *db);

@@ -154,13 +154,74 @@ GT_TEST(export_import_refuses_bad_json_leaving_db_identical, GT_NEEDS_NONE)
     free(cdoc), free(clash), cJSON_Delete(croot);
     expect_import_refused(dst, "", "malformed JSON");
     /* the last row bad, the first rows good: nothing of the good rows may stay */
-    char *bad_last = mutate(good, "shape.n", "99999999");
+    char *bad_last = mutate(good, "shape.n", "4294967297"); /* 2^32 + 1: would read back as 1 */
     cJSON *root = cJSON_Parse(bad_last);
     cJSON *arr = cJSON_GetObjectItem(root, "winners");
     cJSON_AddItemToArray(arr, cJSON_DetachItemFromArray(arr, 1)); /* move the bad row to the end */
     char *doc = cJSON_Print(root);
     expect_import_refused(dst, doc, "shape.n");
     free(doc), free(bad_last), cJSON_Delete(root);
+    free(good);
+    gt_fixture_rm(src), gt_fixture_rm(dst);
+    free(src), free(dst);
+}
+
+/* Issue 25: rows that parse but hold what no GPU measured or no gemmtune wrote: control characters in any text,
+ * impossible times, a compute capability that is no architecture, a sweep already stored on another GPU. Each is
+ * refused, named, and the database is left byte-identical. */
+GT_TEST(export_import_refuses_impossible_rows, GT_NEEDS_NONE)
+{
+    char *src = gt_tmp_path(".db"), *dst = gt_tmp_path(".db");
+    CHECK(gt_fixture_db(src, 0, 0, 1.0) == 0 && gt_fixture_db(dst, 1, 0, 1.0) == 0);
+    char *good = export_all(src);
+    CHECK(good != NULL);
+    if (!good) return;
+    static const struct {
+        const char *key, *value, *want;
+    } cases[] = {
+        {"gpu.name", "\"NVIDIA \\u001b[31mH200\"", "winners[1] (NVIDIA ?[31mH200, 2048x2048x2048 nn): gpu.name"},
+        {"gpu.uuid", "\"GPU-\\u202e1\"", "gpu.uuid"},
+        {"gpu.nvidia_driver", "\"580\\u0007\"", "gpu.nvidia_driver"},
+        {"gpu.cc_major", "99", "compute capability 99.0"},
+        {"gpu.cc_minor", "10", "compute capability 9.10"},
+        {"gpu.sm_count", "99999", "sm_count"},
+        {"shape.m", "4294967297", "winners[1].shape.m"},
+        {"shape.layout", "\"NN\"", "layout"},
+        {"family", "\"test_oob\"", "family 'test_oob' is unknown"},
+        {"family", "\"tile2d\\n\"", "family"},
+        {"params", "\"BM=128,BN=128,BK=8,TM=8,TN=8\\u009b\"", "params"},
+        {"math", "\"tf32x3\"", "math 'tf32x3', but family tile2d"},
+        {"math", "\"bogus\"", "math"},
+        {"median_ms", "1e-300", "median_ms"},
+        {"median_ms", "1e999", "median_ms"},
+        {"median_ms", "1e-7", "median_ms"},
+        {"cublas_ms", "1e-300", "cublas_ms"},
+        {"cublas_ms", "1e6", "times median_ms"},
+        {"spread_pct", "1e300", "spread_pct"},
+        {"sweep.started_at", "\"not a time\"", "sweep.started_at"},
+        {"sweep.started_at", "\"2999-01-01T00:00:00Z\"", "in the future"},
+        {"sweep.host", "\"box\\r\\nX: 1\"", "sweep.host"},
+        {"sweep.gemmtune_version", "\"0.2\\u001b\"", "sweep.gemmtune_version"},
+        {"doc.gemmtune_version", "\"\\u001b]0;x\\u0007\"", "gemmtune_version"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        char *bad = mutate(good, cases[i].key, cases[i].value);
+        expect_import_refused(dst, bad, cases[i].want);
+        CHECK_MSG(!strpbrk(err, "\x1b\x07\r\n"), "the message repeats a control character: %s", err);
+        free(bad);
+    }
+    /* a row naming a sweep stored here on another GPU is not filed under that GPU */
+    char uid[40] = "";
+    sqlite3 *h;
+    sqlite3_stmt *q;
+    CHECK(sqlite3_open_v2(dst, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+          sqlite3_prepare_v2(h, "SELECT uid FROM sweeps", -1, &q, NULL) == SQLITE_OK);
+    if (sqlite3_step(q) == SQLITE_ROW) snprintf(uid, sizeof uid, "\"%s\"", sqlite3_column_text(q, 0));
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    char *stolen = mutate(good, "sweep.uid", uid);
+    expect_import_refused(dst, stolen, "is stored here as a sweep of GPU GPU-00001001");
+    free(stolen);
     free(good);
     gt_fixture_rm(src), gt_fixture_rm(dst);
     free(src), free(dst);
