@@ -127,7 +127,8 @@ int dbi_offer_winner(gt_db *db, long long model, long long shape, long long cand
                 "ON CONFLICT (model_id, shape_id, math) DO UPDATE SET "
                 "candidate_id = excluded.candidate_id, sweep_id = excluded.sweep_id, median_ms = excluded.median_ms, "
                 "spread_pct = excluded.spread_pct "
-                "WHERE excluded.median_ms < winners.median_ms OR (?7 AND excluded.candidate_id = winners.candidate_id)",
+                "WHERE excluded.median_ms < winners.median_ms OR (?7 AND excluded.candidate_id = winners.candidate_id) "
+                "OR NOT " DBI_STORED_POSSIBLE("winners.shape_id", "winners.median_ms"),
                 "IIIIdDi", model, shape, cand, sweep_id, median_ms, spread_pct, same_replaces) < 0)
         return -1;
     *replaced = sqlite3_changes(db->h) > 0;
@@ -141,7 +142,8 @@ int dbi_offer_baseline(gt_db *db, long long model, long long shape, long long sw
                    "INSERT INTO baselines (model_id, shape_id, sweep_id, cublas_ms) VALUES (?1, ?2, ?3, ?4) "
                    "ON CONFLICT (model_id, shape_id) DO UPDATE SET sweep_id = excluded.sweep_id, "
                    "cublas_ms = excluded.cublas_ms WHERE (SELECT started_at || uid FROM sweeps WHERE id = ?3) > "
-                   "(SELECT started_at || uid FROM sweeps WHERE id = baselines.sweep_id)",
+                   "(SELECT started_at || uid FROM sweeps WHERE id = baselines.sweep_id) "
+                   "OR NOT " DBI_STORED_POSSIBLE("baselines.shape_id", "baselines.cublas_ms"),
                    "IIId", model, shape, sweep_id, cublas_ms);
 }
 

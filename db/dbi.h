@@ -65,6 +65,17 @@ int dbi_offer_baseline(gt_db *db, long long model, long long shape, long long sw
 
 int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f);
 
+/* What a reader serves of a winner row (aliases w, s, b as above): only a winner whose time is possible on its shape
+ * (db/validate.h; the SQL functions are registered by gt_db_open), and its baseline only when it is possible too and
+ * not absurdly slower (else NULL: no baseline). Rows stored before these checks, or by a damaged file, are never
+ * served, and a writer replaces them. */
+#define DBI_SERVABLE_SQL " AND gt_possible_ms(s.m, s.n, s.k, w.median_ms)"
+/* Whether a stored time of the shape with id shape_col is possible (an SQL expression): offers replace rows where
+ * it is not, whatever they are offered, so an impossible row cannot hold its place. */
+#define DBI_STORED_POSSIBLE(shape_col, ms_col)                                                                  \
+    "(SELECT gt_possible_ms(m, n, k, " ms_col ") FROM shapes WHERE id = " shape_col ")"
+#define DBI_BASELINE_SQL "gt_possible_baseline(s.m, s.n, s.k, w.median_ms, b.cublas_ms)"
+
 /* Before SQLite opens path: it exists (or create, then its directories are made and *is_new = 1), is a regular
  * file, and starts with the SQLite header (or is empty and create). */
 int dbi_check_file(const char *path, int create, int *is_new, char *err, size_t errlen);

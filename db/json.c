@@ -48,11 +48,12 @@ static void add_int_or_null(cJSON *o, const char *key, sqlite3_stmt *st, int col
 #define EXPORT_SQL                                                                                                  \
     "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, g.uuid, sw.driver_version, sw.cuda_version, "           \
     "sw.nvrtc_version, sw.sm_clock_mhz, s.m, s.n, s.k, s.layout, c.family, c.params, c.source_hash, w.median_ms, "   \
-    "w.spread_pct, b.cublas_ms, sw.uid, sw.started_at, sw.host, sw.gemmtune_version, sw.nvidia_driver, w.math "       \
+    "w.spread_pct, " DBI_BASELINE_SQL ", sw.uid, sw.started_at, sw.host, sw.gemmtune_version, sw.nvidia_driver, "     \
+    "w.math "                                                                                                       \
     "FROM winners w "                 \
     "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "                                  \
     "JOIN candidates c ON c.id = w.candidate_id JOIN sweeps sw ON sw.id = w.sweep_id JOIN gpus g ON g.id = sw.gpu_id " \
-    "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL                    \
+    "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL DBI_SERVABLE_SQL   \
     " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k"
 
 static cJSON *winner_json(sqlite3_stmt *st)

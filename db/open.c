@@ -3,6 +3,7 @@
  * A reader never writes: not the file, not its journal mode, not a -wal or -shm beside it.
  * Tested by tests/test_db.c (modes, migration, refusals) and tests/test_cli_db.c (another user's database). */
 #include "dbi.h"
+#include "validate.h"
 
 #include <errno.h>
 #include <pwd.h>
@@ -200,7 +201,45 @@ static void stable_uid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, out, 32, SQLITE_TRANSIENT);
 }
 
-/* Open name on db->h with flags; the gt_stable_uid function (migrations use it) and a busy timeout. */
+/* The dims and a time of a stored row, as the validator wants them: -1 (refused) for a value of the wrong type. */
+static int row_args(sqlite3_value **argv, long long d[3], double *ms)
+{
+    for (int i = 0; i < 3; ++i) {
+        if (sqlite3_value_type(argv[i]) != SQLITE_INTEGER) return -1;
+        d[i] = sqlite3_value_int64(argv[i]);
+    }
+    const int t = sqlite3_value_type(argv[3]);
+    if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) return -1;
+    *ms = sqlite3_value_double(argv[3]);
+    return 0;
+}
+
+/* gt_possible_ms(m, n, k, ms): 1 when ms is a time a GEMM of that shape can take (dbv_row_possible), else 0. The
+ * readers serve no row for which it is 0, and a writer replaces such a row whatever it is offered. */
+static void possible_ms(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    long long d[3];
+    double ms;
+    (void)argc;
+    sqlite3_result_int(ctx, row_args(argv, d, &ms) == 0 && dbv_row_possible(d[0], d[1], d[2], ms));
+}
+
+/* gt_possible_baseline(m, n, k, median_ms, cublas_ms): cublas_ms when it is possible and no more than
+ * DBV_MAX_RATIO times median_ms, else NULL (a baseline the readers take as absent). */
+static void possible_baseline(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    long long d[3];
+    double median, cublas;
+    sqlite3_value *b[4] = {argv[0], argv[1], argv[2], argv[4]};
+    (void)argc;
+    if (row_args(argv, d, &median) == 0 && row_args(b, d, &cublas) == 0 && dbv_row_possible(d[0], d[1], d[2], cublas) &&
+        median > 0 && cublas / median <= DBV_MAX_RATIO)
+        sqlite3_result_double(ctx, cublas);
+    else sqlite3_result_null(ctx);
+}
+
+/* Open name on db->h with flags; the gt_stable_uid function (migrations use it), the readers' gt_possible_ms and
+ * gt_possible_baseline, and a busy timeout. */
 static int open_handle(gt_db *db, const char *name, int flags, char *err, size_t errlen)
 {
     if (sqlite3_open_v2(name, &db->h, flags | SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
@@ -209,8 +248,11 @@ static int open_handle(gt_db *db, const char *name, int flags, char *err, size_t
     }
     sqlite3_extended_result_codes(db->h, 1);
     sqlite3_busy_timeout(db->h, 10000);
-    if (sqlite3_create_function(db->h, "gt_stable_uid", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, stable_uid, NULL,
-                                NULL) != SQLITE_OK)
+    const int flags_fn = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
+    if (sqlite3_create_function(db->h, "gt_stable_uid", -1, flags_fn, NULL, stable_uid, NULL, NULL) != SQLITE_OK ||
+        sqlite3_create_function(db->h, "gt_possible_ms", 4, flags_fn, NULL, possible_ms, NULL, NULL) != SQLITE_OK ||
+        sqlite3_create_function(db->h, "gt_possible_baseline", 5, flags_fn, NULL, possible_baseline, NULL, NULL) !=
+            SQLITE_OK)
         return dbi_fail(db, DBI_WHERE, err, errlen);
     return 0;
 }

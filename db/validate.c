@@ -15,9 +15,9 @@
  *   BF16x9 emulation on tensor cores: a B200's dense TF32 rate of ~1.1 PFLOPS over three products is ~370; FFMA
  *   peaks are under 100). 2000 leaves over 5x for GPUs to come and for timing noise, and still refuses every
  *   time that only an error or a forgery gives (1e-300 ms would be 5e299 TFLOPS).
- * - DBV_MIN_MS: CUDA events resolve about half a microsecond and no kernel launch completes in less than one, so
- *   a time under 0.1 us is never measured; without this floor a tiny shape (1x1x1) could hold a time of 1e-200 ms
- *   within the TFLOPS ceiling, and nothing could ever displace it.
+ * - DBV_MIN_MS: a kernel launch takes microseconds, and 1 ns is two clock cycles of a 2 GHz GPU, so no time under
+ *   it is ever measured; without this floor a tiny shape (1x1x1) could hold a time of 1e-200 ms within the TFLOPS
+ *   ceiling, and nothing could ever displace it.
  * - DBV_MAX_MS: a run longer than --trial-timeout's largest value (a day) is killed, never stored.
  * - DBV_MAX_RATIO: tuned FP32-class kernels beat cuBLAS SGEMM by at most a few times; a ratio of 1000 only comes
  *   from a forged or corrupt baseline, which would make the serving model reuse that kernel everywhere near. */

@@ -16,7 +16,7 @@
 #define DBV_ABSENT LLONG_MIN
 
 /* The timing bounds (validate.c says why each is generous). */
-#define DBV_MIN_MS 1e-4          /* 0.1 us: under any kernel launch that CUDA events can time */
+#define DBV_MIN_MS 1e-6          /* 1 ns: two clock cycles of a GPU, in which no kernel runs */
 #define DBV_MAX_MS 86400000.0    /* one day: the longest watchdog --trial-timeout allows */
 #define DBV_MAX_TFLOPS 2000.0    /* 2 PFLOPS: several times any GPU's FP32-accurate rate */
 #define DBV_MAX_RATIO 1000.0     /* a kernel 1000x faster than cuBLAS SGEMM on the same GPU and shape */

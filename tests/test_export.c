@@ -194,7 +194,7 @@ GT_TEST(export_import_refuses_impossible_rows, GT_NEEDS_NONE)
         {"math", "\"bogus\"", "math"},
         {"median_ms", "1e-300", "median_ms"},
         {"median_ms", "1e999", "median_ms"},
-        {"median_ms", "1e-7", "median_ms"},
+        {"median_ms", "1e-9", "median_ms"},
         {"cublas_ms", "1e-300", "cublas_ms"},
         {"cublas_ms", "1e6", "times median_ms"},
         {"spread_pct", "1e300", "spread_pct"},
@@ -225,6 +225,61 @@ GT_TEST(export_import_refuses_impossible_rows, GT_NEEDS_NONE)
     free(good);
     gt_fixture_rm(src), gt_fixture_rm(dst);
     free(src), free(dst);
+}
+
+static int count_row(const gt_winner *w, void *ctx)
+{
+    gt_winner *rows = ctx;
+    int i = 0;
+    while (rows[i].median_ms != 0) ++i;
+    if (i < 7) rows[i] = *w;
+    return 0;
+}
+
+/* Issue 25, the readers' side: rows already stored with an impossible time (a -1 ms or 1e-300 ms winner, a shape
+ * whose m no longer fits an int, a baseline a million times slower) are never served, exported or counted, and
+ * an import of a possible winner replaces them. */
+GT_TEST(stored_impossible_rows_are_never_served_and_are_replaced, GT_NEEDS_NONE)
+{
+    char *a = gt_tmp_path(".db");
+    CHECK(gt_fixture_db(a, 0, 0, 1.0) == 0);
+    char *good = export_all(a);
+    sqlite3 *h;
+    CHECK(sqlite3_open(a, &h) == SQLITE_OK &&
+          sqlite3_exec(h,
+                       "UPDATE winners SET median_ms = -1 WHERE shape_id = (SELECT id FROM shapes WHERE m = 1024);"
+                       "UPDATE winners SET median_ms = 1e-300 WHERE shape_id = "
+                       "  (SELECT id FROM shapes WHERE m = 2048 AND layout = 'nn');"
+                       "UPDATE shapes SET m = 4294967297 WHERE m = 4096;"
+                       "UPDATE baselines SET cublas_ms = 1e6 WHERE shape_id = (SELECT id FROM shapes WHERE layout = 'tn');",
+                       NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    gt_db *db;
+    gt_winner rows[8];
+    memset(rows, 0, sizeof rows);
+    CHECK(gt_db_open(a, GT_DB_READ, &db, err, sizeof err) == 0);
+    CHECK(gt_db_winners(db, NULL, count_row, rows, err, sizeof err) == 0);
+    gt_db_close(db);
+    CHECK_MSG(rows[0].median_ms > 0 && rows[1].median_ms == 0, "served %s %dx%dx%d", rows[1].gpu_name, rows[1].shape.m,
+              rows[1].shape.n, rows[1].shape.k);
+    CHECK(rows[0].shape.ta == 1 && rows[0].cublas_ms == -1 && rows[0].ratio == -1); /* its baseline is not served */
+    char *left = export_all(a);
+    cJSON *root = left ? cJSON_Parse(left) : NULL;
+    CHECK(root && cJSON_GetArraySize(cJSON_GetObjectItem(root, "winners")) == 1);
+    cJSON_Delete(root);
+    /* a possible winner for those shapes replaces the impossible ones, whatever its time */
+    gt_import_stats st;
+    CHECK(gt_db_open(a, GT_DB_WRITE, &db, err, sizeof err) == 0);
+    CHECK_MSG(good && gt_db_import_json_stats(db, good, "good.json", &st, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(st.imported == 3 && st.already == 1, "%d imported, %d already, %d slower", st.imported, st.already,
+              st.slower);
+    memset(rows, 0, sizeof rows);
+    CHECK(gt_db_winners(db, NULL, count_row, rows, err, sizeof err) == 0);
+    gt_db_close(db);
+    CHECK(rows[3].median_ms > 0 && rows[4].median_ms == 0);
+    free(good), free(left);
+    gt_fixture_rm(a);
+    free(a);
 }
 
 static int merge_into(const char *path, const char *other, gt_merge_stats *st)
