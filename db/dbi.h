@@ -10,6 +10,7 @@
 struct gt_db {
     sqlite3 *h;
     char path[4096];
+    int created; /* this open created the file (gt_db_discard removes it) */
 };
 
 /* Bind formats for dbi_* (one letter per '?', in order):
@@ -84,6 +85,11 @@ int dbi_check_file(const char *path, int create, int *is_new, char *err, size_t 
 void dbi_ro_uri(const char *path, char *out, size_t n);
 /* Read the schema version of an open file, refusing a newer one and a non-gemmtune SQLite file. */
 int dbi_check_version(sqlite3 *h, const char *path, int *version, char *err, size_t errlen);
+
+/* Every row of the part a merge has staged in schema "src" through the row validator (db/merge_check.c), with the
+ * types, references and clashes with main that the steps of the merge would otherwise carry. 0, or -1 with err
+ * "<table> row <id>: <reason>". */
+int dbi_merge_check(gt_db *db, char *err, size_t errlen);
 
 /* Copy a column's text into buf (empty when NULL). */
 void dbi_text(sqlite3_stmt *st, int col, char *buf, size_t n);

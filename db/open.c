@@ -390,6 +390,7 @@ int gt_db_open(const char *path, int mode, gt_db **out, char *err, size_t errlen
     else if (mode == GT_DB_READ) rc = open_read(db, &version, err, errlen);
     else if (mode == GT_DB_READ_CACHE) rc = open_read_cache(db, err, errlen);
     else rc = open_write(db, mode == GT_DB_CREATE, &is_new, err, errlen);
+    db->created = is_new;
     if (rc == 0) return *out = db, 0;
     gt_db_close(db);
     if (is_new) unlink(path);
@@ -403,6 +404,21 @@ void gt_db_close(gt_db *db)
     if (!db) return;
     sqlite3_close_v2(db->h);
     free(db);
+}
+
+void gt_db_discard(gt_db *db)
+{
+    static const char *const ext[] = {"", "-wal", "-shm", "-journal"};
+    char path[4200];
+    if (!db) return;
+    const int created = db->created;
+    snprintf(path, sizeof path, "%s", db->path);
+    gt_db_close(db);
+    for (int i = 0; created && i < 4; ++i) {
+        char p[4300];
+        snprintf(p, sizeof p, "%s%s", path, ext[i]);
+        unlink(p);
+    }
 }
 
 const char *gt_db_path(const gt_db *db) { return db->path; }

@@ -126,7 +126,7 @@ int gt_fixture_v1_db(const char *path)
                           "INSERT INTO gpus VALUES (1, 1, 'GPU-old', NULL, NULL);"
                           "INSERT INTO sweeps (id, gpu_id, command) VALUES (1, 1, 'gemmtune v0');"
                           "INSERT INTO shapes VALUES (1, 64, 64, 64, 'nt');"
-                          "INSERT INTO candidates VALUES (1, 'tile2d', 'BM=64', '0123456789abcdef');"
+                          "INSERT INTO candidates VALUES (1, 'tile2d', 'BM=64,BN=64,BK=8,TM=8,TN=8', '0123456789abcdef');"
                           "INSERT INTO trials (sweep_id, shape_id, candidate_id, status, median_ms) "
                           "VALUES (1, 1, 1, 'ok', 0.5);"
                           "INSERT INTO baselines VALUES (1, 1, 1, 0.25);"

@@ -25,8 +25,8 @@ int gt_fixture_winner(const char *path, const gt_gpu_info *g, const gt_shape *s,
                       const char *params, const char *hash, double ms);
 
 /* A version-1 database as the first release wrote it (the embedded schema.sql at user_version 1): GPU "Old GPU"
- * 8.6 x84, one sweep, shape 64^3 nt, one ok tile2d trial BM=64 at 0.5 ms, a cuBLAS baseline at 0.25 ms, the
- * winner. Returns 0 or -1. */
+ * 8.6 x84, one sweep, shape 64^3 nt, one ok tile2d trial (BM=64,BN=64,BK=8,TM=8,TN=8) at 0.5 ms, a cuBLAS baseline at
+ * 0.25 ms, the winner. Returns 0 or -1. */
 int gt_fixture_v1_db(const char *path);
 
 /* The first column of the first row of sql on the database at path, opened read-only; LLONG_MIN when the file

@@ -7,6 +7,7 @@
 #include "harness.h"
 
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,29 @@ static void refused(const char *db, int want_rc, const char *want, const char *f
     CHECK_MSG(strstr(out, want) != NULL, "want '%s' from: %s\n%s", want, cmd, out);
     CHECK_MSG(gt_fixture_same_bytes(db, copy), "database changed by: %s", cmd);
     unlink(copy);
+}
+
+/* Issue 25: a merge of several parts is all or nothing and names the part at fault; a refused merge or import
+ * into a database that did not exist leaves no file. */
+GT_TEST(cli_merge_all_or_nothing_and_refusals_leave_no_new_file, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), *good = gt_tmp_path(".db"), *bad = gt_tmp_path(".db"), *fresh = gt_tmp_path(".db");
+    char sql[200];
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && gt_fixture_db(good, 2, 0, 1.0) == 0 && gt_fixture_db(bad, 1, 0, 1.0) == 0);
+    snprintf(sql, sizeof sql, "UPDATE winners SET median_ms = -1 WHERE rowid = 2");
+    sqlite3 *h;
+    CHECK(sqlite3_open(bad, &h) == SQLITE_OK && sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    refused(db, 1, "nothing was merged", GT_CLI " merge --db %s %s %s", db, good, bad);
+    CHECK_MSG(strstr(out, bad) && strstr(out, "winners row 2") && !strstr(out, "merged "), "%s", out);
+    CHECK(run(GT_CLI " merge --db %s %s %s", fresh, good, bad) == 1 && !exists(fresh));
+    char wal[600];
+    snprintf(wal, sizeof wal, "%s-wal", fresh);
+    CHECK(!exists(wal));
+    CHECK_MSG(run(GT_CLI " merge --db %s %s", fresh, good) == 0 && strstr(out, "1 sweeps, 16 trials, 4 baselines, 4 winners"),
+              "%s", out);
+    gt_fixture_rm(db), gt_fixture_rm(good), gt_fixture_rm(bad), gt_fixture_rm(fresh);
+    free(db), free(good), free(bad), free(fresh);
 }
 
 GT_TEST(cli_bad_input_leaves_db_byte_identical, GT_NEEDS_NONE)

@@ -388,3 +388,155 @@ GT_TEST(merge_reads_v1_source_without_touching_it, GT_NEEDS_NONE)
     unlink(copy);
     free(a), free(old), free(copy);
 }
+
+/* A copy of part at bad with sql run on it as a damaged or forged file would hold it (constraints off). */
+static int forge(const char *part, const char *bad, const char *sql)
+{
+    sqlite3 *h;
+    gt_fixture_rm(bad);
+    if (gt_fixture_copy(part, bad) < 0 || sqlite3_open(bad, &h) != SQLITE_OK) return -1;
+    char *msg = NULL;
+    int rc = sqlite3_exec(h, "PRAGMA ignore_check_constraints = ON; PRAGMA foreign_keys = OFF;", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) printf("    forge: %s: %s\n", sql, msg ? msg : "?");
+    sqlite3_free(msg);
+    sqlite3_close(h);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* Issue 25: merge takes nothing it has not checked. Each forged part (an impossible time, a family that does not
+ * exist, illegal or non-canonical parameters, control characters, a 1 MB name, a shape past INT_MAX, text where a
+ * number belongs, rows that refer to nothing, a clash with what this database holds, a view for a table) is
+ * refused, naming the part, the table and the reason; the database stays byte-identical. */
+GT_TEST(merge_refuses_every_invalid_row_naming_the_part, GT_NEEDS_NONE)
+{
+    char *a = gt_tmp_path(".db"), *b = gt_tmp_path(".db"), *bad = gt_tmp_path(".db"), *copy = gt_tmp_path(".orig");
+    CHECK(gt_fixture_db(a, 2, 0, 1.0) == 0 && gt_fixture_db(b, 0, 1, 0.8) == 0);
+    char a_uid[40] = "", a_uuid[60] = "", sql[300];
+    sqlite3 *h;
+    sqlite3_stmt *q;
+    CHECK(sqlite3_open_v2(a, &h, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+          sqlite3_prepare_v2(h, "SELECT sw.uid, g.uuid FROM sweeps sw JOIN gpus g ON g.id = sw.gpu_id", -1, &q, NULL) ==
+              SQLITE_OK);
+    if (sqlite3_step(q) == SQLITE_ROW)
+        snprintf(a_uid, sizeof a_uid, "%s", sqlite3_column_text(q, 0)),
+            snprintf(a_uuid, sizeof a_uuid, "%s", sqlite3_column_text(q, 1));
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    CHECK(gt_fixture_copy(a, copy) == 0);
+    static const struct {
+        const char *sql, *says;
+    } cases[] = {
+        {"UPDATE winners SET median_ms = -1 WHERE rowid = 1", "winners row 1 (NVIDIA H200, 1024x1024x1024 nn): median_ms -1"},
+        {"UPDATE winners SET median_ms = 0 WHERE rowid = 2", "median_ms 0"},
+        {"UPDATE winners SET median_ms = 1e-300", "median_ms"},
+        {"UPDATE winners SET spread_pct = -5", "spread_pct -5"},
+        {"UPDATE winners SET math = 'tf32x3'", "math 'tf32x3', but family tile2d"},
+        {"UPDATE winners SET model_id = 99", "refers to a GPU model, shape, kernel or sweep the part lacks"},
+        {"UPDATE trials SET median_ms = -1 WHERE status = 'ok'", "trials row 1: median_ms -1"},
+        {"UPDATE trials SET median_ms = 'fast' WHERE id = 1", "trials row 1: column median_ms holds text"},
+        {"UPDATE trials SET status = 'great' WHERE id = 2", "trials row 2: status 'great'"},
+        {"UPDATE trials SET message = 'done' || char(27) || '[2J' WHERE id = 3", "trials row 3: message"},
+        {"UPDATE trials SET created_at = 'later'", "created_at"},
+        {"DELETE FROM shapes WHERE id = 1", "trials row 1: refers to a shape"},
+        {"UPDATE candidates SET family = 'nosuch' WHERE id = 1", "candidates row 1: family 'nosuch' is unknown"},
+        {"UPDATE candidates SET family = 'test_oob' WHERE id = 1", "family 'test_oob' is unknown"},
+        {"UPDATE candidates SET params = 'BM=7,BN=64,BK=8,TM=8,TN=8' WHERE id = 1", "not a legal kernel on sm_90"},
+        {"UPDATE candidates SET params = 'BM=64; DROP TABLE x' WHERE id = 1", "candidates row 1: params"},
+        {"UPDATE candidates SET source_hash = 'ZZZZ' WHERE id = 1", "source_hash"},
+        {"UPDATE gpu_models SET name = 'NVIDIA H200' || char(27) || '[2J'", "gpu_models row 1: gpu.name: byte 11 is a "
+                                                                            "control character"},
+        {"UPDATE gpu_models SET name = 'G' || hex(zeroblob(500000))", "over the limit of 127"},
+        {"UPDATE gpu_models SET cc_major = 99", "compute capability 99.0"},
+        {"UPDATE gpu_models SET cc_major = 10, cc_minor = 10", "compute capability 10.10"},
+        {"UPDATE shapes SET m = 4294967297 WHERE id = 1", "shapes row 1: shape.m 4294967297"},
+        {"UPDATE shapes SET m = '64abc' WHERE id = 1", "shapes row 1: column m holds text"},
+        {"UPDATE shapes SET layout = 'NN' WHERE id = 1", "shape.layout"},
+        {"DROP INDEX sweeps_by_uid; INSERT INTO sweeps (gpu_id, started_at, origin, uid) SELECT gpu_id, started_at, "
+         "origin, uid FROM sweeps", "sweeps.uid: 2 rows hold a value another row holds too"},
+        {"UPDATE sweeps SET started_at = 'whenever'", "sweeps row 1: sweep.started_at"},
+        {"UPDATE sweeps SET started_at = '2999-01-01T00:00:00Z'", "in the future"},
+        {"UPDATE sweeps SET host = 'box' || char(10) || 'evil'", "sweep.host"},
+        {"UPDATE sweeps SET origin = 'elsewhere'", "sweep.origin"},
+        {"UPDATE sweeps SET command = CAST('tune' AS BLOB)", "column command holds a blob"},
+        {"UPDATE baselines SET cublas_ms = 1e-300 WHERE rowid = 1", "baselines row 1: cublas_ms"},
+        {"UPDATE baselines SET cublas_ms = 1e6 WHERE rowid = 1", "times median_ms"},
+        {"DROP TABLE winners; CREATE VIEW winners AS SELECT 1 AS model_id", "holds no table winners"},
+    };
+    gt_merge_stats st;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        if (forge(b, bad, cases[i].sql) < 0) {
+            CHECK_MSG(0, "case %zu could not be forged", i);
+            continue;
+        }
+        const int rc = merge_into(a, bad, &st);
+        CHECK_MSG(rc == -1 && strstr(err, bad) && strstr(err, cases[i].says) && strstr(err, "nothing was merged"),
+                  "case %zu (%s): want '%s' in: %.300s", i, cases[i].sql, cases[i].says, err);
+        CHECK_MSG(!strpbrk(err, "\x1b\n"), "case %zu: the message repeats a control character", i);
+        CHECK_MSG(gt_fixture_same_bytes(a, copy), "case %zu: the database changed", i);
+    }
+    /* what the part says against what this database holds: a's GPU as another model, a's sweep on another GPU */
+    snprintf(sql, sizeof sql, "UPDATE gpus SET uuid = '%s'", a_uuid);
+    CHECK(forge(b, bad, sql) == 0 && merge_into(a, bad, &st) == -1 && strstr(err, "stored here as another GPU model"));
+    snprintf(sql, sizeof sql, "UPDATE sweeps SET uid = '%s'", a_uid);
+    CHECK(forge(b, bad, sql) == 0 && merge_into(a, bad, &st) == -1 && strstr(err, "a sweep of another GPU"));
+    CHECK(gt_fixture_same_bytes(a, copy));
+    gt_fixture_rm(a), gt_fixture_rm(b), gt_fixture_rm(bad), unlink(copy);
+    free(a), free(b), free(bad), free(copy);
+}
+
+/* Flip bytes of the root page of the named index, as a damaged disk would. */
+static int damage_index(const char *path, const char *index)
+{
+    char q[200];
+    snprintf(q, sizeof q, "SELECT rootpage FROM sqlite_master WHERE name = '%s'", index);
+    const long long page = gt_fixture_sql_int(path, q), size = gt_fixture_sql_int(path, "PRAGMA page_size");
+    FILE *f = page > 0 && size > 0 ? fopen(path, "r+b") : NULL;
+    if (!f) return -1;
+    unsigned char junk[64];
+    memset(junk, 0xA5, sizeof junk);
+    int rc = fseek(f, (long)((page - 1) * size + 12), SEEK_SET) == 0 && fwrite(junk, 1, sizeof junk, f) == sizeof junk;
+    return fclose(f) == 0 && rc ? 0 : -1;
+}
+
+/* Issue 25: several parts are merged all or nothing, naming the part at fault; a damaged part (SQLite's
+ * integrity_check) is refused; cubins are never taken from a part; and a damaged database is named as such. */
+GT_TEST(merge_all_or_nothing_whole_parts_no_cubins, GT_NEEDS_NONE)
+{
+    char *a = gt_tmp_path(".db"), *b = gt_tmp_path(".db"), *c = gt_tmp_path(".db"), *bad = gt_tmp_path(".db");
+    char *copy = gt_tmp_path(".orig");
+    CHECK(gt_fixture_db(a, 2, 0, 1.0) == 0 && gt_fixture_db(b, 0, 1, 0.8) == 0 && gt_fixture_db(c, 1, 0, 1.0) == 0);
+    CHECK(forge(b, bad, "UPDATE winners SET median_ms = -1") == 0);
+    CHECK(gt_fixture_copy(a, copy) == 0);
+    gt_db *db;
+    gt_merge_stats st[3];
+    const char *parts[] = {c, b, bad};
+    CHECK(gt_db_open(a, GT_DB_WRITE, &db, err, sizeof err) == 0);
+    CHECK_MSG(gt_db_merge_all(db, parts, 3, st, err, sizeof err) == -1 && strstr(err, bad) == err, "%s", err);
+    CHECK(st[0].sweeps == 0 && st[1].sweeps == 0); /* the good parts' counts are not claimed either */
+    gt_db_close(db);
+    CHECK_MSG(gt_fixture_same_bytes(a, copy), "the good parts before the bad one were merged");
+    /* a damaged part: SQLite's integrity check fails, and nothing of it is read */
+    gt_fixture_rm(bad);
+    CHECK(gt_fixture_copy(b, bad) == 0 && damage_index(bad, "sqlite_autoindex_candidates_1") == 0);
+    CHECK_MSG(merge_into(a, bad, st) == -1 && strstr(err, "damaged") && strstr(err, bad), "%s", err);
+    CHECK(gt_fixture_same_bytes(a, copy));
+    /* a 9-byte garbage cubin in a part never reaches this database */
+    CHECK(gt_db_open(c, GT_DB_WRITE, &db, err, sizeof err) == 0 &&
+          gt_db_cubin_put(db, "0123456789abcdef", "sm_90", 13000, "", (const unsigned char *)"garbage!!", 9, 32, 0, err,
+                          sizeof err) == 0);
+    gt_db_close(db);
+    CHECK(gt_db_open(a, GT_DB_WRITE, &db, err, sizeof err) == 0);
+    CHECK_MSG(gt_db_merge_all(db, parts, 2, st, err, sizeof err) == 0 && st[0].sweeps == 1 && st[1].sweeps == 1 &&
+                  st[1].winners == 4,
+              "%s", err);
+    gt_db_close(db);
+    CHECK(gt_fixture_sql_int(a, "SELECT count(*) FROM cubins") == 0);
+    /* a damaged database to merge into: it is the one named */
+    CHECK(gt_fixture_copy(c, copy) == 0 && damage_index(copy, "sqlite_autoindex_candidates_1") == 0);
+    CHECK(gt_db_open(copy, GT_DB_WRITE, &db, err, sizeof err) == 0);
+    CHECK_MSG(gt_db_merge(db, b, st, err, sizeof err) == -1 && strstr(err, "damaged") && strstr(err, copy), "%s", err);
+    gt_db_close(db);
+    gt_fixture_rm(a), gt_fixture_rm(b), gt_fixture_rm(c), gt_fixture_rm(bad), gt_fixture_rm(copy);
+    free(a), free(b), free(c), free(bad), free(copy);
+}
