@@ -506,6 +506,53 @@ static void mutate_row(const char *json, int i, const char *key, const char *val
     cJSON_Delete(root);
 }
 
+/* Flip bytes of the root page of the named index, as a damaged disk would. */
+static int damage_index(const char *path, const char *index)
+{
+    char q[200];
+    snprintf(q, sizeof q, "SELECT rootpage FROM sqlite_master WHERE name = '%s'", index);
+    const long long page = gt_fixture_sql_int(path, q), size = gt_fixture_sql_int(path, "PRAGMA page_size");
+    FILE *f = page > 0 && size > 0 ? fopen(path, "r+b") : NULL;
+    if (!f) return -1;
+    unsigned char junk[64];
+    memset(junk, 0xA5, sizeof junk);
+    int rc = fseek(f, (long)((page - 1) * size + 12), SEEK_SET) == 0 && fwrite(junk, 1, sizeof junk, f) == sizeof junk;
+    return fclose(f) == 0 && rc ? 0 : -1;
+}
+
+/* Issue 25: an import refused after the database was opened (here: a file size limit, as on a full disk) leaves
+ * no new database and no WAL behind; an import into a damaged database names the database, not the JSON file. */
+GT_TEST(cli_import_failing_late_leaves_no_file_and_blames_the_right_file, GT_NEEDS_NONE)
+{
+    char *src = gt_tmp_path(".db"), *json = gt_tmp_path(".json"), *big = gt_tmp_path(".json"), *fresh = gt_tmp_path(".db");
+    CHECK(gt_fixture_db(src, 0, 0, 1.0) == 0 && run(GT_CLI " export --db %s -o %s", src, json) == 0);
+    size_t n;
+    char *text = (char *)gt_fixture_slurp(json, &n);
+    cJSON *root = text ? cJSON_Parse(text) : NULL, *rows = cJSON_GetObjectItem(root, "winners");
+    cJSON *row = cJSON_GetArrayItem(rows, 0);
+    for (int i = 0; row && i < 3000; ++i) { /* 3000 shapes: more than the limit below lets the database grow */
+        cJSON *r = cJSON_Duplicate(row, 1);
+        cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "shape"), "m"), 100 + i);
+        cJSON_AddItemToArray(rows, r);
+    }
+    char *doc = cJSON_PrintUnformatted(root);
+    CHECK(doc && gt_fixture_write(big, doc, strlen(doc)) == 0);
+    free(doc), free(text), cJSON_Delete(root);
+    CHECK(run("trap '' XFSZ; ulimit -f 300; " GT_CLI " import --db %s %s", fresh, big) == 1);
+    CHECK_MSG(strstr(out, "database") && !strstr(out, "imported 3"), "%s", out);
+    char side[600];
+    static const char *const ext[] = {"", "-wal", "-shm", "-journal"};
+    for (int i = 0; i < 4; ++i) {
+        snprintf(side, sizeof side, "%s%s", fresh, ext[i]);
+        CHECK_MSG(!exists(side), "%s left behind", side);
+    }
+    CHECK(gt_fixture_copy(src, fresh) == 0 && damage_index(fresh, "sqlite_autoindex_candidates_1") == 0);
+    refused(fresh, 1, "is damaged", GT_CLI " import --db %s %s", fresh, json);
+    CHECK_MSG(strstr(out, fresh) && !strstr(out, json), "the JSON file is blamed: %s", out);
+    gt_fixture_rm(src), gt_fixture_rm(fresh), unlink(json), unlink(big);
+    free(src), free(json), free(big), free(fresh);
+}
+
 /* One row that no family can run refuses the whole file: named, with the reason, and the database unchanged. */
 GT_TEST(cli_import_refuses_rows_no_family_can_run, GT_NEEDS_NONE)
 {
