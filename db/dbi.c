@@ -110,10 +110,11 @@ int dbi_check_integrity(gt_db *db, char *err, size_t errlen)
     sqlite3_stmt *st = NULL;
     char first[200] = "";
     int rc = sqlite3_prepare_v2(db->h, "PRAGMA main.quick_check(1)", -1, &st, NULL);
-    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) dbv_clean_copy(first, sizeof first, (const char *)sqlite3_column_text(st, 0));
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        dbv_clean_copy(first, sizeof first, (const char *)sqlite3_column_text(st, 0), 0);
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW && !strcmp(first, "ok")) return 0;
-    if (!first[0]) dbv_clean_copy(first, sizeof first, sqlite3_errmsg(db->h));
+    if (!first[0]) dbv_clean_copy(first, sizeof first, sqlite3_errmsg(db->h), 0);
     snprintf(err, errlen, "database %s is damaged (SQLite's quick_check: %s): nothing was changed; restore it from a "
              "copy", db->path, first);
     return -1;

@@ -274,7 +274,7 @@ static int parse_doc(const cJSON *root, jrow **rows, int *n, char *err, size_t e
     long ver;
     if (!cJSON_IsObject(root)) return snprintf(err, errlen, "not a JSON object"), -1;
     if (j_str(&c, root, "format", 64, 0, 0, &fmt) < 0) return -1;
-    dbv_clean_copy(shown, sizeof shown, fmt);
+    dbv_clean_copy(shown, sizeof shown, fmt, 0);
     if (strcmp(fmt, FORMAT_NAME)) return snprintf(err, errlen, "format '%s' is not %s", shown, FORMAT_NAME), -1;
     if (j_int(&c, root, "format_version", 1, 1000000, 0, 0, &ver) < 0) return -1;
     if (ver != FORMAT_VERSION)
@@ -312,7 +312,7 @@ static int same_gpu(gt_db *db, const jrow *r, int i, char *err, size_t errlen)
                sqlite3_column_int(st, 3) == r->gpu.cc_minor && sqlite3_column_int(st, 4) == r->gpu.sm_count;
         if (!same) {
             char shown[200];
-            dbv_clean_copy(shown, sizeof shown, uuid);
+            dbv_clean_copy(shown, sizeof shown, uuid, 0);
             snprintf(err, errlen, "winners[%d]: sweep %s is stored here as a sweep of GPU %s, not of the row's %s (%s)", i,
                      r->uid, shown, r->gpu.uuid, r->gpu.name);
         }
@@ -332,7 +332,7 @@ static int row_sweep(gt_db *db, const jrow *r, int i, const char *origin, long l
         return -1;
     if (found) return 0;
     snprintf(raw, sizeof raw, "import:%s", origin ? origin : "?");
-    dbv_clean_copy(org, sizeof org, raw); /* a file name may hold what a stored text may not */
+    dbv_clean_copy(org, sizeof org, raw, 0); /* a file name may hold what a stored text may not */
     if (dbi_model_id(db, r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count, &model, err, errlen) < 0 ||
         dbi_run(db, err, errlen, "INSERT INTO gpus (model_id, uuid) VALUES (?, ?) ON CONFLICT DO NOTHING", "It", model,
                 r->gpu.uuid) < 0 ||

@@ -117,10 +117,10 @@ static int whole(sqlite3 *h, char *err, size_t errlen)
     char first[200] = "";
     int rc = sqlite3_prepare_v2(h, "PRAGMA integrity_check(1)", -1, &st, NULL);
     if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
-        dbv_clean_copy(first, sizeof first, (const char *)sqlite3_column_text(st, 0));
+        dbv_clean_copy(first, sizeof first, (const char *)sqlite3_column_text(st, 0), 0);
     sqlite3_finalize(st);
     if (rc == SQLITE_ROW && !strcmp(first, "ok")) return 0;
-    if (!first[0]) dbv_clean_copy(first, sizeof first, sqlite3_errmsg(h));
+    if (!first[0]) dbv_clean_copy(first, sizeof first, sqlite3_errmsg(h), 0);
     return snprintf(err, errlen, "it is damaged (SQLite's integrity_check: %s)", first), -1;
 }
 
@@ -220,7 +220,7 @@ static int copy_table(gt_db *db, sqlite3 *part, const char *t, char *err, size_t
         sqlite3_reset(to);
     }
     if (rc != SQLITE_DONE) {
-        dbv_clean_copy(why, sizeof why, sqlite3_errmsg(failed));
+        dbv_clean_copy(why, sizeof why, sqlite3_errmsg(failed), 0);
         snprintf(err, errlen, "cannot read its table %s: %s", t, why);
     }
     sqlite3_finalize(from);
@@ -252,7 +252,7 @@ static int merge_part(gt_db *db, const char *path, gt_merge_stats *st, char *err
     remove_tmp(tmp);
     if (rc < 0 || dbi_merge_check(db, err, errlen) < 0) return -1;
     snprintf(raw, sizeof raw, "merge:%s", realpath(path, real) ? real : path);
-    dbv_clean_copy(origin, sizeof origin, raw); /* a path may hold what a stored text may not */
+    dbv_clean_copy(origin, sizeof origin, raw, 0); /* a path may hold what a stored text may not */
     return run_steps(db, origin, st, err, errlen);
 }
 
@@ -283,7 +283,7 @@ out:
     sqlite3_exec(db->h, "DETACH DATABASE src", NULL, NULL, NULL);
     if (rc < 0) {
         memset(stats, 0, (size_t)(n > 0 ? n : 0) * sizeof *stats);
-        dbv_clean_copy(shown, sizeof shown, i >= 0 && i < n ? parts[i] : db->path);
+        dbv_clean_copy(shown, sizeof shown, i >= 0 && i < n ? parts[i] : db->path, 0);
         snprintf(err, errlen, "%s%s: %s; nothing was merged", i >= 0 && i < n ? "" : "database ", shown, why);
     }
     return rc;

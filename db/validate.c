@@ -75,13 +75,13 @@ int dbv_text(const char *what, const char *s, size_t max, int may_be_empty, int 
     return 0;
 }
 
-void dbv_clean_copy(char *out, size_t n, const char *in)
+void dbv_clean_copy(char *out, size_t n, const char *in, int log)
 {
     size_t o = 0;
     for (size_t i = 0; in && in[i];) {
         int len = 1;
         const long cp = utf8_next((const unsigned char *)in + i, &len);
-        const int bad = cp < 0 || is_control(cp, 0);
+        const int bad = cp < 0 || is_control(cp, log);
         const size_t put = bad ? 1 : (size_t)len;
         if (o + put >= n) break;
         if (bad) out[o] = '?';
@@ -283,8 +283,8 @@ int dbv_winner_check(const dbv_winner *w, gt_shape *shape, char *err, size_t err
 void dbv_winner_label(const dbv_winner *w, char *out, size_t n)
 {
     char name[DBV_NAME_MAX + 1], layout[3];
-    dbv_clean_copy(name, sizeof name, w->model.name ? w->model.name : "?");
-    dbv_clean_copy(layout, sizeof layout, w->layout ? w->layout : "?");
+    dbv_clean_copy(name, sizeof name, w->model.name ? w->model.name : "?", 0);
+    dbv_clean_copy(layout, sizeof layout, w->layout ? w->layout : "?", 0);
     snprintf(out, n, "(%s, %lldx%lldx%lld %s)", name, w->m, w->n, w->k, layout);
 }
 

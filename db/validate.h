@@ -39,10 +39,11 @@
  * make a terminal show other text than is stored. With log, newline and tab are allowed (a trial's message). */
 int dbv_text(const char *what, const char *s, size_t max, int may_be_empty, int log, char *err, size_t errlen);
 
-/* Copy in into out[n] (n > 0) as text dbv_text accepts: each byte of a control character or of invalid UTF-8
- * becomes '?', cut at a character boundary to fit. For text this gemmtune writes itself from outside sources
- * (a path in sweeps.origin, the host name, the command line), so its own rows always pass. Cannot fail. */
-void dbv_clean_copy(char *out, size_t n, const char *in);
+/* Copy in (NULL: "") into out[n] (n > 0) as text dbv_text accepts (with log, newlines and tabs kept): each
+ * control character and each byte that is not UTF-8 becomes '?', cut at a character boundary to fit. For text
+ * this gemmtune writes from outside sources (a path in sweeps.origin, the host name, the command line, a compiler
+ * log), so that its own rows always pass, and for messages that show what was refused. Cannot fail. */
+void dbv_clean_copy(char *out, size_t n, const char *in, int log);
 
 /* A UTC timestamp as gemmtune writes it: "YYYY-MM-DDTHH:MM:SS" with an optional fraction of 1..9 digits and "Z",
  * a real calendar date from 2000 on, and not later than a day from now (sweeps are never started in the future,

@@ -540,3 +540,27 @@ GT_TEST(merge_all_or_nothing_whole_parts_no_cubins, GT_NEEDS_NONE)
     gt_fixture_rm(a), gt_fixture_rm(b), gt_fixture_rm(c), gt_fixture_rm(bad), gt_fixture_rm(copy);
     free(a), free(b), free(c), free(bad), free(copy);
 }
+
+/* What gemmtune writes from outside sources (the command line, a compiler log) is stored as text merge accepts, so
+ * a database of this gemmtune always merges. */
+GT_TEST(merge_takes_a_local_database_whatever_its_command_and_logs_held, GT_NEEDS_NONE)
+{
+    char *a = gt_tmp_path(".db"), *b = gt_tmp_path(".db");
+    gt_db *db;
+    long long sweep;
+    gt_gpu_info g = gt_fixture_gpu(0, 3);
+    const gt_shape s = {512, 512, 512, 0, 0};
+    gt_trial t = {"tile2d", "BM=64,BN=64,BK=8,TM=8,TN=8", "0123456789abcdef", "compile_error",
+                  "error: \x1b[31mexpected ';'\x1b[0m\n\tat line 3\xff", -1, -1, -1, -1, -1, -1, -1, 0.5, -1};
+    CHECK(gt_fixture_db(a, 2, 0, 1.0) == 0 && gt_db_open(b, GT_DB_CREATE, &db, err, sizeof err) == 0);
+    CHECK(gt_db_begin_sweep(db, &g, "gemmtune tune --sizes '512\x1b[2J'", &sweep, err, sizeof err) == 0 &&
+          gt_db_add_trial(db, sweep, &s, &t, err, sizeof err) == 0);
+    gt_db_close(db);
+    gt_merge_stats st;
+    CHECK_MSG(merge_into(a, b, &st) == 0 && st.sweeps == 1 && st.trials == 1, "%s", err);
+    CHECK(gt_fixture_sql_int(a, "SELECT count(*) FROM sweeps WHERE command = 'gemmtune tune --sizes ''512?[2J'''") == 1);
+    CHECK(gt_fixture_sql_int(a, "SELECT count(*) FROM trials WHERE message = 'error: ?[31mexpected '';''?[0m' || "
+                                "char(10) || char(9) || 'at line 3?'") == 1);
+    gt_fixture_rm(a), gt_fixture_rm(b);
+    free(a), free(b);
+}

@@ -38,11 +38,11 @@ GT_TEST(validate_text_refuses_control_characters_and_bad_utf8, GT_NEEDS_NONE)
     CHECK(dbv_text("gpu.name", big, DBV_NAME_MAX, 0, 0, err, sizeof err) < 0 && strstr(err, "over the limit of 127"));
     free(big);
     char out[16];
-    dbv_clean_copy(out, sizeof out, "a\x1b[1m\xff" "b\xe2\x80\xae" "c");
+    dbv_clean_copy(out, sizeof out, "a\x1b[1m\xff" "b\xe2\x80\xae" "c", 0);
     CHECK_MSG(!strcmp(out, "a?[1m?b?c"), "%s", out);
-    dbv_clean_copy(out, 4, "abcdef");
+    dbv_clean_copy(out, 4, "abcdef", 0);
     CHECK(!strcmp(out, "abc"));
-    dbv_clean_copy(out, 3, "a\xc3\xa9"); /* a character that does not fit is left out whole */
+    dbv_clean_copy(out, 3, "a\xc3\xa9", 0); /* a character that does not fit is left out whole */
     CHECK(!strcmp(out, "a"));
 }
 
