@@ -50,11 +50,16 @@ static long utf8_next(const unsigned char *s, int *len)
     return *len = n, cp;
 }
 
+/* C0, DEL and C1 controls, and the invisible format characters that change what a terminal shows: zero-width
+ * characters and marks (U+200B..U+200F), line and paragraph separators and bidirectional embeddings and overrides
+ * (U+2028..U+202E), word joiners, invisible operators and isolates (U+2060..U+2069), the byte-order mark and the
+ * interlinear annotation characters. "NVIDIA H200" and a look-alike with a zero-width space are two GPU models. */
 static int is_control(long cp, int log)
 {
     if (log && (cp == '\n' || cp == '\t')) return 0;
-    return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
-           (cp >= 0x2066 && cp <= 0x2069);
+    return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x200B && cp <= 0x200F) ||
+           (cp >= 0x2028 && cp <= 0x202E) || (cp >= 0x2060 && cp <= 0x2069) || cp == 0xFEFF ||
+           (cp >= 0xFFF9 && cp <= 0xFFFB);
 }
 
 int dbv_text(const char *what, const char *s, size_t max, int may_be_empty, int log, char *err, size_t errlen)
@@ -270,7 +275,7 @@ int dbv_winner_check(const dbv_winner *w, gt_shape *shape, char *err, size_t err
     if (dbv_model_check(&w->model, &lim, err, errlen) < 0 ||
         dbv_shape_check(w->m, w->n, w->k, w->layout, shape, err, errlen) < 0 ||
         dbv_kernel_check(&w->kernel, &lim, err, errlen) < 0 || dbv_ms_check("median_ms", w->median_ms, shape, err, errlen) < 0 ||
-        opt_real("spread_pct", w->spread_pct, 0, 1e6, err, errlen) < 0)
+        opt_real("spread_pct", w->spread_pct, 0, 1e9, err, errlen) < 0)
         return -1;
     if (isnan(w->cublas_ms)) return 0;
     if (dbv_ms_check("cublas_ms", w->cublas_ms, shape, err, errlen) < 0) return -1;

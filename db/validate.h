@@ -35,8 +35,9 @@
 #define DBV_TIME_MAX 40          /* started_at, created_at */
 
 /* Text of at most max bytes (empty only with may_be_empty), valid UTF-8 with no control character: none of C0,
- * DEL, C1 (U+0080..U+009F) nor the bidirectional overrides and isolates (U+202A..U+202E, U+2066..U+2069) that
- * make a terminal show other text than is stored. With log, newline and tab are allowed (a trial's message). */
+ * DEL, C1 (U+0080..U+009F) nor the invisible format characters (zero-width ones, line separators, bidirectional
+ * overrides and isolates, the byte-order mark: validate.c lists them) that make a terminal show other text than is
+ * stored. With log, newline and tab are allowed (a trial's message). */
 int dbv_text(const char *what, const char *s, size_t max, int may_be_empty, int log, char *err, size_t errlen);
 
 /* Copy in (NULL: "") into out[n] (n > 0) as text dbv_text accepts (with log, newlines and tabs kept): each
@@ -89,7 +90,7 @@ int dbv_ms_possible(const gt_shape *s, double ms);
 int dbv_row_possible(long long m, long long n, long long k, double ms);
 
 /* A winner: its GPU model, shape, kernel (legal on the model's architecture), median_ms possible, spread_pct
- * absent or 0..1e6 percent, cublas_ms absent or possible, and the two no more than DBV_MAX_RATIO apart. Fills
+ * absent or 0..1e9 percent, cublas_ms absent or possible, and the two no more than DBV_MAX_RATIO apart. Fills
  * *shape. The one row check of import and merge. */
 typedef struct {
     dbv_model model;

@@ -24,6 +24,9 @@ GT_TEST(validate_text_refuses_control_characters_and_bad_utf8, GT_NEEDS_NONE)
         "csi \xc2\x9b" "2J", /* U+009B, the one-byte CSI of C1 */
         "rlo \xe2\x80\xae", /* U+202E, right-to-left override */
         "iso \xe2\x81\xa6", /* U+2066, left-to-right isolate */
+        "NVIDIA\xe2\x80\x8b H200", /* U+200B, a zero-width space: a look-alike name */
+        "line\xe2\x80\xa8sep",     /* U+2028, a line separator */
+        "\xef\xbb\xbf" "bom",      /* U+FEFF */
         "\xff",             "over \xc0\xaf", /* an overlong '/' */
         "sur \xed\xa0\x80", /* a UTF-16 surrogate */
         "cut \xe2\x82",     /* a character cut short */
