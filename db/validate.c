@@ -143,9 +143,9 @@ int dbv_timestamp(const char *what, const char *s, char *err, size_t errlen)
     struct tm tm = {.tm_year = atoi(s) - 1900, .tm_mon = atoi(s + 5) - 1, .tm_mday = atoi(s + 8),
                     .tm_hour = atoi(s + 11), .tm_min = atoi(s + 14), .tm_sec = atoi(s + 17)};
     const int y = tm.tm_year + 1900, leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
-    if (y < 2000 || tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 ||
+    if (y < 1970 || tm.tm_mon < 0 || tm.tm_mon > 11 || tm.tm_mday < 1 ||
         tm.tm_mday > mdays[tm.tm_mon] + (tm.tm_mon == 1 && leap) || tm.tm_hour > 23 || tm.tm_min > 59 || tm.tm_sec > 59)
-        return fail(err, errlen, "%s: %s is not a date and time from 2000 on", what, s);
+        return fail(err, errlen, "%s: %s is not a date and time from 1970 on", what, s);
     if (timegm(&tm) > time(NULL) + 86400) return fail(err, errlen, "%s: %s is in the future", what, s);
     return 0;
 }

@@ -47,8 +47,8 @@ int dbv_text(const char *what, const char *s, size_t max, int may_be_empty, int 
 void dbv_clean_copy(char *out, size_t n, const char *in, int log);
 
 /* A UTC timestamp as gemmtune writes it: "YYYY-MM-DDTHH:MM:SS" with an optional fraction of 1..9 digits and "Z",
- * a real calendar date from 2000 on, and not later than a day from now (sweeps are never started in the future,
- * and merge orders baselines by this text). */
+ * a real calendar date from 1970 on (a board without a clock starts there), and not later than a day from now
+ * (sweeps are never started in the future, and merge orders baselines by this text). */
 int dbv_timestamp(const char *what, const char *s, char *err, size_t errlen);
 
 /* A GPU model: name, compute capability of an architecture this gemmtune knows (gt_limits_for_cc), 1..4096 SMs.
