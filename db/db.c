@@ -1,6 +1,7 @@
 /* The writes a sweep makes (GPU, sweep, trials, baselines, winners, cubin cache); opening is db/open.c.
  * Tested by tests/test_db.c on databases the tests create. */
 #include "dbi.h"
+#include "validate.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,8 +15,12 @@ int gt_db_begin_sweep(gt_db *db, const gt_gpu_info *gpu, const char *command, lo
 {
     long long model, gpu_id;
     int found;
-    char host[256] = "";
-    gethostname(host, sizeof host - 1);
+    char raw[256] = "", host[256], cmd[DBV_COMMAND_MAX + 1], driver[sizeof gpu->nvidia_driver];
+    /* stored as text a merge accepts (db/validate.h), whatever the host name or the command line held */
+    gethostname(raw, sizeof raw - 1);
+    dbv_clean_copy(host, sizeof host, raw, 0);
+    dbv_clean_copy(cmd, sizeof cmd, command, 0);
+    dbv_clean_copy(driver, sizeof driver, gpu->nvidia_driver, 0);
     if (dbi_begin(db, err, errlen) < 0) return -1;
     if (dbi_model_id(db, gpu->name, gpu->cc_major, gpu->cc_minor, gpu->sm_count, &model, err, errlen) < 0 ||
         dbi_run(db, err, errlen,
@@ -27,8 +32,8 @@ int gt_db_begin_sweep(gt_db *db, const gt_gpu_info *gpu, const char *command, lo
                 "INSERT INTO sweeps (gpu_id, host, command, gemmtune_version, driver_version, cuda_version, "
                 "nvrtc_version, sm_clock_mhz, nvidia_driver, uid, started_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
                 "lower(hex(randomblob(16))), strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
-                "Itttkkkkt", gpu_id, host, command, GT_VERSION, gpu->driver_version, gpu->cuda_version,
-                gpu->nvrtc_version, gpu->sm_clock_mhz, gpu->nvidia_driver[0] ? gpu->nvidia_driver : NULL) < 0)
+                "Itttkkkkt", gpu_id, host, command ? cmd : NULL, GT_VERSION, gpu->driver_version, gpu->cuda_version,
+                gpu->nvrtc_version, gpu->sm_clock_mhz, driver[0] ? driver : NULL) < 0)
         goto fail;
     *sweep_id = sqlite3_last_insert_rowid(db->h);
     return dbi_commit(db, err, errlen);
@@ -40,17 +45,19 @@ fail:
 int gt_db_add_trial(gt_db *db, long long sweep_id, const gt_shape *s, const gt_trial *t, char *err, size_t errlen)
 {
     long long shape, cand;
+    char msg[DBV_MESSAGE_MAX + 1];
     if (!t->family || !t->params || !t->source_hash || !t->status) {
         snprintf(err, errlen, "trial lacks family, params, source hash or status");
         return -1;
     }
+    dbv_clean_copy(msg, sizeof msg, t->message, 1); /* a compiler log or an error text, as a merge accepts it */
     if (dbi_begin(db, err, errlen) < 0) return -1;
     if (dbi_shape_id(db, s, &shape, err, errlen) < 0 ||
         dbi_candidate_id(db, t->family, t->params, t->source_hash, &cand, err, errlen) < 0 ||
         dbi_run(db, err, errlen,
                 "INSERT INTO trials (sweep_id, shape_id, candidate_id, status, message, median_ms, min_ms, max_ms, "
                 "tflops, rel_err, regs, spill_bytes, compile_s, reps) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                "IIIttDDDDDkkDk", sweep_id, shape, cand, t->status, t->message, t->median_ms, t->min_ms, t->max_ms,
+                "IIIttDDDDDkkDk", sweep_id, shape, cand, t->status, t->message ? msg : NULL, t->median_ms, t->min_ms, t->max_ms,
                 t->tflops, t->rel_err, t->regs, t->spill_bytes, t->compile_s, t->reps) < 0)
         goto fail;
     return dbi_commit(db, err, errlen);
@@ -127,7 +134,8 @@ int dbi_offer_winner(gt_db *db, long long model, long long shape, long long cand
                 "ON CONFLICT (model_id, shape_id, math) DO UPDATE SET "
                 "candidate_id = excluded.candidate_id, sweep_id = excluded.sweep_id, median_ms = excluded.median_ms, "
                 "spread_pct = excluded.spread_pct "
-                "WHERE excluded.median_ms < winners.median_ms OR (?7 AND excluded.candidate_id = winners.candidate_id)",
+                "WHERE excluded.median_ms < winners.median_ms OR (?7 AND excluded.candidate_id = winners.candidate_id) "
+                "OR NOT " DBI_STORED_POSSIBLE("winners.shape_id", "winners.median_ms"),
                 "IIIIdDi", model, shape, cand, sweep_id, median_ms, spread_pct, same_replaces) < 0)
         return -1;
     *replaced = sqlite3_changes(db->h) > 0;
@@ -141,7 +149,8 @@ int dbi_offer_baseline(gt_db *db, long long model, long long shape, long long sw
                    "INSERT INTO baselines (model_id, shape_id, sweep_id, cublas_ms) VALUES (?1, ?2, ?3, ?4) "
                    "ON CONFLICT (model_id, shape_id) DO UPDATE SET sweep_id = excluded.sweep_id, "
                    "cublas_ms = excluded.cublas_ms WHERE (SELECT started_at || uid FROM sweeps WHERE id = ?3) > "
-                   "(SELECT started_at || uid FROM sweeps WHERE id = baselines.sweep_id)",
+                   "(SELECT started_at || uid FROM sweeps WHERE id = baselines.sweep_id) "
+                   "OR NOT " DBI_STORED_POSSIBLE("baselines.shape_id", "baselines.cublas_ms"),
                    "IIId", model, shape, sweep_id, cublas_ms);
 }
 

@@ -109,6 +109,10 @@ typedef enum {
  * write. */
 int gt_db_open(const char *path, int mode, gt_db **out, char *err, size_t errlen);
 void gt_db_close(gt_db *db);
+/* Close db after a failed command: when this open created the file (GT_DB_CREATE of a path that did not exist),
+ * remove it and its -wal, -shm and -journal, so a refused import or merge leaves no database behind (nor a WAL
+ * that keeps a full disk full); otherwise exactly gt_db_close. NULL is ignored. Cannot fail. */
+void gt_db_discard(gt_db *db);
 
 /* 0 when this user may write path and create files in its folder, or when path does not exist yet; -1 with the
  * reason in plain words (owner, mode, uid) otherwise. Writes nothing: a writer asks before long work. */
@@ -166,14 +170,20 @@ int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nv
 int gt_db_cubin_put(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
                     const unsigned char *data, size_t size, int regs, int spill_bytes, char *err, size_t errlen);
 
-/* Merge another gemmtune database into db (see `gemmtune merge`): its sweeps not yet here (matched by uid) with
- * their trials, GPUs, shapes, candidates, baselines (the newest wins) and cubins; for each GPU model and shape the
- * faster verified winner. Provenance: a merged sweep's origin becomes "merge:<absolute path>" unless it already
- * had one. Idempotent. The other file is only read; an older schema is migrated in a temporary copy. On any
- * failure db is unchanged. */
+/* Merge other gemmtune databases (parts) into db (see `gemmtune merge`): of each part, its sweeps not yet here
+ * (matched by uid) with their trials, GPUs, shapes, candidates and baselines (the newest wins), and for each GPU
+ * model and shape the faster verified winner. Provenance: a merged sweep's origin becomes "merge:<absolute path>"
+ * unless it already had one. Idempotent. Compiled kernels (cubins) are never taken from a part: they are compiled
+ * here when needed. Every part is checked before it is merged: SQLite's integrity_check, then every row through the
+ * row validator (db/validate.h), its references, and what it says against what db holds; a part is only read (an
+ * older schema is migrated in a temporary copy, with the triggers and views it held dropped). All or nothing: on
+ * any failure db is unchanged, stats are zero and err names the part at fault (or the database itself, when it is
+ * damaged). stats[i] counts the rows parts[i] added or replaced. */
 typedef struct {
-    int sweeps, trials, baselines, winners, cubins; /* rows added or replaced */
+    int sweeps, trials, baselines, winners; /* rows added or replaced */
 } gt_merge_stats;
+int gt_db_merge_all(gt_db *db, const char *const *parts, int n, gt_merge_stats *stats, char *err, size_t errlen);
+/* gt_db_merge_all of one part. */
 int gt_db_merge(gt_db *db, const char *other_path, gt_merge_stats *stats, char *err, size_t errlen);
 
 /* JSON export/import (documented in docs/EXPORT.md, versioned). Export writes the winners matching filter;

@@ -1,6 +1,7 @@
 /* Prepared-statement helpers for the db/ sources (see db/dbi.h): every value reaches SQLite through a bound parameter.
  * Tested through the public API in tests/test_db.c. */
 #include "dbi.h"
+#include "validate.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -102,6 +103,21 @@ int dbi_int64(gt_db *db, long long *id, int *found, char *err, size_t errlen, co
     else if (rc != SQLITE_DONE) snprintf(err, errlen, "sqlite: %s (in: %.80s)", sqlite3_errmsg(db->h), sql);
     sqlite3_finalize(st);
     return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : -1;
+}
+
+int dbi_check_integrity(gt_db *db, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    char first[200] = "";
+    int rc = sqlite3_prepare_v2(db->h, "PRAGMA main.quick_check(1)", -1, &st, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW)
+        dbv_clean_copy(first, sizeof first, (const char *)sqlite3_column_text(st, 0), 0);
+    sqlite3_finalize(st);
+    if (rc == SQLITE_ROW && !strcmp(first, "ok")) return 0;
+    if (!first[0]) dbv_clean_copy(first, sizeof first, sqlite3_errmsg(db->h), 0);
+    snprintf(err, errlen, "database %s is damaged (SQLite's quick_check: %s): nothing was changed; restore it from a "
+             "copy", db->path, first);
+    return -1;
 }
 
 int dbi_begin(gt_db *db, char *err, size_t errlen) { return dbi_run(db, err, errlen, "BEGIN IMMEDIATE", ""); }

@@ -10,6 +10,7 @@
 struct gt_db {
     sqlite3 *h;
     char path[4096];
+    int created; /* this open created the file (gt_db_discard removes it) */
 };
 
 /* Bind formats for dbi_* (one letter per '?', in order):
@@ -27,6 +28,10 @@ int dbi_int64(gt_db *db, long long *id, int *found, char *err, size_t errlen, co
 
 /* Fill err with sqlite's message and where it happened; returns -1. */
 int dbi_fail(gt_db *db, const char *where, char *err, size_t errlen);
+
+/* PRAGMA quick_check of the database: 0 when it is whole, else -1 and err says the file is damaged (a writer asks
+ * before it changes anything, so a damaged file is named as such, not blamed on what was being added). */
+int dbi_check_integrity(gt_db *db, char *err, size_t errlen);
 
 int dbi_begin(gt_db *db, char *err, size_t errlen);
 int dbi_commit(gt_db *db, char *err, size_t errlen);
@@ -61,6 +66,17 @@ int dbi_offer_baseline(gt_db *db, long long model, long long shape, long long sw
 
 int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f);
 
+/* What a reader serves of a winner row (aliases w, s, b as above): only a winner whose time is possible on its shape
+ * (db/validate.h; the SQL functions are registered by gt_db_open), and its baseline only when it is possible too and
+ * not absurdly slower (else NULL: no baseline). Rows stored before these checks, or by a damaged file, are never
+ * served, and a writer replaces them. */
+#define DBI_SERVABLE_SQL " AND gt_possible_ms(s.m, s.n, s.k, w.median_ms)"
+/* Whether a stored time of the shape with id shape_col is possible (an SQL expression): offers replace rows where
+ * it is not, whatever they are offered, so an impossible row cannot hold its place. */
+#define DBI_STORED_POSSIBLE(shape_col, ms_col)                                                                  \
+    "(SELECT gt_possible_ms(m, n, k, " ms_col ") FROM shapes WHERE id = " shape_col ")"
+#define DBI_BASELINE_SQL "gt_possible_baseline(s.m, s.n, s.k, w.median_ms, b.cublas_ms)"
+
 /* Before SQLite opens path: it exists (or create, then its directories are made and *is_new = 1), is a regular
  * file, and starts with the SQLite header (or is empty and create). */
 int dbi_check_file(const char *path, int create, int *is_new, char *err, size_t errlen);
@@ -69,6 +85,11 @@ int dbi_check_file(const char *path, int create, int *is_new, char *err, size_t 
 void dbi_ro_uri(const char *path, char *out, size_t n);
 /* Read the schema version of an open file, refusing a newer one and a non-gemmtune SQLite file. */
 int dbi_check_version(sqlite3 *h, const char *path, int *version, char *err, size_t errlen);
+
+/* Every row of the part a merge has staged in schema "src" through the row validator (db/merge_check.c), with the
+ * types, references and clashes with main that the steps of the merge would otherwise carry. 0, or -1 with err
+ * "<table> row <id>: <reason>". */
+int dbi_merge_check(gt_db *db, char *err, size_t errlen);
 
 /* Copy a column's text into buf (empty when NULL). */
 void dbi_text(sqlite3_stmt *st, int col, char *buf, size_t n);

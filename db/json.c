@@ -2,8 +2,10 @@
  * Import validates the whole document before it writes anything, then applies it in one transaction.
  * Tested by tests/test_export.c (round trip, truncated and mutated files). */
 #include "dbi.h"
+#include "validate.h"
 
 #include <cjson/cJSON.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,11 +48,12 @@ static void add_int_or_null(cJSON *o, const char *key, sqlite3_stmt *st, int col
 #define EXPORT_SQL                                                                                                  \
     "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, g.uuid, sw.driver_version, sw.cuda_version, "           \
     "sw.nvrtc_version, sw.sm_clock_mhz, s.m, s.n, s.k, s.layout, c.family, c.params, c.source_hash, w.median_ms, "   \
-    "w.spread_pct, b.cublas_ms, sw.uid, sw.started_at, sw.host, sw.gemmtune_version, sw.nvidia_driver, w.math "       \
+    "w.spread_pct, " DBI_BASELINE_SQL ", sw.uid, sw.started_at, sw.host, sw.gemmtune_version, sw.nvidia_driver, "     \
+    "w.math "                                                                                                       \
     "FROM winners w "                 \
     "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "                                  \
     "JOIN candidates c ON c.id = w.candidate_id JOIN sweeps sw ON sw.id = w.sweep_id JOIN gpus g ON g.id = sw.gpu_id " \
-    "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL                    \
+    "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL DBI_SERVABLE_SQL   \
     " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k"
 
 static cJSON *winner_json(sqlite3_stmt *st)
@@ -111,14 +114,15 @@ int gt_db_export_json(gt_db *db, const gt_winner_filter *filter, char **json, ch
     return *json ? 0 : -1;
 }
 
-/* ---- import: validate everything into rows, then write ---- */
+/* ---- import: validate everything into rows (db/validate.h), then write ---- */
 
 typedef struct {
     gt_gpu_info gpu;
-    gt_shape shape;
-    const char *family, *params, *source_hash, *math;
-    double median_ms, spread_pct, cublas_ms;
+    long dims[3];
+    const char *layout, *family, *params, *source_hash, *math;
+    double median_ms, spread_pct, cublas_ms; /* spread_pct, cublas_ms: NAN when null */
     const char *uid, *started_at, *host, *version;
+    gt_shape shape; /* filled by check_row */
 } jrow;
 
 typedef struct {
@@ -146,25 +150,26 @@ static int j_int(jctx *c, const cJSON *o, const char *key, long lo, long hi, int
     return 0;
 }
 
-/* Finite number > 0 (positive = 1) or >= 0; nullable: missing/null gives -1. */
+/* Finite number > 0 (positive = 1) or >= 0; nullable: missing/null gives NAN. */
 static int j_num(jctx *c, const cJSON *o, const char *key, int positive, int nullable, double *out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
-    if (nullable && (!v || cJSON_IsNull(v))) return *out = -1, 0;
+    if (nullable && (!v || cJSON_IsNull(v))) return *out = NAN, 0;
     if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble < 0 || (positive && v->valuedouble == 0))
         return bad(c, key, positive ? "a number > 0" : "a number >= 0");
     *out = v->valuedouble;
     return 0;
 }
 
-/* String of 1..maxlen chars; hex: only [0-9a-f], exactly maxlen of them. nullable: missing/null gives NULL. */
+/* String of 1..maxlen bytes; hex: only [0-9a-f], exactly maxlen of them. nullable: missing/null gives NULL. Its
+ * content is checked by the row validator. */
 static int j_str(jctx *c, const cJSON *o, const char *key, size_t maxlen, int hex, int nullable, const char **out)
 {
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
     char want[96];
     *out = NULL;
     if (nullable && (!v || cJSON_IsNull(v))) return 0;
-    snprintf(want, sizeof want, hex ? "%zu lowercase hex digits" : "a string of 1..%zu characters", maxlen);
+    snprintf(want, sizeof want, hex ? "%zu lowercase hex digits" : "a string of 1..%zu bytes", maxlen);
     if (!cJSON_IsString(v) || !v->valuestring[0] || strlen(v->valuestring) > maxlen) return bad(c, key, want);
     if (hex && (strlen(v->valuestring) != maxlen || strspn(v->valuestring, "0123456789abcdef") != maxlen))
         return bad(c, key, want);
@@ -201,61 +206,33 @@ static int parse_gpu(jctx *c, const cJSON *g, gt_gpu_info *out)
     return 0;
 }
 
-static int parse_shape(jctx *c, const cJSON *s, gt_shape *out)
+static int parse_shape(jctx *c, const cJSON *s, jrow *r)
 {
-    long d[3];
-    const char *lay;
     static const char *const dims[] = {"m", "n", "k"};
     for (int i = 0; i < 3; ++i)
-        if (j_int(c, s, dims[i], 1, 1048576, 0, 0, &d[i]) < 0) return -1;
-    if (j_str(c, s, "layout", 2, 0, 0, &lay) < 0) return -1;
-    if (gt_layout_parse(lay, &out->ta, &out->tb) < 0) return bad(c, "layout", "one of nn, nt, tn, tt");
-    out->m = d[0], out->n = d[1], out->k = d[2];
+        if (j_int(c, s, dims[i], 1, INT_MAX, 0, 0, &r->dims[i]) < 0) return -1;
+    if (j_str(c, s, "layout", 2, 0, 0, &r->layout) < 0) return -1;
     return 0;
 }
 
-/* The families a row may name, for the message that refuses another one. */
-static void known_families(char *buf, size_t n)
-{
-    size_t used = 0;
-    buf[0] = 0;
-    for (int i = 0; i < gt_family_count() && used < n; ++i)
-        if (!gt_family_at(i)->test_only)
-            used += (size_t)snprintf(buf + used, n - used, "%s%s", used ? ", " : "", gt_family_at(i)->name);
-}
+static long long absent_if_negative(int v) { return v < 0 ? DBV_ABSENT : v; }
 
-/* A row must name a kernel this gemmtune can run: a known family, its parameters in canonical text, legal under
- * the limits of the row's compute capability (the loader would skip anything else without a word). */
-static int check_kernel(jctx *c, const jrow *r)
+/* The row through the one row validator (db/validate.h), as merge checks every row of a database. */
+static int check_row(jctx *c, jrow *r)
 {
-    const gt_family *f = gt_family_find(r->family);
-    char row[200], why[256] = "", canon[256], arch[16];
-    gt_params p;
-    gt_limits lim;
-    snprintf(row, sizeof row, "%s (%s, %dx%dx%d %s)", c->where, r->gpu.name, r->shape.m, r->shape.n, r->shape.k,
-             gt_layout_name(r->shape.ta, r->shape.tb));
-    if (!f || f->test_only) {
-        known_families(canon, sizeof canon);
-        return snprintf(c->err, c->errlen, "%s: family '%s' is unknown to this gemmtune (it knows %s)", row, r->family,
-                        canon), -1;
+    char why[700], label[200];
+    const dbv_winner w = {{r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count}, r->dims[0], r->dims[1],
+                          r->dims[2], r->layout, {r->family, r->params, r->source_hash, r->math}, r->median_ms,
+                          r->spread_pct, r->cublas_ms};
+    const dbv_sweep sw = {r->uid, r->started_at, r->host, NULL, r->version,
+                          r->gpu.nvidia_driver[0] ? r->gpu.nvidia_driver : NULL, "import:",
+                          absent_if_negative(r->gpu.driver_version), absent_if_negative(r->gpu.cuda_version),
+                          absent_if_negative(r->gpu.nvrtc_version), absent_if_negative(r->gpu.sm_clock_mhz)};
+    if (dbv_winner_check(&w, &r->shape, why, sizeof why) < 0 ||
+        dbv_gpu_check(r->gpu.uuid, DBV_ABSENT, DBV_ABSENT, why, sizeof why) < 0 || dbv_sweep_check(&sw, why, sizeof why) < 0) {
+        dbv_winner_label(&w, label, sizeof label);
+        return snprintf(c->err, c->errlen, "%s %s: %s", c->where, label, why), -1;
     }
-    if (gt_params_parse(f, r->params, &p, why, sizeof why) < 0)
-        return snprintf(c->err, c->errlen, "%s: params '%s': %s", row, r->params, why), -1;
-    gt_params_format(f, &p, canon, sizeof canon);
-    if (strcmp(canon, r->params))
-        return snprintf(c->err, c->errlen, "%s: params '%s' are not %s's canonical text (every parameter, in order: "
-                        "'%s')", row, r->params, f->name, canon), -1;
-    snprintf(arch, sizeof arch, "sm_%d%d", r->gpu.cc_major, r->gpu.cc_minor);
-    if (!gt_limits_for_arch(arch, &lim))
-        return snprintf(c->err, c->errlen, "%s: compute capability %d.%d is not one this gemmtune knows the limits of",
-                        row, r->gpu.cc_major, r->gpu.cc_minor), -1;
-    lim.sm_count = r->gpu.sm_count;
-    if (r->math && strcmp(r->math, gt_math_name(f->math)))
-        return snprintf(c->err, c->errlen, "%s: math '%s', but family %s computes '%s'", row, r->math, f->name,
-                        gt_math_name(f->math)), -1;
-    if (f->legal && !f->legal(&p, &lim, why, sizeof why))
-        return snprintf(c->err, c->errlen, "%s: %s %s is not a legal kernel on %s: %s", row, f->name, r->params, arch,
-                        why[0] ? why : "its constraints reject it"), -1;
     return 0;
 }
 
@@ -271,7 +248,7 @@ static int parse_row(jctx *c, const cJSON *item, jrow *r)
     c->where[base] = 0;
     if (!(s = j_obj(c, item, "shape"))) return -1;
     snprintf(c->where + base, sizeof c->where - base, ".shape");
-    if (parse_shape(c, s, &r->shape) < 0) return -1;
+    if (parse_shape(c, s, r) < 0) return -1;
     c->where[base] = 0;
     if (j_str(c, item, "family", 31, 0, 0, &r->family) < 0 || j_str(c, item, "params", 255, 0, 0, &r->params) < 0 ||
         j_str(c, item, "source_hash", 16, 1, 0, &r->source_hash) < 0 || j_str(c, item, "math", 15, 0, 1, &r->math) < 0 ||
@@ -285,23 +262,26 @@ static int parse_row(jctx *c, const cJSON *item, jrow *r)
         j_str(c, sw, "host", 255, 0, 1, &r->host) < 0 || j_str(c, sw, "gemmtune_version", 40, 0, 1, &r->version) < 0)
         return -1;
     c->where[base] = 0;
-    return check_kernel(c, r);
+    return check_row(c, r);
 }
 
 static int parse_doc(const cJSON *root, jrow **rows, int *n, char *err, size_t errlen)
 {
     jctx c = {err, errlen, "document"};
-    const cJSON *v, *arr;
-    const char *fmt;
+    const cJSON *arr;
+    const char *fmt, *version;
+    char shown[80];
     long ver;
     if (!cJSON_IsObject(root)) return snprintf(err, errlen, "not a JSON object"), -1;
     if (j_str(&c, root, "format", 64, 0, 0, &fmt) < 0) return -1;
-    if (strcmp(fmt, FORMAT_NAME)) return snprintf(err, errlen, "format '%s' is not %s", fmt, FORMAT_NAME), -1;
+    dbv_clean_copy(shown, sizeof shown, fmt, 0);
+    if (strcmp(fmt, FORMAT_NAME)) return snprintf(err, errlen, "format '%s' is not %s", shown, FORMAT_NAME), -1;
     if (j_int(&c, root, "format_version", 1, 1000000, 0, 0, &ver) < 0) return -1;
     if (ver != FORMAT_VERSION)
         return snprintf(err, errlen, "format_version %ld: this gemmtune reads version %d", ver, FORMAT_VERSION), -1;
-    v = cJSON_GetObjectItemCaseSensitive(root, "gemmtune_version");
-    if (!cJSON_IsString(v)) return bad(&c, "gemmtune_version", "a string");
+    if (j_str(&c, root, "gemmtune_version", DBV_VERSION_MAX, 0, 0, &version) < 0 ||
+        dbv_text("document.gemmtune_version", version, DBV_VERSION_MAX, 0, 0, err, errlen) < 0)
+        return -1;
     if (!cJSON_IsArray(arr = cJSON_GetObjectItemCaseSensitive(root, "winners"))) return bad(&c, "winners", "an array");
     *n = cJSON_GetArraySize(arr);
     *rows = calloc(*n ? *n : 1, sizeof **rows);
@@ -314,15 +294,45 @@ static int parse_doc(const cJSON *root, jrow **rows, int *n, char *err, size_t e
     return 0;
 }
 
-/* The sweep a row came from: found by uid, else created with the row's GPU and provenance. */
-static int row_sweep(gt_db *db, const jrow *r, const char *origin, long long *sweep, char *err, size_t errlen)
+/* A sweep the database holds already, by uid: it must be of the row's GPU, or the row would be filed under
+ * another GPU (and model) than it says. */
+static int same_gpu(gt_db *db, const jrow *r, int i, char *err, size_t errlen)
+{
+    sqlite3_stmt *st;
+    char uuid[64], name[128];
+    if (dbi_prepare(db, &st, err, errlen,
+                    "SELECT g.uuid, gm.name, gm.cc_major, gm.cc_minor, gm.sm_count FROM sweeps sw JOIN gpus g ON "
+                    "g.id = sw.gpu_id JOIN gpu_models gm ON gm.id = g.model_id WHERE sw.uid = ?", "t", r->uid) < 0)
+        return -1;
+    int rc = sqlite3_step(st), same = 1;
+    if (rc == SQLITE_ROW) {
+        dbi_text(st, 0, uuid, sizeof uuid);
+        dbi_text(st, 1, name, sizeof name);
+        same = !strcmp(uuid, r->gpu.uuid) && !strcmp(name, r->gpu.name) && sqlite3_column_int(st, 2) == r->gpu.cc_major &&
+               sqlite3_column_int(st, 3) == r->gpu.cc_minor && sqlite3_column_int(st, 4) == r->gpu.sm_count;
+        if (!same) {
+            char shown[200];
+            dbv_clean_copy(shown, sizeof shown, uuid, 0);
+            snprintf(err, errlen, "winners[%d]: sweep %s is stored here as a sweep of GPU %s, not of the row's %s (%s)", i,
+                     r->uid, shown, r->gpu.uuid, r->gpu.name);
+        }
+    } else if (rc != SQLITE_DONE) dbi_fail(db, DBI_WHERE, err, errlen);
+    sqlite3_finalize(st);
+    return rc != SQLITE_ROW && rc != SQLITE_DONE ? -1 : same ? 0 : -1;
+}
+
+/* The sweep a row came from: found by uid (of the row's GPU), else created with the row's GPU and provenance. */
+static int row_sweep(gt_db *db, const jrow *r, int i, const char *origin, long long *sweep, char *err, size_t errlen)
 {
     long long model, gpu;
     int found;
-    char org[300];
-    if (dbi_int64(db, sweep, &found, err, errlen, "SELECT id FROM sweeps WHERE uid = ?", "t", r->uid) < 0) return -1;
+    char org[300], raw[300];
+    if (same_gpu(db, r, i, err, errlen) < 0 ||
+        dbi_int64(db, sweep, &found, err, errlen, "SELECT id FROM sweeps WHERE uid = ?", "t", r->uid) < 0)
+        return -1;
     if (found) return 0;
-    snprintf(org, sizeof org, "import:%s", origin ? origin : "?");
+    snprintf(raw, sizeof raw, "import:%s", origin ? origin : "?");
+    dbv_clean_copy(org, sizeof org, raw, 0); /* a file name may hold what a stored text may not */
     if (dbi_model_id(db, r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count, &model, err, errlen) < 0 ||
         dbi_run(db, err, errlen, "INSERT INTO gpus (model_id, uuid) VALUES (?, ?) ON CONFLICT DO NOTHING", "It", model,
                 r->gpu.uuid) < 0 ||
@@ -330,8 +340,8 @@ static int row_sweep(gt_db *db, const jrow *r, const char *origin, long long *sw
                   r->gpu.uuid, model) < 0)
         return -1;
     if (!found)
-        return snprintf(err, errlen, "GPU %s is stored here as another model than '%s' %d.%d x%d", r->gpu.uuid,
-                        r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count), -1;
+        return snprintf(err, errlen, "winners[%d]: GPU %s is stored here as another model than '%s' %d.%d x%d", i,
+                        r->gpu.uuid, r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count), -1;
     if (dbi_run(db, err, errlen,
                 "INSERT INTO sweeps (gpu_id, started_at, host, command, gemmtune_version, driver_version, cuda_version, "
                 "nvrtc_version, sm_clock_mhz, nvidia_driver, origin, uid) VALUES (?, ?, ?, 'import', ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -343,16 +353,18 @@ static int row_sweep(gt_db *db, const jrow *r, const char *origin, long long *sw
     return 0;
 }
 
-static int apply_row(gt_db *db, const jrow *r, const char *origin, gt_import_stats *st, char *err, size_t errlen)
+static int apply_row(gt_db *db, const jrow *r, int i, const char *origin, gt_import_stats *st, char *err,
+                     size_t errlen)
 {
     long long sweep, model, shape, cand, stored;
     int found, replaced = 0;
-    if (row_sweep(db, r, origin, &sweep, err, errlen) < 0 ||
+    if (row_sweep(db, r, i, origin, &sweep, err, errlen) < 0 ||
         dbi_int64(db, &model, &found, err, errlen,
                   "SELECT g.model_id FROM sweeps sw JOIN gpus g ON g.id = sw.gpu_id WHERE sw.id = ?", "I", sweep) < 0 ||
         dbi_shape_id(db, &r->shape, &shape, err, errlen) < 0 ||
         dbi_candidate_id(db, r->family, r->params, r->source_hash, &cand, err, errlen) < 0 ||
-        dbi_offer_winner(db, model, shape, cand, sweep, r->median_ms, r->spread_pct, 0, &replaced, err, errlen) < 0)
+        dbi_offer_winner(db, model, shape, cand, sweep, r->median_ms, isnan(r->spread_pct) ? -1 : r->spread_pct, 0,
+                         &replaced, err, errlen) < 0)
         return -1;
     if (replaced) st->imported++;
     else if (dbi_int64(db, &stored, &found, err, errlen,
@@ -361,7 +373,7 @@ static int apply_row(gt_db *db, const jrow *r, const char *origin, gt_import_sta
         return -1;
     else if (found && stored == cand) st->already++;
     else st->slower++;
-    if (r->cublas_ms > 0 && dbi_offer_baseline(db, model, shape, sweep, r->cublas_ms, err, errlen) < 0) return -1;
+    if (!isnan(r->cublas_ms) && dbi_offer_baseline(db, model, shape, sweep, r->cublas_ms, err, errlen) < 0) return -1;
     return 0;
 }
 
@@ -388,6 +400,27 @@ int gt_db_check_json(const char *json, int *rows, char *err, size_t errlen)
     return rc;
 }
 
+/* Write the checked rows in one transaction. A failure here is the database's (or a clash of the file with what
+ * it holds, which names the row): it says which. */
+static int apply_rows(gt_db *db, const jrow *rows, int n, const char *origin, gt_import_stats *st, char *err,
+                      size_t errlen)
+{
+    char why[900];
+    if (dbi_check_integrity(db, err, errlen) < 0) return -1;
+    if (dbi_begin(db, why, sizeof why) < 0) goto fail;
+    for (int i = 0; i < n; ++i)
+        if (apply_row(db, &rows[i], i, origin, st, why, sizeof why) < 0) {
+            dbi_rollback(db);
+            goto fail;
+        }
+    if (dbi_commit(db, why, sizeof why) < 0) goto fail;
+    return 0;
+fail:
+    if (!strncmp(why, "winners[", 8)) snprintf(err, errlen, "%s", why);
+    else snprintf(err, errlen, "database %s: %s (nothing imported)", db->path, why);
+    return -1;
+}
+
 int gt_db_import_json_stats(gt_db *db, const char *json, const char *origin, gt_import_stats *st, char *err,
                             size_t errlen)
 {
@@ -395,14 +428,8 @@ int gt_db_import_json_stats(gt_db *db, const char *json, const char *origin, gt_
     jrow *rows;
     int n, rc = -1;
     memset(st, 0, sizeof *st);
-    if (parse_text(json, &root, &rows, &n, err, errlen) < 0 || dbi_begin(db, err, errlen) < 0) goto out;
-    for (int i = 0; i < n; ++i)
-        if (apply_row(db, &rows[i], origin, st, err, errlen) < 0) {
-            dbi_rollback(db);
-            goto out;
-        }
-    if ((rc = dbi_commit(db, err, errlen)) == 0) st->rows = n;
-out:
+    if (parse_text(json, &root, &rows, &n, err, errlen) == 0 && (rc = apply_rows(db, rows, n, origin, st, err, errlen)) == 0)
+        st->rows = n;
     if (rc < 0) memset(st, 0, sizeof *st);
     free(rows);
     cJSON_Delete(root);

@@ -4,6 +4,7 @@
  * Tested by tests/test_db.c (modes, migration, refusals) and tests/test_cli_db.c (another user's database). */
 #include "dbi.h"
 #include "files.h"
+#include "validate.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -200,7 +201,45 @@ static void stable_uid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, out, 32, SQLITE_TRANSIENT);
 }
 
-/* Open name on db->h with flags; the gt_stable_uid function (migrations use it) and a busy timeout. */
+/* The dims and a time of a stored row, as the validator wants them: -1 (refused) for a value of the wrong type. */
+static int row_args(sqlite3_value **argv, long long d[3], double *ms)
+{
+    for (int i = 0; i < 3; ++i) {
+        if (sqlite3_value_type(argv[i]) != SQLITE_INTEGER) return -1;
+        d[i] = sqlite3_value_int64(argv[i]);
+    }
+    const int t = sqlite3_value_type(argv[3]);
+    if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) return -1;
+    *ms = sqlite3_value_double(argv[3]);
+    return 0;
+}
+
+/* gt_possible_ms(m, n, k, ms): 1 when ms is a time a GEMM of that shape can take (dbv_row_possible), else 0. The
+ * readers serve no row for which it is 0, and a writer replaces such a row whatever it is offered. */
+static void possible_ms(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    long long d[3];
+    double ms;
+    (void)argc;
+    sqlite3_result_int(ctx, row_args(argv, d, &ms) == 0 && dbv_row_possible(d[0], d[1], d[2], ms));
+}
+
+/* gt_possible_baseline(m, n, k, median_ms, cublas_ms): cublas_ms when it is possible and no more than
+ * DBV_MAX_RATIO times median_ms, else NULL (a baseline the readers take as absent). */
+static void possible_baseline(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    long long d[3];
+    double median, cublas;
+    sqlite3_value *b[4] = {argv[0], argv[1], argv[2], argv[4]};
+    (void)argc;
+    if (row_args(argv, d, &median) == 0 && row_args(b, d, &cublas) == 0 && dbv_row_possible(d[0], d[1], d[2], cublas) &&
+        median > 0 && cublas / median <= DBV_MAX_RATIO)
+        sqlite3_result_double(ctx, cublas);
+    else sqlite3_result_null(ctx);
+}
+
+/* Open name on db->h with flags; the gt_stable_uid function (migrations use it), the readers' gt_possible_ms and
+ * gt_possible_baseline, and a busy timeout. */
 static int open_handle(gt_db *db, const char *name, int flags, char *err, size_t errlen)
 {
     if (sqlite3_open_v2(name, &db->h, flags | SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
@@ -213,8 +252,11 @@ static int open_handle(gt_db *db, const char *name, int flags, char *err, size_t
      * nothing may write the schema behind SQLite's back */
     sqlite3_db_config(db->h, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
     sqlite3_db_config(db->h, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-    if (sqlite3_create_function(db->h, "gt_stable_uid", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS, NULL,
-                                stable_uid, NULL, NULL) != SQLITE_OK)
+    const int flags_fn = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
+    if (sqlite3_create_function(db->h, "gt_stable_uid", -1, flags_fn, NULL, stable_uid, NULL, NULL) != SQLITE_OK ||
+        sqlite3_create_function(db->h, "gt_possible_ms", 4, flags_fn, NULL, possible_ms, NULL, NULL) != SQLITE_OK ||
+        sqlite3_create_function(db->h, "gt_possible_baseline", 5, flags_fn, NULL, possible_baseline, NULL, NULL) !=
+            SQLITE_OK)
         return dbi_fail(db, DBI_WHERE, err, errlen);
     return 0;
 }
@@ -352,6 +394,7 @@ int gt_db_open(const char *path, int mode, gt_db **out, char *err, size_t errlen
     else if (mode == GT_DB_READ) rc = open_read(db, &version, err, errlen);
     else if (mode == GT_DB_READ_CACHE) rc = open_read_cache(db, err, errlen);
     else rc = open_write(db, mode == GT_DB_CREATE, &is_new, err, errlen);
+    db->created = is_new;
     if (rc == 0) return *out = db, 0;
     gt_db_close(db);
     if (is_new) unlink(path);
@@ -365,6 +408,21 @@ void gt_db_close(gt_db *db)
     if (!db) return;
     sqlite3_close_v2(db->h);
     free(db);
+}
+
+void gt_db_discard(gt_db *db)
+{
+    static const char *const ext[] = {"", "-wal", "-shm", "-journal"};
+    char path[4200];
+    if (!db) return;
+    const int created = db->created;
+    snprintf(path, sizeof path, "%s", db->path);
+    gt_db_close(db);
+    for (int i = 0; created && i < 4; ++i) {
+        char p[4300];
+        snprintf(p, sizeof p, "%s%s", path, ext[i]);
+        unlink(p);
+    }
 }
 
 const char *gt_db_path(const gt_db *db) { return db->path; }

@@ -78,11 +78,11 @@ int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, vo
     sqlite3_stmt *st;
     if (dbi_prepare(db, &st, err, errlen,
                     "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.m, s.n, s.k, s.layout, c.family, c.params, "
-                    "c.source_hash, w.median_ms, w.spread_pct, b.cublas_ms, w.sweep_id, w.math FROM winners w "
+                    "c.source_hash, w.median_ms, w.spread_pct, " DBI_BASELINE_SQL ", w.sweep_id, w.math FROM winners w "
                     "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "
                     "JOIN candidates c ON c.id = w.candidate_id "
                     "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL
-                    " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k",
+                    DBI_SERVABLE_SQL " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k",
                     NULL) < 0)
         return -1;
     struct winner_walk c = {fn, ctx};

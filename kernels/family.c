@@ -7,33 +7,68 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Per-block limits of every architecture the CUDA toolkit targets or has targeted since sm_70, from the CUDA C
+ * Programming Guide's technical specifications per compute capability (and, for sm_88 and sm_101, which it does
+ * not list, the toolkit's cuda_occupancy.h): 1024 threads, 64 K registers (255 a thread) and 48 KiB of static
+ * shared memory a block on all of them. They differ in the dynamic shared memory a block may opt in to: the SM's
+ * shared memory less the 1 KiB the system keeps. sm_101 is Thor under CUDA 12.8/12.9 (CUDA 13 renamed it sm_110);
+ * a database from then may still name it. */
+static const struct {
+    int major, minor, smem_optin_kib;
+} archs[] = {
+    {7, 0, 96},  {7, 2, 96},   {7, 5, 64},   {8, 0, 163},  {8, 6, 99},   {8, 7, 163}, {8, 8, 99},  {8, 9, 99},
+    {9, 0, 227}, {10, 0, 227}, {10, 1, 227}, {10, 3, 227}, {11, 0, 227}, {12, 0, 99}, {12, 1, 99},
+};
+
+int gt_arch_parse(const char *arch, int *major, int *minor, char *suffix)
+{
+    const size_t digits = arch && !strncmp(arch, "sm_", 3) ? strspn(arch + 3, "0123456789") : 0;
+    if ((digits != 2 && digits != 3) || arch[3] == '0') return -1;
+    const char *end = arch + 3 + digits;
+    if (*end && ((*end != 'a' && *end != 'f') || end[1])) return -1; /* one suffix letter at most, nothing after */
+    const int cc = atoi(arch + 3);
+    *major = cc / 10;
+    *minor = cc % 10;
+    if (suffix) *suffix = *end;
+    return 0;
+}
+
+int gt_limits_for_cc(int major, int minor, gt_limits *out)
+{
+    for (size_t i = 0; i < sizeof archs / sizeof archs[0]; ++i) {
+        if (archs[i].major != major || archs[i].minor != minor) continue;
+        *out = (gt_limits){.cc_major = major,
+                           .cc_minor = minor,
+                           .max_threads_per_block = 1024,
+                           .max_smem_per_block = 48 * 1024,
+                           .max_smem_optin = archs[i].smem_optin_kib * 1024,
+                           .max_regs_per_block = 65536,
+                           .max_regs_per_thread = 255};
+        return 1;
+    }
+    return 0;
+}
+
 int gt_limits_for_arch(const char *arch, gt_limits *out)
 {
     int major, minor;
-    if (!arch || sscanf(arch, "sm_%1d%1d", &major, &minor) != 2 || major < 7) return 0;
-    memset(out, 0, sizeof *out);
-    out->cc_major = major;
-    out->cc_minor = minor;
-    out->max_threads_per_block = 1024;
-    out->max_smem_per_block = 48 * 1024;
-    out->max_regs_per_block = 65536;
-    out->max_regs_per_thread = 255;
-    /* Opt-in dynamic shared memory per block, from the CUDA programming guide's table. */
-    if (major == 9) out->max_smem_optin = 227 * 1024;
-    else if (major == 8 && minor == 0) out->max_smem_optin = 163 * 1024;
-    else if (major == 8 && minor == 7) out->max_smem_optin = 163 * 1024;
-    else if (major == 8) out->max_smem_optin = 99 * 1024;
-    else if (major == 7 && minor == 5) out->max_smem_optin = 64 * 1024;
-    else if (major == 7) out->max_smem_optin = 96 * 1024;
-    else out->max_smem_optin = 99 * 1024; /* newer archs: the smallest recent figure, conservative */
-    return 1;
+    return gt_arch_parse(arch, &major, &minor, NULL) == 0 && gt_limits_for_cc(major, minor, out);
+}
+
+void gt_arch_list(char *out, size_t n)
+{
+    size_t used = 0;
+    if (n) out[0] = 0;
+    for (size_t i = 0; i < sizeof archs / sizeof archs[0] && used < n; ++i)
+        used += (size_t)snprintf(out + used, n - used, "%ssm_%d%d", i ? ", " : "", archs[i].major, archs[i].minor);
 }
 
 void gt_family_arch(const gt_family *f, const char *arch, char *out, size_t n)
 {
-    const size_t len = strlen(arch);
-    const int has_a = len > 0 && arch[len - 1] == 'a';
-    snprintf(out, n, "%s%s", arch, f && f->arch_specific && !has_a ? "a" : "");
+    int major, minor;
+    if (f && f->arch_specific && gt_arch_parse(arch, &major, &minor, NULL) == 0)
+        snprintf(out, n, "sm_%d%da", major, minor); /* sm_90, sm_90a and sm_90f alike: that one arch's features */
+    else snprintf(out, n, "%s", arch);
 }
 
 int gt_block_fits(long threads, long static_smem, long regs, const gt_limits *lim, char *why, size_t n)

@@ -110,11 +110,24 @@ const gt_family *gt_family_at(int i);
 const gt_family *gt_family_find(const char *name);
 
 /* The arch a family's source is compiled for on a GPU of arch ("sm_90"): arch itself, or with the family's
- * arch_specific, arch + "a" ("sm_90a"). Writes into out (n >= 16 always suffices). Cannot fail. */
+ * arch_specific, the arch's own "sm_XYa" ("sm_90a", also for "sm_90f"). Writes into out (n >= 16 always suffices).
+ * Cannot fail. */
 void gt_family_arch(const gt_family *f, const char *arch, char *out, size_t n);
 
-/* Limits of an architecture ("sm_90", "sm_80", ...) for enumeration without a GPU. Returns 0 on unknown arch. */
+/* Parse an architecture name: "sm_", the compute capability's major and minor digits run together (two or three
+ * digits, no leading zero: "sm_90", "sm_100", "sm_121"), at most one suffix letter 'a' or 'f' ("sm_90a",
+ * "sm_100f"), and nothing after. Fills major, minor and, when suffix is not NULL, the suffix letter ('\0' for
+ * none). Returns 0, or -1 for any other text; whether such an architecture exists is gt_limits_for_cc's to say. */
+int gt_arch_parse(const char *arch, int *major, int *minor, char *suffix);
+/* Limits of the real architecture of compute capability major.minor (sm_70 .. sm_121: gt_arch_list names them),
+ * for enumeration and checks without a GPU; sm_count is 0. Returns 1, or 0 (out untouched) for a compute
+ * capability that is no architecture this gemmtune knows. */
+int gt_limits_for_cc(int major, int minor, gt_limits *out);
+/* gt_arch_parse, then gt_limits_for_cc (a suffix does not change the limits). Returns 1, or 0 for malformed text
+ * or an unknown architecture. */
 int gt_limits_for_arch(const char *arch, gt_limits *out);
+/* The architectures gt_limits_for_cc knows, "sm_70, sm_72, ..., sm_121", for messages. Cannot fail (truncates). */
+void gt_arch_list(char *out, size_t n);
 
 /* Enumerate the family's default space in a stable order, keeping points that are legal and in_space. Calls fn for each; fn returning
  * non-zero stops early. Returns the number of legal candidates visited. */

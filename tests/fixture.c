@@ -14,7 +14,9 @@ gt_gpu_info gt_fixture_gpu(int model, int unit)
     static const struct {
         const char *name;
         int ccM, ccm, sms;
-    } models[] = {{"NVIDIA H200", 9, 0, 132}, {"NVIDIA H100 80GB HBM3", 9, 0, 132}, {"NVIDIA A100-SXM4-80GB", 8, 0, 108}};
+    } models[] = {{"NVIDIA H200", 9, 0, 132},           {"NVIDIA H100 80GB HBM3", 9, 0, 132},
+                  {"NVIDIA A100-SXM4-80GB", 8, 0, 108}, {"NVIDIA B200", 10, 0, 148},
+                  {"NVIDIA RTX PRO 6000 Blackwell Server Edition", 12, 0, 188}};
     gt_gpu_info g;
     memset(&g, 0, sizeof g);
     snprintf(g.name, sizeof g.name, "%s", models[model].name);
@@ -124,7 +126,7 @@ int gt_fixture_v1_db(const char *path)
                           "INSERT INTO gpus VALUES (1, 1, 'GPU-old', NULL, NULL);"
                           "INSERT INTO sweeps (id, gpu_id, command) VALUES (1, 1, 'gemmtune v0');"
                           "INSERT INTO shapes VALUES (1, 64, 64, 64, 'nt');"
-                          "INSERT INTO candidates VALUES (1, 'tile2d', 'BM=64', '0123456789abcdef');"
+                          "INSERT INTO candidates VALUES (1, 'tile2d', 'BM=64,BN=64,BK=8,TM=8,TN=8', '0123456789abcdef');"
                           "INSERT INTO trials (sweep_id, shape_id, candidate_id, status, median_ms) "
                           "VALUES (1, 1, 1, 'ok', 0.5);"
                           "INSERT INTO baselines VALUES (1, 1, 1, 0.25);"

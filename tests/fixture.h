@@ -9,7 +9,8 @@
 #include <stddef.h>
 
 /* A made-up GPU: model 0 "NVIDIA H200" 9.0 x132, model 1 "NVIDIA H100 80GB HBM3" 9.0 x132, model 2 "NVIDIA A100"
- * 8.0 x108; unit picks the physical GPU (its uuid). */
+ * 8.0 x108, model 3 "NVIDIA B200" 10.0 x148, model 4 "NVIDIA RTX PRO 6000 Blackwell ..." 12.0 x188; unit picks
+ * the physical GPU (its uuid). */
 gt_gpu_info gt_fixture_gpu(int model, int unit);
 
 /* Build a database at path with one sweep on gt_fixture_gpu(model, unit): for each of the shapes
@@ -24,8 +25,8 @@ int gt_fixture_winner(const char *path, const gt_gpu_info *g, const gt_shape *s,
                       const char *params, const char *hash, double ms);
 
 /* A version-1 database as the first release wrote it (the embedded schema.sql at user_version 1): GPU "Old GPU"
- * 8.6 x84, one sweep, shape 64^3 nt, one ok tile2d trial BM=64 at 0.5 ms, a cuBLAS baseline at 0.25 ms, the
- * winner. Returns 0 or -1. */
+ * 8.6 x84, one sweep, shape 64^3 nt, one ok tile2d trial (BM=64,BN=64,BK=8,TM=8,TN=8) at 0.5 ms, a cuBLAS baseline at
+ * 0.25 ms, the winner. Returns 0 or -1. */
 int gt_fixture_v1_db(const char *path);
 
 /* The first column of the first row of sql on the database at path, opened read-only; LLONG_MIN when the file

@@ -7,6 +7,7 @@
 #include "harness.h"
 
 #include <cjson/cJSON.h>
+#include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -151,6 +152,29 @@ static void refused(const char *db, int want_rc, const char *want, const char *f
     CHECK_MSG(strstr(out, want) != NULL, "want '%s' from: %s\n%s", want, cmd, out);
     CHECK_MSG(gt_fixture_same_bytes(db, copy), "database changed by: %s", cmd);
     unlink(copy);
+}
+
+/* Issue 25: a merge of several parts is all or nothing and names the part at fault; a refused merge or import
+ * into a database that did not exist leaves no file. */
+GT_TEST(cli_merge_all_or_nothing_and_refusals_leave_no_new_file, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), *good = gt_tmp_path(".db"), *bad = gt_tmp_path(".db"), *fresh = gt_tmp_path(".db");
+    char sql[200];
+    CHECK(gt_fixture_db(db, 0, 0, 1.0) == 0 && gt_fixture_db(good, 2, 0, 1.0) == 0 && gt_fixture_db(bad, 1, 0, 1.0) == 0);
+    snprintf(sql, sizeof sql, "UPDATE winners SET median_ms = -1 WHERE rowid = 2");
+    sqlite3 *h;
+    CHECK(sqlite3_open(bad, &h) == SQLITE_OK && sqlite3_exec(h, sql, NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    refused(db, 1, "nothing was merged", GT_CLI " merge --db %s %s %s", db, good, bad);
+    CHECK_MSG(strstr(out, bad) && strstr(out, "winners row 2") && !strstr(out, "merged "), "%s", out);
+    CHECK(run(GT_CLI " merge --db %s %s %s", fresh, good, bad) == 1 && !exists(fresh));
+    char wal[600];
+    snprintf(wal, sizeof wal, "%s-wal", fresh);
+    CHECK(!exists(wal));
+    CHECK_MSG(run(GT_CLI " merge --db %s %s", fresh, good) == 0 && strstr(out, "1 sweeps, 16 trials, 4 baselines, 4 winners"),
+              "%s", out);
+    gt_fixture_rm(db), gt_fixture_rm(good), gt_fixture_rm(bad), gt_fixture_rm(fresh);
+    free(db), free(good), free(bad), free(fresh);
 }
 
 GT_TEST(cli_bad_input_leaves_db_byte_identical, GT_NEEDS_NONE)
@@ -482,6 +506,53 @@ static void mutate_row(const char *json, int i, const char *key, const char *val
     cJSON_Delete(root);
 }
 
+/* Flip bytes of the root page of the named index, as a damaged disk would. */
+static int damage_index(const char *path, const char *index)
+{
+    char q[200];
+    snprintf(q, sizeof q, "SELECT rootpage FROM sqlite_master WHERE name = '%s'", index);
+    const long long page = gt_fixture_sql_int(path, q), size = gt_fixture_sql_int(path, "PRAGMA page_size");
+    FILE *f = page > 0 && size > 0 ? fopen(path, "r+b") : NULL;
+    if (!f) return -1;
+    unsigned char junk[64];
+    memset(junk, 0xA5, sizeof junk);
+    int rc = fseek(f, (long)((page - 1) * size + 12), SEEK_SET) == 0 && fwrite(junk, 1, sizeof junk, f) == sizeof junk;
+    return fclose(f) == 0 && rc ? 0 : -1;
+}
+
+/* Issue 25: an import refused after the database was opened (here: a file size limit, as on a full disk) leaves
+ * no new database and no WAL behind; an import into a damaged database names the database, not the JSON file. */
+GT_TEST(cli_import_failing_late_leaves_no_file_and_blames_the_right_file, GT_NEEDS_NONE)
+{
+    char *src = gt_tmp_path(".db"), *json = gt_tmp_path(".json"), *big = gt_tmp_path(".json"), *fresh = gt_tmp_path(".db");
+    CHECK(gt_fixture_db(src, 0, 0, 1.0) == 0 && run(GT_CLI " export --db %s -o %s", src, json) == 0);
+    size_t n;
+    char *text = (char *)gt_fixture_slurp(json, &n);
+    cJSON *root = text ? cJSON_Parse(text) : NULL, *rows = cJSON_GetObjectItem(root, "winners");
+    cJSON *row = cJSON_GetArrayItem(rows, 0);
+    for (int i = 0; row && i < 3000; ++i) { /* 3000 shapes: more than the limit below lets the database grow */
+        cJSON *r = cJSON_Duplicate(row, 1);
+        cJSON_SetNumberValue(cJSON_GetObjectItem(cJSON_GetObjectItem(r, "shape"), "m"), 100 + i);
+        cJSON_AddItemToArray(rows, r);
+    }
+    char *doc = cJSON_PrintUnformatted(root);
+    CHECK(doc && gt_fixture_write(big, doc, strlen(doc)) == 0);
+    free(doc), free(text), cJSON_Delete(root);
+    CHECK(run("trap '' XFSZ; ulimit -f 300; " GT_CLI " import --db %s %s", fresh, big) == 1);
+    CHECK_MSG(strstr(out, "database") && !strstr(out, "imported 3"), "%s", out);
+    char side[600];
+    static const char *const ext[] = {"", "-wal", "-shm", "-journal"};
+    for (int i = 0; i < 4; ++i) {
+        snprintf(side, sizeof side, "%s%s", fresh, ext[i]);
+        CHECK_MSG(!exists(side), "%s left behind", side);
+    }
+    CHECK(gt_fixture_copy(src, fresh) == 0 && damage_index(fresh, "sqlite_autoindex_candidates_1") == 0);
+    refused(fresh, 1, "is damaged", GT_CLI " import --db %s %s", fresh, json);
+    CHECK_MSG(strstr(out, fresh) && !strstr(out, json), "the JSON file is blamed: %s", out);
+    gt_fixture_rm(src), gt_fixture_rm(fresh), unlink(json), unlink(big);
+    free(src), free(json), free(big), free(fresh);
+}
+
 /* One row that no family can run refuses the whole file: named, with the reason, and the database unchanged. */
 GT_TEST(cli_import_refuses_rows_no_family_can_run, GT_NEEDS_NONE)
 {
@@ -515,6 +586,31 @@ GT_TEST(cli_import_refuses_rows_no_family_can_run, GT_NEEDS_NONE)
     free(json);
     gt_fixture_rm(db), gt_fixture_rm(src), unlink(good), unlink(bad);
     free(db), free(src), free(good), free(bad), free(fresh);
+}
+
+/* Issue 25: compute capability 10 and later. A B200 (sm_100) and an sm_120 database export, import into an empty
+ * database and explain there by --arch, --gpu-model and --cc; architectures that do not exist are refused. */
+GT_TEST(cli_blackwell_exports_import_and_explain, GT_NEEDS_NONE)
+{
+    char *src = gt_tmp_path(".db"), *dst = gt_tmp_path(".db"), *json = gt_tmp_path(".json");
+    CHECK(gt_fixture_db(src, 3, 0, 0.5) == 0 && gt_fixture_db(src, 4, 0, 1.0) == 0);
+    CHECK(run(GT_CLI " export --db %s -o %s && " GT_CLI " import --db %s %s", src, json, dst, json) == 0 &&
+          strstr(out, "imported 8 winners of 8"));
+    CHECK_MSG(run(GT_CLI " explain --db %s --shape 1000 --arch sm_100", dst) == 0 &&
+                  strstr(out, "NVIDIA B200 (cc 10.0, 148 SMs): the only stored model of that architecture") &&
+                  strstr(out, "from 1024x1024x1024"),
+              "%s", out);
+    CHECK_MSG(run(GT_CLI " explain --db %s --shape 2048 --gpu-model 'RTX PRO' --cc 12.0 --sms 188", dst) == 0 &&
+                  strstr(out, "(cc 12.0, 188 SMs)"),
+              "%s", out);
+    CHECK_MSG(run(GT_CLI " explain --db %s --shape 1000 --arch sm_90garbage", dst) == 2 &&
+                  strstr(out, "unknown architecture") && strstr(out, "sm_121"),
+              "%s", out);
+    CHECK_MSG(run(GT_CLI " explain --db %s --shape 1000 --gpu-model X --cc 99.0 --sms 10", dst) == 2 &&
+                  strstr(out, "no architecture this gemmtune knows"),
+              "%s", out);
+    gt_fixture_rm(src), gt_fixture_rm(dst), unlink(json);
+    free(src), free(dst), free(json);
 }
 
 /* explain needs no GPU: it takes the database's only GPU model (or --gpu-model, --arch), says which, prints the

@@ -33,6 +33,41 @@ GT_TEST(limits_table_knows_sm90, GT_NEEDS_NONE)
     CHECK(!gt_limits_for_arch(NULL, &l));
 }
 
+/* Issue 25: every architecture CUDA 13 targets has limits (sm_100 and later have three digits), suffixes 'a' and
+ * 'f' are read, and nothing else is: trailing text, a compute capability that is no architecture, a leading 0. */
+GT_TEST(limits_table_knows_every_toolkit_arch_and_refuses_the_rest, GT_NEEDS_NONE)
+{
+    static const struct {
+        const char *arch;
+        int major, minor, optin_kib;
+    } known[] = {{"sm_70", 7, 0, 96},    {"sm_75", 7, 5, 64},     {"sm_80", 8, 0, 163},   {"sm_86", 8, 6, 99},
+                 {"sm_87", 8, 7, 163},   {"sm_88", 8, 8, 99},     {"sm_89", 8, 9, 99},    {"sm_90a", 9, 0, 227},
+                 {"sm_100", 10, 0, 227}, {"sm_100f", 10, 0, 227}, {"sm_103", 10, 3, 227}, {"sm_110", 11, 0, 227},
+                 {"sm_120", 12, 0, 99},  {"sm_121a", 12, 1, 99}};
+    gt_limits l;
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; ++i) {
+        memset(&l, 0, sizeof l);
+        CHECK_MSG(gt_limits_for_arch(known[i].arch, &l) && l.cc_major == known[i].major &&
+                      l.cc_minor == known[i].minor && l.max_smem_optin == known[i].optin_kib * 1024 &&
+                      l.max_threads_per_block == 1024 && l.max_regs_per_block == 65536 &&
+                      l.max_smem_per_block == 48 * 1024,
+                  "%s: cc %d.%d, %d B opt-in", known[i].arch, l.cc_major, l.cc_minor, l.max_smem_optin);
+    }
+    static const char *const refused[] = {"sm_90garbage", "sm_90 ", "sm_99", "sm_60", "sm_1000", "sm_090", "sm_9",
+                                          "sm_90af", "sm_90b", "sm_910", "sm_130", "SM_90", "sm_-90", "sm_"};
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; ++i)
+        CHECK_MSG(!gt_limits_for_arch(refused[i], &l), "%s accepted", refused[i]);
+    CHECK(gt_limits_for_cc(10, 0, &l) && gt_limits_for_cc(12, 1, &l));
+    CHECK(!gt_limits_for_cc(99, 0, &l) && !gt_limits_for_cc(75, 0, &l) && !gt_limits_for_cc(9, 10, &l) &&
+          !gt_limits_for_cc(-1, 0, &l));
+    int major, minor;
+    char suffix = 'x', list[200];
+    CHECK(gt_arch_parse("sm_121f", &major, &minor, &suffix) == 0 && major == 12 && minor == 1 && suffix == 'f');
+    CHECK(gt_arch_parse("sm_100", &major, &minor, &suffix) == 0 && major == 10 && minor == 0 && suffix == 0);
+    gt_arch_list(list, sizeof list);
+    CHECK_MSG(strstr(list, "sm_70, ") == list && strstr(list, "sm_100, ") && strstr(list, ", sm_121"), "%s", list);
+}
+
 typedef struct {
     const gt_limits *lim;
     int n, bad;

@@ -533,7 +533,7 @@ GT_TEST(loader_explain_cli_refuses_bad_input, GT_NEEDS_NONE)
         {"--gpu-name X --cc 9.0 --sms 1", "--shape MxNxK is required", 2},
         {"--shape 10x10x10 --gpu-name X --cc 9.0", "go together", 2},
         {"--shape 10x10x10 --gpu-name X --cc nine --sms 1", "--cc 'nine'", 2},
-        {"--shape 10x10x10 --gpu-name X --cc 5.2 --sms 1", "not supported", 2},
+        {"--shape 10x10x10 --gpu-name X --cc 5.2 --sms 1", "no architecture this gemmtune knows", 2},
         {"--shape 10x10x10 --layout xx --gpu-name X --cc 9.0 --sms 1", "--layout 'xx'", 2},
         {"--shape 10x10x10 --align 3 --gpu-name X --cc 9.0 --sms 1", "--align 3", 2},
         {"--shape 10x10x10 --lda 5 --gpu-name X --cc 9.0 --sms 1", "leading dimension", 2},

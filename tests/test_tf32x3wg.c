@@ -45,6 +45,8 @@ GT_TEST(tf32x3wg_is_registered_arch_specific_with_its_math, GT_NEEDS_NONE)
     CHECK_MSG(!strcmp(arch, "sm_90a"), "%s", arch);
     gt_family_arch(f, "sm_90a", arch, sizeof arch); /* already arch-specific: unchanged */
     CHECK_MSG(!strcmp(arch, "sm_90a"), "%s", arch);
+    gt_family_arch(f, "sm_100f", arch, sizeof arch); /* a family-specific arch: the arch's own, not "sm_100fa" */
+    CHECK_MSG(!strcmp(arch, "sm_100a"), "%s", arch);
     gt_family_arch(gt_family_find("tf32x3"), "sm_90", arch, sizeof arch); /* the portable families keep it */
     CHECK_MSG(!strcmp(arch, "sm_90"), "%s", arch);
     gt_family_arch(NULL, "sm_80", arch, sizeof arch);

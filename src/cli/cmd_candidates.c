@@ -54,10 +54,13 @@ int gt_cmd_candidates(int argc, char **argv)
     if (rc == 0 && a.npos) rc = -1, snprintf(err, sizeof err, "unexpected argument '%s'", a.pos[0]);
     const gt_family *only = NULL;
     gt_limits lim;
+    char known[200];
+    gt_arch_list(known, sizeof known);
     if (rc == 0 && a.family && !(only = gt_family_find(a.family)))
         rc = -1, snprintf(err, sizeof err, "unknown family '%s' (gemmtune candidates --help lists them)", a.family);
     if (rc == 0 && !gt_limits_for_arch(a.arch ? a.arch : GT_DEFAULT_ARCH, &lim))
-        rc = -1, snprintf(err, sizeof err, "unknown architecture '%s' (want sm_XY, sm_70 or newer)", a.arch);
+        rc = -1, snprintf(err, sizeof err, "unknown architecture '%s' (want sm_XY or sm_XYZ, one of %s)",
+                          a.arch ? a.arch : GT_DEFAULT_ARCH, known);
     int count = a.count;
     gt_cli_args_free(&a);
     if (rc < 0) return gt_term_printf(stderr, "gemmtune candidates: %s\n", err), 2;

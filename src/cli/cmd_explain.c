@@ -66,12 +66,12 @@ static int parse(int argc, char **argv, gt_cli_args *a, gemmtune_options *opt)
 static int described(const gt_cli_args *a, gt_device_id *dev, char *how, size_t howlen)
 {
     int maj, min, n = 0;
-    char arch[16];
+    char known[200];
     if (sscanf(a->cc, "%d.%d%n", &maj, &min, &n) != 2 || a->cc[n] || maj < 0 || min < 0 || min > 9)
         return say("--cc '%s': want MAJOR.MINOR such as 9.0\n", a->cc), 2;
-    snprintf(arch, sizeof arch, "sm_%d%d", maj, min);
-    if (!gt_limits_for_arch(arch, &dev->lim))
-        return say("compute capability %s is not supported (sm_70 and newer)\n", a->cc), 2;
+    gt_arch_list(known, sizeof known);
+    if (!gt_limits_for_cc(maj, min, &dev->lim))
+        return say("compute capability %s is no architecture this gemmtune knows (%s)\n", a->cc, known), 2;
     snprintf(dev->name, sizeof dev->name, "%s", a->gpu_model);
     dev->lim.sm_count = (int)a->sms;
     snprintf(how, howlen, "as described by --gpu-model, --cc and --sms");
@@ -81,9 +81,7 @@ static int described(const gt_cli_args *a, gt_device_id *dev, char *how, size_t 
 /* A stored model as the device: its name and SM count, limits from its compute capability's table. */
 static int from_row(const gt_winner *w, gt_device_id *dev)
 {
-    char arch[16];
-    snprintf(arch, sizeof arch, "sm_%d%d", w->cc_major, w->cc_minor);
-    if (!gt_limits_for_arch(arch, &dev->lim))
+    if (!gt_limits_for_cc(w->cc_major, w->cc_minor, &dev->lim))
         return say("%s has compute capability %d.%d, which this gemmtune has no limits "
                        "for\n", w->gpu_name, w->cc_major, w->cc_minor), 1;
     snprintf(dev->name, sizeof dev->name, "%s", w->gpu_name);
@@ -138,13 +136,15 @@ static int device(int n, gt_device_id *dev, char *how, size_t howlen)
 /* The GPU to explain for (see usage). 0, or an exit status after a message. */
 static int choose_gpu(const gt_cli_args *a, const gt_winner_set *set, gt_device_id *dev, char *how, size_t howlen)
 {
-    int *first = calloc((size_t)set->n + 1, sizeof *first), n, cc = -1;
+    int *first = calloc((size_t)set->n + 1, sizeof *first), n, cc = -1, maj, min;
     char list[1500], why[200];
     memset(dev, 0, sizeof *dev);
     if (a->gpu_model && a->cc) return free(first), described(a, dev, how, howlen);
-    if (a->arch && (sscanf(a->arch, "sm_%d", &cc) != 1 || !gt_limits_for_arch(a->arch, &dev->lim)))
-        return free(first), say("unknown architecture '%s' (want sm_XY, sm_70 or newer)\n",
-                                    a->arch), 2;
+    if (a->arch && (gt_arch_parse(a->arch, &maj, &min, NULL) < 0 || !gt_limits_for_arch(a->arch, &dev->lim))) {
+        gt_arch_list(list, sizeof list);
+        return free(first), say("unknown architecture '%s' (want sm_XY or sm_XYZ, one of %s)\n", a->arch, list), 2;
+    }
+    if (a->arch) cc = maj * 10 + min;
     if (a->gpu.n) return free(first), device(a->gpu.v[0], dev, how, howlen) ? 2 : 0; /* no such device: bad --gpu */
     if (!a->gpu_model && !a->arch && gt_measure_device_count(why, sizeof why) > 0)
         return free(first), device(0, dev, how, howlen);

@@ -19,7 +19,7 @@ static void usage(FILE *out)
                  "imported and those skipped (already stored, or slower than the stored winner). Every row must name\n"
                  "a kernel this gemmtune can run (a known family, legal parameters for the row's compute capability).\n"
                  "A malformed file, one of another format version, or one bad row refuses the file as a whole, and\n"
-                 "the database is left as it was (not even created).\n\n");
+                 "the database is left as it was (not even created). docs/EXPORT.md lists what a row must be.\n\n");
     gt_cli_usage(out, GT_V_IMPORT);
 }
 
@@ -55,8 +55,10 @@ int gt_cmd_import(int argc, char **argv)
     gt_import_stats st;
     if (gt_db_open(path, GT_DB_CREATE, &db, err, sizeof err) < 0 ||
         gt_db_import_json_stats(db, text, file, &st, err, sizeof err) < 0) {
-        gt_term_printf(stderr, "gemmtune import: %s%s%s\n", db ? file : "", db ? ": " : "", err);
-        gt_db_close(db);
+        /* the file was checked whole above: a failure now is the database's, or a row against what it holds */
+        const int row = !strncmp(err, "winners[", 8);
+        gt_term_printf(stderr, "gemmtune import: %s%s%s\n", row ? file : "", row ? ": " : "", err);
+        gt_db_discard(db); /* a database this import created is removed again, WAL and all */
         free(text);
         return 1;
     }

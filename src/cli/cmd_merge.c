@@ -1,5 +1,5 @@
 /* gemmtune merge: other machines' databases combined into this one with their provenance (sweeps.origin);
- * idempotent. Every source is checked before anything is merged. Tested by tests/test_cli_db.c. */
+ * idempotent, all or nothing: every source is checked before anything is merged. Tested by tests/test_cli_db.c. */
 #include "cli.h"
 #include "cli_db.h"
 #include "db.h"
@@ -7,17 +7,20 @@
 #include "term.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void usage(FILE *out)
 {
     fprintf(out, "usage: gemmtune merge OTHER.db... [options]\n\n"
-                 "Adds the sweeps, trials, baselines and cubins of other gemmtune databases (other machines, the shards\n"
-                 "of a cluster job: docs/CLUSTER.md) to this one, creating it if needed. Merged sweeps keep where they\n"
-                 "came from (v_sweeps.origin, host). For a shape tuned on several machines with the same GPU model the\n"
-                 "faster verified winner stays. Merging the same file again changes nothing. Every OTHER.db is checked\n"
-                 "before anything is merged, and is only read: it may belong to another user, and nothing is created\n"
-                 "beside it.\n\n");
+                 "Adds the sweeps, trials and baselines of other gemmtune databases (other machines, the shards of a\n"
+                 "cluster job: docs/CLUSTER.md) to this one, creating it if needed. Merged sweeps keep where they came\n"
+                 "from (v_sweeps.origin, host). For a shape tuned on several machines with the same GPU model the\n"
+                 "faster verified winner stays. Merging the same file again changes nothing. Compiled kernels are not\n"
+                 "taken: they are compiled here when needed. All or nothing: every OTHER.db must be whole (SQLite's\n"
+                 "integrity check) and every row of it valid (docs/EXPORT.md's rules), or nothing is merged and the\n"
+                 "message names the file at fault. Every OTHER.db is only read: it may belong to another user, and\n"
+                 "nothing is created beside it.\n\n");
     gt_cli_usage(out, GT_V_MERGE);
 }
 
@@ -44,13 +47,17 @@ int gt_cmd_merge(int argc, char **argv)
                 snprintf(err + strlen(err), sizeof err - strlen(err), ", one of the databases to merge: check its path");
         }
     if (rc == 0 && gt_db_open(path, GT_DB_CREATE, &db, err, sizeof err) < 0) rc = -1;
-    for (int i = 0; rc == 0 && i < a.npos; ++i) {
-        gt_merge_stats st;
-        if (gt_db_merge(db, a.pos[i], &st, err, sizeof err) < 0) rc = -1;
-        else gt_term_printf(stdout, "merged %s: %d sweeps, %d trials, %d baselines, %d winners, %d cubins added or "
-                            "replaced\n", a.pos[i], st.sweeps, st.trials, st.baselines, st.winners, st.cubins);
+    gt_merge_stats *st = rc == 0 ? calloc((size_t)a.npos, sizeof *st) : NULL;
+    if (rc == 0 && (!st || gt_db_merge_all(db, (const char *const *)a.pos, a.npos, st, err, sizeof err) < 0)) {
+        if (!st) snprintf(err, sizeof err, "out of memory");
+        rc = -1;
     }
-    gt_db_close(db);
+    for (int i = 0; rc == 0 && i < a.npos; ++i)
+        gt_term_printf(stdout, "merged %s: %d sweeps, %d trials, %d baselines, %d winners added or replaced\n",
+                       a.pos[i], st[i].sweeps, st[i].trials, st[i].baselines, st[i].winners);
+    if (rc < 0) gt_db_discard(db); /* a database this merge created is removed again */
+    else gt_db_close(db);
+    free(st);
     gt_cli_args_free(&a);
     if (rc < 0) gt_term_printf(stderr, "gemmtune merge: %s\n", err);
     return rc < 0 ? 1 : 0;
