@@ -55,7 +55,7 @@ TEST_OBJ  := $(call obj,$(TEST_SRC)) $(BUILD)/obj/gen/test_templates.o
 PRELOAD_OBJ  := $(call obj,$(PRELOAD_SRC))
 PRELOAD_PURE := $(call obj,src/preload/config.c src/preload/decide.c src/preload/log.c)
 PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/check_cublas $(BUILD)/preload_overhead \
-                $(BUILD)/tests/libfakecublas.so $(BUILD)/tests/drive_fake
+                $(BUILD)/tests/libfakecublas.so $(BUILD)/tests/nogemmex/libfakecublas.so $(BUILD)/tests/drive_fake
 ALL_OBJ   := $(LIB_OBJ) $(TUNER_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BUILD)/obj/src/cli/main.o
 
 .PHONY: all test gpu-test run asan clean install deps probe
@@ -159,6 +159,11 @@ $(BUILD)/preload_overhead: tests/preload/overhead.c src/lib/gemmtune.h $(BUILD)/
 $(BUILD)/tests/libfakecublas.so: tests/preload/fake_cublas.c tests/preload/fake_cublas.h | deps
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -shared -Wl,-soname,libfakecublas.so -o $@ $<
+
+# The same without cublasGemmEx (an older or trimmed cuBLAS): preloaded in its place, by its soname.
+$(BUILD)/tests/nogemmex/libfakecublas.so: tests/preload/fake_cublas.c tests/preload/fake_cublas.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -DFAKE_NO_GEMMEX -shared -Wl,-soname,libfakecublas.so -o $@ $<
 
 $(BUILD)/tests/drive_fake: tests/preload/drive_fake.c tests/preload/fake_cublas.h $(BUILD)/tests/libfakecublas.so
 	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests -lfakecublas -Wl,-rpath,'$$ORIGIN'

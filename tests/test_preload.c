@@ -237,13 +237,15 @@ GT_TEST(preload_library_exports_only_cublas_entry_points, GT_NEEDS_NONE)
 /* The environment prefix that preloads this build's library into a child. An ASan build's library needs the
  * ASan runtime loaded first; the CUDA runtime's leaks in a child are not this test's business. The child sees
  * no GPU, so no call can reach a kernel launch with the stand-in's host pointers. */
-static void preload_prefix(char *buf, size_t n)
+static void preload_prefix_with(char *buf, size_t n, const char *also)
 {
     if (asan_build())
         snprintf(buf, n, "ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 LD_PRELOAD=\"$(cc -print-file-name=libasan.so)"
-                 " %s/libgemmtune_cublas.so\"", gt_build_dir());
-    else snprintf(buf, n, "LD_PRELOAD=%s/libgemmtune_cublas.so", gt_build_dir());
+                 " %s/libgemmtune_cublas.so %s\"", gt_build_dir(), also);
+    else snprintf(buf, n, "LD_PRELOAD=\"%s/libgemmtune_cublas.so %s\"", gt_build_dir(), also);
 }
+
+static void preload_prefix(char *buf, size_t n) { preload_prefix_with(buf, n, ""); }
 
 static char *read_file(const char *path)
 {
@@ -290,6 +292,34 @@ GT_TEST(preload_interposer_forwards_untouched_to_a_stand_in_cublas, GT_NEEDS_NON
     CHECK_MSG(count_lines(text, "24x24x24") == 1, "%s", text);
     unlink(log);
     free(plain), free(with), free(text), free(log);
+}
+
+/* Each entry point forwards to its own real symbol: a cuBLAS without cublasGemmEx (the stand-in built without it,
+ * preloaded in place of the one drive_fake links, by its soname) still gets every SGEMM; only GemmEx calls, which
+ * have nothing to reach, return NOT_INITIALIZED, and the program is told once. */
+GT_TEST(preload_forwards_each_entry_point_to_its_own_symbol, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *plain = NULL, *with = NULL, also[4200];
+    snprintf(also, sizeof also, "%s/tests/nogemmex/libfakecublas.so", gt_build_dir());
+    preload_prefix_with(pre, sizeof pre, also);
+    gt_run(DRIVE " 2>/dev/null", &plain);
+    snprintf(cmd, sizeof cmd, "%s " DRIVE " 2>&1", pre);
+    int rc = gt_run(cmd, &with);
+    CHECK_MSG(rc == 0 && with && plain, "%s ->\n%s", cmd, with);
+    int sgemm = 0, gemmex = 0;
+    for (char *line = plain; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        char name[64], want[256];
+        if (sscanf(line, "%63[^:]:", name) != 1) break;
+        size_t len = strcspn(line, "\n");
+        if (!strncmp(name, "gemmex", 6)) {
+            snprintf(want, sizeof want, "%s: status=%d reached=0 same=0", name, (int)CUBLAS_STATUS_NOT_INITIALIZED);
+            gemmex += 1;
+        } else snprintf(want, sizeof want, "%.*s", (int)len, line), sgemm += 1;
+        CHECK_MSG(with && strstr(with, want), "want '%s' in:\n%s", want, with);
+    }
+    CHECK_MSG(sgemm >= 15 && gemmex >= 4, "%d sgemm, %d gemmex cases", sgemm, gemmex);
+    CHECK_MSG(with && count_lines(with, "no cublasGemmEx") == 1, "%s", with);
+    free(plain), free(with);
 }
 
 GT_TEST(preload_switch_off_is_pure_pass_through, GT_NEEDS_NONE)

@@ -9,7 +9,6 @@
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,16 +19,16 @@
 #define GT_STR_(x) #x
 #define GT_STR(x) GT_STR_(x)
 
-/* The real cuBLAS, typed after cublas_api.h's own prototypes so a signature change cannot go unnoticed. */
-static struct {
-    __typeof__(cublasSgemm_v2) *sgemm;
-    __typeof__(cublasGemmEx) *gemm_ex;
-    __typeof__(cublasSgemmStridedBatched) *strided;
-    __typeof__(cublasGetStream_v2) *get_stream;
-    __typeof__(cublasGetPointerMode_v2) *get_pointer_mode;
-    __typeof__(cublasGetMathMode) *get_math_mode;
-    __typeof__(cublasGetStatusName) *status_name;
-} real;
+/* The real cuBLAS's functions, each looked up on its own: an entry point forwards whenever its own real symbol
+ * exists, whatever else this cuBLAS lacks (one without cublasGemmEx still gets every SGEMM). Typed after
+ * cublas_api.h's own prototypes (REAL below), so a signature change cannot go unnoticed. */
+enum { R_SGEMM, R_GEMM_EX, R_STRIDED, R_GET_STREAM, R_GET_POINTER_MODE, R_GET_MATH_MODE, R_STATUS_NAME, R_N };
+static const char *const real_name[R_N] = {"cublasSgemm_v2",          "cublasGemmEx",
+                                           "cublasSgemmStridedBatched", "cublasGetStream_v2",
+                                           "cublasGetPointerMode_v2", "cublasGetMathMode",
+                                           "cublasGetStatusName"};
+static void *_Atomic real_fn[R_N];
+static _Atomic int have_getters; /* 1 once the three getters serving needs are found */
 
 static gt_pl_config cfg;
 static gemmtune_options opts; /* column-major (cuBLAS's argument order), the source and fallback from cfg */
@@ -56,34 +55,25 @@ static void *find_real(const char *name)
     return p;
 }
 
-static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int resolved; /* 1 once `real` is filled; `real` is written once, before this is set */
-
-/* Fill `real` only when every entry point is there, so readers that saw `resolved` see a complete table. */
-static void resolve_locked(void)
+/* The real function i: found once, then one atomic load. A missing one is looked up again on the next call, so a
+ * cuBLAS the program dlopen()s later is still found (threads racing here store the same address). */
+static void *real_slot(int i)
 {
-    __typeof__(real) r;
-    r.sgemm = (__typeof__(r.sgemm))find_real("cublasSgemm_v2");
-    r.gemm_ex = (__typeof__(r.gemm_ex))find_real("cublasGemmEx");
-    r.strided = (__typeof__(r.strided))find_real("cublasSgemmStridedBatched");
-    r.get_stream = (__typeof__(r.get_stream))find_real("cublasGetStream_v2");
-    r.get_pointer_mode = (__typeof__(r.get_pointer_mode))find_real("cublasGetPointerMode_v2");
-    r.get_math_mode = (__typeof__(r.get_math_mode))find_real("cublasGetMathMode");
-    r.status_name = (__typeof__(r.status_name))find_real("cublasGetStatusName"); /* optional: for the log */
-    if (!r.sgemm || !r.gemm_ex || !r.strided || !r.get_stream || !r.get_pointer_mode || !r.get_math_mode) return;
-    real = r;
-    atomic_store_explicit(&resolved, 1, memory_order_release);
+    void *p = atomic_load_explicit(&real_fn[i], memory_order_acquire);
+    if (p) return p;
+    if ((p = find_real(real_name[i]))) atomic_store_explicit(&real_fn[i], p, memory_order_release);
+    return p;
 }
 
-/* The real cuBLAS, looked up at load and again by calls made before it was loaded (a program that dlopen()s
- * cuBLAS later). Once found, this is one atomic load. Returns 0 while it is not found. */
-static int resolve_real(void)
+#define REAL(i, fn) ((__typeof__(fn) *)real_slot(i))
+
+/* The handle's getters, without which no call is judged (it is then forwarded). */
+static int getters_found(void)
 {
-    if (atomic_load_explicit(&resolved, memory_order_acquire)) return 1;
-    pthread_mutex_lock(&resolve_lock);
-    if (!atomic_load_explicit(&resolved, memory_order_relaxed)) resolve_locked();
-    pthread_mutex_unlock(&resolve_lock);
-    return atomic_load_explicit(&resolved, memory_order_acquire);
+    if (atomic_load_explicit(&have_getters, memory_order_acquire)) return 1;
+    if (!real_slot(R_GET_STREAM) || !real_slot(R_GET_POINTER_MODE) || !real_slot(R_GET_MATH_MODE)) return 0;
+    atomic_store_explicit(&have_getters, 1, memory_order_release);
+    return 1;
 }
 
 static const char *env(const char *name) { return getenv(name); }
@@ -112,7 +102,8 @@ static const char *source(void)
 __attribute__((constructor)) static void preload_init(void)
 {
     gt_pl_config_parse(env, &cfg);
-    (void)resolve_real();
+    for (int i = 0; i < R_N; ++i) (void)real_slot(i);
+    (void)getters_found();
     gemmtune_options_init(&opts);
     opts.column_major = 1;
     opts.json_path = cfg.json_path[0] ? cfg.json_path : NULL;
@@ -206,7 +197,7 @@ static gt_pl_reason serve(const gt_pl_call *c, const operands *o, outcome *out)
 {
     cudaStream_t stream = NULL;
     int dev = -1;
-    if (real.get_stream(o->handle, &stream) != CUBLAS_STATUS_SUCCESS) return GT_PL_HANDLE;
+    if (REAL(R_GET_STREAM, cublasGetStream_v2)(o->handle, &stream) != CUBLAS_STATUS_SUCCESS) return GT_PL_HANDLE;
     cudaError_t e = cudaGetDevice(&dev);
     if (e != cudaSuccess || dev < 0 || dev >= GT_PL_MAX_DEVICES) {
         (void)cudaGetLastError();
@@ -230,8 +221,8 @@ static void attempt(const gt_pl_call *c, const operands *o, outcome *out)
     cublasMath_t mm = CUBLAS_DEFAULT_MATH;
     out->done = 0, out->h = NULL, out->detail[0] = '\0';
     out->t = gt_pl_thread_get();
-    if (real.get_pointer_mode(o->handle, &pm) != CUBLAS_STATUS_SUCCESS ||
-        real.get_math_mode(o->handle, &mm) != CUBLAS_STATUS_SUCCESS) {
+    if (REAL(R_GET_POINTER_MODE, cublasGetPointerMode_v2)(o->handle, &pm) != CUBLAS_STATUS_SUCCESS ||
+        REAL(R_GET_MATH_MODE, cublasGetMathMode)(o->handle, &mm) != CUBLAS_STATUS_SUCCESS) {
         out->reason = GT_PL_HANDLE;
         return;
     }
@@ -249,7 +240,8 @@ static void log_outcome(const gt_pl_call *c, const outcome *out, cublasStatus_t 
     if (fresh < 0) log_text(full, sizeof full - 1);
     if (fresh != 1) return;
     char verdict[1200], why[700] = "", line[1500];
-    const char *name = real.status_name ? real.status_name(st) : NULL;
+    __typeof__(cublasGetStatusName) *status_name = REAL(R_STATUS_NAME, cublasGetStatusName); /* optional */
+    const char *name = status_name ? status_name(st) : NULL;
     if (out->reason == GT_PL_SERVE || out->done > 0) {
         char ex[512] = "?";
         (void)gemmtune_explain(out->h, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k, c->lda, c->ldb,
@@ -276,21 +268,25 @@ static cublasStatus_t finish(const gt_pl_call *c, const outcome *out, cublasStat
     return st;
 }
 
-/* Only a program that calls these entry points without any cuBLAS loaded gets here. Said once. */
-static cublasStatus_t no_real(void)
+/* Only a program that calls an entry point its cuBLAS lacks (or with no cuBLAS loaded at all) gets here. Said once
+ * per entry point. */
+static cublasStatus_t no_real(int i)
 {
-    static _Atomic int said;
-    static const char m[] = "gemmtune: libgemmtune_cublas.so: no cuBLAS in this process to forward to; "
-                            "returning CUBLAS_STATUS_NOT_INITIALIZED\n";
-    if (!atomic_exchange(&said, 1)) (void)!write(STDERR_FILENO, m, sizeof m - 1);
+    static _Atomic int said[R_N];
+    char m[300];
+    int n = snprintf(m, sizeof m, "gemmtune: libgemmtune_cublas.so: no %s in this process's cuBLAS to forward to; "
+                     "returning CUBLAS_STATUS_NOT_INITIALIZED\n", real_name[i]);
+    if (!atomic_exchange(&said[i], 1) && n > 0) (void)!write(STDERR_FILENO, m, (size_t)n);
     return CUBLAS_STATUS_NOT_INITIALIZED;
 }
 
-#define GT_FORWARD(call, ...)                                                   \
+/* The real entry point i called as fn: its status, or NOT_INITIALIZED when this cuBLAS has no such symbol. */
+#define GT_FORWARD(i, fn, ...)                                                  \
     do {                                                                        \
-        if (!resolve_real()) return no_real();                                  \
+        __typeof__(fn) *real_ = REAL(i, fn);                                    \
+        if (!real_) return no_real(i);                                          \
         ++gt_pl_depth;                                                          \
-        cublasStatus_t fwd_st_ = real.call(__VA_ARGS__);                        \
+        cublasStatus_t fwd_st_ = real_(__VA_ARGS__);                            \
         --gt_pl_depth;                                                          \
         return fwd_st_;                                                         \
     } while (0)
@@ -299,14 +295,14 @@ static cublasStatus_t real_sgemm(cublasHandle_t h, cublasOperation_t ta, cublasO
                                  const float *alpha, const float *A, int lda, const float *B, int ldb,
                                  const float *beta, float *C, int ldc)
 {
-    GT_FORWARD(sgemm, h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    GT_FORWARD(R_SGEMM, cublasSgemm_v2, h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 /* Straight to cuBLAS, before any getter: re-entry from gemmtune or cuBLAS, the pass-through switch, or a cuBLAS
- * not found (whose forward then returns CUBLAS_STATUS_NOT_INITIALIZED). */
+ * whose getters were not found (the forward itself then needs only the entry point's own symbol). */
 static int bypass(void)
 {
-    return gt_pl_depth > 0 || !cfg.enabled || !resolve_real();
+    return gt_pl_depth > 0 || !cfg.enabled || !getters_found();
 }
 
 GT_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
@@ -328,7 +324,7 @@ static cublasStatus_t real_gemm_ex(cublasHandle_t h, cublasOperation_t ta, cubla
                                    cudaDataType bt, int ldb, const void *beta, void *C, cudaDataType ct, int ldc,
                                    cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
-    GT_FORWARD(gemm_ex, h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, compute, algo);
+    GT_FORWARD(R_GEMM_EX, cublasGemmEx, h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, compute, algo);
 }
 
 GT_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
@@ -354,7 +350,7 @@ static cublasStatus_t real_strided(cublasHandle_t h, cublasOperation_t ta, cubla
                                    const float *alpha, const float *A, int lda, long long sa, const float *B, int ldb,
                                    long long sb, const float *beta, float *C, int ldc, long long sc, int batch)
 {
-    GT_FORWARD(strided, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
+    GT_FORWARD(R_STRIDED, cublasSgemmStridedBatched, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
 }
 
 /* A batch is served as consecutive launches on the handle's stream. If gemmtune stops part way, the matrices
