@@ -322,6 +322,26 @@ GT_TEST(preload_forwards_each_entry_point_to_its_own_symbol, GT_NEEDS_NONE)
     free(plain), free(with);
 }
 
+/* The log is opened so that it can never block the program: a FIFO without a reader (whose open would wait for
+ * one) is refused with a warning; a terminal or /dev/null is taken. */
+GT_TEST(preload_log_never_blocks_on_a_fifo, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *out = NULL, *fifo = gt_tmp_path(".fifo");
+    preload_prefix(pre, sizeof pre);
+    snprintf(cmd, sizeof cmd, "mkfifo %s && timeout 10 env %s GEMMTUNE_PRELOAD_LOG=%s " DRIVE " 2>&1; echo rc=$?",
+             fifo, pre, fifo);
+    gt_run(cmd, &out);
+    CHECK_MSG(out && strstr(out, "rc=0") && strstr(out, "sgemm_servable: status=0 reached=1 same=1") &&
+              strstr(out, "is not a regular file") && strstr(out, "not logging"), "%s ->\n%s", cmd, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "timeout 10 env %s GEMMTUNE_PRELOAD_LOG=/dev/null " DRIVE " 2>&1; echo rc=$?", pre);
+    gt_run(cmd, &out);
+    CHECK_MSG(out && strstr(out, "rc=0") && !strstr(out, "gemmtune:"), "%s ->\n%s", cmd, out);
+    free(out);
+    unlink(fifo);
+    free(fifo);
+}
+
 GT_TEST(preload_switch_off_is_pure_pass_through, GT_NEEDS_NONE)
 {
     char pre[4400], cmd[16384], *plain = NULL, *with = NULL, *log = gt_tmp_path(".log");

@@ -8,7 +8,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,13 +79,12 @@ static const char *env(const char *name) { return getenv(name); }
 
 static void open_log(void)
 {
+    char line[1400], why[200] = "";
     if (cfg.log == GT_PL_LOG_STDERR) log_fd = STDERR_FILENO;
-    else if (cfg.log == GT_PL_LOG_FILE)
-        log_fd = open(cfg.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    char line[1400];
+    else if (cfg.log == GT_PL_LOG_FILE) log_fd = gt_pl_log_open(cfg.log_path, why, sizeof why);
     int n = 0;
     if (cfg.log == GT_PL_LOG_FILE && log_fd < 0) /* say so where the user will look */
-        n = snprintf(line, sizeof line, "gemmtune: cannot open GEMMTUNE_PRELOAD_LOG=%s; not logging\n", cfg.log_path);
+        n = snprintf(line, sizeof line, "gemmtune: GEMMTUNE_PRELOAD_LOG=%s %s; not logging\n", cfg.log_path, why);
     if (cfg.warning[0]) n += snprintf(line + n, sizeof line - (size_t)n, "gemmtune: %s\n", cfg.warning);
     if (n > 0) (void)!write(STDERR_FILENO, line, (size_t)n);
 }

@@ -99,6 +99,10 @@ typedef struct {
     _Atomic int full;
 } gt_pl_seen;
 
+/* Open the log file at path for appending, never blocking: a FIFO, socket, directory or block device is refused.
+ * The descriptor, or -1 with why ("is not a regular file or a terminal", "cannot be opened (<errno text>)"). */
+int gt_pl_log_open(const char *path, char *why, size_t n);
+
 /* The key of a call signature with its outcome (any 64-bit hash, never 0). */
 uint64_t gt_pl_key(const gt_pl_call *c, int outcome);
 
