@@ -2,6 +2,7 @@
  * exported symbols, and the interposer itself in front of a stand-in cuBLAS (tests/preload/fake_cublas.c) and
  * in front of the real one (whose errors must come back unchanged). GPU: preload_gpu_* here, and the full check
  * tests/preload/run_check.sh.   Run: build/gt_tests --cpu preload */
+#include "cli.h"
 #include "harness.h"
 #include "preload.h"
 
@@ -81,6 +82,36 @@ GT_TEST(preload_config_numerics_overrides, GT_NEEDS_NONE)
     CHECK(c.numerics && !strcmp(c.numerics, "NVIDIA_TF32_OVERRIDE"));
     c = parse((const char *const[]){"CUBLAS_EMULATE_SINGLE_PRECISION", "1", NULL});
     CHECK(c.numerics && !strcmp(c.numerics, "CUBLAS_EMULATE_SINGLE_PRECISION"));
+}
+
+/* The winners' source is judged by stat alone: what is not a regular file is never opened. */
+GT_TEST(preload_source_check_refuses_what_is_not_a_file, GT_NEEDS_NONE)
+{
+    char note[1200], *dir = gt_tmp_path("_src"), path[1100], cmd[2400];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && mkfifo %s/fifo && echo '{}' > %s/w.json", dir, dir, dir);
+    CHECK(gt_run(cmd, NULL) == 0);
+    gt_pl_config c = parse((const char *const[]){NULL});
+    CHECK(gt_pl_source_check(&c, NULL, note, sizeof note) == GT_PL_SOURCE_READ && !note[0]); /* the default db */
+    snprintf(path, sizeof path, "%s/w.json", dir);
+    CHECK(gt_pl_source_check(&c, path, note, sizeof note) == GT_PL_SOURCE_READ);
+    snprintf(path, sizeof path, "%s/none.db", dir);
+    CHECK(gt_pl_source_check(&c, path, note, sizeof note) == GT_PL_SOURCE_NONE);
+    CHECK_MSG(strstr(note, "no database at GEMMTUNE_DB=") && strstr(note, "none.db yet"), "%s", note);
+    static const char *const bad[] = {"fifo", "", "/dev/zero"}; /* a FIFO, a directory, a character device */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        snprintf(path, sizeof path, "%s%s%s", bad[i][0] == '/' ? "" : dir, bad[i][0] == '/' ? "" : "/", bad[i]);
+        c = parse((const char *const[]){"GEMMTUNE_JSON", path, NULL});
+        CHECK_MSG(gt_pl_source_check(&c, "/ignored.db", note, sizeof note) == GT_PL_SOURCE_NONE &&
+                  strstr(note, "GEMMTUNE_JSON=") && strstr(note, "is not a regular file"), "%s: %s", path, note);
+        CHECK_MSG(gt_pl_source_check(&(gt_pl_config){.enabled = 1}, path, note, sizeof note) == GT_PL_SOURCE_NONE &&
+                  strstr(note, "GEMMTUNE_DB="), "%s: %s", path, note);
+    }
+    c = parse((const char *const[]){"GEMMTUNE_JSON", "/nonexistent/w.json", NULL});
+    CHECK_MSG(gt_pl_source_check(&c, NULL, note, sizeof note) == GT_PL_SOURCE_NONE && strstr(note, "cannot be read"),
+              "%s", note);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    gt_run(cmd, NULL);
+    free(dir);
 }
 
 /* ---- serve or forward ---- */
@@ -342,6 +373,28 @@ GT_TEST(preload_log_never_blocks_on_a_fifo, GT_NEEDS_NONE)
     free(fifo);
 }
 
+/* A winners' source that is missing or not a file is said on stderr at once (the log may be off), never opened
+ * (a FIFO would block the program, /dev/zero never end), and the program runs on cuBLAS. */
+GT_TEST(preload_says_when_the_winners_cannot_be_read, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *out = NULL, *fifo = gt_tmp_path(".fifo"), *none = gt_tmp_path(".db");
+    preload_prefix(pre, sizeof pre);
+    static const char *const cases[][2] = {{"GEMMTUNE_DB", NULL}, {"GEMMTUNE_JSON", NULL}, {"GEMMTUNE_JSON", "/dev/zero"}};
+    const char *want[] = {"gemmtune: no database at GEMMTUNE_DB=", "is not a regular file: every GEMM goes to cuBLAS",
+                          "GEMMTUNE_JSON=/dev/zero is not a regular file"};
+    for (int i = 0; i < 3; ++i) {
+        const char *path = cases[i][1] ? cases[i][1] : i == 0 ? none : fifo;
+        snprintf(cmd, sizeof cmd, "rm -f %s; mkfifo %s && timeout 10 env %s %s=%s " DRIVE " 2>&1; echo rc=$?", fifo,
+                 fifo, pre, cases[i][0], path);
+        gt_run(cmd, &out);
+        CHECK_MSG(out && strstr(out, "rc=0") && count_lines(out, want[i]) == 1 &&
+                  strstr(out, "sgemm_servable: status=0 reached=1 same=1"), "%s ->\n%s", cmd, out);
+        free(out);
+    }
+    unlink(fifo);
+    free(fifo), free(none);
+}
+
 GT_TEST(preload_switch_off_is_pure_pass_through, GT_NEEDS_NONE)
 {
     char pre[4400], cmd[16384], *plain = NULL, *with = NULL, *log = gt_tmp_path(".log");
@@ -434,6 +487,40 @@ GT_TEST(preload_gpu_served_calls_match_cublas, GT_NEEDS_GPU)
     int rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0 && strstr(out, "; 0 failed") && strstr(out, "streams: ok"), "%s ->\n%s", cmd, out);
     free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    gt_run(cmd, NULL);
+    free(dir);
+}
+
+/* The loop from nothing: GEMMTUNE_DB names a database not made yet. The preload says so once, serves the program
+ * on cuBLAS, and records every call (4 of each shape: `check_cublas loop 3` makes one call more to warm up),
+ * in a file `gemmtune tune --sizes @FILE` takes. A database that is not one is said once (two threads), and
+ * recorded from as well. */
+GT_TEST(preload_gpu_records_from_nothing, GT_NEEDS_GPU)
+{
+    char pre[4400], cmd[16384], *out = NULL, *dir = gt_tmp_path("_loop"), path[1200], *text = NULL, err[512];
+    preload_prefix(pre, sizeof pre);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && echo 'not a database' > %s/bad.db && GEMMTUNE_DB=%s/none.db "
+             "GEMMTUNE_RECORD=%s/shapes.txt %s " GT_BUILD "/check_cublas loop 3 2>&1 && GEMMTUNE_DB=%s/bad.db "
+             "GEMMTUNE_RECORD=%s/run.txt %s " GT_BUILD "/check_cublas run %s 2>&1", dir, dir, dir, dir, pre, dir, dir,
+             pre, dir);
+    int rc = gt_run(cmd, &out);
+    CHECK_MSG(rc == 0 && count_lines(out, "gemmtune: no database at GEMMTUNE_DB=") == 1 &&
+              count_lines(out, "gemmtune: the winners cannot be read") == 1, "%s ->\n%s", cmd, out);
+    snprintf(path, sizeof path, "%s/shapes.txt", dir);
+    text = read_file(path);
+    CHECK_MSG(text && strstr(text, "\n512x512x512:nn 4\n") && strstr(text, "\n1000x1000x1000:nn 4\n"), "%s",
+              text ? text : "(no record file)");
+    gt_shape *list = NULL;
+    int with = 0;
+    char arg[1300];
+    snprintf(arg, sizeof arg, "@%s", path);
+    CHECK_MSG(gt_cli_parse_size_list(arg, &list, &with, err, sizeof err) == 2 && with == 1, "%s", err);
+    free(list), free(text);
+    snprintf(path, sizeof path, "%s/run.txt", dir);
+    text = read_file(path);
+    CHECK_MSG(text && count_lines(text, ":") >= 10, "%s", text ? text : "(no record file)");
+    free(text), free(out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     gt_run(cmd, NULL);
     free(dir);

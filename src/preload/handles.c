@@ -131,17 +131,37 @@ static int capturing(void *stream)
     return e != cudaSuccess || cs != cudaStreamCaptureStatusNone;
 }
 
-gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gemmtune_options *opt, gt_pl_reason *why,
+static _Atomic int unreadable, said_create; /* the source failed to read (every handle is then made without
+                                              winners); a failure of gemmtune_create was said */
+
+/* The winners' source, else, when it is (or just proved) unreadable, no winners: the handle still serves the
+ * program (untuned calls forwarded to cuBLAS) and records what it calls. */
+static gemmtune_status create(gemmtune_handle *h, const gemmtune_options *o, const gt_pl_maker *mk)
+{
+    if (!mk->no_winners && !atomic_load(&unreadable)) {
+        gemmtune_status st = gemmtune_create(h, o);
+        if (st != GEMMTUNE_STATUS_DB_ERROR && st != GEMMTUNE_STATUS_JSON_ERROR) return st;
+        if (!atomic_exchange(&unreadable, 1)) {
+            char line[1400];
+            snprintf(line, sizeof line, "gemmtune: the winners cannot be read (%s): every GEMM goes to cuBLAS "
+                     "(GEMMTUNE_RECORD still records the shapes)\n", gemmtune_last_error());
+            mk->say(line);
+        }
+    }
+    return gemmtune_create_from_table(h, NULL, 0, o);
+}
+
+gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gt_pl_maker *mk, gt_pl_reason *why,
                              char *msg, size_t msglen)
 {
     if (t->h[dev]) return t->h[dev];
     *why = GT_PL_CREATE;
     if (t->failed[dev]) return snprintf(msg, msglen, "%s", t->why), NULL;
     if (capturing(stream)) return *why = GT_PL_CAPTURE, NULL;
-    gemmtune_options o = *opt;
+    gemmtune_options o = mk->opt;
     o.device = dev;
     ++gt_pl_depth;
-    gemmtune_status st = gemmtune_create(&t->h[dev], &o);
+    gemmtune_status st = create(&t->h[dev], &o, mk);
     --gt_pl_depth;
     if (st != GEMMTUNE_SUCCESS) {
         (void)cudaGetLastError(); /* the call goes on to cuBLAS: our failure is not the program's error */
@@ -149,6 +169,11 @@ gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gemmt
         t->failed[dev] = st;
         snprintf(t->why, sizeof t->why, "%s (%s)", gemmtune_status_string(st), gemmtune_last_error());
         snprintf(msg, msglen, "%s", t->why);
+        if (!atomic_exchange(&said_create, 1)) { /* e.g. a bad GEMMTUNE_FALLBACK: the preload does nothing */
+            char line[400];
+            snprintf(line, sizeof line, "gemmtune: gemmtune_create failed: %s: every GEMM goes to cuBLAS\n", t->why);
+            mk->say(line);
+        }
         return NULL;
     }
     pthread_once(&exit_once, register_exit);

@@ -30,7 +30,7 @@ static void *_Atomic real_fn[R_N];
 static _Atomic int have_getters; /* 1 once the three getters serving needs are found */
 
 static gt_pl_config cfg;
-static gemmtune_options opts; /* column-major (cuBLAS's argument order), the source and fallback from cfg */
+static gt_pl_maker maker; /* column-major handles (cuBLAS's argument order), the source and fallback from cfg */
 static int log_fd = -1;
 static gt_pl_seen seen;
 
@@ -91,9 +91,29 @@ static void open_log(void)
 
 static const char *source(void)
 {
+    if (maker.no_winners) return "nowhere (see above)";
     if (cfg.json_path[0]) return cfg.json_path;
     const char *db = getenv("GEMMTUNE_DB");
     return db && *db ? db : "the default database";
+}
+
+/* A line the user must see whether or not the log is on: stderr, and the log file too. */
+static void say(const char *line)
+{
+    const size_t n = strlen(line);
+    (void)!write(STDERR_FILENO, line, n);
+    if (log_fd != STDERR_FILENO) log_text(line, n);
+}
+
+/* The winners' source, checked at load without opening it (config.c). */
+static void check_source(void)
+{
+    char note[1200], line[1300];
+    if (!cfg.enabled || gt_pl_source_check(&cfg, getenv("GEMMTUNE_DB"), note, sizeof note) == GT_PL_SOURCE_READ)
+        return;
+    maker.no_winners = 1;
+    snprintf(line, sizeof line, "gemmtune: %s\n", note);
+    say(line);
 }
 
 /* The library's start: the environment, the real cuBLAS, the log. No CUDA call is made here. */
@@ -102,11 +122,13 @@ __attribute__((constructor)) static void preload_init(void)
     gt_pl_config_parse(env, &cfg);
     for (int i = 0; i < R_N; ++i) (void)real_slot(i);
     (void)getters_found();
-    gemmtune_options_init(&opts);
-    opts.column_major = 1;
-    opts.json_path = cfg.json_path[0] ? cfg.json_path : NULL;
-    opts.fallback = cfg.fallback_from_env ? GEMMTUNE_FALLBACK_ENV : GEMMTUNE_FALLBACK_NONE;
+    gemmtune_options_init(&maker.opt);
+    maker.opt.column_major = 1;
+    maker.opt.json_path = cfg.json_path[0] ? cfg.json_path : NULL;
+    maker.opt.fallback = cfg.fallback_from_env ? GEMMTUNE_FALLBACK_ENV : GEMMTUNE_FALLBACK_NONE;
+    maker.say = say;
     open_log();
+    check_source();
     char line[1400];
     int n;
     if (!cfg.enabled) n = snprintf(line, sizeof line, "gemmtune: pid %d: pass-through (GEMMTUNE_PRELOAD=off)\n",
@@ -180,10 +202,12 @@ static gt_pl_reason launch(gemmtune_handle h, cudaStream_t stream, const gt_pl_c
                                                                                               : GT_PL_GEMMTUNE;
 }
 
-/* Launch, unless this thread already learnt that the call has no tuned kernel (then straight to cuBLAS). */
+/* Launch, unless this thread already learnt that the call has no tuned kernel (then straight to cuBLAS), and the
+ * loader need not count it (GEMMTUNE_RECORD unset). */
 static gt_pl_reason launch_or_skip(gemmtune_handle h, cudaStream_t stream, const gt_pl_call *c, const operands *o,
                                    int dev, outcome *out)
 {
+    if (cfg.recording) return launch(h, stream, c, o, out); /* the loader counts every call it records */
     if (gt_pl_untuned_any(out->t) && gt_pl_untuned_has(out->t, untuned_key(c, o, dev))) return GT_PL_UNTUNED;
     gt_pl_reason r = launch(h, stream, c, o, out);
     if (r == GT_PL_UNTUNED && out->done == 0) gt_pl_untuned_add(out->t, untuned_key(c, o, dev));
@@ -205,7 +229,7 @@ static gt_pl_reason serve(const gt_pl_call *c, const operands *o, outcome *out)
     }
     if (!out->t || !gt_pl_enter(out->t)) return GT_PL_EXITING;
     gt_pl_reason r = GT_PL_SERVE;
-    out->h = gt_pl_handle(out->t, dev, (void *)stream, &opts, &r, out->detail, sizeof out->detail);
+    out->h = gt_pl_handle(out->t, dev, (void *)stream, &maker, &r, out->detail, sizeof out->detail);
     if (out->h) r = launch_or_skip(out->h, stream, c, o, dev, out);
     gt_pl_leave(out->t);
     return r;

@@ -24,6 +24,7 @@ typedef struct {
     int fallback_from_env;  /* GEMMTUNE_FALLBACK is set: the loader's fallback applies; else none (cuBLAS) */
     int max_batch;          /* GEMMTUNE_PRELOAD_BATCH */
     const char *numerics;   /* name of a set variable that changes cuBLAS's FP32 numerics (TF32, emulation) */
+    int recording;          /* GEMMTUNE_RECORD is set: every call reaches the loader, which counts it */
     char warning[512];      /* what was wrong with a value; "" when nothing */
 } gt_pl_config;
 
@@ -32,6 +33,17 @@ typedef const char *(*gt_pl_getenv_fn)(const char *name);
 /* Fill cfg from the environment as read by get (getenv in the library, a table in tests). Cannot fail: a bad
  * value leaves a safe setting (a bad GEMMTUNE_PRELOAD means pass-through) and a message in cfg->warning. */
 void gt_pl_config_parse(gt_pl_getenv_fn get, gt_pl_config *cfg);
+
+/* What the check of the winners' source at load found. */
+typedef enum {
+    GT_PL_SOURCE_READ, /* the loader reads it (or the default database, when there is one) */
+    GT_PL_SOURCE_NONE  /* no winners: GEMMTUNE_DB names no file yet, or the source is not a regular file */
+} gt_pl_source_state;
+
+/* Check the winners' source (GEMMTUNE_JSON, else db_env = GEMMTUNE_DB; the default database is the loader's)
+ * with stat alone, so that nothing is ever opened that could block (a FIFO) or never end (/dev/zero). For
+ * GT_PL_SOURCE_NONE, note says why, as a line for stderr ("no database at X yet: ..."). */
+gt_pl_source_state gt_pl_source_check(const gt_pl_config *cfg, const char *db_env, char *note, size_t n);
 
 /* ---- decide.c: whether gemmtune may serve a call, from its arguments and the handle's modes alone ---- */
 
@@ -128,10 +140,21 @@ gt_pl_thread *gt_pl_thread_get(void);
 int gt_pl_enter(gt_pl_thread *t);
 void gt_pl_leave(gt_pl_thread *t);
 
-/* The thread's handle for device dev (current), made with opt on first use. NULL when it cannot be had: *why is
- * GT_PL_CREATE (detail in msg) or GT_PL_CAPTURE (stream is capturing: nothing is created there). Between
- * gt_pl_enter and gt_pl_leave. */
-gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gemmtune_options *opt, gt_pl_reason *why,
+/* How the process's handles are made: with opt (column-major, the winners' source, the fallback), or, when
+ * no_winners (the source checked unreadable at load), from an empty winner table with the same options, so that
+ * untuned calls still reach the loader, which forwards them (fallback none) and records them. say writes one
+ * line where the user looks (stderr, and the log). */
+typedef struct {
+    gemmtune_options opt;
+    int no_winners;
+    void (*say)(const char *line);
+} gt_pl_maker;
+
+/* The thread's handle for device dev (current), made by mk on first use. A source whose winners cannot be read
+ * (GEMMTUNE_STATUS_DB_ERROR or _JSON_ERROR) is said once per process, and every handle is then made without
+ * winners. NULL when no handle can be had: *why is GT_PL_CREATE (detail in msg; said once too) or GT_PL_CAPTURE
+ * (stream is capturing: nothing is created there). Between gt_pl_enter and gt_pl_leave. */
+gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gt_pl_maker *mk, gt_pl_reason *why,
                              char *msg, size_t msglen);
 
 /* Calls that found no tuned kernel, per thread: the loader does not remember a failed selection, so without this
