@@ -153,9 +153,10 @@ __attribute__((destructor)) static void preload_fini(void)
 typedef struct {
     gt_pl_reason reason;
     int done;                  /* matrices gemmtune computed (a strided batch may stop part way) */
-    gemmtune_handle h;         /* the handle that served them, for the log's explanation */
     gt_pl_thread *t;
+    int fresh;                 /* the log's verdict on this (call, outcome): 1 new, 0 seen, -1 set full, 2 not asked */
     char detail[512];
+    char explain[512];         /* what served it (gemmtune_explain), when fresh: taken while the handle is held */
 } outcome;
 
 /* The operands, with the strides of a strided batch (0 for a single matrix). */
@@ -214,6 +215,17 @@ static gt_pl_reason launch_or_skip(gemmtune_handle h, cudaStream_t stream, const
     return r;
 }
 
+/* For the log, while the thread holds its handle (after gt_pl_leave, the process's exit may destroy it): whether
+ * this served call's line is new, and then what served it. Once per line, never on a warm call. */
+static void explain(gemmtune_handle h, const gt_pl_call *c, gt_pl_reason r, outcome *out)
+{
+    out->fresh = gt_pl_seen_insert(&seen, gt_pl_key(c, r));
+    if (out->fresh != 1) return;
+    snprintf(out->explain, sizeof out->explain, "?");
+    (void)gemmtune_explain(h, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k, c->lda, c->ldb, c->ldc,
+                           out->explain, sizeof out->explain);
+}
+
 /* A call that may be served: the handle's stream, the current device, its gemmtune handle, the launches. */
 static gt_pl_reason serve(const gt_pl_call *c, const operands *o, outcome *out)
 {
@@ -229,9 +241,10 @@ static gt_pl_reason serve(const gt_pl_call *c, const operands *o, outcome *out)
     }
     if (!out->t || !gt_pl_enter(out->t)) return GT_PL_EXITING;
     gt_pl_reason r = GT_PL_SERVE;
-    out->h = gt_pl_handle(out->t, dev, (void *)stream, &maker, &r, out->detail, sizeof out->detail);
-    if (out->h) r = launch_or_skip(out->h, stream, c, o, dev, out);
-    gt_pl_leave(out->t);
+    gemmtune_handle h = gt_pl_handle(out->t, dev, (void *)stream, &maker, &r, out->detail, sizeof out->detail);
+    if (h) r = launch_or_skip(h, stream, c, o, dev, out);
+    if (h && log_fd >= 0 && (r == GT_PL_SERVE || out->done > 0)) explain(h, c, r, out);
+    gt_pl_leave(out->t); /* from here the handle may be released by the process's exit */
     return r;
 }
 
@@ -241,7 +254,7 @@ static void attempt(const gt_pl_call *c, const operands *o, outcome *out)
     gt_pl_modes modes = {0, 0};
     cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
     cublasMath_t mm = CUBLAS_DEFAULT_MATH;
-    out->done = 0, out->h = NULL, out->detail[0] = '\0';
+    out->done = 0, out->fresh = 2, out->detail[0] = '\0';
     out->t = gt_pl_thread_get();
     if (REAL(R_GET_POINTER_MODE, cublasGetPointerMode_v2)(o->handle, &pm) != CUBLAS_STATUS_SUCCESS ||
         REAL(R_GET_MATH_MODE, cublasGetMathMode)(o->handle, &mm) != CUBLAS_STATUS_SUCCESS) {
@@ -257,7 +270,7 @@ static void attempt(const gt_pl_call *c, const operands *o, outcome *out)
 
 static void log_outcome(const gt_pl_call *c, const outcome *out, cublasStatus_t st)
 {
-    int fresh = gt_pl_seen_insert(&seen, gt_pl_key(c, out->reason));
+    int fresh = out->fresh != 2 ? out->fresh : gt_pl_seen_insert(&seen, gt_pl_key(c, out->reason));
     static const char full[] = "gemmtune: more distinct calls than the log tracks; no further lines\n";
     if (fresh < 0) log_text(full, sizeof full - 1);
     if (fresh != 1) return;
@@ -265,9 +278,7 @@ static void log_outcome(const gt_pl_call *c, const outcome *out, cublasStatus_t 
     __typeof__(cublasGetStatusName) *status_name = REAL(R_STATUS_NAME, cublasGetStatusName); /* optional */
     const char *name = status_name ? status_name(st) : NULL;
     if (out->reason == GT_PL_SERVE || out->done > 0) {
-        char ex[512] = "?";
-        (void)gemmtune_explain(out->h, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k, c->lda, c->ldb,
-                               c->ldc, ex, sizeof ex);
+        const char *ex = out->explain;
         if (out->reason == GT_PL_SERVE) snprintf(verdict, sizeof verdict, "served by %s", ex);
         else snprintf(verdict, sizeof verdict, "served %d of %d by %s, the rest forwarded to cuBLAS: %s: %s",
                       out->done, c->batch, ex, gt_pl_reason_text(out->reason), out->detail);
