@@ -118,8 +118,8 @@ GT_TEST(vendor_winner_round_trips_and_is_chosen, GT_NEEDS_NONE)
     free(db);
 }
 
-/* The recorder merges into its file under a lock: counts add up, damaged lines are dropped, exact calls never
- * appear. Plans are made by hand: this needs no GPU. */
+/* The recorder merges into its file under a lock: counts add up, damaged lines are dropped, a line's fields (batch,
+ * and one of a later version) are kept, exact calls never appear. Plans are made by hand: this needs no GPU. */
 GT_TEST(vendor_recorder_writes_and_merges_counts, GT_NEEDS_NONE)
 {
     static struct gemmtune_context h;
@@ -137,13 +137,15 @@ GT_TEST(vendor_recorder_writes_and_merges_counts, GT_NEEDS_NONE)
         p[i].next = i ? &p[i - 1] : NULL;
     }
     atomic_store(&h.buckets[7], &p[2]);
-    CHECK(gt_fixture_write(path, "garbage line\n7x1000x13:tt 5\n", 28) == 0);
+    static const char before[] = "garbage line\n7x1000x13:tt 5\n5x6x7:nt 3 batch=4 future=x\n";
+    CHECK(gt_fixture_write(path, before, sizeof before - 1) == 0);
     CHECK_MSG(gt_record_write(&h, err, sizeof err) == 0, "%s", err);
     CHECK_MSG(gt_record_write(&h, err, sizeof err) == 0, "%s", err);
     size_t n = 0;
     char *text = (char *)gt_fixture_slurp(path, &n);
     CHECK_MSG(text && strstr(text, "\n1000x1000x1000:nn 20\n") && strstr(text, "\n7x1000x13:tt 45\n") &&
-              !strstr(text, "64x64x64") && !strstr(text, "garbage") && strstr(text, "--sizes @"), "%s", text);
+              !strstr(text, "64x64x64") && !strstr(text, "garbage") && strstr(text, "--sizes @") &&
+              strstr(text, "\n5x6x7:nt 3 batch=4 future=x\n"), "%s", text); /* fields carried through */
     free(text);
     gt_fixture_rm(path);
     free(path);

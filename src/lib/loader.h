@@ -108,6 +108,21 @@ gemmtune_status gt_loader_winners(const gemmtune_options *opt, gt_winner_set *se
 typedef gemmtune_status (*gt_obtain_fn)(void *ctx, const char *src, const char *arch, unsigned char **data,
                                         size_t *size, int *cached, char *err, size_t errlen);
 
+/* One line of a record file (record.c; the format is in docs/LOADER.md): "MxNxK:layout calls", then key=value
+ * fields. batch is the matrices per call (1, the default, is not written); a field this version does not know
+ * is kept verbatim in extra, so a merge carries a later version's lines through. */
+typedef struct {
+    gt_shape shape;
+    int batch;
+    long long calls;
+    char extra[160];
+} gt_record_line;
+
+/* 0 with *out, or -1 for a comment, a blank or a damaged line (bad shape, layout, count or field). Pure. */
+int gt_record_parse(const char *line, gt_record_line *out);
+/* The line, newline included, into buf (truncated to n - 1). Pure. */
+void gt_record_format(const gt_record_line *r, char *buf, size_t n);
+
 /* What a handle has done so far, for tests: plans made, kernels loaded, and where their cubins came from. */
 typedef struct {
     int plans, kernels, embedded, cache_hits, compiled, workspaces;
