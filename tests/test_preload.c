@@ -140,7 +140,7 @@ static void expect_reason(int line, const gt_pl_call *c, const gt_pl_modes *m, c
 GT_TEST(preload_classify_serves_fp32_host_calls, GT_NEEDS_NONE)
 {
     gt_pl_config cfg = parse((const char *const[]){NULL});
-    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH};
+    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH, 0};
     static const int ops[] = {CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_OP_C};
     for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b) {
@@ -149,8 +149,8 @@ GT_TEST(preload_classify_serves_fp32_host_calls, GT_NEEDS_NONE)
             c.lda += 3, c.ldb += 1, c.ldc += 2; /* ld > dim */
             EXPECT_REASON(c, host, GT_PL_SERVE);
         }
-    gt_pl_modes pedantic = {CUBLAS_POINTER_MODE_HOST, CUBLAS_PEDANTIC_MATH};
-    gt_pl_modes flagged = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION};
+    gt_pl_modes pedantic = {CUBLAS_POINTER_MODE_HOST, CUBLAS_PEDANTIC_MATH, 0};
+    gt_pl_modes flagged = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, 0};
     gt_pl_call c = sgemm_call(CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64);
     EXPECT_REASON(c, pedantic, GT_PL_SERVE);
     EXPECT_REASON(c, flagged, GT_PL_SERVE);
@@ -161,14 +161,14 @@ GT_TEST(preload_classify_serves_fp32_host_calls, GT_NEEDS_NONE)
 GT_TEST(preload_classify_forwards_what_is_not_fp32_or_not_valid, GT_NEEDS_NONE)
 {
     gt_pl_config cfg = parse((const char *const[]){NULL});
-    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH};
-    gt_pl_modes dev = {CUBLAS_POINTER_MODE_DEVICE, CUBLAS_DEFAULT_MATH};
+    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH, 0};
+    gt_pl_modes dev = {CUBLAS_POINTER_MODE_DEVICE, CUBLAS_DEFAULT_MATH, 0};
     const gt_pl_call ok = sgemm_call(CUBLAS_OP_N, CUBLAS_OP_T, 64, 32, 16);
     EXPECT_REASON(ok, dev, GT_PL_DEVICE_POINTERS);
     static const int reduced[] = {CUBLAS_TF32_TENSOR_OP_MATH, CUBLAS_TENSOR_OP_MATH, CUBLAS_FP32_EMULATED_BF16X9_MATH,
                                   CUBLAS_TF32_TENSOR_OP_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION};
     for (size_t i = 0; i < sizeof reduced / sizeof reduced[0]; ++i) {
-        gt_pl_modes m = {CUBLAS_POINTER_MODE_HOST, reduced[i]};
+        gt_pl_modes m = {CUBLAS_POINTER_MODE_HOST, reduced[i], 0};
         EXPECT_REASON(ok, m, GT_PL_MATH_MODE);
     }
     gt_pl_call c = ok;
@@ -195,7 +195,7 @@ GT_TEST(preload_classify_forwards_what_is_not_fp32_or_not_valid, GT_NEEDS_NONE)
 GT_TEST(preload_classify_gemmex_and_batches, GT_NEEDS_NONE)
 {
     gt_pl_config cfg = parse((const char *const[]){NULL});
-    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH};
+    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH, 0};
     gt_pl_call ok = sgemm_call(CUBLAS_OP_T, CUBLAS_OP_N, 32, 32, 32), c;
     ok.api = GT_PL_GEMMEX;
     static const int fp32[] = {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, (int)CUDA_R_32F};
@@ -207,7 +207,14 @@ GT_TEST(preload_classify_gemmex_and_batches, GT_NEEDS_NONE)
     c = ok, c.atype = CUDA_R_16F, EXPECT_REASON(c, host, GT_PL_TYPES);
     c = ok, c.ctype = CUDA_R_16BF, EXPECT_REASON(c, host, GT_PL_TYPES);
     c = ok, c.algo = CUBLAS_GEMM_ALGO5, EXPECT_REASON(c, host, GT_PL_ALGO);
-    c = ok, c.algo = CUBLAS_GEMM_DEFAULT_TENSOR_OP, EXPECT_REASON(c, host, GT_PL_ALGO);
+    c = ok, c.algo = CUBLAS_GEMM_DEFAULT_TENSOR_OP, EXPECT_REASON(c, host, GT_PL_ALGO); /* before sm_80: FP16 */
+    gt_pl_modes sm80 = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH, 1}, sm80tf32 = sm80;
+    sm80tf32.math_mode = CUBLAS_TF32_TENSOR_OP_MATH;
+    EXPECT_REASON(c, sm80, GT_PL_SERVE); /* sm_80+ ignores the algorithm: it is CUBLAS_GEMM_DEFAULT */
+    EXPECT_REASON(c, sm80tf32, GT_PL_MATH_MODE);
+    c.compute = CUBLAS_COMPUTE_32F_FAST_16F, EXPECT_REASON(c, sm80, GT_PL_COMPUTE);
+    c = ok, c.algo = CUBLAS_GEMM_ALGO0_TENSOR_OP, EXPECT_REASON(c, sm80, GT_PL_ALGO);
+    c = ok, c.algo = CUBLAS_GEMM_ALGO5, EXPECT_REASON(c, sm80, GT_PL_ALGO);
     c = ok, c.algo = CUBLAS_GEMM_AUTOTUNE, EXPECT_REASON(c, host, GT_PL_ALGO);
     c = ok, c.lda = 1, c.atype = CUDA_R_16F, EXPECT_REASON(c, host, GT_PL_INVALID); /* arguments first */
     gt_pl_call b = sgemm_call(CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16);

@@ -248,10 +248,25 @@ static gt_pl_reason serve(const gt_pl_call *c, const operands *o, outcome *out)
     return r;
 }
 
+/* Whether the current GPU ignores cublasGemmAlgo_t (sm_80 and newer: decide.c). Asked only of a call naming
+ * CUBLAS_GEMM_DEFAULT_TENSOR_OP; each device's answer is kept. No device: 0 (the call stays cuBLAS's). */
+static int algo_ignored(void)
+{
+    static _Atomic int major[GT_PL_MAX_DEVICES]; /* 0 until asked */
+    int dev = -1, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= GT_PL_MAX_DEVICES) return (void)cudaGetLastError(), 0;
+    if (!(v = atomic_load_explicit(&major[dev], memory_order_relaxed))) {
+        if (cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+            return (void)cudaGetLastError(), 0;
+        atomic_store_explicit(&major[dev], v, memory_order_relaxed);
+    }
+    return v >= 8;
+}
+
 /* Decide, and serve when allowed. The caller forwards whatever was not served. */
 static void attempt(const gt_pl_call *c, const operands *o, outcome *out)
 {
-    gt_pl_modes modes = {0, 0};
+    gt_pl_modes modes = {0, 0, 0};
     cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
     cublasMath_t mm = CUBLAS_DEFAULT_MATH;
     out->done = 0, out->fresh = 2, out->detail[0] = '\0';
@@ -262,6 +277,7 @@ static void attempt(const gt_pl_call *c, const operands *o, outcome *out)
         return;
     }
     modes.pointer_mode = (int)pm, modes.math_mode = (int)mm;
+    modes.algo_ignored = c->api == GT_PL_GEMMEX && c->algo == CUBLAS_GEMM_DEFAULT_TENSOR_OP && algo_ignored();
     out->reason = gt_pl_classify(c, &modes, &cfg);
     if (out->reason == GT_PL_ENV_NUMERICS) snprintf(out->detail, sizeof out->detail, "%s", cfg.numerics);
     if (out->reason == GT_PL_MATH_MODE) snprintf(out->detail, sizeof out->detail, "cublasMath_t %d", modes.math_mode);

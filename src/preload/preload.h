@@ -59,7 +59,7 @@ typedef enum {
     GT_PL_ENV_NUMERICS,    /* NVIDIA_TF32_OVERRIDE or CUBLAS_EMULATE_SINGLE_PRECISION is set */
     GT_PL_TYPES,           /* cublasGemmEx on other than FP32 A, B and C */
     GT_PL_COMPUTE,         /* cublasGemmEx compute type other than 32F, 32F_PEDANTIC or legacy CUDA_R_32F */
-    GT_PL_ALGO,            /* cublasGemmEx with an algorithm other than CUBLAS_GEMM_DEFAULT */
+    GT_PL_ALGO,            /* cublasGemmEx naming an algorithm cuBLAS honours (see decide.c) */
     GT_PL_DEVICE_POINTERS, /* CUBLAS_POINTER_MODE_DEVICE: alpha and beta live on the GPU */
     GT_PL_MATH_MODE,       /* the handle allows TF32, half or emulated math */
     GT_PL_ALPHA_ZERO,      /* alpha == 0: BLAS reads neither A nor B */
@@ -85,10 +85,11 @@ typedef struct {
     int batch;                   /* cublasSgemmStridedBatched batchCount; else 1 */
 } gt_pl_call;
 
-/* The handle's state that decides the semantics, read through the real cuBLAS's getters. */
+/* The handle's state that decides the semantics, read through the real cuBLAS's getters, and the GPU's. */
 typedef struct {
     int pointer_mode; /* cublasPointerMode_t */
     int math_mode;    /* cublasMath_t */
+    int algo_ignored; /* 1: the current GPU is sm_80 or newer, where cuBLAS ignores cublasGemmAlgo_t */
 } gt_pl_modes;
 
 /* GT_PL_SERVE when gemmtune computes exactly what cuBLAS would (FP32, host scalars, valid arguments), else the
