@@ -4,7 +4,7 @@
 # Dependencies come from the system: the CUDA toolkit (NVRTC, cuBLAS, cuBLASLt, cudart), libsqlite3-dev,
 # libcjson-dev. Layers, each compiled seeing only the folders below it (docs/ARCHITECTURE.md):
 #   src/cli -> tuner -> src/lib -> db -> kernels        (tests see everything)
-#   src/preload -> gemmtune.h                          (a client of the public API only)
+#   src/preload -> gemmtune.h                          (a client of the public API, and of src/lib/backend_resolve.h)
 
 VERSION   := 0.2.0
 CUDA      ?= /usr/local/cuda

@@ -129,6 +129,26 @@ GT_TEST(loader_select_exact_skips_unusable_rows_and_says_so, GT_NEEDS_NONE)
                            "predicted "), "%s", line);
 }
 
+/* Under fallback none, what the call is told says why no tuned kernel ran: a vendor winner whose pointers do not
+ * have the alignment its algorithm was found for is skipped, and that is in the note (the preload's log). */
+GT_TEST(loader_none_note_says_why, GT_NEEDS_NONE)
+{
+    gt_device_id d = h100();
+    char params[200], note[600];
+    snprintf(params, sizeof params, "API=1,ALGO=6,TILE=20,SPLITK=1,RED=0,SWIZZLE=0,CUSTOM=0,STAGES=0,INNER=0,CLUSTER=0,"
+             "WSKB=0,VER=%d", 1);
+    gt_winner rows[] = {row(H100, 9, 0, 132, 300, 200, 100, "nn", "cublas", params)};
+    gt_call c = call_of(300, 200, 100, "nn", 4);
+    gt_choice ch = pick_(rows, 1, &d, &c, GEMMTUNE_FALLBACK_NONE);
+    CHECK(ch.rule == GT_RULE_NONE);
+    gt_loader_none_note(&ch, &c.shape, &d, note, sizeof note);
+    CHECK_MSG(strstr(note, "no tuned kernel for 300x200x100 nn on " H100 " and fallback none: the exact row (cublas") &&
+              strstr(note, "was skipped: not applicable to this call's alignment"), "%s", note);
+    c = call_of(300, 200, 100, "nn", 16);
+    ch = pick_(rows, 1, &d, &c, GEMMTUNE_FALLBACK_NONE);
+    CHECK_MSG(ch.rule == GT_RULE_EXACT, "%s", ch.why); /* aligned: served, through the backend */
+}
+
 /* The prediction is the measured ratio, corrected for the busy share of the GPU, decaying with distance. */
 GT_TEST(loader_serve_model_predicts_from_ratio_occupancy_and_distance, GT_NEEDS_NONE)
 {

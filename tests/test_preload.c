@@ -532,3 +532,47 @@ GT_TEST(preload_gpu_records_from_nothing, GT_NEEDS_GPU)
     gt_run(cmd, NULL);
     free(dir);
 }
+
+/* A program whose cuBLAS is loaded with RTLD_LOCAL after start (as a Python extension's): its calls reach the
+ * interposer, which finds the real cuBLAS by soname, and so must the vendor backend (cuBLAS winners, and the
+ * loader's cuBLAS fallback used here), or the log says "cuBLAS is not linked in" and the built-in kernel runs. */
+static const char local_lib_src[] =
+    "#include <cublas_v2.h>\n#include <cuda_runtime_api.h>\n"
+    "int user_run(void) { cublasHandle_t h; float *d, one = 1, zero = 0; int st = 0;\n"
+    "  if (cublasCreate(&h) || cudaMalloc((void **)&d, 3 * 100 * 100 * 4)) return -1;\n"
+    "  for (int i = 0; i < 3; ++i) st |= cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 100, 100, 100, &one, d, 100,\n"
+    "                                                d + 10000, 100, &zero, d + 20000, 100);\n"
+    "  st |= cudaDeviceSynchronize(); cudaFree(d); cublasDestroy(h); return st; }\n";
+static const char local_main_src[] =
+    "#include <dlfcn.h>\n#include <stdio.h>\n"
+    "int main(int argc, char **argv) { void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);\n"
+    "  int (*run)(void) = lib ? (int (*)(void))dlsym(lib, \"user_run\") : 0;\n"
+    "  int st = run ? run() : -2; printf(\"user_run: %d\\n\", st); return st != 0; }\n";
+
+GT_TEST(preload_gpu_cublas_loaded_locally_is_found, GT_NEEDS_GPU)
+{
+    char pre[4400], cmd[16384], *out = NULL, *dir = gt_tmp_path("_local"), path[1200], *log = NULL;
+    const char *san = asan_build() ? "-fsanitize=address,undefined" : "";
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    gt_run(cmd, NULL);
+    snprintf(path, sizeof path, "%s/lib.c", dir);
+    FILE *f = fopen(path, "w");
+    fputs(local_lib_src, f), fclose(f);
+    snprintf(path, sizeof path, "%s/main.c", dir);
+    f = fopen(path, "w");
+    fputs(local_main_src, f), fclose(f);
+    preload_prefix(pre, sizeof pre);
+    snprintf(cmd, sizeof cmd, "cd %s && cc -std=c99 -shared -fPIC %s -I/usr/local/cuda/include lib.c -o libuser.so "
+             "-L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcublas -lcudart && cc -std=c99 %s main.c -o main "
+             "-ldl && GEMMTUNE_FALLBACK=cublas GEMMTUNE_PRELOAD_LOG=%s/log %s ./main %s/libuser.so", dir, san, san, dir,
+             pre, dir);
+    int rc = gt_run(cmd, &out);
+    snprintf(path, sizeof path, "%s/log", dir);
+    log = read_file(path);
+    CHECK_MSG(rc == 0 && strstr(out, "user_run: 0") && log && strstr(log, "100x100x100 nn served by cublas: cublasSgemm") &&
+              strstr(log, "3 calls served by gemmtune"), "%s ->\n%s\n%s", cmd, out, log ? log : "(no log)");
+    free(out), free(log);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    gt_run(cmd, NULL);
+    free(dir);
+}

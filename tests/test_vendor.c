@@ -2,12 +2,14 @@
  * stored algorithm across versions, its JSON round trip, the loader's choice of it; and the recorder's file.
  * GPU tests: tests/test_loader_gpu.c (loader_gpu_vendor_*, loader_gpu_records_untuned_calls). Run: gt_tests vendor */
 #include "backend.h"
+#include "backend_resolve.h"
 #include "cublas_family.h"
 #include "fixture.h"
 #include "handle.h"
 #include "harness.h"
 
 #include <cublasLt.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,6 +79,29 @@ GT_TEST(vendor_backend_replays_only_its_own_version, GT_NEEDS_NONE)
     CHECK(!be->replayable(f, &old, why, sizeof why) && strstr(why, "found with cuBLAS"));
     be->describe(f, &mine, line, sizeof line);
     CHECK_MSG(strstr(line, "cuBLASLt algorithm 6 (tile 20"), "%s", line);
+}
+
+static int asked_sgemm;
+static void *resolve_none(const char *name) { return asked_sgemm |= !strcmp(name, "cublasSgemm_v2"), NULL; }
+static void *resolve_global(const char *name) { return dlsym(RTLD_DEFAULT, name); }
+
+/* The backend finds cuBLAS through a resolver when one is set (the preload's, which finds the program's own cuBLAS
+ * wherever it was loaded): absent while the resolver finds nothing, there as soon as it does. */
+GT_TEST(vendor_backend_resolver, GT_NEEDS_NONE)
+{
+    CHECK(gt_backend_find("cublas") != NULL); /* this program links cuBLAS */
+    gt_backend_cublas_resolver(resolve_none);
+    CHECK(gt_backend_find("cublas") == NULL && asked_sgemm);
+    const gt_family *f = NULL;
+    gt_params p;
+    gt_backend_default_params(&f, &p);
+    CHECK(f && p.v[GT_CUBLAS_P_VER] == 1); /* no cuBLAS: no version either */
+    gt_backend_cublas_resolver(resolve_global);
+    CHECK(gt_backend_find("cublas") != NULL);
+    gt_backend_default_params(&f, &p);
+    CHECK(p.v[GT_CUBLAS_P_VER] == (int)cublasLtGetVersion());
+    gt_backend_cublas_resolver(NULL);
+    CHECK(gt_backend_find("cublas") != NULL);
 }
 
 /* A vendor winner goes through JSON and the loader's choice like any other row. */

@@ -140,6 +140,9 @@ gemmtune_status gt_loader_fail(gemmtune_status st, const char *fmt, ...) __attri
 /* One line describing a choice: "exact: tile2d BM=... (1.04x cuBLAS when tuned)", "reuse: ... from 1024x1024x1024 nn
  * (...; predicted 1.05x here)", "cublas: cublasSgemm ... (why)". */
 void gt_loader_describe(const gt_choice *c, const gt_winner *rows, char *buf, size_t n);
+/* Why a call of shape s on dev has nothing to run (rule none): "no tuned kernel for MxNxK ly on GPU and fallback
+ * none", then the choice's why (an exact row skipped and the reason, no neighbour expected to win). */
+void gt_loader_none_note(const gt_choice *c, const gt_shape *s, const gt_device_id *dev, char *buf, size_t n);
 /* The kernel of a choice as text: "multistage BM=...", or its backend's description. */
 void gt_loader_kernel_text(const gt_family *f, const gt_params *p, char *buf, size_t n);
 

@@ -110,8 +110,7 @@ static gemmtune_status bind_kernel(struct gemmtune_context *h, gt_plan *p)
 {
     const gt_choice *c = &p->choice;
     if (c->rule == GT_RULE_NONE) {
-        snprintf(p->note, sizeof p->note, "no tuned kernel for %dx%dx%d %s on %s and fallback none", p->call.shape.m,
-                 p->call.shape.n, p->call.shape.k, gt_layout_name(p->call.shape.ta, p->call.shape.tb), h->dev.name);
+        gt_loader_none_note(c, &p->call.shape, &h->dev, p->note, sizeof p->note);
         return GEMMTUNE_SUCCESS;
     }
     if (c->family->build != GT_BUILD_NVRTC) return library_plan(h, p);

@@ -3,6 +3,7 @@
  * through the thread's gemmtune handle on the cuBLAS handle's stream; every other call, and every call
  * gemmtune fails, goes untouched to the real cuBLAS (dlsym RTLD_NEXT), whose status comes back unchanged.
  * Usage and environment: docs/PRELOAD.md. Tests: tests/test_preload.c (CPU), tests/preload/run_check.sh (GPU). */
+#include "backend_resolve.h"
 #include "preload.h"
 
 #include <cublas_v2.h>
@@ -122,6 +123,7 @@ __attribute__((constructor)) static void preload_init(void)
     gt_pl_config_parse(env, &cfg);
     for (int i = 0; i < R_N; ++i) (void)real_slot(i);
     (void)getters_found();
+    gt_backend_cublas_resolver(find_real); /* vendor winners and the cuBLAS fallback call the real cuBLAS */
     gemmtune_options_init(&maker.opt);
     maker.opt.column_major = 1;
     maker.opt.json_path = cfg.json_path[0] ? cfg.json_path : NULL;
@@ -155,7 +157,7 @@ typedef struct {
     int done;                  /* matrices gemmtune computed (a strided batch may stop part way) */
     gt_pl_thread *t;
     int fresh;                 /* the log's verdict on this (call, outcome): 1 new, 0 seen, -1 set full, 2 not asked */
-    char detail[512];
+    char detail[700];
     char explain[512];         /* what served it (gemmtune_explain), when fresh: taken while the handle is held */
 } outcome;
 
@@ -191,8 +193,9 @@ static gt_pl_reason launch(gemmtune_handle h, cudaStream_t stream, const gt_pl_c
         const long long i = out->done;
         st = gemmtune_sgemm(h, (void *)stream, ta, tb, c->m, c->n, c->k, alpha, at(o->A, i, o->sa), c->lda,
                             at(o->B, i, o->sb), c->ldb, beta, (float *)at(o->C, i, o->sc), c->ldc);
-        if (st != GEMMTUNE_SUCCESS) {
-            snprintf(out->detail, sizeof out->detail, "%s (%s)", gemmtune_status_string(st), gemmtune_last_error());
+        if (st != GEMMTUNE_SUCCESS) { /* no kernel: the loader's note says why, and is all the log needs */
+            if (st == GEMMTUNE_STATUS_NO_KERNEL) snprintf(out->detail, sizeof out->detail, "%s", gemmtune_last_error());
+            else snprintf(out->detail, sizeof out->detail, "%s (%s)", gemmtune_status_string(st), gemmtune_last_error());
             (void)cudaGetLastError(); /* a failed launch of ours must not surface in the program's next check */
             break;
         }
@@ -290,7 +293,7 @@ static void log_outcome(const gt_pl_call *c, const outcome *out, cublasStatus_t 
     static const char full[] = "gemmtune: more distinct calls than the log tracks; no further lines\n";
     if (fresh < 0) log_text(full, sizeof full - 1);
     if (fresh != 1) return;
-    char verdict[1200], why[700] = "", line[1500];
+    char verdict[1400], line[1700];
     __typeof__(cublasGetStatusName) *status_name = REAL(R_STATUS_NAME, cublasGetStatusName); /* optional */
     const char *name = status_name ? status_name(st) : NULL;
     if (out->reason == GT_PL_SERVE || out->done > 0) {
@@ -298,10 +301,9 @@ static void log_outcome(const gt_pl_call *c, const outcome *out, cublasStatus_t 
         if (out->reason == GT_PL_SERVE) snprintf(verdict, sizeof verdict, "served by %s", ex);
         else snprintf(verdict, sizeof verdict, "served %d of %d by %s, the rest forwarded to cuBLAS: %s: %s",
                       out->done, c->batch, ex, gt_pl_reason_text(out->reason), out->detail);
-    } else {
-        if (out->detail[0]) snprintf(why, sizeof why, ": %s", out->detail);
-        snprintf(verdict, sizeof verdict, "forwarded to cuBLAS: %s%s", gt_pl_reason_text(out->reason), why);
-    }
+    } else
+        snprintf(verdict, sizeof verdict, "forwarded to cuBLAS: %s%s%.700s", gt_pl_reason_text(out->reason),
+                 out->detail[0] ? ": " : "", out->detail);
     if (out->reason != GT_PL_SERVE && st != CUBLAS_STATUS_SUCCESS) {
         size_t l = strlen(verdict);
         snprintf(verdict + l, sizeof verdict - l, " -> %s", name ? name : "cuBLAS error");
