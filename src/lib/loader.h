@@ -136,6 +136,8 @@ gemmtune_status gt_loader_create(gemmtune_handle *out, gt_winner_set *set, gt_ob
 
 /* Record a failure for gemmtune_last_error() (thread-local) and return st. */
 gemmtune_status gt_loader_fail(gemmtune_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for a ready text, copied without formatting (a warm-path failure). */
+gemmtune_status gt_loader_fail_text(gemmtune_status st, const char *text);
 
 /* One line describing a choice: "exact: tile2d BM=... (1.04x cuBLAS when tuned)", "reuse: ... from 1024x1024x1024 nn
  * (...; predicted 1.05x here)", "cublas: cublasSgemm ... (why)". */

@@ -229,7 +229,7 @@ gemmtune_status gemmtune_sgemm(gemmtune_handle h, void *stream, gemmtune_op tran
         if (st) return st;
     }
     if (h->record_path[0]) atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
-    if (p->choice.rule == GT_RULE_NONE) return gt_loader_fail(GEMMTUNE_STATUS_NO_KERNEL, "%s", p->note);
+    if (p->choice.rule == GT_RULE_NONE) return gt_loader_fail_text(GEMMTUNE_STATUS_NO_KERNEL, p->note);
     gt_args a = {.m = c.shape.m, .n = c.shape.n, .k = k, .ta = c.shape.ta, .tb = c.shape.tb, .alpha = alpha,
                  .beta = beta, .A = swap ? B : A, .B = swap ? A : B, .C = C, .lda = (int)c.lda, .ldb = (int)c.ldb,
                  .ldc = ldc};

@@ -91,9 +91,8 @@ void gt_pl_config_parse(gt_pl_getenv_fn get, gt_pl_config *cfg)
                      "every call to cuBLAS", sizeof cfg->json_path - 1);
         }
     }
-    const char *fb = get("GEMMTUNE_FALLBACK"), *rec = get("GEMMTUNE_RECORD");
+    const char *fb = get("GEMMTUNE_FALLBACK");
     cfg->fallback_from_env = fb && *fb;
-    cfg->recording = rec && *rec;
     cfg->numerics = numerics_override(get);
 }
 

@@ -98,6 +98,7 @@ const char *gt_pl_reason_text(gt_pl_reason r)
     case GT_PL_UNTUNED: return "no tuned kernel for this call";
     case GT_PL_GEMMTUNE: return "gemmtune_sgemm failed";
     case GT_PL_EXITING: return "process exiting";
+    case GT_PL_DEVICE_CHANGED: return "the thread's device changed";
     case GT_PL_NREASONS: break;
     }
     return "unknown reason";

@@ -11,16 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { GT_PL_UNTUNED_SLOTS = 256 };
-
 struct gt_pl_thread {
     struct gt_pl_thread *next, *prev;          /* registry, under reg_lock */
     _Atomic int busy;                          /* 1 while inside gemmtune; -1 once its handles are released */
     gemmtune_handle h[GT_PL_MAX_DEVICES];
     gemmtune_status failed[GT_PL_MAX_DEVICES]; /* gemmtune_create's status when it failed: not retried */
     char why[256];                             /* the message of that failure */
-    uint64_t untuned[GT_PL_UNTUNED_SLOTS];     /* keys of calls without a tuned kernel, direct-mapped */
-    int untuned_any;
+    int dev;                                   /* the device of its last call, -1 before */
     _Atomic unsigned long long served, forwarded;
 };
 
@@ -100,6 +97,7 @@ gt_pl_thread *gt_pl_thread_get(void)
     pthread_once(&key_once, make_key);
     gt_pl_thread *t = calloc(1, sizeof *t);
     if (!t) return NULL;
+    t->dev = -1;
     if (pthread_setspecific(thread_key, t) != 0) {
         free(t);
         return NULL;
@@ -180,16 +178,9 @@ gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gt_pl
     return t->h[dev];
 }
 
-int gt_pl_untuned_any(const gt_pl_thread *t) { return t->untuned_any; }
+int gt_pl_device(const gt_pl_thread *t) { return t->dev; }
 
-int gt_pl_untuned_has(const gt_pl_thread *t, uint64_t key) { return t->untuned[key % GT_PL_UNTUNED_SLOTS] == key; }
-
-/* A collision evicts the older key: that call then asks the loader once more, which is only slower. */
-void gt_pl_untuned_add(gt_pl_thread *t, uint64_t key)
-{
-    t->untuned[key % GT_PL_UNTUNED_SLOTS] = key;
-    t->untuned_any = 1;
-}
+void gt_pl_set_device(gt_pl_thread *t, int dev) { t->dev = dev; }
 
 /* Only the owning thread writes its counters; relaxed load+store is a plain add, read racily by gt_pl_totals. */
 void gt_pl_count(gt_pl_thread *t, int served)

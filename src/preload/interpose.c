@@ -172,16 +172,9 @@ typedef struct {
 /* Matrix i of a strided batch (no arithmetic on the pointer of a single matrix, which may be NULL). */
 static const float *at(const float *p, long long i, long long stride) { return i ? p + i * stride : p; }
 
-/* The key of a call for the untuned cache: the signature, the device, and the pointers' alignment (16-byte
- * classes, strides included), which the loader's choice depends on. */
-static uint64_t untuned_key(const gt_pl_call *c, const operands *o, int dev)
-{
-    const uintptr_t a = (uintptr_t)o->A | (uintptr_t)(o->sa * 4), b = (uintptr_t)o->B | (uintptr_t)(o->sb * 4),
-                    cc = (uintptr_t)o->C | (uintptr_t)(o->sc * 4);
-    return gt_pl_key(c, (int)((a & 15) | (b & 15) << 4 | (cc & 15) << 8 | (uintptr_t)dev << 12));
-}
-
-/* Launch the batch through gemmtune on the handle's stream; stops at the first failure (*done says where). */
+/* Launch the batch through gemmtune on the handle's stream; stops at the first failure (*done says where). A
+ * call with no tuned kernel costs the loader's lock-free lookup of its plan, which says so (and counts the call
+ * for the recorder). GT_PL_DEVICE_CHANGED: the handle is not the current device's (nothing was launched). */
 static gt_pl_reason launch(gemmtune_handle h, cudaStream_t stream, const gt_pl_call *c, const operands *o,
                            outcome *out)
 {
@@ -193,29 +186,19 @@ static gt_pl_reason launch(gemmtune_handle h, cudaStream_t stream, const gt_pl_c
         const long long i = out->done;
         st = gemmtune_sgemm(h, (void *)stream, ta, tb, c->m, c->n, c->k, alpha, at(o->A, i, o->sa), c->lda,
                             at(o->B, i, o->sb), c->ldb, beta, (float *)at(o->C, i, o->sc), c->ldc);
-        if (st != GEMMTUNE_SUCCESS) { /* no kernel: the loader's note says why, and is all the log needs */
-            if (st == GEMMTUNE_STATUS_NO_KERNEL) snprintf(out->detail, sizeof out->detail, "%s", gemmtune_last_error());
-            else snprintf(out->detail, sizeof out->detail, "%s (%s)", gemmtune_status_string(st), gemmtune_last_error());
-            (void)cudaGetLastError(); /* a failed launch of ours must not surface in the program's next check */
-            break;
-        }
+        if (st != GEMMTUNE_SUCCESS) break;
     }
     --gt_pl_depth;
     if (out->done == c->batch) return GT_PL_SERVE;
-    return st == GEMMTUNE_STATUS_NO_KERNEL ? GT_PL_UNTUNED : st == GEMMTUNE_STATUS_NOT_PREPARED ? GT_PL_CAPTURE
-                                                                                              : GT_PL_GEMMTUNE;
-}
-
-/* Launch, unless this thread already learnt that the call has no tuned kernel (then straight to cuBLAS), and the
- * loader need not count it (GEMMTUNE_RECORD unset). */
-static gt_pl_reason launch_or_skip(gemmtune_handle h, cudaStream_t stream, const gt_pl_call *c, const operands *o,
-                                   int dev, outcome *out)
-{
-    if (cfg.recording) return launch(h, stream, c, o, out); /* the loader counts every call it records */
-    if (gt_pl_untuned_any(out->t) && gt_pl_untuned_has(out->t, untuned_key(c, o, dev))) return GT_PL_UNTUNED;
-    gt_pl_reason r = launch(h, stream, c, o, out);
-    if (r == GT_PL_UNTUNED && out->done == 0) gt_pl_untuned_add(out->t, untuned_key(c, o, dev));
-    return r;
+    if (st == GEMMTUNE_STATUS_WRONG_DEVICE && out->done == 0) return GT_PL_DEVICE_CHANGED;
+    if (st == GEMMTUNE_STATUS_NO_KERNEL) { /* the loader's note says why: all the log needs */
+        if (log_fd >= 0) snprintf(out->detail, sizeof out->detail, "%s", gemmtune_last_error());
+        return GT_PL_UNTUNED;
+    }
+    if (log_fd >= 0)
+        snprintf(out->detail, sizeof out->detail, "%s (%s)", gemmtune_status_string(st), gemmtune_last_error());
+    (void)cudaGetLastError(); /* a failed launch of ours must not surface in the program's next check */
+    return st == GEMMTUNE_STATUS_NOT_PREPARED ? GT_PL_CAPTURE : GT_PL_GEMMTUNE;
 }
 
 /* For the log, while the thread holds its handle (after gt_pl_leave, the process's exit may destroy it): whether
@@ -229,24 +212,42 @@ static void explain(gemmtune_handle h, const gt_pl_call *c, gt_pl_reason r, outc
                            out->explain, sizeof out->explain);
 }
 
-/* A call that may be served: the handle's stream, the current device, its gemmtune handle, the launches. */
+/* The current device, asked of CUDA: for a thread's first call, and after the loader found that the thread's
+ * device changed. -1 (with the detail) when there is none usable. */
+static int current_device(outcome *out)
+{
+    int dev = -1;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess && dev >= 0 && dev < GT_PL_MAX_DEVICES) return dev;
+    (void)cudaGetLastError();
+    snprintf(out->detail, sizeof out->detail, "cudaGetDevice: %s, device %d",
+             e != cudaSuccess ? cudaGetErrorString(e) : "ok", dev);
+    return -1;
+}
+
+/* The call on device dev's handle of this thread (made on first use). */
+static gt_pl_reason serve_on(int dev, cudaStream_t stream, const gt_pl_call *c, const operands *o, outcome *out)
+{
+    gt_pl_reason r = GT_PL_SERVE;
+    gemmtune_handle h = gt_pl_handle(out->t, dev, (void *)stream, &maker, &r, out->detail, sizeof out->detail);
+    if (!h || (r = launch(h, stream, c, o, out)) == GT_PL_DEVICE_CHANGED) return r;
+    gt_pl_set_device(out->t, dev);
+    if (log_fd >= 0 && (r == GT_PL_SERVE || out->done > 0)) explain(h, c, r, out);
+    return r;
+}
+
+/* A call that may be served: the handle's stream, the thread's gemmtune handle, the launches. The loader checks
+ * every call's device, so the thread's last device is tried first and CUDA is asked only when it changed: one
+ * cudaGetDevice per call, the loader's. */
 static gt_pl_reason serve(const gt_pl_call *c, const operands *o, outcome *out)
 {
     cudaStream_t stream = NULL;
-    int dev = -1;
     if (REAL(R_GET_STREAM, cublasGetStream_v2)(o->handle, &stream) != CUBLAS_STATUS_SUCCESS) return GT_PL_HANDLE;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess || dev < 0 || dev >= GT_PL_MAX_DEVICES) {
-        (void)cudaGetLastError();
-        snprintf(out->detail, sizeof out->detail, "cudaGetDevice: %s, device %d",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "ok", dev);
-        return GT_PL_NO_DEVICE;
-    }
     if (!out->t || !gt_pl_enter(out->t)) return GT_PL_EXITING;
-    gt_pl_reason r = GT_PL_SERVE;
-    gemmtune_handle h = gt_pl_handle(out->t, dev, (void *)stream, &maker, &r, out->detail, sizeof out->detail);
-    if (h) r = launch_or_skip(h, stream, c, o, dev, out);
-    if (h && log_fd >= 0 && (r == GT_PL_SERVE || out->done > 0)) explain(h, c, r, out);
+    int dev = gt_pl_device(out->t);
+    gt_pl_reason r = dev >= 0 ? serve_on(dev, stream, c, o, out) : GT_PL_DEVICE_CHANGED;
+    if (r == GT_PL_DEVICE_CHANGED) r = (dev = current_device(out)) < 0 ? GT_PL_NO_DEVICE : serve_on(dev, stream, c, o, out);
+    if (r == GT_PL_DEVICE_CHANGED) r = GT_PL_GEMMTUNE; /* the current device's own handle refused it: not expected */
     gt_pl_leave(out->t); /* from here the handle may be released by the process's exit */
     return r;
 }

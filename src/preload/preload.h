@@ -24,7 +24,6 @@ typedef struct {
     int fallback_from_env;  /* GEMMTUNE_FALLBACK is set: the loader's fallback applies; else none (cuBLAS) */
     int max_batch;          /* GEMMTUNE_PRELOAD_BATCH */
     const char *numerics;   /* name of a set variable that changes cuBLAS's FP32 numerics (TF32, emulation) */
-    int recording;          /* GEMMTUNE_RECORD is set: every call reaches the loader, which counts it */
     char warning[512];      /* what was wrong with a value; "" when nothing */
 } gt_pl_config;
 
@@ -71,6 +70,7 @@ typedef enum {
     GT_PL_UNTUNED,         /* no tuned kernel applies (and the fallback is none): the shape stays cuBLAS's */
     GT_PL_GEMMTUNE,        /* gemmtune_sgemm returned another error (a launch failed, out of memory, ...) */
     GT_PL_EXITING,         /* the process is exiting and the handles are gone */
+    GT_PL_DEVICE_CHANGED,  /* internal: the thread's current device is not its last one (asked again, retried) */
     GT_PL_NREASONS
 } gt_pl_reason;
 
@@ -158,12 +158,10 @@ typedef struct {
 gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gt_pl_maker *mk, gt_pl_reason *why,
                              char *msg, size_t msglen);
 
-/* Calls that found no tuned kernel, per thread: the loader does not remember a failed selection, so without this
- * every such call would select again under the handle's lock. The winners of a handle never change, so a miss
- * stays a miss. gt_pl_untuned_any is 0 until the first miss (the served path then skips the key). */
-int gt_pl_untuned_any(const gt_pl_thread *t);
-int gt_pl_untuned_has(const gt_pl_thread *t, uint64_t key);
-void gt_pl_untuned_add(gt_pl_thread *t, uint64_t key);
+/* The device of the thread's last call through its handles (-1 before the first): the interposer tries its handle
+ * first, and asks CUDA only when the loader says the current device is another. */
+int gt_pl_device(const gt_pl_thread *t);
+void gt_pl_set_device(gt_pl_thread *t, int dev);
 
 /* Count one call of the thread as served or forwarded; gt_pl_totals sums every thread, living or gone. */
 void gt_pl_count(gt_pl_thread *t, int served);
