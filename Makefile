@@ -151,7 +151,7 @@ PROG_CFLAGS = $(filter-out -MMD -MP,$(CFLAGS_ALL))
 $(BUILD)/check_cublas: tests/preload/check_cublas.c | deps
 	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< $(LDFLAGS_ALL) -lcublas -lcudart_static -lpthread -ldl -lrt -lm
 
-# Per-call cost of the drop-in over gemmtune_sgemm, in one process (run under the preload).
+# Per-call cost of cuBLAS, gemmtune_sgemm and the drop-in, in one process (tests/preload/overhead.sh runs it).
 $(BUILD)/preload_overhead: tests/preload/overhead.c src/lib/gemmtune.h $(BUILD)/libgemmtune.a | deps
 	$(CC) $(CPPFLAGS_ALL) -Isrc/lib $(PROG_CFLAGS) -o $@ $< $(BUILD)/libgemmtune.a $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
 
