@@ -283,9 +283,10 @@ static void attempt(const gt_pl_call *c, const operands *o, outcome *out)
     modes.pointer_mode = (int)pm, modes.math_mode = (int)mm;
     modes.algo_ignored = c->api == GT_PL_GEMMEX && c->algo == CUBLAS_GEMM_DEFAULT_TENSOR_OP && algo_ignored();
     out->reason = gt_pl_classify(c, &modes, &cfg);
-    if (out->reason == GT_PL_ENV_NUMERICS) snprintf(out->detail, sizeof out->detail, "%s", cfg.numerics);
-    if (out->reason == GT_PL_MATH_MODE) snprintf(out->detail, sizeof out->detail, "cublasMath_t %d", modes.math_mode);
     if (out->reason == GT_PL_SERVE) out->reason = serve(c, o, out);
+    else if (log_fd >= 0 && out->reason == GT_PL_ENV_NUMERICS) snprintf(out->detail, sizeof out->detail, "%s", cfg.numerics);
+    else if (log_fd >= 0 && out->reason == GT_PL_MATH_MODE)
+        snprintf(out->detail, sizeof out->detail, "cublasMath_t %d", modes.math_mode);
 }
 
 static void log_outcome(const gt_pl_call *c, const outcome *out, cublasStatus_t st)
