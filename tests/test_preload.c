@@ -381,15 +381,17 @@ GT_TEST(preload_log_never_blocks_on_a_fifo, GT_NEEDS_NONE)
 }
 
 /* A winners' source that is missing or not a file is said on stderr at once (the log may be off), never opened
- * (a FIFO would block the program, /dev/zero never end), and the program runs on cuBLAS. */
+ * (a FIFO would block the program, /dev/zero never end), and the program runs on cuBLAS; a record file that is
+ * a FIFO is refused the same way (the recorder would block reading it at exit). */
 GT_TEST(preload_says_when_the_winners_cannot_be_read, GT_NEEDS_NONE)
 {
     char pre[4400], cmd[16384], *out = NULL, *fifo = gt_tmp_path(".fifo"), *none = gt_tmp_path(".db");
     preload_prefix(pre, sizeof pre);
-    static const char *const cases[][2] = {{"GEMMTUNE_DB", NULL}, {"GEMMTUNE_JSON", NULL}, {"GEMMTUNE_JSON", "/dev/zero"}};
+    static const char *const cases[][2] = {{"GEMMTUNE_DB", NULL}, {"GEMMTUNE_JSON", NULL}, {"GEMMTUNE_JSON", "/dev/zero"},
+                                           {"GEMMTUNE_RECORD", NULL}};
     const char *want[] = {"gemmtune: no database at GEMMTUNE_DB=", "is not a regular file: every GEMM goes to cuBLAS",
-                          "GEMMTUNE_JSON=/dev/zero is not a regular file"};
-    for (int i = 0; i < 3; ++i) {
+                          "GEMMTUNE_JSON=/dev/zero is not a regular file", "is not a regular file: not recording"};
+    for (int i = 0; i < 4; ++i) {
         const char *path = cases[i][1] ? cases[i][1] : i == 0 ? none : fifo;
         snprintf(cmd, sizeof cmd, "rm -f %s; mkfifo %s && timeout 10 env %s %s=%s " DRIVE " 2>&1; echo rc=$?", fifo,
                  fifo, pre, cases[i][0], path);

@@ -116,3 +116,12 @@ gt_pl_source_state gt_pl_source_check(const gt_pl_config *cfg, const char *db_en
     snprintf(note, n, "%s=%.900s is not a regular file: %s", var, path, rest);
     return GT_PL_SOURCE_NONE;
 }
+
+int gt_pl_record_check(const char *path, char *note, size_t n)
+{
+    struct stat st;
+    note[0] = '\0';
+    if (!path || !*path || stat(path, &st) != 0 || S_ISREG(st.st_mode)) return 0;
+    snprintf(note, n, "GEMMTUNE_RECORD=%.900s is not a regular file: not recording", path);
+    return -1;
+}

@@ -106,15 +106,21 @@ static void say(const char *line)
     if (log_fd != STDERR_FILENO) log_text(line, n);
 }
 
-/* The winners' source, checked at load without opening it (config.c). */
-static void check_source(void)
+/* The winners' source and the record file, checked at load without opening them (config.c). */
+static void check_files(void)
 {
     char note[1200], line[1300];
-    if (!cfg.enabled || gt_pl_source_check(&cfg, getenv("GEMMTUNE_DB"), note, sizeof note) == GT_PL_SOURCE_READ)
-        return;
-    maker.no_winners = 1;
-    snprintf(line, sizeof line, "gemmtune: %s\n", note);
-    say(line);
+    if (!cfg.enabled) return;
+    if (gt_pl_source_check(&cfg, getenv("GEMMTUNE_DB"), note, sizeof note) != GT_PL_SOURCE_READ) {
+        maker.no_winners = 1;
+        snprintf(line, sizeof line, "gemmtune: %s\n", note);
+        say(line);
+    }
+    if (gt_pl_record_check(getenv("GEMMTUNE_RECORD"), note, sizeof note)) {
+        maker.opt.record_path = ""; /* not $GEMMTUNE_RECORD: nothing is recorded */
+        snprintf(line, sizeof line, "gemmtune: %s\n", note);
+        say(line);
+    }
 }
 
 /* The library's start: the environment, the real cuBLAS, the log. No CUDA call is made here. */
@@ -130,7 +136,7 @@ __attribute__((constructor)) static void preload_init(void)
     maker.opt.fallback = cfg.fallback_from_env ? GEMMTUNE_FALLBACK_ENV : GEMMTUNE_FALLBACK_NONE;
     maker.say = say;
     open_log();
-    check_source();
+    check_files();
     char line[1400];
     int n;
     if (!cfg.enabled) n = snprintf(line, sizeof line, "gemmtune: pid %d: pass-through (GEMMTUNE_PRELOAD=off)\n",

@@ -44,6 +44,11 @@ typedef enum {
  * GT_PL_SOURCE_NONE, note says why, as a line for stderr ("no database at X yet: ..."). */
 gt_pl_source_state gt_pl_source_check(const gt_pl_config *cfg, const char *db_env, char *note, size_t n);
 
+/* Whether the record file (GEMMTUNE_RECORD) may be written: 0 when it is a regular file or does not exist yet (the
+ * recorder makes it); -1, with a line in note, when it is something else (a FIFO would block the program at exit,
+ * in the recorder's read). stat only. */
+int gt_pl_record_check(const char *path, char *note, size_t n);
+
 /* ---- decide.c: whether gemmtune may serve a call, from its arguments and the handle's modes alone ---- */
 
 typedef enum { GT_PL_SGEMM, GT_PL_GEMMEX, GT_PL_STRIDED } gt_pl_api;
