@@ -1,7 +1,8 @@
-/* One gemmtune handle per (device, thread) for the preload library, made lazily and released at thread exit (a
- * pthread key destructor) and at process exit (atexit). The warm path takes no lock: the thread's state is
- * found through a thread-local pointer, and only a registry used at birth, death and exit is locked. GPU check:
- * tests/preload/run_check.sh (two threads, two streams). */
+/* One gemmtune handle per (device, thread) for the preload library, made lazily (without winners when their
+ * source cannot be read, so calls are still recorded) and released at thread exit (a pthread key destructor) and
+ * at process exit (atexit). The warm path takes no lock: the thread's state is found through a thread-local
+ * pointer, and only a registry used at birth, death and exit is locked. GPU checks: tests/preload/run_check.sh
+ * (two threads, two streams), preload_gpu_records_from_nothing. */
 #include "preload.h"
 
 #include <cuda_runtime_api.h>
