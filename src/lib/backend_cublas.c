@@ -70,18 +70,27 @@ void gt_backend_cublas_resolver(gt_symbol_resolver fn)
 }
 
 /* Fill cb from the resolver, else from the linked (weak) symbols. Until every function is found the backend is
- * absent, and the next caller looks again (a cuBLAS the program loads later is found then). */
+ * absent, and the next caller looks again (a cuBLAS the program loads later is found then). The lookups run
+ * outside the lock (a resolver may take the dynamic loader's own); the lock only publishes their result. */
 static int load(void)
 {
     if (atomic_load_explicit(&loaded, memory_order_acquire)) return 1;
+    __typeof__(cb) got;
     int all = 1;
     pthread_mutex_lock(&load_lock);
-#define GT_LOAD(name) cb.name = resolver ? (__typeof__(cb.name))resolver(#name) : name, all &= cb.name != NULL;
+    gt_symbol_resolver fn = resolver;
+    pthread_mutex_unlock(&load_lock);
+#define GT_LOAD(name) got.name = fn ? (__typeof__(got.name))fn(#name) : name, all &= got.name != NULL;
     GT_CUBLAS_FUNCS(GT_LOAD)
 #undef GT_LOAD
-    if (all) atomic_store_explicit(&loaded, 1, memory_order_release);
+    if (!all) return 0;
+    pthread_mutex_lock(&load_lock);
+    if (fn == resolver && !atomic_load_explicit(&loaded, memory_order_relaxed)) {
+        cb = got;
+        atomic_store_explicit(&loaded, 1, memory_order_release);
+    }
     pthread_mutex_unlock(&load_lock);
-    return all;
+    return atomic_load_explicit(&loaded, memory_order_acquire);
 }
 
 enum { MAX_HEURISTIC = 16 };
