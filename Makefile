@@ -4,7 +4,7 @@
 # Dependencies come from the system: the CUDA toolkit (NVRTC, cuBLAS, cuBLASLt, cudart), libsqlite3-dev,
 # libcjson-dev. Layers, each compiled seeing only the folders below it (docs/ARCHITECTURE.md):
 #   src/cli -> tuner -> src/lib -> db -> kernels        (tests see everything)
-#   src/preload -> gemmtune.h, bias.h                  (the public API, and the bias broadcast of src/lib)
+#   src/preload -> gemmtune.h, bias.h                  (the public API, the bias broadcast and src/lib/backend_resolve.h)
 
 VERSION   := 0.2.0
 CUDA      ?= /usr/local/cuda
@@ -55,8 +55,8 @@ TEST_OBJ  := $(call obj,$(TEST_SRC)) $(BUILD)/obj/gen/test_templates.o
 PRELOAD_OBJ  := $(call obj,$(PRELOAD_SRC))
 PRELOAD_PURE := $(call obj,src/preload/config.c src/preload/decide.c src/preload/lt_decide.c src/preload/log.c)
 PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/check_cublas $(BUILD)/check_lt $(BUILD)/preload_overhead \
-                $(BUILD)/tests/libfakecublas.so $(BUILD)/tests/drive_fake $(BUILD)/tests/libfakecublasLt.so \
-                $(BUILD)/tests/drive_fake_lt
+                $(BUILD)/tests/libfakecublas.so $(BUILD)/tests/nogemmex/libfakecublas.so $(BUILD)/tests/drive_fake \
+                $(BUILD)/tests/libfakecublasLt.so $(BUILD)/tests/drive_fake_lt
 ALL_OBJ   := $(LIB_OBJ) $(TUNER_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BUILD)/obj/src/cli/main.o
 
 .PHONY: all test gpu-test run asan clean install deps probe
@@ -156,7 +156,7 @@ $(BUILD)/check_cublas: tests/preload/check_cublas.c | deps
 $(BUILD)/check_lt: tests/preload/check_lt.c | deps
 	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< $(LDFLAGS_ALL) -lcublasLt -lcudart_static -lpthread -ldl -lrt -lm
 
-# Per-call cost of the drop-in over gemmtune_sgemm, in one process (run under the preload).
+# Per-call cost of cuBLAS, gemmtune_sgemm and the drop-in, in one process (tests/preload/overhead.sh runs it).
 $(BUILD)/preload_overhead: tests/preload/overhead.c src/lib/gemmtune.h $(BUILD)/libgemmtune.a | deps
 	$(CC) $(CPPFLAGS_ALL) -Isrc/lib $(PROG_CFLAGS) -o $@ $< $(BUILD)/libgemmtune.a $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
 
@@ -174,6 +174,11 @@ $(BUILD)/tests/libfakecublasLt.so: tests/preload/fake_cublaslt.c tests/preload/f
 $(BUILD)/tests/drive_fake_lt: tests/preload/drive_fake_lt.c tests/preload/fake_cublaslt.h $(BUILD)/tests/libfakecublasLt.so \
                               $(BUILD)/tests/libfakecublas.so
 	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests -lfakecublasLt -lfakecublas -Wl,-rpath,'$$ORIGIN'
+
+# The same without cublasGemmEx (an older or trimmed cuBLAS): preloaded in its place, by its soname.
+$(BUILD)/tests/nogemmex/libfakecublas.so: tests/preload/fake_cublas.c tests/preload/fake_cublas.h | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -DFAKE_NO_GEMMEX -shared -Wl,-soname,libfakecublas.so -o $@ $<
 
 $(BUILD)/tests/drive_fake: tests/preload/drive_fake.c tests/preload/fake_cublas.h $(BUILD)/tests/libfakecublas.so
 	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests -lfakecublas -Wl,-rpath,'$$ORIGIN'

@@ -1,6 +1,7 @@
 /* The runtime loader without a GPU: selection rules on fixture winners, the column-major argument mapping,
  * statuses, compiled-in tables, bad sources, `gemmtune explain`, and install + pkg-config + link of the example.
  * GPU tests of the loader are in tests/test_loader_gpu.c. Run: build/gt_tests --cpu loader */
+#include "cli.h"
 #include "db.h"
 #include "files.h"
 #include "fixture.h"
@@ -130,6 +131,26 @@ GT_TEST(loader_select_exact_skips_unusable_rows_and_says_so, GT_NEEDS_NONE)
                            "predicted "), "%s", line);
 }
 
+/* Under fallback none, what the call is told says why no tuned kernel ran: a vendor winner whose pointers do not
+ * have the alignment its algorithm was found for is skipped, and that is in the note (the preload's log). */
+GT_TEST(loader_none_note_says_why, GT_NEEDS_NONE)
+{
+    gt_device_id d = h100();
+    char params[200], note[600];
+    snprintf(params, sizeof params, "API=1,ALGO=6,TILE=20,SPLITK=1,RED=0,SWIZZLE=0,CUSTOM=0,STAGES=0,INNER=0,CLUSTER=0,"
+             "WSKB=0,VER=%d", 1);
+    gt_winner rows[] = {row(H100, 9, 0, 132, 300, 200, 100, "nn", "cublas", params)};
+    gt_call c = call_of(300, 200, 100, "nn", 4);
+    gt_choice ch = pick_(rows, 1, &d, &c, GEMMTUNE_FALLBACK_NONE);
+    CHECK(ch.rule == GT_RULE_NONE);
+    gt_loader_none_note(&ch, &c.shape, &d, note, sizeof note);
+    CHECK_MSG(strstr(note, "no tuned kernel for 300x200x100 nn on " H100 " and fallback none: the exact row (cublas") &&
+              strstr(note, "was skipped: not applicable to this call's alignment"), "%s", note);
+    c = call_of(300, 200, 100, "nn", 16);
+    ch = pick_(rows, 1, &d, &c, GEMMTUNE_FALLBACK_NONE);
+    CHECK_MSG(ch.rule == GT_RULE_EXACT, "%s", ch.why); /* aligned: served, through the backend */
+}
+
 /* The prediction is the measured ratio, corrected for the busy share of the GPU, decaying with distance. */
 GT_TEST(loader_serve_model_predicts_from_ratio_occupancy_and_distance, GT_NEEDS_NONE)
 {
@@ -245,6 +266,44 @@ GT_TEST(loader_fallback_from_environment, GT_NEEDS_NONE)
     if (keep) setenv("GEMMTUNE_FALLBACK", keep, 1);
     else unsetenv("GEMMTUNE_FALLBACK");
     free(keep);
+}
+
+/* The record file's lines: "MxNxK:layout calls", then key=value fields; batch (matrices per call) is known, a field
+ * of a later version is kept verbatim, an old file's lines read as before, and `tune --sizes @FILE` takes either. */
+GT_TEST(loader_record_lines_carry_fields, GT_NEEDS_NONE)
+{
+    gt_record_line r;
+    char buf[400], err[512];
+    CHECK(gt_record_parse("100x50x70:nn 6\n", &r) == 0 && r.shape.m == 100 && r.shape.n == 50 && r.shape.k == 70 &&
+          !r.shape.ta && !r.shape.tb && r.calls == 6 && r.batch == 1 && !r.extra[0]);
+    gt_record_format(&r, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "100x50x70:nn 6\n"), "%s", buf); /* batch 1 is not written: an old reader reads it */
+    CHECK(gt_record_parse("7x1000x13:tn 4 batch=8 stream=2 # note\n", &r) == 0 && r.shape.ta && !r.shape.tb &&
+          r.calls == 4 && r.batch == 8 && !strcmp(r.extra, "stream=2"));
+    gt_record_format(&r, buf, sizeof buf);
+    CHECK_MSG(!strcmp(buf, "7x1000x13:tn 4 batch=8 stream=2\n"), "%s", buf);
+    static const char *const bad[] = {"# comment\n", "100x50x70 6\n", "100x50x70:nx 6\n", "0x5x5:nn 1\n",
+                                      "5x5x5:nn -1\n", "5x5x5:nn 1 batch=0\n", "5x5x5:nn 1 junk\n",
+                                      "5x5x5:nn 1 =3\n", "5x5x5:nnn 1\n", "5x5x5:nn\n"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) CHECK_MSG(gt_record_parse(bad[i], &r) == -1, "%s", bad[i]);
+    char *path = gt_tmp_path(".calls");
+    FILE *f = fopen(path, "w");
+    fputs("# gemmtune: calls served without a kernel tuned for their shape\n100x50x70:nn 6\n"
+          "7x1000x13:tn 4 batch=8 stream=2\n", f);
+    fclose(f);
+    gt_shape *list = NULL;
+    int with = 0;
+    char arg[1100];
+    snprintf(arg, sizeof arg, "@%s", path);
+    CHECK_MSG(gt_cli_parse_size_list(arg, &list, &with, err, sizeof err) == 2 && with == 1, "%s", err);
+    CHECK(list && list[1].m == 7 && list[1].n == 1000 && list[1].k == 13 && list[1].ta == 1 && list[1].tb == 0);
+    free(list);
+    f = fopen(path, "w");
+    fputs("100x50x70:nn 6 batch\n", f); /* not a field: still an error, naming the line */
+    fclose(f);
+    CHECK_MSG(gt_cli_parse_size_list(arg, &list, &with, err, sizeof err) == -1 && strstr(err, ":1:"), "%s", err);
+    remove(path);
+    free(path);
 }
 
 GT_TEST(loader_map_call_checks_arguments, GT_NEEDS_NONE)

@@ -2,6 +2,7 @@
  * exported symbols, and the interposer itself in front of a stand-in cuBLAS (tests/preload/fake_cublas.c) and
  * in front of the real one (whose errors must come back unchanged). GPU: preload_gpu_* here, and the full check
  * tests/preload/run_check.sh.   Run: build/gt_tests --cpu preload */
+#include "cli.h"
 #include "harness.h"
 #include "preload.h"
 
@@ -83,6 +84,36 @@ GT_TEST(preload_config_numerics_overrides, GT_NEEDS_NONE)
     CHECK(c.numerics && !strcmp(c.numerics, "CUBLAS_EMULATE_SINGLE_PRECISION"));
 }
 
+/* The winners' source is judged by stat alone: what is not a regular file is never opened. */
+GT_TEST(preload_source_check_refuses_what_is_not_a_file, GT_NEEDS_NONE)
+{
+    char note[1200], *dir = gt_tmp_path("_src"), path[1100], cmd[2400];
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && mkfifo %s/fifo && echo '{}' > %s/w.json", dir, dir, dir);
+    CHECK(gt_run(cmd, NULL) == 0);
+    gt_pl_config c = parse((const char *const[]){NULL});
+    CHECK(gt_pl_source_check(&c, NULL, note, sizeof note) == GT_PL_SOURCE_READ && !note[0]); /* the default db */
+    snprintf(path, sizeof path, "%s/w.json", dir);
+    CHECK(gt_pl_source_check(&c, path, note, sizeof note) == GT_PL_SOURCE_READ);
+    snprintf(path, sizeof path, "%s/none.db", dir);
+    CHECK(gt_pl_source_check(&c, path, note, sizeof note) == GT_PL_SOURCE_NONE);
+    CHECK_MSG(strstr(note, "no database at GEMMTUNE_DB=") && strstr(note, "none.db yet"), "%s", note);
+    static const char *const bad[] = {"fifo", "", "/dev/zero"}; /* a FIFO, a directory, a character device */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        snprintf(path, sizeof path, "%s%s%s", bad[i][0] == '/' ? "" : dir, bad[i][0] == '/' ? "" : "/", bad[i]);
+        c = parse((const char *const[]){"GEMMTUNE_JSON", path, NULL});
+        CHECK_MSG(gt_pl_source_check(&c, "/ignored.db", note, sizeof note) == GT_PL_SOURCE_NONE &&
+                  strstr(note, "GEMMTUNE_JSON=") && strstr(note, "is not a regular file"), "%s: %s", path, note);
+        CHECK_MSG(gt_pl_source_check(&(gt_pl_config){.enabled = 1}, path, note, sizeof note) == GT_PL_SOURCE_NONE &&
+                  strstr(note, "GEMMTUNE_DB="), "%s: %s", path, note);
+    }
+    c = parse((const char *const[]){"GEMMTUNE_JSON", "/nonexistent/w.json", NULL});
+    CHECK_MSG(gt_pl_source_check(&c, NULL, note, sizeof note) == GT_PL_SOURCE_NONE && strstr(note, "cannot be read"),
+              "%s", note);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    gt_run(cmd, NULL);
+    free(dir);
+}
+
 /* ---- serve or forward ---- */
 
 static const float one = 1.0f, zero = 0.0f;
@@ -109,7 +140,7 @@ static void expect_reason(int line, const gt_pl_call *c, const gt_pl_modes *m, c
 GT_TEST(preload_classify_serves_fp32_host_calls, GT_NEEDS_NONE)
 {
     gt_pl_config cfg = parse((const char *const[]){NULL});
-    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH};
+    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH, 0};
     static const int ops[] = {CUBLAS_OP_N, CUBLAS_OP_T, CUBLAS_OP_C};
     for (int a = 0; a < 3; ++a)
         for (int b = 0; b < 3; ++b) {
@@ -118,8 +149,8 @@ GT_TEST(preload_classify_serves_fp32_host_calls, GT_NEEDS_NONE)
             c.lda += 3, c.ldb += 1, c.ldc += 2; /* ld > dim */
             EXPECT_REASON(c, host, GT_PL_SERVE);
         }
-    gt_pl_modes pedantic = {CUBLAS_POINTER_MODE_HOST, CUBLAS_PEDANTIC_MATH};
-    gt_pl_modes flagged = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION};
+    gt_pl_modes pedantic = {CUBLAS_POINTER_MODE_HOST, CUBLAS_PEDANTIC_MATH, 0};
+    gt_pl_modes flagged = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION, 0};
     gt_pl_call c = sgemm_call(CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64);
     EXPECT_REASON(c, pedantic, GT_PL_SERVE);
     EXPECT_REASON(c, flagged, GT_PL_SERVE);
@@ -130,14 +161,14 @@ GT_TEST(preload_classify_serves_fp32_host_calls, GT_NEEDS_NONE)
 GT_TEST(preload_classify_forwards_what_is_not_fp32_or_not_valid, GT_NEEDS_NONE)
 {
     gt_pl_config cfg = parse((const char *const[]){NULL});
-    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH};
-    gt_pl_modes dev = {CUBLAS_POINTER_MODE_DEVICE, CUBLAS_DEFAULT_MATH};
+    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH, 0};
+    gt_pl_modes dev = {CUBLAS_POINTER_MODE_DEVICE, CUBLAS_DEFAULT_MATH, 0};
     const gt_pl_call ok = sgemm_call(CUBLAS_OP_N, CUBLAS_OP_T, 64, 32, 16);
     EXPECT_REASON(ok, dev, GT_PL_DEVICE_POINTERS);
     static const int reduced[] = {CUBLAS_TF32_TENSOR_OP_MATH, CUBLAS_TENSOR_OP_MATH, CUBLAS_FP32_EMULATED_BF16X9_MATH,
                                   CUBLAS_TF32_TENSOR_OP_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION};
     for (size_t i = 0; i < sizeof reduced / sizeof reduced[0]; ++i) {
-        gt_pl_modes m = {CUBLAS_POINTER_MODE_HOST, reduced[i]};
+        gt_pl_modes m = {CUBLAS_POINTER_MODE_HOST, reduced[i], 0};
         EXPECT_REASON(ok, m, GT_PL_MATH_MODE);
     }
     gt_pl_call c = ok;
@@ -164,7 +195,7 @@ GT_TEST(preload_classify_forwards_what_is_not_fp32_or_not_valid, GT_NEEDS_NONE)
 GT_TEST(preload_classify_gemmex_and_batches, GT_NEEDS_NONE)
 {
     gt_pl_config cfg = parse((const char *const[]){NULL});
-    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH};
+    gt_pl_modes host = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH, 0};
     gt_pl_call ok = sgemm_call(CUBLAS_OP_T, CUBLAS_OP_N, 32, 32, 32), c;
     ok.api = GT_PL_GEMMEX;
     static const int fp32[] = {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC, (int)CUDA_R_32F};
@@ -176,7 +207,14 @@ GT_TEST(preload_classify_gemmex_and_batches, GT_NEEDS_NONE)
     c = ok, c.atype = CUDA_R_16F, EXPECT_REASON(c, host, GT_PL_TYPES);
     c = ok, c.ctype = CUDA_R_16BF, EXPECT_REASON(c, host, GT_PL_TYPES);
     c = ok, c.algo = CUBLAS_GEMM_ALGO5, EXPECT_REASON(c, host, GT_PL_ALGO);
-    c = ok, c.algo = CUBLAS_GEMM_DEFAULT_TENSOR_OP, EXPECT_REASON(c, host, GT_PL_ALGO);
+    c = ok, c.algo = CUBLAS_GEMM_DEFAULT_TENSOR_OP, EXPECT_REASON(c, host, GT_PL_ALGO); /* before sm_80: FP16 */
+    gt_pl_modes sm80 = {CUBLAS_POINTER_MODE_HOST, CUBLAS_DEFAULT_MATH, 1}, sm80tf32 = sm80;
+    sm80tf32.math_mode = CUBLAS_TF32_TENSOR_OP_MATH;
+    EXPECT_REASON(c, sm80, GT_PL_SERVE); /* sm_80+ ignores the algorithm: it is CUBLAS_GEMM_DEFAULT */
+    EXPECT_REASON(c, sm80tf32, GT_PL_MATH_MODE);
+    c.compute = CUBLAS_COMPUTE_32F_FAST_16F, EXPECT_REASON(c, sm80, GT_PL_COMPUTE);
+    c = ok, c.algo = CUBLAS_GEMM_ALGO0_TENSOR_OP, EXPECT_REASON(c, sm80, GT_PL_ALGO);
+    c = ok, c.algo = CUBLAS_GEMM_ALGO5, EXPECT_REASON(c, sm80, GT_PL_ALGO);
     c = ok, c.algo = CUBLAS_GEMM_AUTOTUNE, EXPECT_REASON(c, host, GT_PL_ALGO);
     c = ok, c.lda = 1, c.atype = CUDA_R_16F, EXPECT_REASON(c, host, GT_PL_INVALID); /* arguments first */
     gt_pl_call b = sgemm_call(CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16);
@@ -237,13 +275,15 @@ GT_TEST(preload_library_exports_only_cublas_entry_points, GT_NEEDS_NONE)
 /* The environment prefix that preloads this build's library into a child. An ASan build's library needs the
  * ASan runtime loaded first; the CUDA runtime's leaks in a child are not this test's business. The child sees
  * no GPU, so no call can reach a kernel launch with the stand-in's host pointers. */
-static void preload_prefix(char *buf, size_t n)
+static void preload_prefix_with(char *buf, size_t n, const char *also)
 {
     if (asan_build())
         snprintf(buf, n, "ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 LD_PRELOAD=\"$(cc -print-file-name=libasan.so)"
-                 " %s/libgemmtune_cublas.so\"", gt_build_dir());
-    else snprintf(buf, n, "LD_PRELOAD=%s/libgemmtune_cublas.so", gt_build_dir());
+                 " %s/libgemmtune_cublas.so %s\"", gt_build_dir(), also);
+    else snprintf(buf, n, "LD_PRELOAD=\"%s/libgemmtune_cublas.so %s\"", gt_build_dir(), also);
 }
+
+static void preload_prefix(char *buf, size_t n) { preload_prefix_with(buf, n, ""); }
 
 static char *read_file(const char *path)
 {
@@ -290,6 +330,78 @@ GT_TEST(preload_interposer_forwards_untouched_to_a_stand_in_cublas, GT_NEEDS_NON
     CHECK_MSG(count_lines(text, "24x24x24") == 1, "%s", text);
     unlink(log);
     free(plain), free(with), free(text), free(log);
+}
+
+/* Each entry point forwards to its own real symbol: a cuBLAS without cublasGemmEx (the stand-in built without it,
+ * preloaded in place of the one drive_fake links, by its soname) still gets every SGEMM; only GemmEx calls, which
+ * have nothing to reach, return NOT_INITIALIZED, and the program is told once. */
+GT_TEST(preload_forwards_each_entry_point_to_its_own_symbol, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *plain = NULL, *with = NULL, also[4200];
+    snprintf(also, sizeof also, "%s/tests/nogemmex/libfakecublas.so", gt_build_dir());
+    preload_prefix_with(pre, sizeof pre, also);
+    gt_run(DRIVE " 2>/dev/null", &plain);
+    snprintf(cmd, sizeof cmd, "%s " DRIVE " 2>&1", pre);
+    int rc = gt_run(cmd, &with);
+    CHECK_MSG(rc == 0 && with && plain, "%s ->\n%s", cmd, with);
+    int sgemm = 0, gemmex = 0;
+    for (char *line = plain; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+        char name[64], want[256];
+        if (sscanf(line, "%63[^:]:", name) != 1) break;
+        size_t len = strcspn(line, "\n");
+        if (!strncmp(name, "gemmex", 6)) {
+            snprintf(want, sizeof want, "%s: status=%d reached=0 same=0", name, (int)CUBLAS_STATUS_NOT_INITIALIZED);
+            gemmex += 1;
+        } else snprintf(want, sizeof want, "%.*s", (int)len, line), sgemm += 1;
+        CHECK_MSG(with && strstr(with, want), "want '%s' in:\n%s", want, with);
+    }
+    CHECK_MSG(sgemm >= 15 && gemmex >= 4, "%d sgemm, %d gemmex cases", sgemm, gemmex);
+    CHECK_MSG(with && count_lines(with, "no cublasGemmEx") == 1, "%s", with);
+    free(plain), free(with);
+}
+
+/* The log is opened so that it can never block the program: a FIFO without a reader (whose open would wait for
+ * one) is refused with a warning; a terminal or /dev/null is taken. */
+GT_TEST(preload_log_never_blocks_on_a_fifo, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *out = NULL, *fifo = gt_tmp_path(".fifo");
+    preload_prefix(pre, sizeof pre);
+    snprintf(cmd, sizeof cmd, "mkfifo %s && timeout 10 env %s GEMMTUNE_PRELOAD_LOG=%s " DRIVE " 2>&1; echo rc=$?",
+             fifo, pre, fifo);
+    gt_run(cmd, &out);
+    CHECK_MSG(out && strstr(out, "rc=0") && strstr(out, "sgemm_servable: status=0 reached=1 same=1") &&
+              strstr(out, "is not a regular file") && strstr(out, "not logging"), "%s ->\n%s", cmd, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "timeout 10 env %s GEMMTUNE_PRELOAD_LOG=/dev/null " DRIVE " 2>&1; echo rc=$?", pre);
+    gt_run(cmd, &out);
+    CHECK_MSG(out && strstr(out, "rc=0") && !strstr(out, "gemmtune:"), "%s ->\n%s", cmd, out);
+    free(out);
+    unlink(fifo);
+    free(fifo);
+}
+
+/* A winners' source that is missing or not a file is said on stderr at once (the log may be off), never opened
+ * (a FIFO would block the program, /dev/zero never end), and the program runs on cuBLAS; a record file that is
+ * a FIFO is refused the same way (the recorder would block reading it at exit). */
+GT_TEST(preload_says_when_the_winners_cannot_be_read, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *out = NULL, *fifo = gt_tmp_path(".fifo"), *none = gt_tmp_path(".db");
+    preload_prefix(pre, sizeof pre);
+    static const char *const cases[][2] = {{"GEMMTUNE_DB", NULL}, {"GEMMTUNE_JSON", NULL}, {"GEMMTUNE_JSON", "/dev/zero"},
+                                           {"GEMMTUNE_RECORD", NULL}};
+    const char *want[] = {"gemmtune: no database at GEMMTUNE_DB=", "is not a regular file: every GEMM goes to cuBLAS",
+                          "GEMMTUNE_JSON=/dev/zero is not a regular file", "is not a regular file: not recording"};
+    for (int i = 0; i < 4; ++i) {
+        const char *path = cases[i][1] ? cases[i][1] : i == 0 ? none : fifo;
+        snprintf(cmd, sizeof cmd, "rm -f %s; mkfifo %s && timeout 10 env %s %s=%s " DRIVE " 2>&1; echo rc=$?", fifo,
+                 fifo, pre, cases[i][0], path);
+        gt_run(cmd, &out);
+        CHECK_MSG(out && strstr(out, "rc=0") && count_lines(out, want[i]) == 1 &&
+                  strstr(out, "sgemm_servable: status=0 reached=1 same=1"), "%s ->\n%s", cmd, out);
+        free(out);
+    }
+    unlink(fifo);
+    free(fifo), free(none);
 }
 
 GT_TEST(preload_switch_off_is_pure_pass_through, GT_NEEDS_NONE)
@@ -384,6 +496,84 @@ GT_TEST(preload_gpu_served_calls_match_cublas, GT_NEEDS_GPU)
     int rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0 && strstr(out, "; 0 failed") && strstr(out, "streams: ok"), "%s ->\n%s", cmd, out);
     free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    gt_run(cmd, NULL);
+    free(dir);
+}
+
+/* The loop from nothing: GEMMTUNE_DB names a database not made yet. The preload says so once, serves the program
+ * on cuBLAS, and records every call (4 of each shape: `check_cublas loop 3` makes one call more to warm up),
+ * in a file `gemmtune tune --sizes @FILE` takes. A database that is not one is said once (two threads), and
+ * recorded from as well. */
+GT_TEST(preload_gpu_records_from_nothing, GT_NEEDS_GPU)
+{
+    char pre[4400], cmd[16384], *out = NULL, *dir = gt_tmp_path("_loop"), path[1200], *text = NULL, err[512];
+    preload_prefix(pre, sizeof pre);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s && echo 'not a database' > %s/bad.db && GEMMTUNE_DB=%s/none.db "
+             "GEMMTUNE_RECORD=%s/shapes.txt %s " GT_BUILD "/check_cublas loop 3 2>&1 && GEMMTUNE_DB=%s/bad.db "
+             "GEMMTUNE_RECORD=%s/run.txt %s " GT_BUILD "/check_cublas run %s 2>&1", dir, dir, dir, dir, pre, dir, dir,
+             pre, dir);
+    int rc = gt_run(cmd, &out);
+    CHECK_MSG(rc == 0 && count_lines(out, "gemmtune: no database at GEMMTUNE_DB=") == 1 &&
+              count_lines(out, "gemmtune: the winners cannot be read") == 1, "%s ->\n%s", cmd, out);
+    snprintf(path, sizeof path, "%s/shapes.txt", dir);
+    text = read_file(path);
+    CHECK_MSG(text && strstr(text, "\n512x512x512:nn 4\n") && strstr(text, "\n1000x1000x1000:nn 4\n"), "%s",
+              text ? text : "(no record file)");
+    gt_shape *list = NULL;
+    int with = 0;
+    char arg[1300];
+    snprintf(arg, sizeof arg, "@%s", path);
+    CHECK_MSG(gt_cli_parse_size_list(arg, &list, &with, err, sizeof err) == 2 && with == 1, "%s", err);
+    free(list), free(text);
+    snprintf(path, sizeof path, "%s/run.txt", dir);
+    text = read_file(path);
+    CHECK_MSG(text && count_lines(text, ":") >= 10, "%s", text ? text : "(no record file)");
+    free(text), free(out);
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    gt_run(cmd, NULL);
+    free(dir);
+}
+
+/* A program whose cuBLAS is loaded with RTLD_LOCAL after start (as a Python extension's): its calls reach the
+ * interposer, which finds the real cuBLAS by soname, and so must the vendor backend (cuBLAS winners, and the
+ * loader's cuBLAS fallback used here), or the log says "cuBLAS is not linked in" and the built-in kernel runs. */
+static const char local_lib_src[] =
+    "#include <cublas_v2.h>\n#include <cuda_runtime_api.h>\n"
+    "int user_run(void) { cublasHandle_t h; float *d, one = 1, zero = 0; int st = 0;\n"
+    "  if (cublasCreate(&h) || cudaMalloc((void **)&d, 3 * 100 * 100 * 4)) return -1;\n"
+    "  for (int i = 0; i < 3; ++i) st |= cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, 100, 100, 100, &one, d, 100,\n"
+    "                                                d + 10000, 100, &zero, d + 20000, 100);\n"
+    "  st |= cudaDeviceSynchronize(); cudaFree(d); cublasDestroy(h); return st; }\n";
+static const char local_main_src[] =
+    "#include <dlfcn.h>\n#include <stdio.h>\n"
+    "int main(int argc, char **argv) { void *lib = dlopen(argv[1], RTLD_NOW | RTLD_LOCAL);\n"
+    "  int (*run)(void) = lib ? (int (*)(void))dlsym(lib, \"user_run\") : 0;\n"
+    "  int st = run ? run() : -2; printf(\"user_run: %d\\n\", st); return st != 0; }\n";
+
+GT_TEST(preload_gpu_cublas_loaded_locally_is_found, GT_NEEDS_GPU)
+{
+    char pre[4400], cmd[16384], *out = NULL, *dir = gt_tmp_path("_local"), path[1200], *log = NULL;
+    const char *san = asan_build() ? "-fsanitize=address,undefined" : "";
+    snprintf(cmd, sizeof cmd, "mkdir -p %s", dir);
+    gt_run(cmd, NULL);
+    snprintf(path, sizeof path, "%s/lib.c", dir);
+    FILE *f = fopen(path, "w");
+    fputs(local_lib_src, f), fclose(f);
+    snprintf(path, sizeof path, "%s/main.c", dir);
+    f = fopen(path, "w");
+    fputs(local_main_src, f), fclose(f);
+    preload_prefix(pre, sizeof pre);
+    snprintf(cmd, sizeof cmd, "cd %s && cc -std=c99 -shared -fPIC %s -I/usr/local/cuda/include lib.c -o libuser.so "
+             "-L/usr/local/cuda/lib64 -Wl,-rpath,/usr/local/cuda/lib64 -lcublas -lcudart && cc -std=c99 %s main.c -o main "
+             "-ldl && GEMMTUNE_FALLBACK=cublas GEMMTUNE_PRELOAD_LOG=%s/log %s ./main %s/libuser.so", dir, san, san, dir,
+             pre, dir);
+    int rc = gt_run(cmd, &out);
+    snprintf(path, sizeof path, "%s/log", dir);
+    log = read_file(path);
+    CHECK_MSG(rc == 0 && strstr(out, "user_run: 0") && log && strstr(log, "100x100x100 nn served by cublas: cublasSgemm") &&
+              strstr(log, "3 calls served by gemmtune"), "%s ->\n%s\n%s", cmd, out, log ? log : "(no log)");
+    free(out), free(log);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     gt_run(cmd, NULL);
     free(dir);

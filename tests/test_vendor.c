@@ -2,12 +2,14 @@
  * stored algorithm across versions, its JSON round trip, the loader's choice of it; and the recorder's file.
  * GPU tests: tests/test_loader_gpu.c (loader_gpu_vendor_*, loader_gpu_records_untuned_calls). Run: gt_tests vendor */
 #include "backend.h"
+#include "backend_resolve.h"
 #include "cublas_family.h"
 #include "fixture.h"
 #include "handle.h"
 #include "harness.h"
 
 #include <cublasLt.h>
+#include <dlfcn.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -79,6 +81,29 @@ GT_TEST(vendor_backend_replays_only_its_own_version, GT_NEEDS_NONE)
     CHECK_MSG(strstr(line, "cuBLASLt algorithm 6 (tile 20"), "%s", line);
 }
 
+static int asked_sgemm;
+static void *resolve_none(const char *name) { return asked_sgemm |= !strcmp(name, "cublasSgemm_v2"), NULL; }
+static void *resolve_global(const char *name) { return dlsym(RTLD_DEFAULT, name); }
+
+/* The backend finds cuBLAS through a resolver when one is set (the preload's, which finds the program's own cuBLAS
+ * wherever it was loaded): absent while the resolver finds nothing, there as soon as it does. */
+GT_TEST(vendor_backend_resolver, GT_NEEDS_NONE)
+{
+    CHECK(gt_backend_find("cublas") != NULL); /* this program links cuBLAS */
+    gt_backend_cublas_resolver(resolve_none);
+    CHECK(gt_backend_find("cublas") == NULL && asked_sgemm);
+    const gt_family *f = NULL;
+    gt_params p;
+    gt_backend_default_params(&f, &p);
+    CHECK(f && p.v[GT_CUBLAS_P_VER] == 1); /* no cuBLAS: no version either */
+    gt_backend_cublas_resolver(resolve_global);
+    CHECK(gt_backend_find("cublas") != NULL);
+    gt_backend_default_params(&f, &p);
+    CHECK(p.v[GT_CUBLAS_P_VER] == (int)cublasLtGetVersion());
+    gt_backend_cublas_resolver(NULL);
+    CHECK(gt_backend_find("cublas") != NULL);
+}
+
 /* A vendor winner goes through JSON and the loader's choice like any other row. */
 GT_TEST(vendor_winner_round_trips_and_is_chosen, GT_NEEDS_NONE)
 {
@@ -118,8 +143,8 @@ GT_TEST(vendor_winner_round_trips_and_is_chosen, GT_NEEDS_NONE)
     free(db);
 }
 
-/* The recorder merges into its file under a lock: counts add up, damaged lines are dropped, exact calls never
- * appear. Plans are made by hand: this needs no GPU. */
+/* The recorder merges into its file under a lock: counts add up, damaged lines are dropped, a line's fields (batch,
+ * and one of a later version) are kept, exact calls never appear. Plans are made by hand: this needs no GPU. */
 GT_TEST(vendor_recorder_writes_and_merges_counts, GT_NEEDS_NONE)
 {
     static struct gemmtune_context h;
@@ -137,13 +162,15 @@ GT_TEST(vendor_recorder_writes_and_merges_counts, GT_NEEDS_NONE)
         p[i].next = i ? &p[i - 1] : NULL;
     }
     atomic_store(&h.buckets[7], &p[2]);
-    CHECK(gt_fixture_write(path, "garbage line\n7x1000x13:tt 5\n", 28) == 0);
+    static const char before[] = "garbage line\n7x1000x13:tt 5\n5x6x7:nt 3 batch=4 future=x\n";
+    CHECK(gt_fixture_write(path, before, sizeof before - 1) == 0);
     CHECK_MSG(gt_record_write(&h, err, sizeof err) == 0, "%s", err);
     CHECK_MSG(gt_record_write(&h, err, sizeof err) == 0, "%s", err);
     size_t n = 0;
     char *text = (char *)gt_fixture_slurp(path, &n);
     CHECK_MSG(text && strstr(text, "\n1000x1000x1000:nn 20\n") && strstr(text, "\n7x1000x13:tt 45\n") &&
-              !strstr(text, "64x64x64") && !strstr(text, "garbage") && strstr(text, "--sizes @"), "%s", text);
+              !strstr(text, "64x64x64") && !strstr(text, "garbage") && strstr(text, "--sizes @") &&
+              strstr(text, "\n5x6x7:nt 3 batch=4 future=x\n"), "%s", text); /* fields carried through */
     free(text);
     gt_fixture_rm(path);
     free(path);

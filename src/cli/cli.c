@@ -78,8 +78,21 @@ static int parse_item(const char *item, gt_shape *s, int *lay)
     return 0;
 }
 
-/* Items of a list text (commas, spaces or newlines between them; '#' to the end of a line is a comment; a plain
- * number after an item with a layout is the recorder's call count, and skipped). */
+/* After "MxNxK:layout" on a record file's line: the call count and any key=value fields (docs/LOADER.md), skipped:
+ * tuning takes the shape and its layout. Stays on the line. */
+static char *skip_record_fields(char *s)
+{
+    for (int first = 1;; first = 0) {
+        char *t = s + strspn(s, " \t");
+        size_t len = strcspn(t, ", \t\r\n#"), key = strspn(t, "abcdefghijklmnopqrstuvwxyz0123456789_");
+        int count = first && len && strspn(t, "0123456789") == len, field = key && key < len && t[key] == '=';
+        if (!count && !field) return s;
+        s = t + len;
+    }
+}
+
+/* Items of a list text (commas, spaces or newlines between them; '#' to the end of a line is a comment; after an
+ * item with a layout, a plain number is the recorder's call count and key=value its fields, skipped). */
 static int parse_items(char *text, gt_shape **out, int *n, int *cap, int *with, int *without, const char *where,
                        char *err, size_t errlen)
 {
@@ -102,9 +115,7 @@ static int parse_items(char *text, gt_shape **out, int *n, int *cap, int *with, 
         if (parse_item(item, &(*out)[*n], &lay) == 0) {
             ++*(lay >= 0 ? with : without);
             ++*n;
-            while (lay >= 0 && (*s == ' ' || *s == '\t')) ++s;
-            if (lay >= 0 && strspn(s, "0123456789") == strcspn(s, ", \t\r\n#") && *s >= '0' && *s <= '9')
-                s += strspn(s, "0123456789"); /* the recorder's call count after "MxNxK:layout" */
+            if (lay >= 0) s = skip_record_fields(s);
             continue;
         }
         if (where) return snprintf(err, errlen, "%s:%d: bad size '%s': want N, MxNxK or MxNxK:layout", where, line, item), -1;

@@ -2,8 +2,11 @@
  * algorithm, in pure FP32 (pedantic cuBLAS math, CUBLAS_COMPUTE_32F), and lists its candidates for a shape.
  * Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T, so B is cuBLAS's first operand.
  * cuBLAS is referenced weakly: a program that links the static library for the table path alone does not pull it
- * in, and then this backend is absent (gt_backend_find returns NULL). GPU tests: tests/test_vendor.c. */
+ * in, and then this backend is absent (gt_backend_find returns NULL). Inside libgemmtune_cublas.so a resolver
+ * finds the program's own cuBLAS instead (backend_resolve.h). Tests: tests/test_vendor.c (GPU, and the resolver
+ * on the CPU). */
 #include "backend.h"
+#include "backend_resolve.h"
 #include "cublas_family.h"
 
 #include <cublasLt.h>
@@ -37,6 +40,58 @@
 #pragma weak cublasLtMatmulAlgoCheck
 #pragma weak cublasLtMatmulAlgoConfigGetAttribute
 #pragma weak cublasLtMatmulAlgoConfigSetAttribute
+
+/* Every cuBLAS and cuBLASLt function this backend calls, reached through `cb` (typed by the headers' prototypes). */
+#define GT_CUBLAS_FUNCS(X)                                                                                     \
+    X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetMathMode) X(cublasSgemm_v2)        \
+    X(cublasGetStatusString) X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetVersion) X(cublasLtMatmul)     \
+    X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute)                \
+    X(cublasLtMatrixLayoutCreate) X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate)            \
+    X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute)                                \
+    X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulAlgoInit) X(cublasLtMatmulAlgoCheck)                    \
+    X(cublasLtMatmulAlgoConfigGetAttribute) X(cublasLtMatmulAlgoConfigSetAttribute)
+
+static struct {
+#define GT_MEMBER(name) __typeof__(name) *name;
+    GT_CUBLAS_FUNCS(GT_MEMBER)
+#undef GT_MEMBER
+} cb;
+
+static gt_symbol_resolver resolver;
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic int loaded; /* 1 once every member of cb is set; cb is written only before */
+
+void gt_backend_cublas_resolver(gt_symbol_resolver fn)
+{
+    pthread_mutex_lock(&load_lock);
+    resolver = fn;
+    atomic_store(&loaded, 0);
+    pthread_mutex_unlock(&load_lock);
+}
+
+/* Fill cb from the resolver, else from the linked (weak) symbols. Until every function is found the backend is
+ * absent, and the next caller looks again (a cuBLAS the program loads later is found then). The lookups run
+ * outside the lock (a resolver may take the dynamic loader's own); the lock only publishes their result. */
+static int load(void)
+{
+    if (atomic_load_explicit(&loaded, memory_order_acquire)) return 1;
+    __typeof__(cb) got;
+    int all = 1;
+    pthread_mutex_lock(&load_lock);
+    gt_symbol_resolver fn = resolver;
+    pthread_mutex_unlock(&load_lock);
+#define GT_LOAD(name) got.name = fn ? (__typeof__(got.name))fn(#name) : name, all &= got.name != NULL;
+    GT_CUBLAS_FUNCS(GT_LOAD)
+#undef GT_LOAD
+    if (!all) return 0;
+    pthread_mutex_lock(&load_lock);
+    if (fn == resolver && !atomic_load_explicit(&loaded, memory_order_relaxed)) {
+        cb = got;
+        atomic_store_explicit(&loaded, 1, memory_order_release);
+    }
+    pthread_mutex_unlock(&load_lock);
+    return atomic_load_explicit(&loaded, memory_order_acquire);
+}
 
 enum { MAX_HEURISTIC = 16 };
 #define LT_PREF_WS ((size_t)32 << 20) /* workspace the heuristic may count on (NVIDIA's advice for Hopper) */
@@ -73,18 +128,18 @@ static const cublasLtMatmulAlgoConfigAttributes_t config_attr[] = {
     CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID, CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID};
 enum { NCONFIG = (int)(sizeof config_attr / sizeof config_attr[0]) };
 
-static int version(void) { return cublasLtGetVersion ? (int)cublasLtGetVersion() : 0; }
+static int version(void) { return load() ? (int)cb.cublasLtGetVersion() : 0; }
 
 static int ctx_open(gt_backend_ctx **out, char *err, size_t errlen)
 {
     *out = NULL;
-    if (!cublasLtCreate || !cublasCreate_v2) return snprintf(err, errlen, "cuBLAS is not linked in"), -1;
+    if (!load()) return snprintf(err, errlen, "cuBLAS is not linked in"), -1;
     gt_backend_ctx *c = calloc(1, sizeof *c);
     if (!c) return snprintf(err, errlen, "out of memory"), -1;
-    cublasStatus_t st = cublasLtCreate(&c->lt);
+    cublasStatus_t st = cb.cublasLtCreate(&c->lt);
     if (st != CUBLAS_STATUS_SUCCESS) {
         free(c);
-        return snprintf(err, errlen, "cublasLtCreate: %s", cublasGetStatusString(st)), -1;
+        return snprintf(err, errlen, "cublasLtCreate: %s", cb.cublasGetStatusString(st)), -1;
     }
     pthread_mutex_init(&c->lock, NULL);
     *out = c;
@@ -96,10 +151,10 @@ static void ctx_close(gt_backend_ctx *c)
     if (!c) return;
     for (slot *s = atomic_load(&c->slots), *next; s; s = next) {
         next = s->next;
-        cublasDestroy(s->h);
+        cb.cublasDestroy_v2(s->h);
         free(s);
     }
-    cublasLtDestroy(c->lt);
+    cb.cublasLtDestroy(c->lt);
     pthread_mutex_destroy(&c->lock);
     free(c);
 }
@@ -116,14 +171,14 @@ static cublasHandle_t stream_handle(gt_backend_ctx *c, void *stream, char *err, 
         if (slot_match(s, stream)) return s->h;
     pthread_mutex_lock(&c->lock);
     slot *s = calloc(1, sizeof *s);
-    cublasStatus_t st = s ? cublasCreate(&s->h) : CUBLAS_STATUS_ALLOC_FAILED;
-    if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetMathMode(s->h, CUBLAS_PEDANTIC_MATH);
-    if (st == CUBLAS_STATUS_SUCCESS) st = cublasSetStream(s->h, (cudaStream_t)stream);
+    cublasStatus_t st = s ? cb.cublasCreate_v2(&s->h) : CUBLAS_STATUS_ALLOC_FAILED;
+    if (st == CUBLAS_STATUS_SUCCESS) st = cb.cublasSetMathMode(s->h, CUBLAS_PEDANTIC_MATH);
+    if (st == CUBLAS_STATUS_SUCCESS) st = cb.cublasSetStream_v2(s->h, (cudaStream_t)stream);
     if (st != CUBLAS_STATUS_SUCCESS) {
-        if (s && s->h) cublasDestroy(s->h);
+        if (s && s->h) cb.cublasDestroy_v2(s->h);
         free(s);
         pthread_mutex_unlock(&c->lock);
-        snprintf(err, errlen, "cuBLAS handle for a stream: %s", cublasGetStatusString(st));
+        snprintf(err, errlen, "cuBLAS handle for a stream: %s", cb.cublasGetStatusString(st));
         return NULL;
     }
     s->stream = stream;
@@ -137,10 +192,10 @@ static cublasHandle_t stream_handle(gt_backend_ctx *c, void *stream, char *err, 
 static void plan_free(gt_backend_plan *p)
 {
     if (!p) return;
-    if (p->desc) cublasLtMatmulDescDestroy(p->desc);
-    if (p->la) cublasLtMatrixLayoutDestroy(p->la);
-    if (p->lb) cublasLtMatrixLayoutDestroy(p->lb);
-    if (p->lc) cublasLtMatrixLayoutDestroy(p->lc);
+    if (p->desc) cb.cublasLtMatmulDescDestroy(p->desc);
+    if (p->la) cb.cublasLtMatrixLayoutDestroy(p->la);
+    if (p->lb) cb.cublasLtMatrixLayoutDestroy(p->lb);
+    if (p->lc) cb.cublasLtMatrixLayoutDestroy(p->lc);
     free(p);
 }
 
@@ -148,15 +203,15 @@ static void plan_free(gt_backend_plan *p)
 static cublasStatus_t lt_describe(gt_backend_plan *p)
 {
     const cublasComputeType_t compute = CUBLAS_COMPUTE_32F; /* pure FP32: never FAST_TF32 */
-    cublasStatus_t st = cublasLtMatmulDescCreate(&p->desc, compute, CUDA_R_32F);
-    if (!st) st = cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &p->opb, sizeof p->opb);
-    if (!st) st = cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &p->opa, sizeof p->opa);
+    cublasStatus_t st = cb.cublasLtMatmulDescCreate(&p->desc, compute, CUDA_R_32F);
+    if (!st) st = cb.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &p->opb, sizeof p->opb);
+    if (!st) st = cb.cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &p->opa, sizeof p->opa);
     /* column-major views: B^T is n x k (or k x n stored), A^T is k x m (or m x k stored), C^T is n x m */
-    if (!st) st = cublasLtMatrixLayoutCreate(&p->la, CUDA_R_32F, p->opb == CUBLAS_OP_N ? p->n : p->k,
+    if (!st) st = cb.cublasLtMatrixLayoutCreate(&p->la, CUDA_R_32F, p->opb == CUBLAS_OP_N ? p->n : p->k,
                                              p->opb == CUBLAS_OP_N ? p->k : p->n, p->ldb);
-    if (!st) st = cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_32F, p->opa == CUBLAS_OP_N ? p->k : p->m,
+    if (!st) st = cb.cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_32F, p->opa == CUBLAS_OP_N ? p->k : p->m,
                                              p->opa == CUBLAS_OP_N ? p->m : p->k, p->lda);
-    if (!st) st = cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, p->n, p->m, p->ldc);
+    if (!st) st = cb.cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, p->n, p->m, p->ldc);
     return st;
 }
 
@@ -173,14 +228,14 @@ static gt_backend_plan *plan_for(const gt_call *c, int api)
 /* A stored algorithm: initialised from its id, then every configuration attribute set from params. */
 static cublasStatus_t lt_algo(cublasLtHandle_t lt, const gt_params *par, cublasLtMatmulAlgo_t *algo)
 {
-    cublasStatus_t st = cublasLtMatmulAlgoInit(lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+    cublasStatus_t st = cb.cublasLtMatmulAlgoInit(lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
                                                CUDA_R_32F, par->v[GT_CUBLAS_P_ALGO], algo);
     for (int i = 0; !st && i < NCONFIG; ++i) {
         size_t size = 0;
         unsigned long long v = (unsigned long long)par->v[GT_CUBLAS_P_TILE + i];
-        st = cublasLtMatmulAlgoConfigGetAttribute(algo, config_attr[i], NULL, 0, &size);
+        st = cb.cublasLtMatmulAlgoConfigGetAttribute(algo, config_attr[i], NULL, 0, &size);
         if (!st && size > sizeof v) st = CUBLAS_STATUS_NOT_SUPPORTED;
-        if (!st) st = cublasLtMatmulAlgoConfigSetAttribute(algo, config_attr[i], &v, size); /* little-endian */
+        if (!st) st = cb.cublasLtMatmulAlgoConfigSetAttribute(algo, config_attr[i], &v, size); /* little-endian */
     }
     return st;
 }
@@ -205,14 +260,14 @@ static gt_status plan(gt_backend_ctx *ctx, const gt_family *f, const gt_params *
         cublasLtMatmulHeuristicResult_t check;
         cublasStatus_t st = lt_describe(p);
         if (st) {
-            snprintf(err, errlen, "cuBLASLt descriptors: %s", cublasGetStatusString(st));
+            snprintf(err, errlen, "cuBLASLt descriptors: %s", cb.cublasGetStatusString(st));
             plan_free(p);
             return GT_ST_LAUNCH_ERROR;
         }
         st = lt_algo(ctx->lt, par, &p->algo);
-        if (!st) st = cublasLtMatmulAlgoCheck(ctx->lt, p->desc, p->la, p->lb, p->lc, p->lc, &p->algo, &check);
+        if (!st) st = cb.cublasLtMatmulAlgoCheck(ctx->lt, p->desc, p->la, p->lb, p->lc, p->lc, &p->algo, &check);
         if (st) {
-            snprintf(err, errlen, "cuBLASLt refuses the stored algorithm here: %s", cublasGetStatusString(st));
+            snprintf(err, errlen, "cuBLASLt refuses the stored algorithm here: %s", cb.cublasGetStatusString(st));
             plan_free(p);
             return GT_ST_UNAVAILABLE;
         }
@@ -232,14 +287,14 @@ static int run(gt_backend_ctx *ctx, const gt_backend_plan *p, const gt_args *a, 
     if (p->api == GT_CUBLAS_API_SGEMM) {
         cublasHandle_t h = stream_handle(ctx, stream, err, errlen);
         if (!h) return -1;
-        st = cublasSgemm(h, p->opb, p->opa, a->n, a->m, a->k, &a->alpha, a->B, a->ldb, a->A, a->lda, &a->beta, a->C,
+        st = cb.cublasSgemm_v2(h, p->opb, p->opa, a->n, a->m, a->k, &a->alpha, a->B, a->ldb, a->A, a->lda, &a->beta, a->C,
                          a->ldc);
     } else {
-        st = cublasLtMatmul(ctx->lt, p->desc, &a->alpha, a->B, p->la, a->A, p->lb, &a->beta, a->C, p->lc, a->C, p->lc,
+        st = cb.cublasLtMatmul(ctx->lt, p->desc, &a->alpha, a->B, p->la, a->A, p->lb, &a->beta, a->C, p->lc, a->C, p->lc,
                             &p->algo, ws, p->ws, stream);
     }
     if (st != CUBLAS_STATUS_SUCCESS)
-        return snprintf(err, errlen, "%s: %s", p->api ? "cublasLtMatmul" : "cublasSgemm", cublasGetStatusString(st)), -1;
+        return snprintf(err, errlen, "%s: %s", p->api ? "cublasLtMatmul" : "cublasSgemm", cb.cublasGetStatusString(st)), -1;
     return 0;
 }
 
@@ -249,14 +304,14 @@ static int algo_params(const cublasLtMatmulHeuristicResult_t *r, gt_params *out)
     memset(out, 0, sizeof *out);
     int id = 0;
     size_t got = 0;
-    if (cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &got)) return -1;
+    if (cb.cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &got)) return -1;
     out->v[GT_CUBLAS_P_API] = GT_CUBLAS_API_LT;
     out->v[GT_CUBLAS_P_ALGO] = id;
     for (int i = 0; i < NCONFIG; ++i) {
         unsigned long long v = 0;
         size_t size = 0;
-        if (cublasLtMatmulAlgoConfigGetAttribute(&r->algo, config_attr[i], NULL, 0, &size) || size > sizeof v ||
-            cublasLtMatmulAlgoConfigGetAttribute(&r->algo, config_attr[i], &v, size, &got) || v > 1000000)
+        if (cb.cublasLtMatmulAlgoConfigGetAttribute(&r->algo, config_attr[i], NULL, 0, &size) || size > sizeof v ||
+            cb.cublasLtMatmulAlgoConfigGetAttribute(&r->algo, config_attr[i], &v, size, &got) || v > 1000000)
             return -1;
         out->v[GT_CUBLAS_P_TILE + i] = (int)v;
     }
@@ -274,14 +329,14 @@ static int heuristic(gt_backend_ctx *ctx, const gt_shape *s, cublasLtMatmulHeuri
     const uint32_t align = 16;
     const size_t wsmax = LT_PREF_WS;
     cublasStatus_t st = p ? lt_describe(p) : CUBLAS_STATUS_ALLOC_FAILED;
-    if (!st) st = cublasLtMatmulPreferenceCreate(&pref);
-    if (!st) st = cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsmax, sizeof wsmax);
+    if (!st) st = cb.cublasLtMatmulPreferenceCreate(&pref);
+    if (!st) st = cb.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsmax, sizeof wsmax);
     const cublasLtMatmulPreferenceAttributes_t al[] = {
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES};
-    for (int i = 0; !st && i < 4; ++i) st = cublasLtMatmulPreferenceSetAttribute(pref, al[i], &align, sizeof align);
-    if (!st) st = cublasLtMatmulAlgoGetHeuristic(ctx->lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, max, res, n);
-    if (pref) cublasLtMatmulPreferenceDestroy(pref);
+    for (int i = 0; !st && i < 4; ++i) st = cb.cublasLtMatmulPreferenceSetAttribute(pref, al[i], &align, sizeof align);
+    if (!st) st = cb.cublasLtMatmulAlgoGetHeuristic(ctx->lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, max, res, n);
+    if (pref) cb.cublasLtMatmulPreferenceDestroy(pref);
     plan_free(p);
     return st == CUBLAS_STATUS_SUCCESS ? 0 : (int)st;
 }
@@ -295,7 +350,7 @@ static int candidates(gt_backend_ctx *ctx, const gt_family *f, const gt_shape *s
     if (max < 1) return 0;
     gt_backend_default_params(&f, &out[(*n)++]); /* cuBLAS's own choice comes first: the yardstick */
     int st = heuristic(ctx, s, res, max - 1 < MAX_HEURISTIC ? max - 1 : MAX_HEURISTIC, &got);
-    if (st) return snprintf(err, errlen, "cuBLASLt heuristic: %s", cublasGetStatusString((cublasStatus_t)st)), -1;
+    if (st) return snprintf(err, errlen, "cuBLASLt heuristic: %s", cb.cublasGetStatusString((cublasStatus_t)st)), -1;
     for (int i = 0; i < got && *n < max; ++i) {
         gt_params p;
         int dup = 0;
@@ -340,6 +395,6 @@ void gt_backend_default_params(const gt_family **f, gt_params *p)
 
 const gt_backend *gt_backend_find(const char *name)
 {
-    if (name && !strcmp(name, cublas_backend.name) && cublasLtCreate && cublasCreate_v2) return &cublas_backend;
+    if (name && !strcmp(name, cublas_backend.name) && load()) return &cublas_backend;
     return NULL;
 }

@@ -22,7 +22,8 @@ typedef struct gt_plan {
     const gt_kernel *kernel;  /* a built family's loaded kernel */
     gt_backend_plan *bplan;   /* a library family's plan */
     size_t ws_bytes;          /* workspace per stream the launch needs */
-    char note[256];           /* what the plan changed from the choice (a stored algorithm unavailable here) */
+    char note[512];           /* what the plan changed from the choice (a stored algorithm unavailable here), or
+                                 why it has nothing to run (rule none) */
     atomic_long calls;        /* for the recorder */
 } gt_plan;
 

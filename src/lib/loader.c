@@ -28,6 +28,15 @@ gemmtune_status gt_loader_fail(gemmtune_status st, const char *fmt, ...)
     return st;
 }
 
+/* For the calls that fail on the warm path (a plan with nothing to run, under fallback none): a copy, no formatting. */
+gemmtune_status gt_loader_fail_text(gemmtune_status st, const char *text)
+{
+    size_t n = strnlen(text, sizeof last_error - 1);
+    memcpy(last_error, text, n);
+    last_error[n] = '\0';
+    return st;
+}
+
 const char *gemmtune_last_error(void) { return last_error; }
 
 const char *gemmtune_status_string(gemmtune_status s)

@@ -108,6 +108,21 @@ gemmtune_status gt_loader_winners(const gemmtune_options *opt, gt_winner_set *se
 typedef gemmtune_status (*gt_obtain_fn)(void *ctx, const char *src, const char *arch, unsigned char **data,
                                         size_t *size, int *cached, char *err, size_t errlen);
 
+/* One line of a record file (record.c; the format is in docs/LOADER.md): "MxNxK:layout calls", then key=value
+ * fields. batch is the matrices per call (1, the default, is not written); a field this version does not know
+ * is kept verbatim in extra, so a merge carries a later version's lines through. */
+typedef struct {
+    gt_shape shape;
+    int batch;
+    long long calls;
+    char extra[160];
+} gt_record_line;
+
+/* 0 with *out, or -1 for a comment, a blank or a damaged line (bad shape, layout, count or field). Pure. */
+int gt_record_parse(const char *line, gt_record_line *out);
+/* The line, newline included, into buf (truncated to n - 1). Pure. */
+void gt_record_format(const gt_record_line *r, char *buf, size_t n);
+
 /* What a handle has done so far, for tests: plans made, kernels loaded, and where their cubins came from. */
 typedef struct {
     int plans, kernels, embedded, cache_hits, compiled, workspaces;
@@ -121,10 +136,15 @@ gemmtune_status gt_loader_create(gemmtune_handle *out, gt_winner_set *set, gt_ob
 
 /* Record a failure for gemmtune_last_error() (thread-local) and return st. */
 gemmtune_status gt_loader_fail(gemmtune_status st, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same for a ready text, copied without formatting (a warm-path failure). */
+gemmtune_status gt_loader_fail_text(gemmtune_status st, const char *text);
 
 /* One line describing a choice: "exact: tile2d BM=... (1.04x cuBLAS when tuned)", "reuse: ... from 1024x1024x1024 nn
  * (...; predicted 1.05x here)", "cublas: cublasSgemm ... (why)". */
 void gt_loader_describe(const gt_choice *c, const gt_winner *rows, char *buf, size_t n);
+/* Why a call of shape s on dev has nothing to run (rule none): "no tuned kernel for MxNxK ly on GPU and fallback
+ * none", then the choice's why (an exact row skipped and the reason, no neighbour expected to win). */
+void gt_loader_none_note(const gt_choice *c, const gt_shape *s, const gt_device_id *dev, char *buf, size_t n);
 /* The kernel of a choice as text: "multistage BM=...", or its backend's description. */
 void gt_loader_kernel_text(const gt_family *f, const gt_params *p, char *buf, size_t n);
 

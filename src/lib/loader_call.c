@@ -110,8 +110,7 @@ static gemmtune_status bind_kernel(struct gemmtune_context *h, gt_plan *p)
 {
     const gt_choice *c = &p->choice;
     if (c->rule == GT_RULE_NONE) {
-        snprintf(p->note, sizeof p->note, "no tuned kernel for %dx%dx%d %s on %s and fallback none", p->call.shape.m,
-                 p->call.shape.n, p->call.shape.k, gt_layout_name(p->call.shape.ta, p->call.shape.tb), h->dev.name);
+        gt_loader_none_note(c, &p->call.shape, &h->dev, p->note, sizeof p->note);
         return GEMMTUNE_SUCCESS;
     }
     if (c->family->build != GT_BUILD_NVRTC) return library_plan(h, p);
@@ -230,7 +229,7 @@ gemmtune_status gemmtune_sgemm(gemmtune_handle h, void *stream, gemmtune_op tran
         if (st) return st;
     }
     if (h->record_path[0]) atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
-    if (p->choice.rule == GT_RULE_NONE) return gt_loader_fail(GEMMTUNE_STATUS_NO_KERNEL, "%s", p->note);
+    if (p->choice.rule == GT_RULE_NONE) return gt_loader_fail_text(GEMMTUNE_STATUS_NO_KERNEL, p->note);
     gt_args a = {.m = c.shape.m, .n = c.shape.n, .k = k, .ta = c.shape.ta, .tb = c.shape.tb, .alpha = alpha,
                  .beta = beta, .A = swap ? B : A, .B = swap ? A : B, .C = C, .lda = (int)c.lda, .ldb = (int)c.ldb,
                  .ldc = ldc};

@@ -222,6 +222,12 @@ void gt_loader_kernel_text(const gt_family *f, const gt_params *p, char *buf, si
     }
 }
 
+void gt_loader_none_note(const gt_choice *c, const gt_shape *s, const gt_device_id *dev, char *buf, size_t n)
+{
+    snprintf(buf, n, "no tuned kernel for %dx%dx%d %s on %s and fallback none%s%s", s->m, s->n, s->k,
+             gt_layout_name(s->ta, s->tb), dev->name, c->why[0] ? ": " : "", c->why);
+}
+
 void gt_loader_describe(const gt_choice *c, const gt_winner *rows, char *buf, size_t n)
 {
     char kernel[320];

@@ -1,11 +1,14 @@
 /* The preload library's environment (docs/PRELOAD.md), parsed once at load through a getenv-like function so
- * the CPU tests can feed it a table: build/gt_tests --cpu preload_config */
+ * the CPU tests can feed it a table, and the check of the winners' source it names (stat only):
+ * build/gt_tests --cpu preload_config preload_source */
 #include "preload.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 static int one_of(const char *v, const char *const *words)
 {
@@ -91,4 +94,34 @@ void gt_pl_config_parse(gt_pl_getenv_fn get, gt_pl_config *cfg)
     const char *fb = get("GEMMTUNE_FALLBACK");
     cfg->fallback_from_env = fb && *fb;
     cfg->numerics = numerics_override(get);
+}
+
+/* A database named but not made yet is the start of the loop (record, then tune into it): a notice. Anything else
+ * that is not a regular file is refused before the loader opens it: a FIFO would block the program in open(),
+ * /dev/zero would be read without end. */
+gt_pl_source_state gt_pl_source_check(const gt_pl_config *cfg, const char *db_env, char *note, size_t n)
+{
+    static const char rest[] = "every GEMM goes to cuBLAS (GEMMTUNE_RECORD still records the shapes)";
+    const int json = cfg->json_path[0] != '\0';
+    const char *path = json ? cfg->json_path : db_env && *db_env ? db_env : NULL, *var = json ? "GEMMTUNE_JSON" : "GEMMTUNE_DB";
+    struct stat st;
+    note[0] = '\0';
+    if (!path) return GT_PL_SOURCE_READ;
+    if (stat(path, &st) != 0) {
+        if (errno == ENOENT && !json) snprintf(note, n, "no database at %s=%.900s yet: %s", var, path, rest);
+        else snprintf(note, n, "%s=%.900s cannot be read (%s): %s", var, path, strerror(errno), rest);
+        return GT_PL_SOURCE_NONE;
+    }
+    if (S_ISREG(st.st_mode)) return GT_PL_SOURCE_READ;
+    snprintf(note, n, "%s=%.900s is not a regular file: %s", var, path, rest);
+    return GT_PL_SOURCE_NONE;
+}
+
+int gt_pl_record_check(const char *path, char *note, size_t n)
+{
+    struct stat st;
+    note[0] = '\0';
+    if (!path || !*path || stat(path, &st) != 0 || S_ISREG(st.st_mode)) return 0;
+    snprintf(note, n, "GEMMTUNE_RECORD=%.900s is not a regular file: not recording", path);
+    return -1;
 }

@@ -21,10 +21,18 @@ static int valid_args(const gt_pl_call *c)
     return c->alpha && c->beta;
 }
 
-/* Only cuBLAS's own choice is gemmtune's to make. An explicit CUBLAS_GEMM_ALGOn is a request to cuBLAS that it
- * may honour or refuse (NOT_SUPPORTED) depending on the GPU, _TENSOR_OP ones permit reduced precision, and
- * AUTOTUNE is cuBLAS's own search: all of them stay cuBLAS's. */
-static int fp32_algo(int algo) { return algo == CUBLAS_GEMM_DEFAULT; }
+/* Only cuBLAS's own choice is gemmtune's to make. cuBLAS 13's documentation (cublasGemmAlgo_t, section 2.2.9):
+ * "an enumerant to specify the algorithm for matrix-matrix multiplication on GPU architectures up to sm_75. On
+ * sm_80 and newer GPU architectures, this enumerant has no effect"; and CUBLAS_GEMM_DEFAULT_TENSOR_OP (99,
+ * deprecated): "Apply Heuristics to select the GEMM algorithm, while allowing use of reduced precision
+ * CUBLAS_COMPUTE_32F_FAST_16F kernels (for backward compatibility)". So on sm_80 and newer, DEFAULT_TENSOR_OP
+ * with an FP32 compute type is CUBLAS_GEMM_DEFAULT (the handle's math mode still decides TF32, checked apart),
+ * and is served there; before sm_80 it may take FP16 paths and stays cuBLAS's. An explicit CUBLAS_GEMM_ALGOn
+ * (or ALGOn_TENSOR_OP) is a request to cuBLAS, and AUTOTUNE cuBLAS's own search: those stay cuBLAS's. */
+static int fp32_algo(int algo, const gt_pl_modes *modes)
+{
+    return algo == CUBLAS_GEMM_DEFAULT || (algo == CUBLAS_GEMM_DEFAULT_TENSOR_OP && modes->algo_ignored);
+}
 
 /* The legacy cudaDataType value CUDA_R_32F is what cublas_api.h's C++ overload maps to COMPUTE_32F (or
  * _PEDANTIC under pedantic math): a C program passing it means the same. */
@@ -33,11 +41,11 @@ static int fp32_compute(int ct)
     return ct == CUBLAS_COMPUTE_32F || ct == CUBLAS_COMPUTE_32F_PEDANTIC || ct == (int)CUDA_R_32F;
 }
 
-static gt_pl_reason gemmex_reason(const gt_pl_call *c)
+static gt_pl_reason gemmex_reason(const gt_pl_call *c, const gt_pl_modes *modes)
 {
     if (c->atype != CUDA_R_32F || c->btype != CUDA_R_32F || c->ctype != CUDA_R_32F) return GT_PL_TYPES;
     if (!fp32_compute(c->compute)) return GT_PL_COMPUTE;
-    if (!fp32_algo(c->algo)) return GT_PL_ALGO;
+    if (!fp32_algo(c->algo, modes)) return GT_PL_ALGO;
     return GT_PL_SERVE;
 }
 
@@ -57,7 +65,7 @@ gt_pl_reason gt_pl_classify(const gt_pl_call *c, const gt_pl_modes *modes, const
     if (c->k == 0) return GT_PL_K_ZERO;
     if (cfg->numerics) return GT_PL_ENV_NUMERICS;
     if (c->api == GT_PL_GEMMEX) {
-        gt_pl_reason r = gemmex_reason(c);
+        gt_pl_reason r = gemmex_reason(c, modes);
         if (r != GT_PL_SERVE) return r;
     }
     if (modes->pointer_mode != CUBLAS_POINTER_MODE_HOST) return GT_PL_DEVICE_POINTERS;
@@ -78,7 +86,7 @@ const char *gt_pl_reason_text(gt_pl_reason r)
     case GT_PL_ENV_NUMERICS: return "FP32 numerics overridden by the environment";
     case GT_PL_TYPES: return "cublasGemmEx data types are not all CUDA_R_32F";
     case GT_PL_COMPUTE: return "cublasGemmEx compute type is not pure FP32";
-    case GT_PL_ALGO: return "cublasGemmEx names an algorithm (not CUBLAS_GEMM_DEFAULT)";
+    case GT_PL_ALGO: return "cublasGemmEx names an algorithm (not CUBLAS_GEMM_DEFAULT, or DEFAULT_TENSOR_OP on sm_80+)";
     case GT_PL_DEVICE_POINTERS: return "device pointer mode (alpha and beta on the GPU)";
     case GT_PL_MATH_MODE: return "math mode allows TF32, half or emulated FP32";
     case GT_PL_ALPHA_ZERO: return "alpha == 0 (A and B are not read)";
@@ -99,6 +107,7 @@ const char *gt_pl_reason_text(gt_pl_reason r)
     case GT_PL_LT_ATTRIBUTE: return "cuBLASLt attribute that gemmtune does not serve";
     case GT_PL_LT_RANGE: return "size or leading dimension beyond int";
     case GT_PL_LT_PREPARE: return "writing the bias or C into D failed";
+    case GT_PL_DEVICE_CHANGED: return "the thread's device changed";
     case GT_PL_NREASONS: break;
     }
     return "unknown reason";

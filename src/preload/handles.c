@@ -1,7 +1,8 @@
-/* One gemmtune handle per (device, thread) for the preload library, made lazily and released at thread exit (a
- * pthread key destructor) and at process exit (atexit). The warm path takes no lock: the thread's state is
- * found through a thread-local pointer, and only a registry used at birth, death and exit is locked. GPU check:
- * tests/preload/run_check.sh (two threads, two streams). */
+/* One gemmtune handle per (device, thread) for the preload library, made lazily (without winners when their
+ * source cannot be read, so calls are still recorded) and released at thread exit (a pthread key destructor) and
+ * at process exit (atexit). The warm path takes no lock: the thread's state is found through a thread-local
+ * pointer, and only a registry used at birth, death and exit is locked. GPU checks: tests/preload/run_check.sh
+ * (two threads, two streams), preload_gpu_records_from_nothing. */
 #include "preload.h"
 
 #include <cuda_runtime_api.h>
@@ -11,16 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { GT_PL_UNTUNED_SLOTS = 256 };
-
 struct gt_pl_thread {
     struct gt_pl_thread *next, *prev;          /* registry, under reg_lock */
     _Atomic int busy;                          /* 1 while inside gemmtune; -1 once its handles are released */
     gemmtune_handle h[GT_PL_MAX_DEVICES];
     gemmtune_status failed[GT_PL_MAX_DEVICES]; /* gemmtune_create's status when it failed: not retried */
     char why[256];                             /* the message of that failure */
-    uint64_t untuned[GT_PL_UNTUNED_SLOTS];     /* keys of calls without a tuned kernel, direct-mapped */
-    int untuned_any;
+    int dev;                                   /* the device of its last call, -1 before */
     _Atomic unsigned long long served, forwarded;
 };
 
@@ -100,6 +98,7 @@ gt_pl_thread *gt_pl_thread_get(void)
     pthread_once(&key_once, make_key);
     gt_pl_thread *t = calloc(1, sizeof *t);
     if (!t) return NULL;
+    t->dev = -1;
     if (pthread_setspecific(thread_key, t) != 0) {
         free(t);
         return NULL;
@@ -131,17 +130,37 @@ static int capturing(void *stream)
     return e != cudaSuccess || cs != cudaStreamCaptureStatusNone;
 }
 
-gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gemmtune_options *opt, gt_pl_reason *why,
+static _Atomic int unreadable, said_create; /* the source failed to read (every handle is then made without
+                                              winners); a failure of gemmtune_create was said */
+
+/* The winners' source, else, when it is (or just proved) unreadable, no winners: the handle still serves the
+ * program (untuned calls forwarded to cuBLAS) and records what it calls. */
+static gemmtune_status create(gemmtune_handle *h, const gemmtune_options *o, const gt_pl_maker *mk)
+{
+    if (!mk->no_winners && !atomic_load(&unreadable)) {
+        gemmtune_status st = gemmtune_create(h, o);
+        if (st != GEMMTUNE_STATUS_DB_ERROR && st != GEMMTUNE_STATUS_JSON_ERROR) return st;
+        if (!atomic_exchange(&unreadable, 1)) {
+            char line[1400];
+            snprintf(line, sizeof line, "gemmtune: the winners cannot be read (%s): every GEMM goes to cuBLAS "
+                     "(GEMMTUNE_RECORD still records the shapes)\n", gemmtune_last_error());
+            mk->say(line);
+        }
+    }
+    return gemmtune_create_from_table(h, NULL, 0, o);
+}
+
+gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gt_pl_maker *mk, gt_pl_reason *why,
                              char *msg, size_t msglen)
 {
     if (t->h[dev]) return t->h[dev];
     *why = GT_PL_CREATE;
     if (t->failed[dev]) return snprintf(msg, msglen, "%s", t->why), NULL;
     if (capturing(stream)) return *why = GT_PL_CAPTURE, NULL;
-    gemmtune_options o = *opt;
+    gemmtune_options o = mk->opt;
     o.device = dev;
     ++gt_pl_depth;
-    gemmtune_status st = gemmtune_create(&t->h[dev], &o);
+    gemmtune_status st = create(&t->h[dev], &o, mk);
     --gt_pl_depth;
     if (st != GEMMTUNE_SUCCESS) {
         (void)cudaGetLastError(); /* the call goes on to cuBLAS: our failure is not the program's error */
@@ -149,22 +168,20 @@ gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gemmt
         t->failed[dev] = st;
         snprintf(t->why, sizeof t->why, "%s (%s)", gemmtune_status_string(st), gemmtune_last_error());
         snprintf(msg, msglen, "%s", t->why);
+        if (!atomic_exchange(&said_create, 1)) { /* e.g. a bad GEMMTUNE_FALLBACK: the preload does nothing */
+            char line[400];
+            snprintf(line, sizeof line, "gemmtune: gemmtune_create failed: %s: every GEMM goes to cuBLAS\n", t->why);
+            mk->say(line);
+        }
         return NULL;
     }
     pthread_once(&exit_once, register_exit);
     return t->h[dev];
 }
 
-int gt_pl_untuned_any(const gt_pl_thread *t) { return t->untuned_any; }
+int gt_pl_device(const gt_pl_thread *t) { return t->dev; }
 
-int gt_pl_untuned_has(const gt_pl_thread *t, uint64_t key) { return t->untuned[key % GT_PL_UNTUNED_SLOTS] == key; }
-
-/* A collision evicts the older key: that call then asks the loader once more, which is only slower. */
-void gt_pl_untuned_add(gt_pl_thread *t, uint64_t key)
-{
-    t->untuned[key % GT_PL_UNTUNED_SLOTS] = key;
-    t->untuned_any = 1;
-}
+void gt_pl_set_device(gt_pl_thread *t, int dev) { t->dev = dev; }
 
 /* Only the owning thread writes its counters; relaxed load+store is a plain add, read racily by gt_pl_totals. */
 void gt_pl_count(gt_pl_thread *t, int served)

@@ -3,13 +3,12 @@
  * through the thread's gemmtune handle on the cuBLAS handle's stream; every other call, and every call
  * gemmtune fails, goes untouched to the real cuBLAS (dlsym RTLD_NEXT), whose status comes back unchanged.
  * Usage and environment: docs/PRELOAD.md. Tests: tests/test_preload.c (CPU), tests/preload/run_check.sh (GPU). */
+#include "backend_resolve.h"
 #include "preload.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,19 +19,19 @@
 #define GT_STR_(x) #x
 #define GT_STR(x) GT_STR_(x)
 
-/* The real cuBLAS, typed after cublas_api.h's own prototypes so a signature change cannot go unnoticed. */
-static struct {
-    __typeof__(cublasSgemm_v2) *sgemm;
-    __typeof__(cublasGemmEx) *gemm_ex;
-    __typeof__(cublasSgemmStridedBatched) *strided;
-    __typeof__(cublasGetStream_v2) *get_stream;
-    __typeof__(cublasGetPointerMode_v2) *get_pointer_mode;
-    __typeof__(cublasGetMathMode) *get_math_mode;
-    __typeof__(cublasGetStatusName) *status_name;
-} real;
+/* The real cuBLAS's functions, each looked up on its own: an entry point forwards whenever its own real symbol
+ * exists, whatever else this cuBLAS lacks (one without cublasGemmEx still gets every SGEMM). Typed after
+ * cublas_api.h's own prototypes (REAL below), so a signature change cannot go unnoticed. */
+enum { R_SGEMM, R_GEMM_EX, R_STRIDED, R_GET_STREAM, R_GET_POINTER_MODE, R_GET_MATH_MODE, R_STATUS_NAME, R_N };
+static const char *const real_name[R_N] = {"cublasSgemm_v2",          "cublasGemmEx",
+                                           "cublasSgemmStridedBatched", "cublasGetStream_v2",
+                                           "cublasGetPointerMode_v2", "cublasGetMathMode",
+                                           "cublasGetStatusName"};
+static void *_Atomic real_fn[R_N];
+static _Atomic int have_getters; /* 1 once the three getters serving needs are found */
 
 static gt_pl_config cfg;
-static gemmtune_options opts; /* column-major (cuBLAS's argument order), the source and fallback from cfg */
+static gt_pl_maker maker; /* column-major handles (cuBLAS's argument order), the source and fallback from cfg */
 static int log_fd = -1;
 static gt_pl_seen seen;
 
@@ -56,68 +55,88 @@ static void *find_real(const char *name)
     return p;
 }
 
-static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
-static _Atomic int resolved; /* 1 once `real` is filled; `real` is written once, before this is set */
-
-/* Fill `real` only when every entry point is there, so readers that saw `resolved` see a complete table. */
-static void resolve_locked(void)
+/* The real function i: found once, then one atomic load. A missing one is looked up again on the next call, so a
+ * cuBLAS the program dlopen()s later is still found (threads racing here store the same address). */
+static void *real_slot(int i)
 {
-    __typeof__(real) r;
-    r.sgemm = (__typeof__(r.sgemm))find_real("cublasSgemm_v2");
-    r.gemm_ex = (__typeof__(r.gemm_ex))find_real("cublasGemmEx");
-    r.strided = (__typeof__(r.strided))find_real("cublasSgemmStridedBatched");
-    r.get_stream = (__typeof__(r.get_stream))find_real("cublasGetStream_v2");
-    r.get_pointer_mode = (__typeof__(r.get_pointer_mode))find_real("cublasGetPointerMode_v2");
-    r.get_math_mode = (__typeof__(r.get_math_mode))find_real("cublasGetMathMode");
-    r.status_name = (__typeof__(r.status_name))find_real("cublasGetStatusName"); /* optional: for the log */
-    if (!r.sgemm || !r.gemm_ex || !r.strided || !r.get_stream || !r.get_pointer_mode || !r.get_math_mode) return;
-    real = r;
-    atomic_store_explicit(&resolved, 1, memory_order_release);
+    void *p = atomic_load_explicit(&real_fn[i], memory_order_acquire);
+    if (p) return p;
+    if ((p = find_real(real_name[i]))) atomic_store_explicit(&real_fn[i], p, memory_order_release);
+    return p;
 }
 
-/* The real cuBLAS, looked up at load and again by calls made before it was loaded (a program that dlopen()s
- * cuBLAS later). Once found, this is one atomic load. Returns 0 while it is not found. */
-static int resolve_real(void)
+#define REAL(i, fn) ((__typeof__(fn) *)real_slot(i))
+
+/* The handle's getters, without which no call is judged (it is then forwarded). */
+static int getters_found(void)
 {
-    if (atomic_load_explicit(&resolved, memory_order_acquire)) return 1;
-    pthread_mutex_lock(&resolve_lock);
-    if (!atomic_load_explicit(&resolved, memory_order_relaxed)) resolve_locked();
-    pthread_mutex_unlock(&resolve_lock);
-    return atomic_load_explicit(&resolved, memory_order_acquire);
+    if (atomic_load_explicit(&have_getters, memory_order_acquire)) return 1;
+    if (!real_slot(R_GET_STREAM) || !real_slot(R_GET_POINTER_MODE) || !real_slot(R_GET_MATH_MODE)) return 0;
+    atomic_store_explicit(&have_getters, 1, memory_order_release);
+    return 1;
 }
 
 static const char *env(const char *name) { return getenv(name); }
 
 static void open_log(void)
 {
+    char line[1400], why[200] = "";
     if (cfg.log == GT_PL_LOG_STDERR) log_fd = STDERR_FILENO;
-    else if (cfg.log == GT_PL_LOG_FILE)
-        log_fd = open(cfg.log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-    char line[1400];
+    else if (cfg.log == GT_PL_LOG_FILE) log_fd = gt_pl_log_open(cfg.log_path, why, sizeof why);
     int n = 0;
     if (cfg.log == GT_PL_LOG_FILE && log_fd < 0) /* say so where the user will look */
-        n = snprintf(line, sizeof line, "gemmtune: cannot open GEMMTUNE_PRELOAD_LOG=%s; not logging\n", cfg.log_path);
+        n = snprintf(line, sizeof line, "gemmtune: GEMMTUNE_PRELOAD_LOG=%s %s; not logging\n", cfg.log_path, why);
     if (cfg.warning[0]) n += snprintf(line + n, sizeof line - (size_t)n, "gemmtune: %s\n", cfg.warning);
     if (n > 0) (void)!write(STDERR_FILENO, line, (size_t)n);
 }
 
 static const char *source(void)
 {
+    if (maker.no_winners) return "nowhere (see above)";
     if (cfg.json_path[0]) return cfg.json_path;
     const char *db = getenv("GEMMTUNE_DB");
     return db && *db ? db : "the default database";
+}
+
+/* A line the user must see whether or not the log is on: stderr, and the log file too. */
+static void say(const char *line)
+{
+    const size_t n = strlen(line);
+    (void)!write(STDERR_FILENO, line, n);
+    if (log_fd != STDERR_FILENO) log_text(line, n);
+}
+
+/* The winners' source and the record file, checked at load without opening them (config.c). */
+static void check_files(void)
+{
+    char note[1200], line[1300];
+    if (!cfg.enabled) return;
+    if (gt_pl_source_check(&cfg, getenv("GEMMTUNE_DB"), note, sizeof note) != GT_PL_SOURCE_READ) {
+        maker.no_winners = 1;
+        snprintf(line, sizeof line, "gemmtune: %s\n", note);
+        say(line);
+    }
+    if (gt_pl_record_check(getenv("GEMMTUNE_RECORD"), note, sizeof note)) {
+        maker.opt.record_path = ""; /* not $GEMMTUNE_RECORD: nothing is recorded */
+        snprintf(line, sizeof line, "gemmtune: %s\n", note);
+        say(line);
+    }
 }
 
 /* The library's start: the environment, the real cuBLAS, the log. No CUDA call is made here. */
 __attribute__((constructor)) static void preload_init(void)
 {
     gt_pl_config_parse(env, &cfg);
-    (void)resolve_real();
-    gemmtune_options_init(&opts);
-    opts.column_major = 1;
-    opts.json_path = cfg.json_path[0] ? cfg.json_path : NULL;
-    opts.fallback = cfg.fallback_from_env ? GEMMTUNE_FALLBACK_ENV : GEMMTUNE_FALLBACK_NONE;
+    for (int i = 0; i < R_N; ++i) (void)real_slot(i);
+    (void)getters_found();
+    gt_backend_cublas_resolver(find_real); /* vendor winners and the cuBLAS fallback call the real cuBLAS */
+    gemmtune_options_init(&maker.opt);
+    maker.opt.column_major = 1;
+    maker.opt.json_path = cfg.json_path[0] ? cfg.json_path : NULL;
+    maker.opt.fallback = cfg.fallback_from_env ? GEMMTUNE_FALLBACK_ENV : GEMMTUNE_FALLBACK_NONE;
+    maker.say = say;
     open_log();
+    check_files();
     char line[1400];
     int n;
     if (!cfg.enabled) n = snprintf(line, sizeof line, "gemmtune: pid %d: pass-through (GEMMTUNE_PRELOAD=off)\n",
@@ -138,17 +157,11 @@ __attribute__((destructor)) static void preload_fini(void)
     if (n > 0) log_text(line, (size_t)n);
 }
 
-/* What became of one intercepted call. */
-typedef struct {
-    gt_pl_reason reason;
-    int done;                  /* matrices gemmtune computed (a strided batch may stop part way) */
-    gemmtune_handle h;         /* the handle that served them, for the log's explanation */
-    gt_pl_thread *t;
-    char detail[512];
-} outcome;
+typedef gt_pl_outcome outcome;
 
-/* The operands, with the strides of a strided batch (0 for a single matrix). */
+/* The call and its operands, with the strides of a strided batch (0 for a single matrix). */
 typedef struct {
+    const gt_pl_call *c;
     cublasHandle_t handle;
     const float *A, *B;
     float *C;
@@ -158,20 +171,15 @@ typedef struct {
 /* Matrix i of a strided batch (no arithmetic on the pointer of a single matrix, which may be NULL). */
 static const float *at(const float *p, long long i, long long stride) { return i ? p + i * stride : p; }
 
-/* The key of a call for the untuned cache: the signature, the device, and the pointers' alignment (16-byte
- * classes, strides included), which the loader's choice depends on. */
-static uint64_t untuned_key(const gt_pl_call *c, const operands *o, int dev)
+/* Launch the batch through gemmtune on the handle's stream; stops at the first failure (*done says where). A
+ * call with no tuned kernel costs the loader's lock-free lookup of its plan, which says so (and counts the call
+ * for the recorder). GT_PL_DEVICE_CHANGED: the handle is not the current device's (nothing was launched). */
+static gt_pl_reason launch(gemmtune_handle h, cudaStream_t stream, int dev, const void *ctx, outcome *out)
 {
-    const uintptr_t a = (uintptr_t)o->A | (uintptr_t)(o->sa * 4), b = (uintptr_t)o->B | (uintptr_t)(o->sb * 4),
-                    cc = (uintptr_t)o->C | (uintptr_t)(o->sc * 4);
-    return gt_pl_key(c, (int)((a & 15) | (b & 15) << 4 | (cc & 15) << 8 | (uintptr_t)dev << 12));
-}
-
-/* Launch the batch through gemmtune on the handle's stream; stops at the first failure (*done says where). */
-static gt_pl_reason launch(gemmtune_handle h, cudaStream_t stream, const gt_pl_call *c, const operands *o,
-                           outcome *out)
-{
+    const operands *o = ctx;
+    const gt_pl_call *c = o->c;
     gemmtune_status st = GEMMTUNE_SUCCESS;
+    (void)dev; /* the loader checks the current device itself */
     const float alpha = *(const float *)c->alpha, beta = *(const float *)c->beta;
     const gemmtune_op ta = gt_pl_op(c->transa), tb = gt_pl_op(c->transb);
     ++gt_pl_depth;
@@ -179,118 +187,179 @@ static gt_pl_reason launch(gemmtune_handle h, cudaStream_t stream, const gt_pl_c
         const long long i = out->done;
         st = gemmtune_sgemm(h, (void *)stream, ta, tb, c->m, c->n, c->k, alpha, at(o->A, i, o->sa), c->lda,
                             at(o->B, i, o->sb), c->ldb, beta, (float *)at(o->C, i, o->sc), c->ldc);
-        if (st != GEMMTUNE_SUCCESS) {
-            snprintf(out->detail, sizeof out->detail, "%s (%s)", gemmtune_status_string(st), gemmtune_last_error());
-            (void)cudaGetLastError(); /* a failed launch of ours must not surface in the program's next check */
-            break;
-        }
+        if (st != GEMMTUNE_SUCCESS) break;
     }
     --gt_pl_depth;
     if (out->done == c->batch) return GT_PL_SERVE;
-    return st == GEMMTUNE_STATUS_NO_KERNEL ? GT_PL_UNTUNED : st == GEMMTUNE_STATUS_NOT_PREPARED ? GT_PL_CAPTURE
-                                                                                              : GT_PL_GEMMTUNE;
+    return out->done == 0 || st != GEMMTUNE_STATUS_WRONG_DEVICE ? gt_pl_failed(st, out) : GT_PL_GEMMTUNE;
 }
 
-/* Launch, unless this thread already learnt that the call has no tuned kernel (then straight to cuBLAS). */
-static gt_pl_reason launch_or_skip(gemmtune_handle h, cudaStream_t stream, const gt_pl_call *c, const operands *o,
-                                   int dev, outcome *out)
+gt_pl_reason gt_pl_failed(gemmtune_status st, gt_pl_outcome *out)
 {
-    if (gt_pl_untuned_any(out->t) && gt_pl_untuned_has(out->t, untuned_key(c, o, dev))) return GT_PL_UNTUNED;
-    gt_pl_reason r = launch(h, stream, c, o, out);
-    if (r == GT_PL_UNTUNED && out->done == 0) gt_pl_untuned_add(out->t, untuned_key(c, o, dev));
+    if (st == GEMMTUNE_STATUS_WRONG_DEVICE) return GT_PL_DEVICE_CHANGED;
+    if (st == GEMMTUNE_STATUS_NO_KERNEL) { /* the loader's note says why: all the log needs */
+        if (log_fd >= 0) snprintf(out->detail, sizeof out->detail, "%s", gemmtune_last_error());
+        return GT_PL_UNTUNED;
+    }
+    if (log_fd >= 0)
+        snprintf(out->detail, sizeof out->detail, "%s (%s)", gemmtune_status_string(st), gemmtune_last_error());
+    (void)cudaGetLastError(); /* a failed launch of ours must not surface in the program's next check */
+    return st == GEMMTUNE_STATUS_NOT_PREPARED ? GT_PL_CAPTURE : GT_PL_GEMMTUNE;
+}
+
+/* For the log, while the thread holds its handle (after gt_pl_leave, the process's exit may destroy it): whether
+ * this served call's line is new, and then what served it. Once per line, never on a warm call. */
+static void explain(gemmtune_handle h, const gt_pl_call *c, gt_pl_reason r, outcome *out)
+{
+    out->fresh = gt_pl_seen_insert(&seen, gt_pl_key(c, r));
+    if (out->fresh != 1) return;
+    snprintf(out->explain, sizeof out->explain, "?");
+    (void)gemmtune_explain(h, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k, c->lda, c->ldb, c->ldc,
+                           out->explain, sizeof out->explain);
+}
+
+/* The current device, asked of CUDA: for a thread's first call, and after the loader found that the thread's
+ * device changed. -1 (with the detail) when there is none usable. */
+static int current_device(outcome *out)
+{
+    int dev = -1;
+    cudaError_t e = cudaGetDevice(&dev);
+    if (e == cudaSuccess && dev >= 0 && dev < GT_PL_MAX_DEVICES) return dev;
+    (void)cudaGetLastError();
+    snprintf(out->detail, sizeof out->detail, "cudaGetDevice: %s, device %d",
+             e != cudaSuccess ? cudaGetErrorString(e) : "ok", dev);
+    return -1;
+}
+
+/* The call on device dev's handle of this thread (made on first use). */
+static gt_pl_reason serve_on(int dev, cudaStream_t stream, const gt_pl_call *c, gt_pl_launch_fn fn, const void *ctx,
+                             outcome *out)
+{
+    gt_pl_reason r = GT_PL_SERVE;
+    gemmtune_handle h = gt_pl_handle(out->t, dev, (void *)stream, &maker, &r, out->detail, sizeof out->detail);
+    if (!h || (r = fn(h, stream, dev, ctx, out)) == GT_PL_DEVICE_CHANGED) return r;
+    gt_pl_set_device(out->t, dev);
+    if (log_fd >= 0 && (r == GT_PL_SERVE || out->done > 0)) explain(h, c, r, out);
     return r;
 }
 
-/* A call that may be served: the handle's stream, the current device, its gemmtune handle, the launches. */
-static gt_pl_reason serve(const gt_pl_call *c, const operands *o, outcome *out)
+/* The thread's last device is tried first and CUDA is asked only when it changed: one cudaGetDevice per call, the
+ * loader's. */
+gt_pl_reason gt_pl_serve(const gt_pl_call *c, cudaStream_t stream, gt_pl_launch_fn fn, const void *ctx, outcome *out)
+{
+    if (!out->t || !gt_pl_enter(out->t)) return GT_PL_EXITING;
+    int dev = gt_pl_device(out->t);
+    gt_pl_reason r = dev >= 0 ? serve_on(dev, stream, c, fn, ctx, out) : GT_PL_DEVICE_CHANGED;
+    if (r == GT_PL_DEVICE_CHANGED)
+        r = (dev = current_device(out)) < 0 ? GT_PL_NO_DEVICE : serve_on(dev, stream, c, fn, ctx, out);
+    if (r == GT_PL_DEVICE_CHANGED) r = GT_PL_GEMMTUNE; /* the current device's own handle refused it: not expected */
+    gt_pl_leave(out->t); /* from here the handle may be released by the process's exit */
+    return r;
+}
+
+/* A cuBLAS call that may be served: on the cuBLAS handle's stream. */
+static gt_pl_reason serve(const operands *o, outcome *out)
 {
     cudaStream_t stream = NULL;
-    int dev = -1;
-    if (real.get_stream(o->handle, &stream) != CUBLAS_STATUS_SUCCESS) return GT_PL_HANDLE;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess || dev < 0 || dev >= GT_PL_MAX_DEVICES) {
-        (void)cudaGetLastError();
-        snprintf(out->detail, sizeof out->detail, "cudaGetDevice: %s, device %d",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "ok", dev);
-        return GT_PL_NO_DEVICE;
+    if (REAL(R_GET_STREAM, cublasGetStream_v2)(o->handle, &stream) != CUBLAS_STATUS_SUCCESS) return GT_PL_HANDLE;
+    return gt_pl_serve(o->c, stream, launch, o, out);
+}
+
+/* Whether the current GPU ignores cublasGemmAlgo_t (sm_80 and newer: decide.c). Asked only of a call naming
+ * CUBLAS_GEMM_DEFAULT_TENSOR_OP; each device's answer is kept. No device: 0 (the call stays cuBLAS's). */
+static int algo_ignored(void)
+{
+    static _Atomic int major[GT_PL_MAX_DEVICES]; /* 0 until asked */
+    int dev = -1, v = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= GT_PL_MAX_DEVICES) return (void)cudaGetLastError(), 0;
+    if (!(v = atomic_load_explicit(&major[dev], memory_order_relaxed))) {
+        if (cudaDeviceGetAttribute(&v, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess)
+            return (void)cudaGetLastError(), 0;
+        atomic_store_explicit(&major[dev], v, memory_order_relaxed);
     }
-    if (!out->t || !gt_pl_enter(out->t)) return GT_PL_EXITING;
-    gt_pl_reason r = GT_PL_SERVE;
-    out->h = gt_pl_handle(out->t, dev, (void *)stream, &opts, &r, out->detail, sizeof out->detail);
-    if (out->h) r = launch_or_skip(out->h, stream, c, o, dev, out);
-    gt_pl_leave(out->t);
-    return r;
+    return v >= 8;
 }
 
 /* Decide, and serve when allowed. The caller forwards whatever was not served. */
-static void attempt(const gt_pl_call *c, const operands *o, outcome *out)
+static void attempt(const operands *o, outcome *out)
 {
-    gt_pl_modes modes = {0, 0};
+    const gt_pl_call *c = o->c;
+    gt_pl_modes modes = {0, 0, 0};
     cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
     cublasMath_t mm = CUBLAS_DEFAULT_MATH;
-    out->done = 0, out->h = NULL, out->detail[0] = '\0';
+    out->done = 0, out->fresh = 2, out->detail[0] = '\0';
     out->t = gt_pl_thread_get();
-    if (real.get_pointer_mode(o->handle, &pm) != CUBLAS_STATUS_SUCCESS ||
-        real.get_math_mode(o->handle, &mm) != CUBLAS_STATUS_SUCCESS) {
+    if (REAL(R_GET_POINTER_MODE, cublasGetPointerMode_v2)(o->handle, &pm) != CUBLAS_STATUS_SUCCESS ||
+        REAL(R_GET_MATH_MODE, cublasGetMathMode)(o->handle, &mm) != CUBLAS_STATUS_SUCCESS) {
         out->reason = GT_PL_HANDLE;
         return;
     }
     modes.pointer_mode = (int)pm, modes.math_mode = (int)mm;
+    modes.algo_ignored = c->api == GT_PL_GEMMEX && c->algo == CUBLAS_GEMM_DEFAULT_TENSOR_OP && algo_ignored();
     out->reason = gt_pl_classify(c, &modes, &cfg);
-    if (out->reason == GT_PL_ENV_NUMERICS) snprintf(out->detail, sizeof out->detail, "%s", cfg.numerics);
-    if (out->reason == GT_PL_MATH_MODE) snprintf(out->detail, sizeof out->detail, "cublasMath_t %d", modes.math_mode);
-    if (out->reason == GT_PL_SERVE) out->reason = serve(c, o, out);
+    if (out->reason == GT_PL_SERVE) out->reason = serve(o, out);
+    else if (log_fd >= 0 && out->reason == GT_PL_ENV_NUMERICS) snprintf(out->detail, sizeof out->detail, "%s", cfg.numerics);
+    else if (log_fd >= 0 && out->reason == GT_PL_MATH_MODE)
+        snprintf(out->detail, sizeof out->detail, "cublasMath_t %d", modes.math_mode);
 }
 
-static void log_outcome(const gt_pl_call *c, const outcome *out, cublasStatus_t st)
+static void log_outcome(const gt_pl_call *c, const outcome *out, cublasStatus_t st, gt_pl_status_name_fn status_name)
 {
-    int fresh = gt_pl_seen_insert(&seen, gt_pl_key(c, out->reason));
+    const char *real = c->api == GT_PL_LT ? "cuBLASLt" : "cuBLAS";
+    int fresh = out->fresh != 2 ? out->fresh : gt_pl_seen_insert(&seen, gt_pl_key(c, out->reason));
     static const char full[] = "gemmtune: more distinct calls than the log tracks; no further lines\n";
     if (fresh < 0) log_text(full, sizeof full - 1);
     if (fresh != 1) return;
-    char verdict[1200], why[700] = "", line[1500];
-    const char *name = real.status_name ? real.status_name(st) : NULL;
+    char verdict[1400], line[1700];
+    const char *name = status_name ? status_name(st) : NULL; /* optional */
     if (out->reason == GT_PL_SERVE || out->done > 0) {
-        char ex[512] = "?";
-        (void)gemmtune_explain(out->h, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k, c->lda, c->ldb,
-                               c->ldc, ex, sizeof ex);
+        const char *ex = out->explain;
         if (out->reason == GT_PL_SERVE) snprintf(verdict, sizeof verdict, "served by %s", ex);
-        else snprintf(verdict, sizeof verdict, "served %d of %d by %s, the rest forwarded to cuBLAS: %s: %s",
-                      out->done, c->batch, ex, gt_pl_reason_text(out->reason), out->detail);
-    } else {
-        if (out->detail[0]) snprintf(why, sizeof why, ": %s", out->detail);
-        snprintf(verdict, sizeof verdict, "forwarded to cuBLAS: %s%s", gt_pl_reason_text(out->reason), why);
-    }
+        else snprintf(verdict, sizeof verdict, "served %d of %d by %s, the rest forwarded to %s: %s: %s",
+                      out->done, c->batch, ex, real, gt_pl_reason_text(out->reason), out->detail);
+    } else
+        snprintf(verdict, sizeof verdict, "forwarded to %s: %s%s%.700s", real, gt_pl_reason_text(out->reason),
+                 out->detail[0] ? ": " : "", out->detail);
     if (out->reason != GT_PL_SERVE && st != CUBLAS_STATUS_SUCCESS) {
         size_t l = strlen(verdict);
-        snprintf(verdict + l, sizeof verdict - l, " -> %s", name ? name : "cuBLAS error");
+        snprintf(verdict + l, sizeof verdict - l, " -> %s%s", name ? name : real, name ? "" : " error");
     }
     log_text(line, gt_pl_format(line, sizeof line, c, verdict));
 }
 
-/* The end of every intercepted call that reached a decision: count it, log it when it is new. */
-static cublasStatus_t finish(const gt_pl_call *c, const outcome *out, cublasStatus_t st)
+cublasStatus_t gt_pl_finish(const gt_pl_call *c, const outcome *out, cublasStatus_t st,
+                             gt_pl_status_name_fn status_name)
 {
     if (out->t) gt_pl_count(out->t, out->reason == GT_PL_SERVE);
-    if (log_fd >= 0) log_outcome(c, out, st);
+    if (log_fd >= 0) log_outcome(c, out, st, status_name);
     return st;
 }
 
-/* Only a program that calls these entry points without any cuBLAS loaded gets here. Said once. */
-static cublasStatus_t no_real(void)
+/* The end of every intercepted cuBLAS call that reached a decision. */
+static cublasStatus_t finish(const gt_pl_call *c, const outcome *out, cublasStatus_t st)
 {
-    static _Atomic int said;
-    static const char m[] = "gemmtune: libgemmtune_cublas.so: no cuBLAS in this process to forward to; "
-                            "returning CUBLAS_STATUS_NOT_INITIALIZED\n";
-    if (!atomic_exchange(&said, 1)) (void)!write(STDERR_FILENO, m, sizeof m - 1);
+    return gt_pl_finish(c, out, st, REAL(R_STATUS_NAME, cublasGetStatusName));
+}
+
+/* Only a program that calls an entry point its cuBLAS lacks (or with no cuBLAS loaded at all) gets here. Said once
+ * per entry point. */
+static cublasStatus_t no_real(int i)
+{
+    static _Atomic int said[R_N];
+    char m[300];
+    int n = snprintf(m, sizeof m, "gemmtune: libgemmtune_cublas.so: no %s in this process's cuBLAS to forward to; "
+                     "returning CUBLAS_STATUS_NOT_INITIALIZED\n", real_name[i]);
+    if (!atomic_exchange(&said[i], 1) && n > 0) (void)!write(STDERR_FILENO, m, (size_t)n);
     return CUBLAS_STATUS_NOT_INITIALIZED;
 }
 
-#define GT_FORWARD(call, ...)                                                   \
+/* The real entry point i called as fn: its status, or NOT_INITIALIZED when this cuBLAS has no such symbol. */
+#define GT_FORWARD(i, fn, ...)                                                  \
     do {                                                                        \
-        if (!resolve_real()) return no_real();                                  \
+        __typeof__(fn) *real_ = REAL(i, fn);                                    \
+        if (!real_) return no_real(i);                                          \
         ++gt_pl_depth;                                                          \
-        cublasStatus_t fwd_st_ = real.call(__VA_ARGS__);                        \
+        cublasStatus_t fwd_st_ = real_(__VA_ARGS__);                            \
         --gt_pl_depth;                                                          \
         return fwd_st_;                                                         \
     } while (0)
@@ -299,14 +368,14 @@ static cublasStatus_t real_sgemm(cublasHandle_t h, cublasOperation_t ta, cublasO
                                  const float *alpha, const float *A, int lda, const float *B, int ldb,
                                  const float *beta, float *C, int ldc)
 {
-    GT_FORWARD(sgemm, h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    GT_FORWARD(R_SGEMM, cublasSgemm_v2, h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 /* Straight to cuBLAS, before any getter: re-entry from gemmtune or cuBLAS, the pass-through switch, or a cuBLAS
- * not found (whose forward then returns CUBLAS_STATUS_NOT_INITIALIZED). */
+ * whose getters were not found (the forward itself then needs only the entry point's own symbol). */
 static int bypass(void)
 {
-    return gt_pl_depth > 0 || !cfg.enabled || !resolve_real();
+    return gt_pl_depth > 0 || !cfg.enabled || !getters_found();
 }
 
 GT_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
@@ -316,9 +385,9 @@ GT_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_t
     if (bypass()) return real_sgemm(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
     const gt_pl_call c = {GT_PL_SGEMM, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, CUDA_R_32F, CUDA_R_32F,
                           CUDA_R_32F, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT, 1};
-    const operands o = {handle, A, B, C, 0, 0, 0};
+    const operands o = {&c, handle, A, B, C, 0, 0, 0};
     outcome out;
-    attempt(&c, &o, &out);
+    attempt(&o, &out);
     if (out.reason == GT_PL_SERVE) return finish(&c, &out, CUBLAS_STATUS_SUCCESS);
     return finish(&c, &out, real_sgemm(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc));
 }
@@ -328,7 +397,7 @@ static cublasStatus_t real_gemm_ex(cublasHandle_t h, cublasOperation_t ta, cubla
                                    cudaDataType bt, int ldb, const void *beta, void *C, cudaDataType ct, int ldc,
                                    cublasComputeType_t compute, cublasGemmAlgo_t algo)
 {
-    GT_FORWARD(gemm_ex, h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, compute, algo);
+    GT_FORWARD(R_GEMM_EX, cublasGemmEx, h, ta, tb, m, n, k, alpha, A, at, lda, B, bt, ldb, beta, C, ct, ldc, compute, algo);
 }
 
 GT_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
@@ -342,9 +411,9 @@ GT_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t t
                             computeType, algo);
     const gt_pl_call c = {GT_PL_GEMMEX, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, Atype, Btype, Ctype,
                           (int)computeType, (int)algo, 1};
-    const operands o = {handle, A, B, C, 0, 0, 0};
+    const operands o = {&c, handle, A, B, C, 0, 0, 0};
     outcome out;
-    attempt(&c, &o, &out);
+    attempt(&o, &out);
     if (out.reason == GT_PL_SERVE) return finish(&c, &out, CUBLAS_STATUS_SUCCESS);
     return finish(&c, &out, real_gemm_ex(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta,
                                          C, Ctype, ldc, computeType, algo));
@@ -354,7 +423,7 @@ static cublasStatus_t real_strided(cublasHandle_t h, cublasOperation_t ta, cubla
                                    const float *alpha, const float *A, int lda, long long sa, const float *B, int ldb,
                                    long long sb, const float *beta, float *C, int ldc, long long sc, int batch)
 {
-    GT_FORWARD(strided, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
+    GT_FORWARD(R_STRIDED, cublasSgemmStridedBatched, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
 }
 
 /* A batch is served as consecutive launches on the handle's stream. If gemmtune stops part way, the matrices
@@ -370,9 +439,9 @@ GT_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublas
                             strideC, batchCount);
     const gt_pl_call c = {GT_PL_STRIDED, transa, transb, m, n, k, lda, ldb, ldc, alpha, beta, CUDA_R_32F, CUDA_R_32F,
                           CUDA_R_32F, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT, batchCount};
-    const operands o = {handle, A, B, C, strideA, strideB, strideC};
+    const operands o = {&c, handle, A, B, C, strideA, strideB, strideC};
     outcome out;
-    attempt(&c, &o, &out);
+    attempt(&o, &out);
     if (out.reason == GT_PL_SERVE) return finish(&c, &out, CUBLAS_STATUS_SUCCESS);
     const long long d = out.done;
     return finish(&c, &out, real_strided(handle, transa, transb, m, n, k, alpha, at(A, d, strideA), lda, strideA,
@@ -383,16 +452,3 @@ GT_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublas
 /* ---- for lt.c (cublasLtMatmul): the state above, shared ---- */
 
 const gt_pl_config *gt_pl_cfg(void) { return &cfg; }
-
-const gemmtune_options *gt_pl_opts(void) { return &opts; }
-
-int gt_pl_log_new(uint64_t key)
-{
-    if (log_fd < 0) return 0;
-    int fresh = gt_pl_seen_insert(&seen, key);
-    static const char full[] = "gemmtune: more distinct calls than the log tracks; no further lines\n";
-    if (fresh < 0) log_text(full, sizeof full - 1);
-    return fresh == 1;
-}
-
-void gt_pl_log_text(const char *s, size_t n) { log_text(s, n); }

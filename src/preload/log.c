@@ -3,9 +3,36 @@
 #include "preload.h"
 
 #include <cublas_api.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <cublasLt.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* O_NONBLOCK makes the open itself return at once whatever path names (a FIFO's open would wait for a reader);
+ * fstat then keeps what appending lines to is harmless: a regular file, or a character device (a terminal,
+ * /dev/null), which are given back blocking writes so that no line is dropped. */
+static int appendable(const struct stat *st) { return S_ISREG(st->st_mode) || S_ISCHR(st->st_mode); }
+
+int gt_pl_log_open(const char *path, char *why, size_t n)
+{
+    static const char other[] = "is not a regular file or a terminal";
+    struct stat st;
+    if (stat(path, &st) == 0 && !appendable(&st)) return snprintf(why, n, "%s", other), -1; /* said before opening */
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK | O_NOCTTY, 0644);
+    if (fd < 0) return snprintf(why, n, "cannot be opened (%s)", strerror(errno)), -1;
+    if (fstat(fd, &st) || !appendable(&st)) { /* it changed since */
+        snprintf(why, n, "%s", other);
+        close(fd);
+        return -1;
+    }
+    int fl = fcntl(fd, F_GETFL);
+    if (fl >= 0) (void)fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    return fd;
+}
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {

@@ -234,26 +234,24 @@ static void read_layout(cublasLtMatrixLayout_t l, gt_pl_lt_layout *out)
 /* ---- serving ---- */
 
 typedef struct {
+    const gt_pl_lt_plan *p;
     const float *A, *B, *C, *bias;
     float *D;
 } operands;
-
-typedef struct {
-    gt_pl_reason reason;
-    gemmtune_handle h; /* the handle that served it, for the log's explanation */
-    gt_pl_thread *t;
-    char detail[512];
-} outcome;
 
 /* D = C or D = bias first (both on the stream, so before the GEMM), then the GEMM into D. Either step failing
  * leaves the call to cuBLASLt, which then writes all of D itself: C is never written, and with a bias beta is 0,
  * so cuBLASLt does not read D. The caller's algo and workspace are cuBLASLt's business: gemmtune ignores them
  * (split-K kernels use the handle's own workspace). */
-static gt_pl_reason run(gemmtune_handle h, cudaStream_t s, int dev, const gt_pl_lt_plan *p, const operands *o,
-                        outcome *out)
+static gt_pl_reason run(gemmtune_handle h, cudaStream_t s, int dev, const void *ctx, gt_pl_outcome *out)
 {
+    const operands *o = ctx;
+    const gt_pl_lt_plan *p = o->p;
     const gt_pl_call *c = &p->call;
     gt_pl_reason r = GT_PL_SERVE;
+    int cur = -1;
+    if ((p->bias || p->copy_c) && (cudaGetDevice(&cur) != cudaSuccess || cur != dev))
+        return (void)cudaGetLastError(), GT_PL_DEVICE_CHANGED; /* nothing launched on another device's stream */
     ++gt_pl_depth;
     if (p->bias) {
         const int rc = gt_bias_broadcast(dev, (void *)s, c->m, c->n, o->bias, o->D, c->ldc, out->detail,
@@ -271,67 +269,11 @@ static gt_pl_reason run(gemmtune_handle h, cudaStream_t s, int dev, const gt_pl_
     if (r == GT_PL_SERVE) {
         gemmtune_status st = gemmtune_sgemm(h, (void *)s, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k,
                                             p->alpha, o->A, c->lda, o->B, c->ldb, p->beta, o->D, c->ldc);
-        if (st != GEMMTUNE_SUCCESS) {
-            snprintf(out->detail, sizeof out->detail, "%s (%s)", gemmtune_status_string(st), gemmtune_last_error());
-            (void)cudaGetLastError(); /* a failed launch of ours must not surface in the program's next check */
-            r = st == GEMMTUNE_STATUS_NO_KERNEL      ? GT_PL_UNTUNED
-                : st == GEMMTUNE_STATUS_NOT_PREPARED ? GT_PL_CAPTURE
-                                                     : GT_PL_GEMMTUNE;
-        }
+        if (st != GEMMTUNE_SUCCESS) r = gt_pl_failed(st, out);
+        if (r == GT_PL_DEVICE_CHANGED && (p->bias || p->copy_c)) r = GT_PL_GEMMTUNE; /* D was written: no retry */
     }
     --gt_pl_depth;
     return r;
-}
-
-/* Run, unless this thread already learnt that the GEMM has no tuned kernel (keyed as interpose.c keys it: the
- * signature, the device and the operands' 16-byte alignment, which the loader's choice depends on). */
-static gt_pl_reason run_or_skip(gemmtune_handle h, cudaStream_t s, int dev, const gt_pl_lt_plan *p,
-                                const operands *o, outcome *out)
-{
-    const uintptr_t a = (uintptr_t)o->A, b = (uintptr_t)o->B, d = (uintptr_t)o->D;
-    const uint64_t key = gt_pl_key(&p->call, (int)((a & 15) | (b & 15) << 4 | (d & 15) << 8 | (uintptr_t)dev << 12));
-    if (gt_pl_untuned_any(out->t) && gt_pl_untuned_has(out->t, key)) return GT_PL_UNTUNED;
-    gt_pl_reason r = run(h, s, dev, p, o, out);
-    if (r == GT_PL_UNTUNED) gt_pl_untuned_add(out->t, key);
-    return r;
-}
-
-static gt_pl_reason serve(const gt_pl_lt_plan *p, const operands *o, cudaStream_t s, outcome *out)
-{
-    int dev = -1;
-    cudaError_t e = cudaGetDevice(&dev);
-    if (e != cudaSuccess || dev < 0 || dev >= GT_PL_MAX_DEVICES) {
-        (void)cudaGetLastError();
-        snprintf(out->detail, sizeof out->detail, "cudaGetDevice: %s, device %d",
-                 e != cudaSuccess ? cudaGetErrorString(e) : "ok", dev);
-        return GT_PL_NO_DEVICE;
-    }
-    if (!out->t || !gt_pl_enter(out->t)) return GT_PL_EXITING;
-    gt_pl_reason r = GT_PL_SERVE;
-    out->h = gt_pl_handle(out->t, dev, (void *)s, gt_pl_opts(), &r, out->detail, sizeof out->detail);
-    if (out->h) r = run_or_skip(out->h, s, dev, p, o, out);
-    gt_pl_leave(out->t);
-    return r;
-}
-
-static void log_call(const gt_pl_lt_plan *p, const outcome *out, cublasStatus_t st)
-{
-    if (!gt_pl_log_new(gt_pl_key(&p->call, (int)out->reason))) return;
-    const gt_pl_call *c = &p->call;
-    char verdict[1200], line[1500], ex[512] = "?";
-    if (out->reason == GT_PL_SERVE) {
-        (void)gemmtune_explain(out->h, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k, c->lda, c->ldb,
-                               c->ldc, ex, sizeof ex);
-        snprintf(verdict, sizeof verdict, "served by %s", ex);
-    } else {
-        const char *detail = out->detail[0] ? out->detail : p->detail;
-        int w = snprintf(verdict, sizeof verdict, "forwarded to cuBLASLt: %s%s%s", gt_pl_reason_text(out->reason),
-                         detail[0] ? ": " : "", detail);
-        const char *name = lt.status_name ? lt.status_name(st) : NULL;
-        if (st != CUBLAS_STATUS_SUCCESS && w > 0 && (size_t)w < sizeof verdict)
-            snprintf(verdict + w, sizeof verdict - (size_t)w, " -> %s", name ? name : "cuBLASLt error");
-    }
-    gt_pl_log_text(line, gt_pl_format(line, sizeof line, c, verdict));
 }
 
 /* Only a program that calls cublasLtMatmul with no cuBLASLt loaded gets here. Said once. */
@@ -371,19 +313,18 @@ GT_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulD
     if (Cdesc == Ddesc) call.c = call.d;
     else read_layout(Cdesc, &call.c);
     gt_pl_lt_plan plan;
-    outcome out = {GT_PL_SERVE, NULL, gt_pl_thread_get(), ""};
+    gt_pl_outcome out = {.reason = GT_PL_SERVE, .t = gt_pl_thread_get(), .fresh = 2};
     out.reason = gt_pl_lt_classify(&call, gt_pl_cfg(), &plan);
     if (out.reason == GT_PL_SERVE) {
-        const operands o = {A, B, C, call.desc.bias, D};
-        out.reason = serve(&plan, &o, stream, &out);
-    }
+        const operands o = {&plan, A, B, C, call.desc.bias, D};
+        out.reason = gt_pl_serve(&plan.call, stream, run, &o, &out);
+    } else
+        snprintf(out.detail, sizeof out.detail, "%s", plan.detail); /* the type, attribute or layout at fault */
     if (out.reason == GT_PL_SERVE) st = CUBLAS_STATUS_SUCCESS;
     else {
         ++gt_pl_depth;
         st = lt.matmul(GT_LT_ARGS);
         --gt_pl_depth;
     }
-    if (out.t) gt_pl_count(out.t, out.reason == GT_PL_SERVE);
-    log_call(&plan, &out, st);
-    return st;
+    return gt_pl_finish(&plan.call, &out, st, lt.status_name);
 }

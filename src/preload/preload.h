@@ -8,6 +8,8 @@
 
 #include "gemmtune.h"
 
+#include <cublas_api.h> /* types only (cublasStatus_t, cudaStream_t): the pure files link no CUDA */
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -34,6 +36,22 @@ typedef const char *(*gt_pl_getenv_fn)(const char *name);
  * value leaves a safe setting (a bad GEMMTUNE_PRELOAD means pass-through) and a message in cfg->warning. */
 void gt_pl_config_parse(gt_pl_getenv_fn get, gt_pl_config *cfg);
 
+/* What the check of the winners' source at load found. */
+typedef enum {
+    GT_PL_SOURCE_READ, /* the loader reads it (or the default database, when there is one) */
+    GT_PL_SOURCE_NONE  /* no winners: GEMMTUNE_DB names no file yet, or the source is not a regular file */
+} gt_pl_source_state;
+
+/* Check the winners' source (GEMMTUNE_JSON, else db_env = GEMMTUNE_DB; the default database is the loader's)
+ * with stat alone, so that nothing is ever opened that could block (a FIFO) or never end (/dev/zero). For
+ * GT_PL_SOURCE_NONE, note says why, as a line for stderr ("no database at X yet: ..."). */
+gt_pl_source_state gt_pl_source_check(const gt_pl_config *cfg, const char *db_env, char *note, size_t n);
+
+/* Whether the record file (GEMMTUNE_RECORD) may be written: 0 when it is a regular file or does not exist yet (the
+ * recorder makes it); -1, with a line in note, when it is something else (a FIFO would block the program at exit,
+ * in the recorder's read). stat only. */
+int gt_pl_record_check(const char *path, char *note, size_t n);
+
 /* ---- decide.c: whether gemmtune may serve a call, from its arguments and the handle's modes alone ---- */
 
 typedef enum { GT_PL_SGEMM, GT_PL_GEMMEX, GT_PL_STRIDED, GT_PL_LT } gt_pl_api;
@@ -48,7 +66,7 @@ typedef enum {
     GT_PL_ENV_NUMERICS,    /* NVIDIA_TF32_OVERRIDE or CUBLAS_EMULATE_SINGLE_PRECISION is set */
     GT_PL_TYPES,           /* cublasGemmEx on other than FP32 A, B and C */
     GT_PL_COMPUTE,         /* cublasGemmEx compute type other than 32F, 32F_PEDANTIC or legacy CUDA_R_32F */
-    GT_PL_ALGO,            /* cublasGemmEx with an algorithm other than CUBLAS_GEMM_DEFAULT */
+    GT_PL_ALGO,            /* cublasGemmEx naming an algorithm cuBLAS honours (see decide.c) */
     GT_PL_DEVICE_POINTERS, /* CUBLAS_POINTER_MODE_DEVICE: alpha and beta live on the GPU */
     GT_PL_MATH_MODE,       /* the handle allows TF32, half or emulated math */
     GT_PL_ALPHA_ZERO,      /* alpha == 0: BLAS reads neither A nor B */
@@ -69,6 +87,7 @@ typedef enum {
     GT_PL_LT_ATTRIBUTE,    /* a descriptor or layout attribute is set that gemmtune does not serve (detail: which) */
     GT_PL_LT_RANGE,        /* a size or leading dimension beyond int (gemmtune_sgemm's arguments) */
     GT_PL_LT_PREPARE,      /* writing the bias or C into D failed (compile, load or launch) */
+    GT_PL_DEVICE_CHANGED,  /* internal: the thread's current device is not its last one (asked again, retried) */
     GT_PL_NREASONS
 } gt_pl_reason;
 
@@ -84,10 +103,11 @@ typedef struct {
     int batch;                   /* cublasSgemmStridedBatched batchCount; else 1 */
 } gt_pl_call;
 
-/* The handle's state that decides the semantics, read through the real cuBLAS's getters. */
+/* The handle's state that decides the semantics, read through the real cuBLAS's getters, and the GPU's. */
 typedef struct {
     int pointer_mode; /* cublasPointerMode_t */
     int math_mode;    /* cublasMath_t */
+    int algo_ignored; /* 1: the current GPU is sm_80 or newer, where cuBLAS ignores cublasGemmAlgo_t */
 } gt_pl_modes;
 
 /* GT_PL_SERVE when gemmtune computes exactly what cuBLAS would (FP32, host scalars, valid arguments), else the
@@ -109,6 +129,10 @@ typedef struct {
     _Atomic uint64_t slot[GT_PL_SEEN_SLOTS];
     _Atomic int full;
 } gt_pl_seen;
+
+/* Open the log file at path for appending, never blocking: a FIFO, socket, directory or block device is refused.
+ * The descriptor, or -1 with why ("is not a regular file or a terminal", "cannot be opened (<errno text>)"). */
+int gt_pl_log_open(const char *path, char *why, size_t n);
 
 /* The key of a call signature with its outcome (any 64-bit hash, never 0). */
 uint64_t gt_pl_key(const gt_pl_call *c, int outcome);
@@ -135,18 +159,27 @@ gt_pl_thread *gt_pl_thread_get(void);
 int gt_pl_enter(gt_pl_thread *t);
 void gt_pl_leave(gt_pl_thread *t);
 
-/* The thread's handle for device dev (current), made with opt on first use. NULL when it cannot be had: *why is
- * GT_PL_CREATE (detail in msg) or GT_PL_CAPTURE (stream is capturing: nothing is created there). Between
- * gt_pl_enter and gt_pl_leave. */
-gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gemmtune_options *opt, gt_pl_reason *why,
+/* How the process's handles are made: with opt (column-major, the winners' source, the fallback), or, when
+ * no_winners (the source checked unreadable at load), from an empty winner table with the same options, so that
+ * untuned calls still reach the loader, which forwards them (fallback none) and records them. say writes one
+ * line where the user looks (stderr, and the log). */
+typedef struct {
+    gemmtune_options opt;
+    int no_winners;
+    void (*say)(const char *line);
+} gt_pl_maker;
+
+/* The thread's handle for device dev (current), made by mk on first use. A source whose winners cannot be read
+ * (GEMMTUNE_STATUS_DB_ERROR or _JSON_ERROR) is said once per process, and every handle is then made without
+ * winners. NULL when no handle can be had: *why is GT_PL_CREATE (detail in msg; said once too) or GT_PL_CAPTURE
+ * (stream is capturing: nothing is created there). Between gt_pl_enter and gt_pl_leave. */
+gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gt_pl_maker *mk, gt_pl_reason *why,
                              char *msg, size_t msglen);
 
-/* Calls that found no tuned kernel, per thread: the loader does not remember a failed selection, so without this
- * every such call would select again under the handle's lock. The winners of a handle never change, so a miss
- * stays a miss. gt_pl_untuned_any is 0 until the first miss (the served path then skips the key). */
-int gt_pl_untuned_any(const gt_pl_thread *t);
-int gt_pl_untuned_has(const gt_pl_thread *t, uint64_t key);
-void gt_pl_untuned_add(gt_pl_thread *t, uint64_t key);
+/* The device of the thread's last call through its handles (-1 before the first): the interposer tries its handle
+ * first, and asks CUDA only when the loader says the current device is another. */
+int gt_pl_device(const gt_pl_thread *t);
+void gt_pl_set_device(gt_pl_thread *t, int dev);
 
 /* Count one call of the thread as served or forwarded; gt_pl_totals sums every thread, living or gone. */
 void gt_pl_count(gt_pl_thread *t, int served);
@@ -212,13 +245,39 @@ int gt_pl_lt_layout_role(int attr);
 /* "CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET", or "matmul attribute 40" for one this build does not know. */
 void gt_pl_lt_attr_name(int layout, int attr, char *buf, size_t n);
 
-/* ---- interpose.c, for lt.c: the library's state, set once when it is loaded ---- */
+/* ---- interpose.c, for lt.c: the library's state and the serving path every entry point shares ---- */
 
+/* The environment as read when the library was loaded. */
 const gt_pl_config *gt_pl_cfg(void);
-const gemmtune_options *gt_pl_opts(void);
-/* 1 when the log is on and key (gt_pl_key of a call and its outcome) is new: the caller then writes its line
- * with gt_pl_log_text. */
-int gt_pl_log_new(uint64_t key);
-void gt_pl_log_text(const char *s, size_t n);
+
+/* What became of one intercepted call. */
+typedef struct {
+    gt_pl_reason reason;
+    int done;                  /* matrices gemmtune computed (a strided batch may stop part way) */
+    gt_pl_thread *t;           /* the calling thread's state (gt_pl_thread_get), NULL when none could be had */
+    int fresh;                 /* the log's verdict on this (call, outcome): 1 new, 0 seen, -1 set full, 2 not asked */
+    char detail[700];
+    char explain[512];         /* what served it (gemmtune_explain), when fresh: taken while the handle is held */
+} gt_pl_outcome;
+
+/* Launch one intercepted call through handle h (made for device dev) on stream: GT_PL_SERVE, or why not, with
+ * out->detail; GT_PL_DEVICE_CHANGED when nothing was launched because dev is not the current device. */
+typedef gt_pl_reason (*gt_pl_launch_fn)(gemmtune_handle h, cudaStream_t stream, int dev, const void *ctx,
+                                        gt_pl_outcome *out);
+
+/* Serve c through the calling thread's handle with fn(ctx): the handle of the thread's last device first, the
+ * current device's when that one's has moved; the log's explanation taken while the handle is held. out->t must
+ * be set (gt_pl_thread_get). Returns GT_PL_SERVE or why the call must be forwarded. */
+gt_pl_reason gt_pl_serve(const gt_pl_call *c, cudaStream_t stream, gt_pl_launch_fn fn, const void *ctx,
+                         gt_pl_outcome *out);
+
+/* The reason for a failed gemmtune call (detail in out when the log is on); clears a failed launch's CUDA error. */
+gt_pl_reason gt_pl_failed(gemmtune_status st, gt_pl_outcome *out);
+
+/* The end of every intercepted call that reached a decision: count it, log it when it is new ("forwarded to
+ * cuBLASLt" for GT_PL_LT). status_name (optional) names a forwarded call's failing status. Returns st. */
+typedef const char *(*gt_pl_status_name_fn)(cublasStatus_t);
+cublasStatus_t gt_pl_finish(const gt_pl_call *c, const gt_pl_outcome *out, cublasStatus_t st,
+                            gt_pl_status_name_fn status_name);
 
 #endif

@@ -128,6 +128,8 @@ static int served_cases(ccase *o)
     o[n - 1].compute = (int)CUDA_R_32F;
     o[n++] = base("strided x3", API_STRIDED, N, T, 70, 30, 50, 2, 1.0f, 0.5f, EXPECT_TOL);
     o[n - 1].batch = 3;
+    o[n++] = base("gemmex tensor-op algo", API_GEMMEX, N, N, 64, 64, 64, 0, 1.0f, 0.0f, EXPECT_TOL); /* sm_80+ */
+    o[n - 1].algo = CUBLAS_GEMM_DEFAULT_TENSOR_OP;
     return n;
 }
 
@@ -150,8 +152,10 @@ static int forwarded_cases(ccase *o)
     o[n - 1].math = CUBLAS_TF32_TENSOR_OP_MATH, o[n - 1].batch = 2;
     o[n++] = base("gemmex FAST_TF32", API_GEMMEX, N, N, 256, 256, 256, 0, 1.0f, 0.0f, EXPECT_BITWISE);
     o[n - 1].compute = CUBLAS_COMPUTE_32F_FAST_TF32;
-    o[n++] = base("gemmex tensor-op algo", API_GEMMEX, N, N, 64, 64, 64, 0, 1.0f, 0.0f, EXPECT_BITWISE);
-    o[n - 1].algo = CUBLAS_GEMM_DEFAULT_TENSOR_OP;
+    o[n++] = base("gemmex tensor-op algo, TF32 math", API_GEMMEX, N, N, 64, 64, 64, 0, 1.0f, 0.0f, EXPECT_BITWISE);
+    o[n - 1].algo = CUBLAS_GEMM_DEFAULT_TENSOR_OP, o[n - 1].math = CUBLAS_TF32_TENSOR_OP_MATH;
+    o[n++] = base("gemmex ALGO0_TENSOR_OP", API_GEMMEX, N, N, 64, 64, 64, 0, 1.0f, 0.0f, EXPECT_BITWISE);
+    o[n - 1].algo = CUBLAS_GEMM_ALGO0_TENSOR_OP;
     o[n++] = base("gemmex ALGO5", API_GEMMEX, T, N, 33, 17, 9, 0, 1.5f, -1.0f, EXPECT_BITWISE);
     o[n - 1].algo = CUBLAS_GEMM_ALGO5;
     o[n++] = base("strided x20", API_STRIDED, T, N, 20, 20, 20, 1, 1.0f, 0.5f, EXPECT_BITWISE);

@@ -1,5 +1,6 @@
 /* A stand-in cuBLAS for the CPU tests of the preload library (see fake_cublas.h). Linked by
- * tests/preload/drive_fake.c as libfakecublas.so; never runs anything on a GPU. */
+ * tests/preload/drive_fake.c as libfakecublas.so (and, without cublasGemmEx, as tests/nogemmex/libfakecublas.so);
+ * never runs anything on a GPU. */
 #include "fake_cublas.h"
 
 #include <string.h>
@@ -61,6 +62,7 @@ cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOper
     return status;
 }
 
+#ifndef FAKE_NO_GEMMEX /* the build of tests/nogemmex/: a cuBLAS without it */
 cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                             const void *alpha, const void *A, cudaDataType at, int lda, const void *B, cudaDataType bt,
                             int ldb, const void *beta, void *C, cudaDataType ct, int ldc, cublasComputeType_t compute,
@@ -70,6 +72,7 @@ cublasStatus_t cublasGemmEx(cublasHandle_t h, cublasOperation_t ta, cublasOperat
     rec.atype = at, rec.btype = bt, rec.ctype = ct, rec.compute = compute, rec.algo = algo;
     return status;
 }
+#endif
 
 cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                                          int k, const float *alpha, const float *A, int lda, long long sa,

@@ -1,20 +1,48 @@
-/* What the cuBLAS drop-in adds per call over calling gemmtune_sgemm directly, in one process: the same tiny
- * column-major SGEMM on the same stream, 10000 calls each way in alternating rounds of 500, timed on the host
- * without a synchronisation per call (the GPU queue never fills within a round). Run under the preload with
- * GEMMTUNE_FALLBACK=default so both paths run the same built-in kernel (tests/preload/run_check.sh):
- *   GEMMTUNE_FALLBACK=default LD_PRELOAD=build/libgemmtune_cublas.so build/preload_overhead [--max-us 1.0]
- * Without the preload the cuBLAS column is the real cuBLAS, for comparison. */
+/* What gemmtune adds per call to microsecond GEMMs, in one process: for a 100^3 call and a few tiny shapes, the
+ * median over many rounds of the host time per call (the issuing thread, no synchronisation between calls) and of
+ * the wall time per call (CUDA events around a round on the stream), for each way of making the call:
+ *   cuBLAS (real)        cublasSgemm_v2 of the real cuBLAS (found by soname, past any interposer), default math
+ *   cuBLAS pedantic      the same on a CUBLAS_PEDANTIC_MATH handle (what gemmtune's own cuBLAS calls use)
+ *   cublasSgemm_v2       the program's own symbol: the real cuBLAS, or under LD_PRELOAD the interposer
+ *   gemmtune -> cuBLAS   gemmtune_sgemm, no winners, cuBLAS fallback (not under the preload, whose interposer
+ *                        would take the library's own cuBLAS calls)
+ *   gemmtune built-in    gemmtune_sgemm, no winners, the built-in kernel (GEMMTUNE_FALLBACK_DEFAULT)
+ * tests/preload/overhead.sh runs it without the preload and under it (forwarding, served by gemmtune's cuBLAS,
+ * served by the built-in kernel); it needs a GPU.
+ *   build/preload_overhead [--rounds R] [--calls N] [--max-us X]
+ * --max-us: exit 1 unless the path this run is about adds at most X us of host time per call over its baseline,
+ * on every shape: gemmtune -> cuBLAS over cuBLAS without the preload; under it, cublasSgemm_v2 over cuBLAS
+ * (real), or over gemmtune built-in with GEMMTUNE_FALLBACK=default (the same kernel). */
 #include "gemmtune.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-enum { N = 32, ROUNDS = 20, PER_ROUND = 500 };
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
+enum { NSHAPES = 5, MAX_ROUNDS = 201 };
+enum { P_REAL, P_PEDANTIC, P_SYMBOL, P_GT_CUBLAS, P_GT_BUILTIN, NPATHS };
+static const char *const path_name[NPATHS] = {"cuBLAS (real)", "cuBLAS pedantic", "cublasSgemm_v2",
+                                              "gemmtune -> cuBLAS", "gemmtune built-in"};
+static const int shapes[NSHAPES][3] = {{100, 100, 100}, {16, 16, 16}, {32, 32, 32}, {45, 303, 475}, {128, 8, 256}};
+
+typedef __typeof__(cublasSgemm_v2) sgemm_fn;
+
+typedef struct {
+    cudaStream_t s;
+    cublasHandle_t plain, pedantic;
+    gemmtune_handle via_cublas, builtin; /* NULL when not measured */
+    sgemm_fn *real;                      /* the real cuBLAS's cublasSgemm_v2 */
+    int preloaded;                       /* cublasSgemm_v2 here is not the real one */
+    float *A, *B, *C;
+} setup;
 
 static double now_us(void)
 {
@@ -29,68 +57,158 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-typedef struct {
-    gemmtune_handle g;
-    cublasHandle_t c;
-    cudaStream_t s;
-    float *A, *B, *C;
-} setup;
-
-/* One round of PER_ROUND calls one way; returns microseconds per call, or -1 when a call failed. */
-static double round_us(const setup *x, int via_cublas)
+/* One call of shape sh by path p; nonzero when it failed. */
+static int call(const setup *x, int p, const int *sh)
 {
     const float one = 1.0f, zero = 0.0f;
-    int bad = 0;
-    double t0 = now_us();
-    for (int i = 0; i < PER_ROUND; ++i) {
-        if (via_cublas)
-            bad |= cublasSgemm(x->c, CUBLAS_OP_N, CUBLAS_OP_N, N, N, N, &one, x->A, N, x->B, N, &zero, x->C, N) != 0;
-        else
-            bad |= gemmtune_sgemm(x->g, x->s, GEMMTUNE_OP_N, GEMMTUNE_OP_N, N, N, N, one, x->A, N, x->B, N, zero, x->C,
-                                  N) != 0;
+    const int m = sh[0], n = sh[1], k = sh[2];
+    switch (p) {
+    case P_REAL: return x->real(x->plain, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, x->A, m, x->B, k, &zero, x->C, m);
+    case P_PEDANTIC:
+        return x->real(x->pedantic, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, x->A, m, x->B, k, &zero, x->C, m);
+    case P_SYMBOL: return cublasSgemm(x->plain, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, x->A, m, x->B, k, &zero, x->C, m);
+    default:
+        return gemmtune_sgemm(p == P_GT_CUBLAS ? x->via_cublas : x->builtin, x->s, GEMMTUNE_OP_N, GEMMTUNE_OP_N, m, n,
+                              k, one, x->A, m, x->B, k, zero, x->C, m);
     }
-    double t = (now_us() - t0) / PER_ROUND;
-    cudaStreamSynchronize(x->s); /* outside the timed loop: the next round starts on an empty queue */
-    return bad ? -1 : t;
+}
+
+static int measured(const setup *x, int p)
+{
+    return p == P_GT_CUBLAS ? x->via_cublas != NULL : p == P_GT_BUILTIN ? x->builtin != NULL : 1;
+}
+
+/* One round of `calls` calls: host and wall microseconds per call. Nonzero when a call failed. */
+static int round_of(const setup *x, int p, const int *sh, int calls, double *host, double *wall)
+{
+    cudaEvent_t e0, e1;
+    float ms = 0;
+    int bad = 0;
+    cudaEventCreate(&e0), cudaEventCreate(&e1);
+    cudaEventRecord(e0, x->s);
+    const double t0 = now_us();
+    for (int i = 0; i < calls; ++i) bad |= call(x, p, sh);
+    *host = (now_us() - t0) / calls;
+    cudaEventRecord(e1, x->s);
+    bad |= cudaEventSynchronize(e1) != cudaSuccess; /* the next round starts on an empty queue */
+    cudaEventElapsedTime(&ms, e0, e1);
+    *wall = ms * 1e3 / calls;
+    cudaEventDestroy(e0), cudaEventDestroy(e1);
+    return bad;
+}
+
+static gemmtune_handle make_gemmtune(gemmtune_fallback fb)
+{
+    gemmtune_options o;
+    gemmtune_handle h = NULL;
+    gemmtune_options_init(&o);
+    o.column_major = 1, o.fallback = fb, o.record_path = "";
+    if (gemmtune_create_from_table(&h, NULL, 0, &o)) {
+        fprintf(stderr, "overhead: gemmtune_create_from_table: %s\n", gemmtune_last_error());
+        return NULL;
+    }
+    return h;
+}
+
+/* The real cuBLAS's entry point, past any interposer: from the library itself, by its soname. */
+static sgemm_fn *find_real(void)
+{
+    void *lib = dlopen("libcublas.so." STR(CUBLAS_VER_MAJOR), RTLD_NOW | RTLD_NOLOAD);
+    sgemm_fn *f = lib ? (sgemm_fn *)dlsym(lib, "cublasSgemm_v2") : NULL;
+    if (lib) dlclose(lib); /* NOLOAD took a reference; the library stays loaded */
+    return f;
 }
 
 static int make_setup(setup *x)
 {
-    gemmtune_options o;
-    gemmtune_options_init(&o);
-    o.column_major = 1;
-    o.fallback = GEMMTUNE_FALLBACK_DEFAULT;
-    if (cudaStreamCreateWithFlags(&x->s, cudaStreamNonBlocking) || cudaMalloc((void **)&x->A, N * N * 4) ||
-        cudaMalloc((void **)&x->B, N * N * 4) || cudaMalloc((void **)&x->C, N * N * 4))
+    const size_t floats = 512 * 512;
+    memset(x, 0, sizeof *x);
+    if (cudaStreamCreateWithFlags(&x->s, cudaStreamNonBlocking) || cudaMalloc((void **)&x->A, floats * 4) ||
+        cudaMalloc((void **)&x->B, floats * 4) || cudaMalloc((void **)&x->C, floats * 4))
         return fprintf(stderr, "overhead: CUDA setup failed\n"), -1;
-    cudaMemset(x->A, 0, N * N * 4), cudaMemset(x->B, 0, N * N * 4);
-    if (gemmtune_create(&x->g, &o))
-        return fprintf(stderr, "overhead: gemmtune_create: %s\n", gemmtune_last_error()), -1;
-    if (cublasCreate(&x->c) || cublasSetStream(x->c, x->s)) return fprintf(stderr, "overhead: cublasCreate failed\n"), -1;
+    cudaMemset(x->A, 0, floats * 4), cudaMemset(x->B, 0, floats * 4);
+    if (cublasCreate(&x->plain) || cublasSetStream(x->plain, x->s) || cublasCreate(&x->pedantic) ||
+        cublasSetStream(x->pedantic, x->s) || cublasSetMathMode(x->pedantic, CUBLAS_PEDANTIC_MATH))
+        return fprintf(stderr, "overhead: cuBLAS setup failed\n"), -1;
+    if (!(x->real = find_real())) return fprintf(stderr, "overhead: libcublas.so." STR(CUBLAS_VER_MAJOR) " not found\n"), -1;
+    x->preloaded = (void *)x->real != dlsym(RTLD_DEFAULT, "cublasSgemm_v2");
+    if (!x->preloaded && !(x->via_cublas = make_gemmtune(GEMMTUNE_FALLBACK_CUBLAS))) return -1;
+    return (x->builtin = make_gemmtune(GEMMTUNE_FALLBACK_DEFAULT)) ? 0 : -1;
+}
+
+/* Median host and wall time per call of every path on shape sh, rounds interleaved across the paths. */
+static int measure_shape(const setup *x, const int *sh, int rounds, int calls, double host[NPATHS],
+                         double wall[NPATHS])
+{
+    static double h[NPATHS][MAX_ROUNDS], w[NPATHS][MAX_ROUNDS];
+    for (int p = 0; p < NPATHS; ++p) /* plans made, kernels loaded, clocks up */
+        for (int r = 0; measured(x, p) && r < 3; ++r)
+            if (round_of(x, p, sh, calls, &h[p][0], &w[p][0]))
+                return fprintf(stderr, "overhead: %s failed on %dx%dx%d\n", path_name[p], sh[0], sh[1], sh[2]), -1;
+    for (int r = 0; r < rounds; ++r)
+        for (int i = 0; i < NPATHS; ++i) {
+            const int p = (i + r) % NPATHS; /* rotate which path goes first */
+            if (measured(x, p) && round_of(x, p, sh, calls, &h[p][r], &w[p][r]))
+                return fprintf(stderr, "overhead: %s failed\n", path_name[p]), -1;
+        }
+    for (int p = 0; p < NPATHS; ++p) {
+        qsort(h[p], (size_t)rounds, sizeof(double), cmp_double), qsort(w[p], (size_t)rounds, sizeof(double), cmp_double);
+        host[p] = measured(x, p) ? h[p][rounds / 2] : -1, wall[p] = measured(x, p) ? w[p][rounds / 2] : -1;
+    }
     return 0;
+}
+
+/* The path this run is about and its baseline (see the opening comment). */
+static void subject(const setup *x, int *p, int *base)
+{
+    const char *fb = getenv("GEMMTUNE_FALLBACK");
+    *p = x->preloaded ? P_SYMBOL : P_GT_CUBLAS;
+    *base = x->preloaded && fb && !strcmp(fb, "default") ? P_GT_BUILTIN : P_REAL;
+}
+
+/* The table of one shape; returns 1 when the subject exceeds max_us (when given). */
+static int report(const setup *x, const int *sh, const double *host, const double *wall, double max_us)
+{
+    int subj, base, over = 0;
+    subject(x, &subj, &base);
+    for (int p = 0; p < NPATHS; ++p) {
+        if (host[p] < 0) continue;
+        const int b = p == subj ? base : P_REAL;
+        printf("%-20s %4dx%dx%-6d %9.3f %9.3f %+9.3f %+9.3f%s\n", path_name[p], sh[0], sh[1], sh[2], host[p], wall[p],
+               host[p] - host[b], wall[p] - wall[b], p == subj ? "  <-" : "");
+        if (p == subj && max_us >= 0 && host[p] - host[b] > max_us) over = 1;
+    }
+    return over;
 }
 
 int main(int argc, char **argv)
 {
-    double max_us = argc >= 3 && !strcmp(argv[1], "--max-us") ? atof(argv[2]) : -1;
+    int rounds = 31, calls = 200;
+    double max_us = -1;
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--max-us")) max_us = atof(argv[i + 1]);
+        else return fprintf(stderr, "usage: preload_overhead [--rounds R] [--calls N] [--max-us X]\n"), 2;
+    }
+    if (rounds < 1 || rounds > MAX_ROUNDS || calls < 1) return fprintf(stderr, "overhead: bad --rounds or --calls\n"), 2;
     setup x;
     if (make_setup(&x)) return 1;
-    for (int w = 0; w < 2; ++w) round_us(&x, 0), round_us(&x, 1); /* plans made, kernels loaded, clocks up */
-    double direct[ROUNDS], via[ROUNDS];
-    for (int r = 0; r < ROUNDS; ++r) {
-        const int first = r % 2; /* alternate which way goes first */
-        const double t0 = round_us(&x, first), t1 = round_us(&x, !first);
-        direct[r] = first ? t1 : t0, via[r] = first ? t0 : t1;
-        if (direct[r] < 0 || via[r] < 0) return fprintf(stderr, "overhead: a call failed\n"), 1;
+    const char *fb = getenv("GEMMTUNE_FALLBACK");
+    int subj, base, over = 0;
+    subject(&x, &subj, &base);
+    printf("overhead: %s, GEMMTUNE_FALLBACK=%s; median of %d rounds of %d calls; <- marks %s, its +/- against %s\n",
+           x.preloaded ? "under the preload" : "no preload", fb ? fb : "(unset)", rounds, calls, path_name[subj],
+           path_name[base]);
+    printf("%-20s %-14s %9s %9s %9s %9s\n", "path", "shape (mxnxk)", "host us", "wall us", "host +/-", "wall +/-");
+    for (int s = 0; s < NSHAPES; ++s) {
+        double host[NPATHS], wall[NPATHS];
+        if (measure_shape(&x, shapes[s], rounds, calls, host, wall)) return 1;
+        over |= report(&x, shapes[s], host, wall, max_us);
     }
-    qsort(direct, ROUNDS, sizeof(double), cmp_double);
-    qsort(via, ROUNDS, sizeof(double), cmp_double);
-    double d = direct[ROUNDS / 2], v = via[ROUNDS / 2];
-    int ok = max_us < 0 || v - d <= max_us;
-    printf("overhead: gemmtune_sgemm %.3f us/call, cublasSgemm_v2 %.3f us/call, difference %+.3f us/call "
-           "(%dx%dx%d, median of %d rounds of %d calls each way)%s\n", d, v, v - d, N, N, N, ROUNDS, PER_ROUND,
-           max_us < 0 ? "" : ok ? " PASS" : " FAIL");
-    gemmtune_destroy(x.g);
-    cublasDestroy(x.c);
-    return ok ? 0 : 1;
+    if (max_us >= 0) printf("overhead: %s adds %s %.2f us/call of host time on every shape: %s\n", path_name[subj],
+                            over ? "more than" : "at most", max_us, over ? "FAIL" : "PASS");
+    gemmtune_destroy(x.via_cublas), gemmtune_destroy(x.builtin);
+    cublasDestroy(x.plain), cublasDestroy(x.pedantic);
+    return over;
 }

@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# What gemmtune adds per call to microsecond GEMMs (docs/PRELOAD.md, "Threads, devices, handles"): runs
+# build/preload_overhead (tests/preload/overhead.c) once without the preload and three times under it, and prints
+# their tables. Needs a GPU; builds nothing: run it from the repo root over a build (carry build/, with
+# libcjson.so.1 in build/lib):
+#     bash tests/preload/overhead.sh            # MAX_US=0.3 (the aim), ROUNDS=31, CALLS=200; exit 0 if all pass
+#   1. no preload: gemmtune_sgemm with its cuBLAS fallback against cuBLAS called directly;
+#   2. preloaded, no winners, GEMMTUNE_FALLBACK unset: the interposer forwarding to cuBLAS, against the real cuBLAS;
+#   3. preloaded, GEMMTUNE_FALLBACK=cublas: the interposer serving through gemmtune's own cuBLAS handle;
+#   4. preloaded, GEMMTUNE_FALLBACK=default: the interposer serving the built-in kernel, against gemmtune_sgemm
+#      running the same kernel directly.
+set -uo pipefail
+BUILD=${BUILD:-build}
+MAX_US=${MAX_US:-0.3}
+args=(--rounds "${ROUNDS:-31}" --calls "${CALLS:-200}" --max-us "$MAX_US")
+bin=$BUILD/preload_overhead
+lib=$(cd "$BUILD" 2>/dev/null && pwd)/libgemmtune_cublas.so
+for f in "$bin" "$lib"; do [ -e "$f" ] || { echo "overhead.sh: $f missing (build first: make)"; exit 1; }; done
+unset GEMMTUNE_DB GEMMTUNE_JSON GEMMTUNE_FALLBACK GEMMTUNE_RECORD GEMMTUNE_PRELOAD GEMMTUNE_PRELOAD_LOG \
+      GEMMTUNE_PRELOAD_BATCH NVIDIA_TF32_OVERRIDE CUBLAS_EMULATE_SINGLE_PRECISION LD_PRELOAD
+empty=$(mktemp -d)                      # XDG_DATA_HOME without a database: no winners anywhere
+trap 'rm -rf "$empty"' EXIT
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader 2>/dev/null
+failed=0 summary=()
+# One configuration: its table, then a summary line (the marked row of 100^3 and the verdict) for the end.
+run() {
+  local what=$1 txt=$empty/run.txt; shift
+  echo; echo "== $what"
+  "$@" > "$txt" 2>&1 || failed=1
+  cat "$txt"
+  summary+=("$(printf '%-34s %s | %s' "$what" "$(grep '<-' "$txt" | grep -m1 '100x100x100' | cut -c1-80)" \
+              "$(grep -o 'PASS\|FAIL' "$txt" | tail -1)")")
+}
+run "no preload" env XDG_DATA_HOME="$empty" "$bin" "${args[@]}"
+run "preload, forwarding" env XDG_DATA_HOME="$empty" LD_PRELOAD="$lib" "$bin" "${args[@]}"
+run "preload, GEMMTUNE_FALLBACK=cublas" env XDG_DATA_HOME="$empty" GEMMTUNE_FALLBACK=cublas LD_PRELOAD="$lib" "$bin" "${args[@]}"
+run "preload, GEMMTUNE_FALLBACK=default" env XDG_DATA_HOME="$empty" GEMMTUNE_FALLBACK=default LD_PRELOAD="$lib" "$bin" "${args[@]}"
+echo; echo "summary (100x100x100; columns: host us, wall us, host +/-, wall +/- against the baseline; aim <= $MAX_US us):"
+printf '%s\n' "${summary[@]}"
+exit $failed
