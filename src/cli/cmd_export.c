@@ -32,12 +32,12 @@ static int winner_cubin(const gt_winner *w, const char *arch, unsigned char **da
     if (cached) return *data = c.data, *size = c.size, 0;
     if (!f) return snprintf(err, errlen, "winner family '%s' is unknown to this gemmtune", w->family), -1;
     if (gt_params_parse(f, w->params, &p, err, errlen) < 0) return -1;
-    char *src = gt_render(f, &p, w->shape.ta, w->shape.tb, err, errlen);
-    if (!src) return -1;
-    gt_hash_hex(src, strlen(src), hash);
+    char *src;
+    if (gt_kernel_id(f, &p, w->shape.ta, w->shape.tb, hash, &src, err, errlen)) return -1;
     if (strcmp(hash, w->source_hash)) {
-        snprintf(err, errlen, "%s %s renders to source %s, not the tuned %s (the template changed since the sweep): "
-                 "re-tune, or export without --with-cubin", w->family, w->params, hash, w->source_hash);
+        snprintf(err, errlen, "%s %s renders to source %s, not the tuned %s (its template or a header it includes "
+                 "changed since the sweep): re-tune, or export without --with-cubin", w->family, w->params, hash,
+                 w->source_hash);
         free(src);
         return -1;
     }

@@ -34,7 +34,7 @@ int gt_cubin_provide(gt_db *db, const char *src, const char *arch, gt_cubin *out
 {
     char hash[17], msg[512];
     int found = 0;
-    gt_hash_hex(src, strlen(src), hash);
+    gt_source_id(src, hash);
     *cached = 0;
     if (gt_cubin_cache_get(db, hash, arch, out, &found, msg, sizeof msg) == 0 && found) return *cached = 1, 0;
     if (!gt_nvrtc_compile) {
