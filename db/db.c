@@ -126,8 +126,10 @@ int dbi_offer_winner(gt_db *db, long long model, long long shape, long long cand
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT math FROM candidates WHERE id = ?3)) "
                 "ON CONFLICT (model_id, shape_id, math) DO UPDATE SET "
                 "candidate_id = excluded.candidate_id, sweep_id = excluded.sweep_id, median_ms = excluded.median_ms, "
-                "spread_pct = excluded.spread_pct "
-                "WHERE excluded.median_ms < winners.median_ms OR (?7 AND excluded.candidate_id = winners.candidate_id)",
+                "spread_pct = excluded.spread_pct WHERE " DBI_STALE("winners.candidate_id") " > "
+                DBI_STALE("excluded.candidate_id") " OR (" DBI_STALE("winners.candidate_id") " = "
+                DBI_STALE("excluded.candidate_id") " AND (excluded.median_ms < winners.median_ms OR "
+                "(?7 AND excluded.candidate_id = winners.candidate_id)))",
                 "IIIIdDi", model, shape, cand, sweep_id, median_ms, spread_pct, same_replaces) < 0)
         return -1;
     *replaced = sqlite3_changes(db->h) > 0;

@@ -53,6 +53,8 @@ typedef struct {
     double median_ms, spread_pct, tflops;
     double cublas_ms, cublas_tflops, ratio; /* ratio = cublas_ms / median_ms; negative when no baseline */
     long long sweep_id;
+    int stale;               /* 1: what the kernel compiles from changed since it was timed (gt_kernel_stale), so
+                                it is never served, exported with its cubin or taken as measured; re-tune it */
 } gt_winner;
 
 /* The GPU model of a sweep's GPU and of a stored winner (compare them with gt_gpu_model_equal). Cannot fail. */

@@ -109,11 +109,24 @@ static int embed_cubin(hctx *h, const gt_winner *w, const char *arch)
     return h->nhashes++;
 }
 
+/* A stale winner (its source changed since it was timed) stays out of the table: a table row names its kernel by
+ * family and params, and the library would compile today's source under yesterday's timing. A comment says so. */
+static void stale_row(hctx *h, const gt_winner *w)
+{
+    put(&h->rows, "    /* left out, stale (its source changed since it was tuned; re-tune): %dx%dx%d %s ", w->shape.m,
+        w->shape.n, w->shape.k, gt_layout_name(w->shape.ta, w->shape.tb));
+    for (const char *p = w->family; *p; ++p) put(&h->rows, "%c", *p == '*' || *p < 0x20 || *p >= 0x7f ? '?' : *p);
+    put(&h->rows, " ");
+    for (const char *p = w->params; *p; ++p) put(&h->rows, "%c", *p == '*' || *p < 0x20 || *p >= 0x7f ? '?' : *p);
+    put(&h->rows, " */\n");
+}
+
 static int add_row(const gt_winner *w, void *ctx)
 {
     hctx *h = ctx;
     char gpu_arch[16], arch[20];
     int blob = -1;
+    if (w->stale) return stale_row(h, w), 0;
     snprintf(gpu_arch, sizeof gpu_arch, "sm_%d%d", w->cc_major, w->cc_minor);
     const gt_family *f = gt_family_find(w->family);
     gt_family_arch(f, gpu_arch, arch, sizeof arch); /* the cubin's arch: "sm_90a" for an arch-specific family */
@@ -150,8 +163,8 @@ int gt_db_export_header(gt_db *db, const gt_winner_filter *filter, gt_cubin_fn c
         if (h.blobs.len) put(&all, "%s", h.blobs.buf);
         put(&all, "static const gemmtune_winner_row gemmtune_winners[] = {\n");
         /* C has no empty arrays: an empty export keeps one zero row and a count of 0 */
-        if (h.n) put(&all, "%s", h.rows.buf);
-        else put(&all, "    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL, 0, NULL},\n");
+        if (h.rows.len) put(&all, "%s", h.rows.buf);
+        if (!h.n) put(&all, "    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL, 0, NULL},\n");
         put(&all, "};\n");
         put(&all, epilogue, h.n);
         if (all.oom) snprintf(err, errlen, "out of memory writing the header");

@@ -200,7 +200,19 @@ static void stable_uid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, out, 32, SQLITE_TRANSIENT);
 }
 
-/* Open name on db->h with flags; the gt_stable_uid function (migrations use it) and a busy timeout. */
+/* gt_kernel_stale(family, params, layout, source_hash): 1 when this build's id of the kernel differs from the stored
+ * one (family.h), so a winner offer can let a fresh kernel displace a stale one. */
+static void kernel_stale(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *t[4];
+    int ta = 0, tb = 0;
+    for (int i = 0; i < 4 && i < argc; ++i) t[i] = (const char *)sqlite3_value_text(argv[i]);
+    if (argc != 4 || !t[2] || gt_layout_parse(t[2], &ta, &tb) < 0) return sqlite3_result_int(ctx, 0);
+    sqlite3_result_int(ctx, gt_kernel_stale(t[0], t[1], ta, tb, t[3]));
+}
+
+/* Open name on db->h with flags; the gt_stable_uid function (migrations use it), gt_kernel_stale and a busy
+ * timeout. */
 static int open_handle(gt_db *db, const char *name, int flags, char *err, size_t errlen)
 {
     if (sqlite3_open_v2(name, &db->h, flags | SQLITE_OPEN_URI, NULL) != SQLITE_OK) {
@@ -210,7 +222,9 @@ static int open_handle(gt_db *db, const char *name, int flags, char *err, size_t
     sqlite3_extended_result_codes(db->h, 1);
     sqlite3_busy_timeout(db->h, 10000);
     if (sqlite3_create_function(db->h, "gt_stable_uid", -1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, stable_uid, NULL,
-                                NULL) != SQLITE_OK)
+                                NULL) != SQLITE_OK ||
+        sqlite3_create_function(db->h, "gt_kernel_stale", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL, kernel_stale,
+                                NULL, NULL) != SQLITE_OK)
         return dbi_fail(db, DBI_WHERE, err, errlen);
     return 0;
 }

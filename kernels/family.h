@@ -168,9 +168,10 @@ int gt_kernel_id(const gt_family *f, const gt_params *p, int ta, int tb, char id
 int gt_kernel_id_with(const gt_family *f, const gt_params *p, int ta, int tb, gt_header_fn header, void *ctx,
                       char id[17], char **src, char *err, size_t errlen);
 /* 1 when a stored kernel is stale: this build's id of (family, params, layout) differs from the stored id, i.e. what
- * it compiles from changed since it was stored, so its timings are not this kernel's. 0 when it matches, or when it
- * cannot be judged (a family this build does not know, params it cannot parse, a missing template: readers refuse
- * those for their own reasons). Cannot fail. */
+ * it compiles from changed since it was stored, so its timings are not this kernel's. 0 when it matches; for a
+ * family with no source (it replays what its params say, which cannot change under it); and when it cannot be
+ * judged (a family this build does not know, params it cannot parse, a missing template: readers refuse those for
+ * their own reasons). Cannot fail. */
 int gt_kernel_stale(const char *family, const char *params, int ta, int tb, const char *id);
 
 /* The block-resource part of a legal(): threads a whole number of warps in [64, max], static shared memory

@@ -111,7 +111,8 @@ int gt_kernel_stale(const char *family, const char *params, int ta, int tb, cons
     char err[256], now[17];
     const gt_family *f = family ? gt_family_find(family) : NULL;
     gt_params p;
-    if (!f || !params || !id || gt_params_parse(f, params, &p, err, sizeof err)) return 0;
+    if (!f || f->build != GT_BUILD_NVRTC || !params || !id || gt_params_parse(f, params, &p, err, sizeof err))
+        return 0; /* a family with no source replays what its params say: nothing it is built from can change */
     if (gt_kernel_id(f, &p, ta, tb, now, NULL, err, sizeof err)) return 0;
     return strcmp(now, id) != 0;
 }

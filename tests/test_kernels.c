@@ -244,5 +244,5 @@ GT_TEST(kernel_id_of_source_and_vendor, GT_NEEDS_NONE)
     snprintf(key, sizeof key, "cublas:%s", vp);
     gt_hash_hex(key, strlen(key), hash);
     CHECK(gt_kernel_id(v, &q, 0, 0, a, &src, err, sizeof err) == 0 && !src && !strcmp(a, hash));
-    CHECK(!gt_kernel_stale("cublas", vp, 1, 1, hash));
+    CHECK(!gt_kernel_stale("cublas", vp, 1, 1, hash) && !gt_kernel_stale("cublas", vp, 0, 0, "0123456789abcdef"));
 }

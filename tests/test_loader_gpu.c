@@ -284,7 +284,7 @@ static char *gpu_fixture_db(const gpu_id *g)
     gi.cc_major = g->major, gi.cc_minor = g->minor, gi.sm_count = g->sms;
     snprintf(gi.uuid, sizeof gi.uuid, "GPU-gemmtune-loader-test");
     gt_shape s = {256, 256, 256, 0, 0};
-    if (gt_fixture_winner(path, &gi, &s, "tile2d", P_TILE2D, "0000000000000000", 1.0) == 0) return path;
+    if (gt_fixture_winner(path, &gi, &s, "tile2d", P_TILE2D, NULL, 1.0) == 0) return path; /* its real id */
     CHECK_MSG(0, "fixture database %s", path);
     free(path);
     return NULL;

@@ -48,6 +48,12 @@ static int winner_cubin(const gt_winner *w, const char *arch, unsigned char **da
     return rc == 0 ? 0 : -1;
 }
 
+static int count_stale(const gt_winner *w, void *ctx)
+{
+    *(int *)ctx += w->stale;
+    return 0;
+}
+
 int gt_cmd_export(int argc, char **argv)
 {
     char err[1024], path[4096], *text = NULL;
@@ -69,6 +75,10 @@ int gt_cmd_export(int argc, char **argv)
              : !strcmp(a.format, "json")
                    ? gt_db_export_json(db, &cf.f, &text, err, sizeof err)
                    : gt_db_export_header(db, &cf.f, a.with_cubin ? winner_cubin : NULL, db, &text, err, sizeof err);
+    int stale = 0;
+    gt_winner_filter all = cf.f;
+    if (!all.math) all.math = strcmp(a.format, "json") ? "fp32" : "all"; /* what each format holds */
+    if (rc == 0) rc = gt_db_winners(db, &all, count_stale, &stale, err, sizeof err);
     gt_db_close(db);
     if (rc == 0 && !strcmp(a.format, "json")) { /* end the file with a newline, as text files do */
         char *nl = realloc(text, strlen(text) + 2);
@@ -78,6 +88,10 @@ int gt_cmd_export(int argc, char **argv)
     else if (rc == 0 && fputs(text, stdout) < 0) rc = -1, snprintf(err, sizeof err, "cannot write to standard output");
     free(text);
     gt_cli_args_free(&a);
+    if (rc == 0 && stale)
+        fprintf(stderr, "gemmtune export: %d winner%s stale: the kernel's source changed since it was tuned, so the "
+                "library never serves it (%s); re-tune\n", stale, stale > 1 ? "s are" : " is",
+                strcmp(a.format, "json") ? "left out of the header" : "\"stale\": true in the JSON");
     if (rc < 0) fprintf(stderr, "gemmtune export: %s\n", err);
     return rc < 0 ? 1 : 0;
 }

@@ -29,8 +29,9 @@ static int collect(const gt_winner *w, void *vctx)
     return 0;
 }
 
-/* Of two winners of one GPU model and shape (one per math class), keep the faster. The walk orders rows by model,
- * layout and shape, so a shape's classes are neighbours. */
+/* Of two winners of one GPU model and shape (one per math class), keep the faster, or the one not stale (which is
+ * served, where the stale one is not). The walk orders rows by model, layout and shape, so a shape's classes are
+ * neighbours. */
 static void keep_fastest(gt_winner_set *s)
 {
     int n = 0;
@@ -39,7 +40,7 @@ static void keep_fastest(gt_winner_set *s)
         const gt_winner *w = &s->rows[i];
         gt_gpu_model a = last ? gt_winner_model(last) : (gt_gpu_model){0}, b = gt_winner_model(w);
         if (last && gt_gpu_model_equal(&a, &b) && !memcmp(&last->shape, &w->shape, sizeof w->shape)) {
-            if (w->median_ms < last->median_ms) *last = *w;
+            if (last->stale > w->stale || (last->stale == w->stale && w->median_ms < last->median_ms)) *last = *w;
             continue;
         }
         s->rows[n++] = *w;
