@@ -168,15 +168,16 @@ fail:
 }
 
 int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
-                    unsigned char **data, size_t *size, int *regs, int *spill_bytes, int *found, char *err,
-                    size_t errlen)
+                    unsigned char **data, size_t *size, int *regs, int *spill_bytes, char mac[65], int *found,
+                    char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     *found = 0;
+    mac[0] = '\0';
     *data = NULL;
     *size = 0;
     if (dbi_prepare(db, &st, err, errlen,
-                    "SELECT cubin, regs, spill_bytes FROM cubins WHERE source_hash = ? AND arch = ? AND "
+                    "SELECT cubin, regs, spill_bytes, mac FROM cubins WHERE source_hash = ? AND arch = ? AND "
                     "nvrtc_version = ? AND options = ?",
                     "ttit", source_hash, arch, nvrtc_version, options) < 0)
         return -1;
@@ -191,6 +192,7 @@ int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nv
             *size = n;
             *regs = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 1);
             *spill_bytes = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 2);
+            dbi_text(st, 3, mac, 65);
             *found = 1;
         }
     }
@@ -200,15 +202,23 @@ int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nv
 }
 
 int gt_db_cubin_put(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
-                    const unsigned char *data, size_t size, int regs, int spill_bytes, char *err, size_t errlen)
+                    const unsigned char *data, size_t size, int regs, int spill_bytes, const char *mac, char *err,
+                    size_t errlen)
 {
     if (!data || !size) {
         snprintf(err, errlen, "empty cubin for %s", source_hash ? source_hash : "?");
         return -1;
     }
     return dbi_run(db, err, errlen,
-                   "INSERT INTO cubins (source_hash, arch, nvrtc_version, options, cubin, regs, spill_bytes) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET cubin = excluded.cubin, regs = excluded.regs, "
-                   "spill_bytes = excluded.spill_bytes",
-                   "ttitbkk", source_hash, arch, nvrtc_version, options, (const void *)data, size, regs, spill_bytes);
+                   "INSERT INTO cubins (source_hash, arch, nvrtc_version, options, cubin, regs, spill_bytes, mac) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET cubin = excluded.cubin, "
+                   "regs = excluded.regs, spill_bytes = excluded.spill_bytes, mac = excluded.mac, "
+                   "created_at = excluded.created_at",
+                   "ttitbkkt", source_hash, arch, nvrtc_version, options, (const void *)data, size, regs, spill_bytes,
+                   mac);
+}
+
+int gt_db_read_only(const gt_db *db)
+{
+    return sqlite3_db_readonly(db->h, "main") != 0;
 }

@@ -13,7 +13,7 @@
 typedef struct gt_db gt_db;
 
 /* The schema version this build writes (PRAGMA user_version); older files are migrated forward on open. */
-#define GT_DB_SCHEMA_VERSION 4
+#define GT_DB_SCHEMA_VERSION 5
 
 /* A physical GPU and the sweep-time facts about it. Winners are keyed by the model: name + cc + sm_count. */
 typedef struct {
@@ -160,13 +160,19 @@ struct cJSON;
 int gt_db_list(gt_db *db, const char *kind, const gt_winner_filter *filter, struct cJSON **rows, char *err,
                size_t errlen);
 
-/* Compiled-kernel cache keyed by (source hash, arch, NVRTC version, options). *found = 0 on a miss.
- * On a hit *data is malloc'd (caller frees). */
+/* Compiled-kernel cache keyed by (source hash, arch, NVRTC version, options), each with the MAC that says who put
+ * it there (src/lib/trust.h; schema 5): the db layer stores it and hands it back, src/lib/cubin.c judges it.
+ * *found = 0 on a miss. On a hit *data is malloc'd (caller frees) and mac[65] holds the stored MAC ("" when none:
+ * a row from before schema 5). Put replaces the row of the same key. */
 int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
-                    unsigned char **data, size_t *size, int *regs, int *spill_bytes, int *found, char *err,
-                    size_t errlen);
+                    unsigned char **data, size_t *size, int *regs, int *spill_bytes, char mac[65], int *found,
+                    char *err, size_t errlen);
 int gt_db_cubin_put(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
-                    const unsigned char *data, size_t size, int regs, int spill_bytes, char *err, size_t errlen);
+                    const unsigned char *data, size_t size, int regs, int spill_bytes, const char *mac, char *err,
+                    size_t errlen);
+/* 1 when db was opened read-only (a reader, another user's file, an older schema read in memory is not): nothing
+ * may be cached there. Cannot fail. */
+int gt_db_read_only(const gt_db *db);
 
 /* Merge another gemmtune database into db (see `gemmtune merge`): its sweeps not yet here (matched by uid) with
  * their trials, GPUs, shapes, candidates, baselines (the newest wins) and cubins; for each GPU model and shape the

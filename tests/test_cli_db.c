@@ -2,6 +2,7 @@
  * cc -Werror, embedded cubins), import, merge, report, and bad input that must leave the database byte-identical.
  * Fixture databases come from tests/fixture.c. */
 #include "compile.h"
+#include "cubin.h"
 #include "db.h"
 #include "fixture.h"
 #include "harness.h"
@@ -271,6 +272,7 @@ GT_TEST(cli_export_header_compiles_werror_and_finds_rows, GT_NEEDS_NONE)
     free(db), free(dir);
 }
 
+/* A made-up cubin cached for w as this user's own (MAC'd under the tests' key): export trusts and embeds it. */
 static int put_fake_cubin(const gt_winner *w, void *ctx)
 {
     gt_db *db = ctx;
@@ -279,8 +281,8 @@ static int put_fake_cubin(const gt_winner *w, void *ctx)
     snprintf(arch, sizeof arch, "sm_%d%d", w->cc_major, w->cc_minor);
     for (int i = 0; i < 40; ++i) bytes[i] = (unsigned char)(w->source_hash[i % 16] + i);
     memcpy(bytes, "\x7f" "ELF", 4);
-    return gt_db_cubin_put(db, w->source_hash, arch, gt_nvrtc_version(), gt_nvrtc_options(), bytes, 40, 64, 0, err,
-                           sizeof err) < 0;
+    gt_cubin c = {.data = bytes, .size = 40, .regs = 64, .spill_bytes = 0};
+    return gt_cubin_cache_put(db, w->source_hash, arch, &c, err, sizeof err) < 0;
 }
 
 GT_TEST(cli_export_header_embeds_cached_cubins, GT_NEEDS_NONE)
@@ -341,6 +343,14 @@ GT_TEST(cli_export_header_with_cubin_compiles_with_nvrtc, GT_NEEDS_NVRTC)
         free(db), free(dir);
         return;
     }
+    /* a cubin in the cache that this user did not put there (a merged or handed-over database) is not embedded:
+     * the kernel is compiled instead (issue 25 item 4) */
+    gt_db *h = NULL;
+    char err[256];
+    CHECK(gt_db_open(db, GT_DB_WRITE, &h, err, sizeof err) == 0);
+    CHECK(h && gt_db_cubin_put(h, hash, "sm_90", gt_nvrtc_version(), gt_nvrtc_options(), (const unsigned char *)
+                               "garbage, not a cubin", 20, 1, 0, "forged", err, sizeof err) == 0);
+    gt_db_close(h);
     CHECK(header_builds_and_runs(db, dir, "--with-cubin") == 0);
     CHECK(strstr(out, "found 1 of 1") && strstr(out, "magic 7f454c46") && strstr(out, " sm_90\n"));
     /* a winner whose source changed since the sweep (stale) is left out, not embedded, and the export says so */

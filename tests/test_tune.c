@@ -237,6 +237,36 @@ GT_TEST(tune_remeasures_stale_candidates, GT_NEEDS_NONE)
     free(db);
 }
 
+/* Issue 25 item 4: the compile pool takes a cached cubin only when this user's key verifies it; a cubin another
+ * user put there (or anyone, around the cache) is compiled again, and the fresh one replaces it. */
+GT_TEST(tune_compiles_again_what_it_did_not_cache_itself, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s[4];
+    const gt_shape shapes[4] = {shape_a, {256, 512, 384, 0, 0}, {384, 512, 256, 0, 0}, {512, 512, 256, 0, 0}};
+    for (int i = 0; i < 4; ++i) {
+        if (i == 2) { /* someone else's cubins: the MACs of another key */
+            sqlite3 *h;
+            CHECK(sqlite3_open(db, &h) == SQLITE_OK &&
+                  sqlite3_exec(h, "UPDATE cubins SET mac = printf('%064d', 0)", NULL, NULL, NULL) == SQLITE_OK);
+            sqlite3_close(h);
+        }
+        setup(&o, db, &shapes[i], 1);
+        o.strategy = GT_STRATEGY_EXHAUSTIVE, o.prune_best = 0, o.cross = 0;
+        CHECK_MSG(gt_tune_run(&o, &s[i], err, sizeof err) == 0, "%s", err);
+    }
+    CHECK_MSG(s[0].compiled > 0 && s[1].compiled == 0 && s[1].cache_hits > 0, "own cubins: %d compiled, %d hits",
+              s[1].compiled, s[1].cache_hits);
+    CHECK_MSG(s[2].cache_hits == 0 && s[2].compiled > 0, "foreign cubins: %d compiled, %d hits", s[2].compiled,
+              s[2].cache_hits);
+    CHECK_MSG(s[3].compiled == 0 && s[3].cache_hits > 0, "replaced: %d compiled, %d hits", s[3].compiled,
+              s[3].cache_hits);
+    for (int i = 0; i < 4; ++i) gt_tune_summary_free(&s[i]);
+    gt_fixture_rm(db);
+    free(db);
+}
+
 GT_TEST(tune_halving_finds_the_exhaustive_winner_for_less, GT_NEEDS_NONE)
 {
     char *db = gt_tmp_path(".db"), err[512];
