@@ -235,6 +235,11 @@ typedef int (*gt_regret_fn)(const gt_regret_row *r, void *ctx); /* non-zero stop
 /* Walk the regret rows of the winners matching filter (NULL: all), in gt_db_winners order. */
 int gt_db_regret(gt_db *db, const gt_winner_filter *filter, gt_regret_fn fn, void *ctx, char *err, size_t errlen);
 
+/* Text cut from src/lib/gemmtune.h at build time by name: "winner_row.h", the gemmtune_winner_row definition with its
+ * include guard, which the header export writes (one definition for the library and every exported header). NULL
+ * for another name. */
+const char *gt_public_text(const char *name);
+
 /* Embedded SQL text by file name ("schema.sql"), generated from the .sql files in db/ at build time. */
 const char *gt_sql_text(const char *name);
 const char *gt_sql_text_name(int i);
