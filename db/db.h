@@ -1,7 +1,8 @@
 /* The results database: SQLite, schema in db/schema.sql + db/migrate_<v>.sql + db/views.sql (versioned by PRAGMA
  * user_version, migrated forward when a writer opens it), WAL for writers, every statement prepared. One gt_db is
  * used by one thread at a time. Every function returns 0 on success or -1 with a message in err; none prints or
- * exits. db/open.c (open modes), db.c (writes), query.c (walks), json.c, header.c, merge.c, nearest.c.
+ * exits. db/open.c (open modes), db.c (writes), query.c (walks), json.c, header.c, merge.c, model.c; the nearest-shape
+ * rule declared here lives in src/lib/nearest.c.
  * Tested by tests/test_db.c, test_export.c, test_report.c, test_nearest.c, test_cli_db.c on databases they create. */
 #ifndef GT_DB_H
 #define GT_DB_H
@@ -210,7 +211,7 @@ typedef int (*gt_cubin_fn)(const gt_winner *w, const char *arch, unsigned char *
 int gt_db_export_header(gt_db *db, const gt_winner_filter *filter, gt_cubin_fn cubin, void *ctx, char **out,
                         char *err, size_t errlen);
 
-/* Nearest-shape rule, shared by the loader and `gemmtune report`'s regret table (db/nearest.c):
+/* Nearest-shape rule, shared by the loader and `gemmtune report`'s regret table (src/lib/nearest.c):
  * among rows[0..n) of the same layout as s, the one minimising
  *     d = |log2(m/m')| + |log2(n/n')| + |log2(k/k')|
  * for which accept(row, ctx) is non-zero (accept NULL: every row). Ties go to the lower index.

@@ -1,6 +1,6 @@
 /* gemmtune_create: winners from a gemmtune database or an exported JSON file (imported into an in-memory
  * database), and cubins through the database's cache shared with the tuner. Thin layer over db/db.h and
- * tuner/compile.h; tests/test_loader.c (CPU: missing/bad sources; GPU: cache hits). */
+ * src/lib/cubin.h; tests/test_loader.c (missing/bad sources), tests/test_loader_gpu.c (cache hits). */
 #include "abi.h"
 #include "cubin.h"
 #include "loader.h"

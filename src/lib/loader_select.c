@@ -1,4 +1,4 @@
-/* Kernel selection for the runtime loader, as pure functions over winner rows (rules in src/gemmtune.h), plus
+/* Kernel selection for the runtime loader, as pure functions over winner rows (rules in src/lib/gemmtune.h), plus
  * the mapping of gemmtune_sgemm's arguments to a row-major call. No GPU, no database: tests/test_loader.c. */
 #include "backend.h"
 #include "loader.h"

@@ -1,5 +1,5 @@
 /* SHA-256 (FIPS 180-4) and HMAC-SHA-256 (RFC 2104), written from the specifications for the cubin cache's MAC
- * (src/lib/cache_key.c). Plain C, no allocation. Tested against the specifications' vectors by tests/test_cache.c. */
+ * (src/lib/trust.c). Plain C, no allocation. Tested against the specifications' vectors by tests/test_cache.c. */
 #ifndef GT_SHA256_H
 #define GT_SHA256_H
 
