@@ -6,7 +6,12 @@
 #   src/cli -> tuner -> src/lib -> db -> kernels        (tests see everything)
 #   src/preload -> gemmtune.h, bias.h                  (the public API, the bias broadcast and src/lib/backend_resolve.h)
 
-VERSION   := 0.2.0
+# The version is gemmtune.h's (GEMMTUNE_VERSION_*), nowhere else. SOVERSION changes only when a program built
+# against an earlier libgemmtune.so.0 could no longer run against this one (symbol versions keep old entry points:
+# src/lib/libgemmtune.map).
+VERSION   := $(shell sed -n 's/^\#define GEMMTUNE_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9][0-9]*\).*/\2/p' \
+               src/lib/gemmtune.h | paste -sd. -)
+SOVERSION := 0
 CUDA      ?= /usr/local/cuda
 GPU_ARCH  ?= sm_90
 BUILD     ?= build
@@ -46,8 +51,13 @@ PRELOAD_SRC := $(wildcard src/preload/*.c)
 TEST_SRC    := $(wildcard tests/*.c tests/families/*.c)
 
 obj = $(1:%.c=$(BUILD)/obj/%.o)
+# The files defining the entry points that take gemmtune_options, compiled again for libgemmtune.so with their
+# symbol versions (src/lib/abi.h).
+SYMVER_SRC := src/lib/options.c src/lib/loader.c src/lib/loader_db.c
+SYMVER_OBJ := $(SYMVER_SRC:%.c=$(BUILD)/obj/so/%.o)
 # The library: the loader and what it needs (families, database, runtime), templates and schema embedded.
-LIB_OBJ   := $(call obj,$(KERNELS_SRC) $(DB_SRC) $(LIBSRC_SRC)) $(BUILD)/obj/gen/templates.o $(BUILD)/obj/gen/schema.o
+LIB_OBJ   := $(call obj,$(KERNELS_SRC) $(DB_SRC) $(LIBSRC_SRC)) $(BUILD)/obj/gen/templates.o $(BUILD)/obj/gen/schema.o \
+             $(BUILD)/obj/gen/public.o
 TUNER_OBJ := $(call obj,$(TUNER_SRC))
 CLI_OBJ   := $(call obj,$(CLI_SRC)) $(BUILD)/obj/gen/configs.o
 TEST_OBJ  := $(call obj,$(TEST_SRC)) $(BUILD)/obj/gen/test_templates.o
@@ -102,6 +112,12 @@ $(BUILD)/gen/schema.c: $(BUILD)/tools/embed $(wildcard db/*.sql)
 	@mkdir -p $(@D)
 	$(BUILD)/tools/embed gt_sql_text $(sort $(wildcard db/*.sql)) > $@
 
+# gemmtune_winner_row's definition, cut from gemmtune.h, for the header export (db/header.c): one definition.
+$(BUILD)/gen/public.c: $(BUILD)/tools/embed src/lib/gemmtune.h
+	@mkdir -p $(@D)/public
+	sed -n '/^#ifndef GEMMTUNE_WINNER_ROW_DEFINED/,/^#endif/p' src/lib/gemmtune.h > $(@D)/public/winner_row.h
+	$(BUILD)/tools/embed gt_public_text $(@D)/public/winner_row.h > $@
+
 $(BUILD)/gen/configs.c: $(BUILD)/tools/embed $(wildcard configs/*.conf)
 	@mkdir -p $(@D)
 	$(BUILD)/tools/embed gt_config_text $(sort $(wildcard configs/*.conf)) > $@
@@ -112,6 +128,10 @@ $(BUILD)/gen/families.inc: $(wildcard kernels/*.c)
 	grep -ho '^const gt_family gt_family_[a-z0-9_]\+' kernels/*.c | sed 's/const gt_family gt_family_/GT_FAMILY(/; s/$$/)/' | sort > $@
 
 $(BUILD)/obj/kernels/registry.o: $(BUILD)/gen/families.inc
+
+# -DGT_VERSION comes from gemmtune.h, so the files that use it are rebuilt when it changes.
+$(call obj,$(shell grep -l GT_VERSION $(KERNELS_SRC) $(DB_SRC) $(LIBSRC_SRC) $(TUNER_SRC) $(CLI_SRC) src/cli/main.c \
+  $(TEST_SRC))): src/lib/gemmtune.h
 
 $(call obj,$(KERNELS_SRC)): INC := $(INC_kernels) -I$(BUILD)/gen
 $(call obj,$(DB_SRC)): INC := $(INC_db)
@@ -126,6 +146,10 @@ $(BUILD)/obj/%.o: %.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(INC) $(CFLAGS_ALL) -c -o $@ $<
 
+$(SYMVER_OBJ): $(BUILD)/obj/so/%.o: %.c | deps
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS_ALL) $(INC_lib) $(CFLAGS_ALL) -DGT_SHARED_SYMVER -c -o $@ $<
+
 $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c | deps
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS_ALL) $(CFLAGS_ALL) -w -c -o $@ $<
@@ -134,9 +158,12 @@ $(BUILD)/libgemmtune.a: $(LIB_OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-# The shared library uses the shared cudart, so a program linking it and -lcudart has one CUDA runtime.
-$(BUILD)/libgemmtune.so: $(LIB_OBJ)
-	$(CC) -shared -Wl,-soname,libgemmtune.so.0 -o $@ $^ $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
+# The shared library uses the shared cudart, so a program linking it and -lcudart has one CUDA runtime. It exports
+# gemmtune_* alone, versioned (src/lib/libgemmtune.map).
+SO_OBJ := $(filter-out $(call obj,$(SYMVER_SRC)),$(LIB_OBJ)) $(SYMVER_OBJ)
+$(BUILD)/libgemmtune.so: $(SO_OBJ) src/lib/libgemmtune.map
+	$(CC) -shared -Wl,-soname,libgemmtune.so.$(SOVERSION) -Wl,--version-script=src/lib/libgemmtune.map -o $@ \
+	  $(SO_OBJ) $(LDFLAGS_ALL) $(LIB_LIBS) -lcudart
 
 # The drop-in: libgemmtune's objects plus src/preload, exporting only the cuBLAS entry points it serves
 # (exports.map); shared cudart, so it and a program linking -lcudart have one CUDA runtime. It links no cuBLAS:
@@ -214,8 +241,8 @@ install: $(BUILD)/gemmtune $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so $(BUIL
 	install -m 644 src/lib/gemmtune.h $(DESTDIR)$(PREFIX)/include/gemmtune.h
 	install -m 644 $(BUILD)/libgemmtune.a $(DESTDIR)$(PREFIX)/lib/libgemmtune.a
 	install -m 755 $(BUILD)/libgemmtune.so $(DESTDIR)$(PREFIX)/lib/libgemmtune.so.$(VERSION)
-	ln -sf libgemmtune.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libgemmtune.so.0
-	ln -sf libgemmtune.so.0 $(DESTDIR)$(PREFIX)/lib/libgemmtune.so
+	ln -sf libgemmtune.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libgemmtune.so.$(SOVERSION)
+	ln -sf libgemmtune.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libgemmtune.so
 	install -m 755 $(BUILD)/libgemmtune_cublas.so $(DESTDIR)$(PREFIX)/lib/libgemmtune_cublas.so
 	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$${prefix}/lib' 'includedir=$${prefix}/include' 'cudadir=$(CUDA)' '' \
 	  'Name: gemmtune' 'Description: SGEMM through the kernel autotuned for this GPU and shape' 'Version: $(VERSION)' \

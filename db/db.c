@@ -133,9 +133,10 @@ int dbi_offer_winner(gt_db *db, long long model, long long shape, long long cand
                 "VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT math FROM candidates WHERE id = ?3)) "
                 "ON CONFLICT (model_id, shape_id, math) DO UPDATE SET "
                 "candidate_id = excluded.candidate_id, sweep_id = excluded.sweep_id, median_ms = excluded.median_ms, "
-                "spread_pct = excluded.spread_pct "
-                "WHERE excluded.median_ms < winners.median_ms OR (?7 AND excluded.candidate_id = winners.candidate_id) "
-                "OR NOT " DBI_STORED_POSSIBLE("winners.shape_id", "winners.median_ms"),
+                "spread_pct = excluded.spread_pct WHERE NOT " DBI_STORED_POSSIBLE("winners.shape_id", "winners.median_ms")
+                " OR " DBI_STALE("winners.candidate_id") " > " DBI_STALE("excluded.candidate_id") " OR ("
+                DBI_STALE("winners.candidate_id") " = " DBI_STALE("excluded.candidate_id") " AND (excluded.median_ms < "
+                "winners.median_ms OR (?7 AND excluded.candidate_id = winners.candidate_id)))",
                 "IIIIdDi", model, shape, cand, sweep_id, median_ms, spread_pct, same_replaces) < 0)
         return -1;
     *replaced = sqlite3_changes(db->h) > 0;
@@ -175,15 +176,16 @@ fail:
 }
 
 int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
-                    unsigned char **data, size_t *size, int *regs, int *spill_bytes, int *found, char *err,
-                    size_t errlen)
+                    unsigned char **data, size_t *size, int *regs, int *spill_bytes, char mac[65], int *found,
+                    char *err, size_t errlen)
 {
     sqlite3_stmt *st;
     *found = 0;
+    mac[0] = '\0';
     *data = NULL;
     *size = 0;
     if (dbi_prepare(db, &st, err, errlen,
-                    "SELECT cubin, regs, spill_bytes FROM cubins WHERE source_hash = ? AND arch = ? AND "
+                    "SELECT cubin, regs, spill_bytes, mac FROM cubins WHERE source_hash = ? AND arch = ? AND "
                     "nvrtc_version = ? AND options = ?",
                     "ttit", source_hash, arch, nvrtc_version, options) < 0)
         return -1;
@@ -198,6 +200,7 @@ int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nv
             *size = n;
             *regs = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 1);
             *spill_bytes = sqlite3_column_type(st, 2) == SQLITE_NULL ? -1 : sqlite3_column_int(st, 2);
+            dbi_text(st, 3, mac, 65);
             *found = 1;
         }
     }
@@ -207,15 +210,23 @@ int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nv
 }
 
 int gt_db_cubin_put(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
-                    const unsigned char *data, size_t size, int regs, int spill_bytes, char *err, size_t errlen)
+                    const unsigned char *data, size_t size, int regs, int spill_bytes, const char *mac, char *err,
+                    size_t errlen)
 {
     if (!data || !size) {
         snprintf(err, errlen, "empty cubin for %s", source_hash ? source_hash : "?");
         return -1;
     }
     return dbi_run(db, err, errlen,
-                   "INSERT INTO cubins (source_hash, arch, nvrtc_version, options, cubin, regs, spill_bytes) "
-                   "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET cubin = excluded.cubin, regs = excluded.regs, "
-                   "spill_bytes = excluded.spill_bytes",
-                   "ttitbkk", source_hash, arch, nvrtc_version, options, (const void *)data, size, regs, spill_bytes);
+                   "INSERT INTO cubins (source_hash, arch, nvrtc_version, options, cubin, regs, spill_bytes, mac) "
+                   "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET cubin = excluded.cubin, "
+                   "regs = excluded.regs, spill_bytes = excluded.spill_bytes, mac = excluded.mac, "
+                   "created_at = excluded.created_at",
+                   "ttitbkkt", source_hash, arch, nvrtc_version, options, (const void *)data, size, regs, spill_bytes,
+                   mac);
+}
+
+int gt_db_read_only(const gt_db *db)
+{
+    return sqlite3_db_readonly(db->h, "main") != 0;
 }

@@ -1,7 +1,8 @@
 /* The results database: SQLite, schema in db/schema.sql + db/migrate_<v>.sql + db/views.sql (versioned by PRAGMA
  * user_version, migrated forward when a writer opens it), WAL for writers, every statement prepared. One gt_db is
  * used by one thread at a time. Every function returns 0 on success or -1 with a message in err; none prints or
- * exits. db/open.c (open modes), db.c (writes), query.c (walks), json.c, header.c, merge.c, nearest.c.
+ * exits. db/open.c (open modes), db.c (writes), query.c (walks), json.c, header.c, merge.c, model.c; the nearest-shape
+ * rule declared here lives in src/lib/nearest.c.
  * Tested by tests/test_db.c, test_export.c, test_report.c, test_nearest.c, test_cli_db.c on databases they create. */
 #ifndef GT_DB_H
 #define GT_DB_H
@@ -13,7 +14,7 @@
 typedef struct gt_db gt_db;
 
 /* The schema version this build writes (PRAGMA user_version); older files are migrated forward on open. */
-#define GT_DB_SCHEMA_VERSION 4
+#define GT_DB_SCHEMA_VERSION 5
 
 /* A physical GPU and the sweep-time facts about it. Winners are keyed by the model: name + cc + sm_count. */
 typedef struct {
@@ -53,6 +54,8 @@ typedef struct {
     double median_ms, spread_pct, tflops;
     double cublas_ms, cublas_tflops, ratio; /* ratio = cublas_ms / median_ms; negative when no baseline */
     long long sweep_id;
+    int stale;               /* 1: what the kernel compiles from changed since it was timed (gt_kernel_stale), so
+                                it is never served, exported with its cubin or taken as measured; re-tune it */
 } gt_winner;
 
 /* The GPU model of a sweep's GPU and of a stored winner (compare them with gt_gpu_model_equal). Cannot fail. */
@@ -162,13 +165,19 @@ struct cJSON;
 int gt_db_list(gt_db *db, const char *kind, const gt_winner_filter *filter, struct cJSON **rows, char *err,
                size_t errlen);
 
-/* Compiled-kernel cache keyed by (source hash, arch, NVRTC version, options). *found = 0 on a miss.
- * On a hit *data is malloc'd (caller frees). */
+/* Compiled-kernel cache keyed by (source hash, arch, NVRTC version, options), each with the MAC that says who put
+ * it there (src/lib/trust.h; schema 5): the db layer stores it and hands it back, src/lib/cubin.c judges it.
+ * *found = 0 on a miss. On a hit *data is malloc'd (caller frees) and mac[65] holds the stored MAC ("" when none:
+ * a row from before schema 5). Put replaces the row of the same key. */
 int gt_db_cubin_get(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
-                    unsigned char **data, size_t *size, int *regs, int *spill_bytes, int *found, char *err,
-                    size_t errlen);
+                    unsigned char **data, size_t *size, int *regs, int *spill_bytes, char mac[65], int *found,
+                    char *err, size_t errlen);
 int gt_db_cubin_put(gt_db *db, const char *source_hash, const char *arch, int nvrtc_version, const char *options,
-                    const unsigned char *data, size_t size, int regs, int spill_bytes, char *err, size_t errlen);
+                    const unsigned char *data, size_t size, int regs, int spill_bytes, const char *mac, char *err,
+                    size_t errlen);
+/* 1 when db was opened read-only (a reader, another user's file, an older schema read in memory is not): nothing
+ * may be cached there. Cannot fail. */
+int gt_db_read_only(const gt_db *db);
 
 /* Merge other gemmtune databases (parts) into db (see `gemmtune merge`): of each part, its sweeps not yet here
  * (matched by uid) with their trials, GPUs, shapes, candidates and baselines (the newest wins), and for each GPU
@@ -212,7 +221,7 @@ typedef int (*gt_cubin_fn)(const gt_winner *w, const char *arch, unsigned char *
 int gt_db_export_header(gt_db *db, const gt_winner_filter *filter, gt_cubin_fn cubin, void *ctx, char **out,
                         char *err, size_t errlen);
 
-/* Nearest-shape rule, shared by the loader and `gemmtune report`'s regret table (db/nearest.c):
+/* Nearest-shape rule, shared by the loader and `gemmtune report`'s regret table (src/lib/nearest.c):
  * among rows[0..n) of the same layout as s, the one minimising
  *     d = |log2(m/m')| + |log2(n/n')| + |log2(k/k')|
  * for which accept(row, ctx) is non-zero (accept NULL: every row). Ties go to the lower index.
@@ -236,6 +245,11 @@ typedef int (*gt_regret_fn)(const gt_regret_row *r, void *ctx); /* non-zero stop
 
 /* Walk the regret rows of the winners matching filter (NULL: all), in gt_db_winners order. */
 int gt_db_regret(gt_db *db, const gt_winner_filter *filter, gt_regret_fn fn, void *ctx, char *err, size_t errlen);
+
+/* Text cut from src/lib/gemmtune.h at build time by name: "winner_row.h", the gemmtune_winner_row definition with its
+ * include guard, which the header export writes (one definition for the library and every exported header). NULL
+ * for another name. */
+const char *gt_public_text(const char *name);
 
 /* Embedded SQL text by file name ("schema.sql"), generated from the .sql files in db/ at build time. */
 const char *gt_sql_text(const char *name);

@@ -65,15 +65,7 @@ static const char *const prologue =
     " * pass the table to gemmtune_create_from_table() (gemmtune.h) to run the winners. ratio_vs_cublas is cuBLAS\n"
     " * time / winner time on the same GPU model and shape (-1 when no baseline was stored). */\n"
     "#ifndef GEMMTUNE_WINNERS_H\n#define GEMMTUNE_WINNERS_H\n\n#include <stddef.h>\n#include <string.h>\n\n"
-    "#ifndef GEMMTUNE_WINNER_ROW_DEFINED\n#define GEMMTUNE_WINNER_ROW_DEFINED\n"
-    "typedef struct gemmtune_winner_row {\n"
-    "    const char *gpu_name; int cc_major, cc_minor, sm_count;\n"
-    "    int m, n, k; const char *layout;          /* \"nn\", \"nt\", \"tn\", \"tt\" */\n"
-    "    const char *family, *params;              /* \"tile2d\", \"BM=128,BN=128,...\" */\n"
-    "    double tflops, ratio_vs_cublas;\n"
-    "    const unsigned char *cubin; unsigned long cubin_size; const char *cubin_arch; /* NULL, 0, NULL unless "
-    "--with-cubin */\n"
-    "} gemmtune_winner_row;\n#endif\n\n";
+    "/* gemmtune_winner_row as gemmtune.h defines it (the same text): include both, in either order. */\n%s\n";
 
 static const char *const epilogue =
     "static const int gemmtune_winners_count = %d;\n\n"
@@ -124,11 +116,24 @@ static int embed_cubin(hctx *h, const gt_winner *w, const char *arch)
     return h->nhashes++;
 }
 
+/* A stale winner (its source changed since it was timed) stays out of the table: a table row names its kernel by
+ * family and params, and the library would compile today's source under yesterday's timing. A comment says so. */
+static void stale_row(hctx *h, const gt_winner *w)
+{
+    put(&h->rows, "    /* left out, stale (its source changed since it was tuned; re-tune): %dx%dx%d %s ", w->shape.m,
+        w->shape.n, w->shape.k, gt_layout_name(w->shape.ta, w->shape.tb));
+    for (const char *p = w->family; *p; ++p) put(&h->rows, "%c", *p == '*' || *p < 0x20 || *p >= 0x7f ? '?' : *p);
+    put(&h->rows, " ");
+    for (const char *p = w->params; *p; ++p) put(&h->rows, "%c", *p == '*' || *p < 0x20 || *p >= 0x7f ? '?' : *p);
+    put(&h->rows, " */\n");
+}
+
 static int add_row(const gt_winner *w, void *ctx)
 {
     hctx *h = ctx;
     char gpu_arch[16], arch[20];
     int blob = -1;
+    if (w->stale) return stale_row(h, w), 0;
     snprintf(gpu_arch, sizeof gpu_arch, "sm_%d%d", w->cc_major, w->cc_minor);
     const gt_family *f = gt_family_find(w->family);
     gt_family_arch(f, gpu_arch, arch, sizeof arch); /* the cubin's arch: "sm_90a" for an arch-specific family */
@@ -155,18 +160,19 @@ int gt_db_export_header(gt_db *db, const gt_winner_filter *filter, gt_cubin_fn c
     hctx h = {.cubin = cubin, .ctx = ctx, .err = err, .errlen = errlen};
     sbuf all = {0};
     *out = NULL;
+    if (!gt_public_text("winner_row.h")) return snprintf(err, errlen, "internal: gemmtune_winner_row not embedded"), -1;
     /* A table row has no math class, and the loader serves it to every handle: FP32 winners only. */
     if (filter && filter->math && strcmp(filter->math, "fp32"))
         return snprintf(err, errlen, "a C header holds FP32 winners only (asked for math '%s'); export JSON instead",
                         filter->math), -1;
     int rc = gt_db_winners(db, filter, add_row, &h, err, errlen);
     if (rc == 0 && !h.failed) {
-        put(&all, prologue, GT_VERSION);
+        put(&all, prologue, GT_VERSION, gt_public_text("winner_row.h"));
         if (h.blobs.len) put(&all, "%s", h.blobs.buf);
         put(&all, "static const gemmtune_winner_row gemmtune_winners[] = {\n");
         /* C has no empty arrays: an empty export keeps one zero row and a count of 0 */
-        if (h.n) put(&all, "%s", h.rows.buf);
-        else put(&all, "    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL, 0, NULL},\n");
+        if (h.rows.len) put(&all, "%s", h.rows.buf);
+        if (!h.n) put(&all, "    {NULL, 0, 0, 0, 0, 0, 0, NULL, NULL, NULL, 0, 0, NULL, 0, NULL},\n");
         put(&all, "};\n");
         put(&all, epilogue, h.n);
         if (all.oom) snprintf(err, errlen, "out of memory writing the header");

@@ -82,6 +82,12 @@ static cJSON *winner_json(sqlite3_stmt *st)
     add_num_or_null(o, "cublas_ms", cublas);
     add_num_or_null(o, "cublas_tflops", cublas > 0 ? flop / (cublas * 1e9) : -1);
     add_num_or_null(o, "ratio_vs_cublas", cublas > 0 ? cublas / ms : -1);
+    int ta = 0, tb = 0;
+    const char *layout = (const char *)sqlite3_column_text(st, 12);
+    if (layout && gt_layout_parse(layout, &ta, &tb) == 0)
+        cJSON_AddBoolToObject(o, "stale", gt_kernel_stale((const char *)sqlite3_column_text(st, 13),
+                                                          (const char *)sqlite3_column_text(st, 14), ta, tb,
+                                                          (const char *)sqlite3_column_text(st, 15)));
     sweep = cJSON_AddObjectToObject(o, "sweep");
     add_text_or_null(sweep, "uid", st, 19);
     add_text_or_null(sweep, "started_at", st, 20);

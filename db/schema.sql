@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS candidates (
     id          INTEGER PRIMARY KEY,
     family      TEXT NOT NULL,
     params      TEXT NOT NULL,                     -- "BM=128,BN=128,BK=8,TM=8,TN=8"
-    source_hash TEXT NOT NULL,                     -- FNV-1a 64 of the rendered source
+    source_hash TEXT NOT NULL,                     -- the kernel's id (gt_kernel_id): FNV-1a 64 of what it compiles from
     UNIQUE (family, params, source_hash)
 );
 

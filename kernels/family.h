@@ -161,6 +161,32 @@ int gt_template_register(const char *name, const char *text);
 /* 64-bit FNV-1a of a string, as 16 hex digits into out[17]. */
 void gt_hash_hex(const char *text, size_t len, char out[17]);
 
+/* A kernel's identity (kernels/identity.c), the key of the cubin cache, of the resume lookup and of a stored
+ * candidate (its source_hash): 16 hex digits of FNV-1a 64 over every text it compiles from, namely the rendered
+ * source, then each header it includes with `#include "name"`, transitively, depth first in order of first
+ * inclusion, each once, as "\n//gemmtune header " + name + NUL + text. So an edit to a header changes the id of
+ * every kernel that includes it, and of no other. The header's text comes from header(name, ctx) (NULL: not
+ * found; it then enters by name alone). Cannot fail. */
+typedef const char *(*gt_header_fn)(const char *name, void *ctx);
+void gt_source_id_with(const char *src, gt_header_fn header, void *ctx, char out[17]);
+/* The same over the embedded (and registered) templates: what NVRTC is given (src/lib/compile.c). */
+void gt_source_id(const char *src, char out[17]);
+/* The id of family f's kernel p in layout (ta, tb): for a built family (GT_BUILD_NVRTC) gt_source_id of its render,
+ * which *src receives when src is non-NULL (caller frees); for a family with no source (GT_BUILD_NONE: a vendor
+ * library's algorithm) FNV-1a 64 of "family:params" in canonical params text, which names what it replays and does
+ * not change with templates. 0, or -1 with err when the template is missing. The _with form takes the headers
+ * from header (NULL: the embedded ones), for tests that edit one. */
+int gt_kernel_id(const gt_family *f, const gt_params *p, int ta, int tb, char id[17], char **src, char *err,
+                 size_t errlen);
+int gt_kernel_id_with(const gt_family *f, const gt_params *p, int ta, int tb, gt_header_fn header, void *ctx,
+                      char id[17], char **src, char *err, size_t errlen);
+/* 1 when a stored kernel is stale: this build's id of (family, params, layout) differs from the stored id, i.e. what
+ * it compiles from changed since it was stored, so its timings are not this kernel's. 0 when it matches; for a
+ * family with no source (it replays what its params say, which cannot change under it); and when it cannot be
+ * judged (a family this build does not know, params it cannot parse, a missing template: readers refuse those for
+ * their own reasons). Cannot fail. */
+int gt_kernel_stale(const char *family, const char *params, int ta, int tb, const char *id);
+
 /* The block-resource part of a legal(): threads a whole number of warps in [64, max], static shared memory
  * within the non-opt-in limit, and an estimate of registers per thread under both the per-thread limit and the
  * share of the register file that `threads` leaves each (the cap __launch_bounds__(threads) imposes).

@@ -2,6 +2,7 @@
  * cc -Werror, embedded cubins), import, merge, report, and bad input that must leave the database byte-identical.
  * Fixture databases come from tests/fixture.c. */
 #include "compile.h"
+#include "cubin.h"
 #include "db.h"
 #include "fixture.h"
 #include "harness.h"
@@ -295,6 +296,7 @@ GT_TEST(cli_export_header_compiles_werror_and_finds_rows, GT_NEEDS_NONE)
     free(db), free(dir);
 }
 
+/* A made-up cubin cached for w as this user's own (MAC'd under the tests' key): export trusts and embeds it. */
 static int put_fake_cubin(const gt_winner *w, void *ctx)
 {
     gt_db *db = ctx;
@@ -303,8 +305,8 @@ static int put_fake_cubin(const gt_winner *w, void *ctx)
     snprintf(arch, sizeof arch, "sm_%d%d", w->cc_major, w->cc_minor);
     for (int i = 0; i < 40; ++i) bytes[i] = (unsigned char)(w->source_hash[i % 16] + i);
     memcpy(bytes, "\x7f" "ELF", 4);
-    return gt_db_cubin_put(db, w->source_hash, arch, gt_nvrtc_version(), gt_nvrtc_options(), bytes, 40, 64, 0, err,
-                           sizeof err) < 0;
+    gt_cubin c = {.data = bytes, .size = 40, .regs = 64, .spill_bytes = 0};
+    return gt_cubin_cache_put(db, w->source_hash, arch, &c, err, sizeof err) < 0;
 }
 
 GT_TEST(cli_export_header_embeds_cached_cubins, GT_NEEDS_NONE)
@@ -351,10 +353,7 @@ static int real_winner_db(const char *path, char *hash)
     char err[256], params[256];
     if (!f || !gt_limits_for_arch("sm_90", &lim) || gt_enumerate(f, &lim, take_first, &p) < 1) return -1;
     gt_params_format(f, &p, params, sizeof params);
-    char *src = gt_render(f, &p, 0, 1, err, sizeof err);
-    if (!src) return -1;
-    gt_hash_hex(src, strlen(src), hash);
-    free(src);
+    if (gt_kernel_id(f, &p, 0, 1, hash, NULL, err, sizeof err)) return -1;
     gt_gpu_info g = gt_fixture_gpu(0, 0);
     gt_shape s = {512, 512, 512, 0, 1};
     return gt_fixture_winner(path, &g, &s, "tile2d", params, hash, 0.05);
@@ -368,17 +367,29 @@ GT_TEST(cli_export_header_with_cubin_compiles_with_nvrtc, GT_NEEDS_NVRTC)
         free(db), free(dir);
         return;
     }
+    /* a cubin in the cache that this user did not put there (a merged or handed-over database) is not embedded:
+     * the kernel is compiled instead (issue 25 item 4) */
+    gt_db *h = NULL;
+    char err[256];
+    CHECK(gt_db_open(db, GT_DB_WRITE, &h, err, sizeof err) == 0);
+    CHECK(h && gt_db_cubin_put(h, hash, "sm_90", gt_nvrtc_version(), gt_nvrtc_options(), (const unsigned char *)
+                               "garbage, not a cubin", 20, 1, 0, "forged", err, sizeof err) == 0);
+    gt_db_close(h);
     CHECK(header_builds_and_runs(db, dir, "--with-cubin") == 0);
     CHECK(strstr(out, "found 1 of 1") && strstr(out, "magic 7f454c46") && strstr(out, " sm_90\n"));
-    /* a winner whose template changed since the sweep is refused, not embedded */
+    /* a winner whose source changed since the sweep (stale) is left out, not embedded, and the export says so */
     gt_gpu_info g = gt_fixture_gpu(0, 0);
     gt_shape s = {256, 256, 256, 0, 0};
     CHECK(gt_fixture_winner(db, &g, &s, "tile2d", "BM=64,BN=64,BK=8,TM=8,TN=8", "0000000000000000", 1) == 0);
     char hdr[700];
     snprintf(hdr, sizeof hdr, "%s/w2.h", dir);
-    CHECK(run(GT_CLI " export --db %s --format header --with-cubin -o %s", db, hdr) == 1);
-    CHECK(strstr(out, "template changed") || strstr(out, "tile2d"));
-    CHECK(!exists(hdr));
+    CHECK(run(GT_CLI " export --db %s --format header --with-cubin -o %s", db, hdr) == 0);
+    CHECK_MSG(strstr(out, "1 winner is stale") && strstr(out, "left out of the header"), "%s", out);
+    size_t len = 0;
+    char *text = (char *)gt_fixture_slurp(hdr, &len);
+    CHECK(text && strstr(text, "left out, stale (its source changed since it was tuned; re-tune): 256x256x256 nn") &&
+          strstr(text, "gemmtune_winners_count = 1;"));
+    free(text);
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     CHECK(system(cmd) == 0);

@@ -253,22 +253,24 @@ GT_TEST(db_cubin_cache_roundtrip, GT_NEEDS_NONE)
     char *path = gt_tmp_path(".db");
     gt_db *db;
     unsigned char blob[300], *got = NULL;
+    char mac[65];
     for (int i = 0; i < 300; ++i) blob[i] = (unsigned char)(i * 7); /* zeros included */
     size_t n = 0;
     int regs = 0, spill = 0, found = -1;
     CHECK(gt_db_open(path, 1, &db, err, sizeof err) == 0);
-    CHECK(gt_db_cubin_get(db, "abcd", "sm_90", 13000, "-o", &got, &n, &regs, &spill, &found, err, sizeof err) == 0);
+    CHECK(gt_db_cubin_get(db, "abcd", "sm_90", 13000, "-o", &got, &n, &regs, &spill, mac, &found, err, sizeof err) == 0);
     CHECK(found == 0 && got == NULL);
-    CHECK(gt_db_cubin_put(db, "abcd", "sm_90", 13000, "-o", blob, sizeof blob, 96, -1, err, sizeof err) == 0);
-    CHECK(gt_db_cubin_get(db, "abcd", "sm_90", 13000, "-o", &got, &n, &regs, &spill, &found, err, sizeof err) == 0);
-    CHECK(found == 1 && n == sizeof blob && got && !memcmp(got, blob, n) && regs == 96 && spill == -1);
+    CHECK(gt_db_cubin_put(db, "abcd", "sm_90", 13000, "-o", blob, sizeof blob, 96, -1, "m", err, sizeof err) == 0);
+    CHECK(gt_db_cubin_get(db, "abcd", "sm_90", 13000, "-o", &got, &n, &regs, &spill, mac, &found, err, sizeof err) == 0);
+    CHECK(found == 1 && n == sizeof blob && got && !memcmp(got, blob, n) && regs == 96 && spill == -1 &&
+          !strcmp(mac, "m"));
     free(got);
     got = NULL;
-    CHECK(gt_db_cubin_get(db, "abcd", "sm_90", 13010, "-o", &got, &n, &regs, &spill, &found, err, sizeof err) == 0);
+    CHECK(gt_db_cubin_get(db, "abcd", "sm_90", 13010, "-o", &got, &n, &regs, &spill, mac, &found, err, sizeof err) == 0);
     CHECK(found == 0);
-    CHECK(gt_db_cubin_get(db, "abcd", "sm_80", 13000, "-o", &got, &n, &regs, &spill, &found, err, sizeof err) == 0);
+    CHECK(gt_db_cubin_get(db, "abcd", "sm_80", 13000, "-o", &got, &n, &regs, &spill, mac, &found, err, sizeof err) == 0);
     CHECK(found == 0);
-    CHECK(gt_db_cubin_put(db, "abcd", "sm_90", 13000, "-o", blob, 0, 96, 0, err, sizeof err) == -1);
+    CHECK(gt_db_cubin_put(db, "abcd", "sm_90", 13000, "-o", blob, 0, 96, 0, "m", err, sizeof err) == -1);
     gt_db_close(db);
     gt_fixture_rm(path);
     free(path);

@@ -523,8 +523,8 @@ GT_TEST(merge_all_or_nothing_whole_parts_no_cubins, GT_NEEDS_NONE)
     CHECK(gt_fixture_same_bytes(a, copy));
     /* a 9-byte garbage cubin in a part never reaches this database */
     CHECK(gt_db_open(c, GT_DB_WRITE, &db, err, sizeof err) == 0 &&
-          gt_db_cubin_put(db, "0123456789abcdef", "sm_90", 13000, "", (const unsigned char *)"garbage!!", 9, 32, 0, err,
-                          sizeof err) == 0);
+          gt_db_cubin_put(db, "0123456789abcdef", "sm_90", 13000, "", (const unsigned char *)"garbage!!", 9, 32, 0, "",
+                          err, sizeof err) == 0);
     gt_db_close(db);
     CHECK(gt_db_open(a, GT_DB_WRITE, &db, err, sizeof err) == 0);
     CHECK_MSG(gt_db_merge_all(db, parts, 2, st, err, sizeof err) == 0 && st[0].sweeps == 1 && st[1].sweeps == 1 &&

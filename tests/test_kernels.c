@@ -1,7 +1,9 @@
 /* Families without a GPU: registry, enumeration and constraints, params text, layouts, rendering. */
+#include "backend.h"
 #include "family.h"
 #include "harness.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,4 +185,99 @@ GT_TEST(hash_is_stable_and_distinguishes, GT_NEEDS_NONE)
     CHECK(!strcmp(a, b) && strcmp(a, c) && strlen(a) == 16);
     gt_hash_hex("", 0, a);
     CHECK(!strcmp(a, "cbf29ce484222325")); /* FNV-1a 64 offset basis */
+}
+
+/* A header's text as the embedded one, or with a line appended when it is the header being "edited". */
+typedef struct {
+    const char *edited;
+    char *text;
+} header_edit;
+
+static const char *edited_header(const char *name, void *ctx)
+{
+    header_edit *e = ctx;
+    return !strcmp(name, e->edited) ? e->text : gt_template_text(name);
+}
+
+static int first_point(const gt_family *f, const gt_params *p, void *ctx)
+{
+    (void)f;
+    *(gt_params *)ctx = *p;
+    return 1;
+}
+
+/* 1 when the family's template includes name, directly or through another header. */
+static int includes(const char *text, const char *name, int depth)
+{
+    char line[160];
+    for (const char *s = text; depth < 8 && (s = strstr(s, "#include \"")); s += 10) {
+        snprintf(line, sizeof line, "%.*s", (int)strcspn(s + 10, "\""), s + 10);
+        if (!strcmp(line, name) || (gt_template_text(line) && includes(gt_template_text(line), name, depth + 1)))
+            return 1;
+    }
+    return 0;
+}
+
+/* Issue 27 item 1: an edit to a header alone changes the id of every kernel that includes it (so its cached cubin,
+ * stored trials and winners stop matching), and of no other. */
+GT_TEST(kernel_id_covers_included_headers, GT_NEEDS_NONE)
+{
+    static const char *const headers[] = {"common.cuh", "tileio.cuh"};
+    char err[256], before[17], after[17];
+    for (size_t h = 0; h < sizeof headers / sizeof headers[0]; ++h) {
+        const char *orig = gt_template_text(headers[h]);
+        CHECK_MSG(orig != NULL, "%s is not embedded", headers[h]);
+        if (!orig) continue;
+        header_edit e = {headers[h], malloc(strlen(orig) + 32)};
+        sprintf(e.text, "%s\n// edited\n", orig);
+        int changed = 0, kept = 0;
+        for (int i = 0; i < gt_family_count(); ++i) {
+            const gt_family *f = gt_family_at(i);
+            gt_limits lim;
+            gt_params p;
+            char arch[20];
+            if (f->build != GT_BUILD_NVRTC) continue;
+            gt_family_arch(f, "sm_90", arch, sizeof arch);
+            if (!gt_limits_for_arch(arch, &lim) || gt_enumerate(f, &lim, first_point, &p) < 1) continue;
+            CHECK(gt_kernel_id(f, &p, 0, 1, before, NULL, err, sizeof err) == 0);
+            CHECK(gt_kernel_id_with(f, &p, 0, 1, edited_header, &e, after, NULL, err, sizeof err) == 0);
+            const int inc = includes(gt_template_text(f->template_name), headers[h], 0);
+            CHECK_MSG(inc == !!strcmp(before, after), "%s: includes %s: %d, id %s -> %s", f->name, headers[h], inc,
+                      before, after);
+            changed += inc, kept += !inc;
+        }
+        CHECK_MSG(changed > 0, "no family includes %s", headers[h]);
+        if (!strcmp(headers[h], "tileio.cuh")) CHECK_MSG(kept > 0, "every family includes tileio.cuh");
+        free(e.text);
+    }
+}
+
+/* The id covers the rendered source itself (params, layout) and is what the cubin provider keys by; a family with no
+ * source is named by its params, whatever the templates. */
+GT_TEST(kernel_id_of_source_and_vendor, GT_NEEDS_NONE)
+{
+    char err[256], a[17], b[17], c[17], hash[17];
+    const gt_family *f = gt_family_find("tile2d"), *v = gt_family_find("cublas");
+    gt_params p, q;
+    gt_limits lim;
+    char *src = NULL;
+    CHECK(f && v && gt_limits_for_arch("sm_90", &lim) && gt_enumerate(f, &lim, first_point, &p) == 1);
+    CHECK(gt_kernel_id(f, &p, 0, 0, a, &src, err, sizeof err) == 0 && src);
+    CHECK(gt_kernel_id(f, &p, 1, 0, b, NULL, err, sizeof err) == 0 && strcmp(a, b));
+    gt_source_id(src, c);
+    CHECK(!strcmp(a, c));
+    gt_hash_hex(src, strlen(src), hash); /* the id before headers counted: a stored winner of it is stale now */
+    CHECK(strcmp(a, hash) != 0);
+    char params[256];
+    gt_params_format(f, &p, params, sizeof params);
+    CHECK(!gt_kernel_stale("tile2d", params, 0, 0, a) && gt_kernel_stale("tile2d", params, 0, 0, hash));
+    CHECK(!gt_kernel_stale("no_such_family", params, 0, 0, hash)); /* not judged: refused elsewhere */
+    free(src);
+    gt_backend_default_params(&v, &q);
+    char vp[256], key[320];
+    gt_params_format(v, &q, vp, sizeof vp);
+    snprintf(key, sizeof key, "cublas:%s", vp);
+    gt_hash_hex(key, strlen(key), hash);
+    CHECK(gt_kernel_id(v, &q, 0, 0, a, &src, err, sizeof err) == 0 && !src && !strcmp(a, hash));
+    CHECK(!gt_kernel_stale("cublas", vp, 1, 1, hash) && !gt_kernel_stale("cublas", vp, 0, 0, "0123456789abcdef"));
 }

@@ -586,6 +586,88 @@ GT_TEST(loader_explain_cli_names_the_rule, GT_NEEDS_NONE)
     free(dbpath);
 }
 
+/* The id a kernel had before ids covered the headers it includes: the hash of its rendered source alone, as every
+ * database written before stores. */
+static void pre_header_id(const char *family, const char *params, const gt_shape *s, char out[17])
+{
+    char err[256];
+    const gt_family *f = gt_family_find(family);
+    gt_params p;
+    char *src = f && !gt_params_parse(f, params, &p, err, sizeof err) ? gt_render(f, &p, s->ta, s->tb, err, sizeof err)
+                                                                      : NULL;
+    gt_hash_hex(src ? src : "", src ? strlen(src) : 0, out);
+    free(src);
+}
+
+static int has_stale(const gt_winner *w, void *ctx)
+{
+    *(int *)ctx += w->stale;
+    return 0;
+}
+
+/* Issue 25 item 6: a winner whose stored id no longer matches what this build renders for it (the template or a
+ * header changed since it was timed) is never served, neither exact nor reused; explain says so in plain words;
+ * query and export flag it; and a fresh winner of the shape replaces it even when it timed slower. */
+GT_TEST(loader_stale_winner_is_never_served_and_flagged, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), *out = NULL, args[1024], err[512], old[17], old2[17];
+    gt_gpu_info g;
+    memset(&g, 0, sizeof g);
+    snprintf(g.name, sizeof g.name, "%s", H100);
+    g.cc_major = 9, g.sm_count = 132;
+    snprintf(g.uuid, sizeof g.uuid, "GPU-stale");
+    gt_shape s = {1024, 1024, 1024, 0, 0}, s2 = {2048, 1024, 1024, 0, 0};
+    pre_header_id("tile2d", P_BIG, &s, old);
+    pre_header_id("tile2d", P_SMALL, &s2, old2);
+    CHECK(gt_fixture_winner(db, &g, &s, "tile2d", P_BIG, old, 1.0) == 0);
+    CHECK(gt_fixture_winner(db, &g, &s2, "tile2d", P_SMALL, old2, 1.0) == 0);
+    gt_winner_set set;
+    gemmtune_options o;
+    gemmtune_options_init(&o);
+    o.db_path = db;
+    CHECK_MSG(gt_loader_winners(&o, &set, NULL, err, sizeof err) == GEMMTUNE_SUCCESS, "%s", err);
+    CHECK(set.n == 2 && set.rows[0].stale && set.rows[1].stale);
+    for (int i = 0; i < set.n; ++i) set.rows[i].ratio = 1.5; /* a clear win, were they fresh */
+    gt_device_id d = h100();
+    gt_call c = call_of(1024, 1024, 1024, "nn", 16);
+    gt_choice ch = pick_(set.rows, set.n, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    char line[1024];
+    gt_loader_describe(&ch, set.rows, line, sizeof line);
+    CHECK_MSG(ch.rule == GT_RULE_CUBLAS && strstr(line, "stale: the kernel's source changed since it was tuned; "
+                                                        "re-tune"), "%s", line);
+    for (int i = 0; i < set.n; ++i) set.rows[i].stale = 0; /* the same rows, fresh: served */
+    ch = pick_(set.rows, set.n, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK(ch.rule == GT_RULE_EXACT);
+    gt_loader_set_free(&set);
+    snprintf(args, sizeof args, "--shape 1024x1024x1024 --gpu-name '" H100 "' --cc 9.0 --sms 132 --db %s", db);
+    CHECK(cli(args, &out) == 0 && strstr(out, "rule:     cublas") && strstr(out, "stale: the kernel's source changed"));
+    free(out);
+    snprintf(args, sizeof args, "%s query --db %s --format csv", GT_CLI, db);
+    CHECK(gt_run(args, &out) == 0 && strstr(out, ",stale") && strstr(out, ",true"));
+    free(out);
+    snprintf(args, sizeof args, "%s export --db %s", GT_CLI, db);
+    CHECK(gt_run(args, &out) == 0 && strstr(out, "\"stale\":\ttrue") && strstr(out, "2 winners are stale"));
+    free(out);
+    gt_db *h = NULL;
+    CHECK(gt_db_open(db, GT_DB_READ, &h, err, sizeof err) == 0);
+    CHECK(h && gt_db_export_header(h, NULL, NULL, NULL, &out, err, sizeof err) == 0);
+    CHECK(out && strstr(out, "left out, stale") && strstr(out, "gemmtune_winners_count = 0"));
+    gt_db_close(h);
+    free(out);
+    /* a fresh winner of the shape, slower than the stale one's timing, replaces it */
+    CHECK(gt_fixture_winner(db, &g, &s, "tile2d", P_BIG, NULL, 2.0) == 0);
+    int stale = 0;
+    CHECK(gt_db_open(db, GT_DB_READ, &h, err, sizeof err) == 0);
+    CHECK(h && gt_db_winners(h, NULL, has_stale, &stale, err, sizeof err) == 0 && stale == 1);
+    gt_db_close(h);
+    /* and a stale one never replaces a fresh one, however fast */
+    CHECK(gt_fixture_winner(db, &g, &s, "tile2d", P_BIG, old, 0.5) == 0);
+    CHECK(gt_fixture_sql_int(db, "SELECT count(*) FROM winners w JOIN candidates c ON c.id = w.candidate_id "
+                                 "WHERE w.median_ms = 2.0") == 1);
+    gt_fixture_rm(db);
+    free(db);
+}
+
 GT_TEST(loader_explain_cli_refuses_bad_input, GT_NEEDS_NONE)
 {
     static const struct { const char *args, *msg; int rc; } cases[] = {

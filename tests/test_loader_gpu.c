@@ -284,7 +284,7 @@ static char *gpu_fixture_db(const gpu_id *g)
     gi.cc_major = g->major, gi.cc_minor = g->minor, gi.sm_count = g->sms;
     snprintf(gi.uuid, sizeof gi.uuid, "GPU-gemmtune-loader-test");
     gt_shape s = {256, 256, 256, 0, 0};
-    if (gt_fixture_winner(path, &gi, &s, "tile2d", P_TILE2D, "0000000000000000", 1.0) == 0) return path;
+    if (gt_fixture_winner(path, &gi, &s, "tile2d", P_TILE2D, NULL, 1.0) == 0) return path; /* its real id */
     CHECK_MSG(0, "fixture database %s", path);
     free(path);
     return NULL;
@@ -318,15 +318,29 @@ GT_TEST(loader_gpu_db_cache_json_and_first_call_latency, GT_NEEDS_GPU)
     cublasHandle_t cb = pedantic_cublas();
     char *db = gpu_fixture_db(&g);
     if (!db || !cb) return;
+    {   /* a garbage cubin under the winner's key, MAC'd by another user (issue 25 item 4): never loaded, compiled */
+        char err[512], id[17];
+        const gt_family *f = gt_family_find("tile2d");
+        gt_params p;
+        gt_db *h = NULL;
+        CHECK(gt_params_parse(f, P_TILE2D, &p, err, sizeof err) == 0 &&
+              gt_kernel_id(f, &p, 0, 0, id, NULL, err, sizeof err) == 0);
+        CHECK(gt_db_open(db, GT_DB_WRITE, &h, err, sizeof err) == 0);
+        CHECK(h && gt_db_cubin_put(h, id, g.arch, gt_nvrtc_version(), gt_nvrtc_options(),
+                                   (const unsigned char *)"\x7f" "ELF garbage", 12, 32, 0,
+                                   "0000000000000000000000000000000000000000000000000000000000000000", err,
+                                   sizeof err) == 0);
+        gt_db_close(h);
+    }
     gemmtune_options o;
     gemmtune_options_init(&o);
     o.db_path = db;
     gt_loader_counters c1, c2, c3;
-    const double t_nvrtc = first_call(&o, NULL, 0, cb, "exact", &c1);
+    const double t_nvrtc = first_call(&o, NULL, 0, cb, "exact", &c1); /* compiled: the foreign cubin is a miss */
     CHECK_MSG(c1.compiled == 1 && c1.cache_hits == 0, "cold: %d compiled, %d cache hits", c1.compiled, c1.cache_hits);
     const double t_cache = first_call(&o, NULL, 0, cb, "exact", &c2);
-    CHECK_MSG(c2.compiled == 0 && c2.cache_hits == 1, "warm cache: %d compiled, %d cache hits", c2.compiled,
-              c2.cache_hits);
+    CHECK_MSG(c2.compiled == 0 && c2.cache_hits == 1, "warm cache: %d compiled, %d cache hits (the row replaced)",
+              c2.compiled, c2.cache_hits);
     gemmtune_winner_row row = {g.name, g.major, g.minor, g.sms, 256, 256, 256, "nn", "tile2d", P_TILE2D, 1, 1,
                                kern_cubin[0][0].data, kern_cubin[0][0].size, g.arch};
     const double t_embed = first_call(&o, &row, 1, cb, "exact", &c3);

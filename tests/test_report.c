@@ -1,4 +1,4 @@
-/* The regret rows behind `gemmtune report` (db/regret.c) on a hand-made database whose times are chosen here:
+/* The regret rows behind `gemmtune report` (src/cli/regret.c) on a hand-made database whose times are chosen here:
  * the nearest other shape's winner, its measured time on this shape or n/a, the same-kernel case, GPU models apart. */
 #include "db.h"
 #include "fixture.h"

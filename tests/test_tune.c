@@ -191,6 +191,82 @@ GT_TEST(tune_exhaustive_runs_each_candidate_once_and_resumes, GT_NEEDS_NONE)
     free(db);
 }
 
+static int count_stale(const gt_winner *w, void *ctx)
+{
+    *(int *)ctx += w->stale;
+    return 0;
+}
+
+/* Issue 25 item 6 / 27 item 1: when a kernel's id changes (its template or a header it includes was edited, or ids
+ * came to cover headers), a rerun measures it again instead of taking the stored verdict (the resume lookup keys on
+ * the id), and the fresh winner replaces the stale one even when the stale one timed faster; the vendor's ids stand. */
+GT_TEST(tune_remeasures_stale_candidates, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s1, s2;
+    setup(&o, db, &shape_a, 1);
+    o.strategy = GT_STRATEGY_EXHAUSTIVE, o.prune_best = 0, o.cross = 0;
+    fake.slow_name = "smem", fake.slow_family = 0.2; /* a built family wins */
+    CHECK_MSG(gt_tune_run(&o, &s1, err, sizeof err) == 0, "%s", err);
+    /* the database as an older gemmtune left it: every built kernel under another id, timed faster than now */
+    sqlite3 *h;
+    CHECK(sqlite3_open(db, &h) == SQLITE_OK &&
+          sqlite3_exec(h, "UPDATE candidates SET source_hash = substr('ffff' || source_hash, 1, 16) WHERE family != "
+                          "'cublas'; UPDATE winners SET median_ms = median_ms / 2", NULL, NULL, NULL) == SQLITE_OK);
+    sqlite3_close(h);
+    gt_db *d = NULL;
+    int stale = 0;
+    CHECK(gt_db_open(db, GT_DB_READ, &d, err, sizeof err) == 0 && gt_db_winners(d, NULL, count_stale, &stale, err,
+                                                                                sizeof err) == 0 && stale == 1);
+    gt_db_close(d);
+    setup(&o, db, &shape_a, 1);
+    o.strategy = GT_STRATEGY_EXHAUSTIVE, o.prune_best = 0, o.cross = 0;
+    fake.slow_name = "smem", fake.slow_family = 0.2;
+    CHECK_MSG(gt_tune_run(&o, &s2, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(s2.trials_run == s1.trials_run - 3 && s2.trials_skipped == 3, "rerun: %d run, %d skipped (first: %d)",
+              s2.trials_run, s2.trials_skipped, s1.trials_run);
+    stale = 0;
+    CHECK(gt_db_open(db, GT_DB_READ, &d, err, sizeof err) == 0 &&
+          gt_db_winners(d, NULL, count_stale, &stale, err, sizeof err) == 0 && stale == 0);
+    gt_db_close(d);
+    CHECK(count(db, "SELECT count(*) FROM v_winners WHERE family = 'smem'") == 1);
+    gt_tune_summary_free(&s1);
+    gt_tune_summary_free(&s2);
+    gt_fixture_rm(db);
+    free(db);
+}
+
+/* Issue 25 item 4: the compile pool takes a cached cubin only when this user's key verifies it; a cubin another
+ * user put there (or anyone, around the cache) is compiled again, and the fresh one replaces it. */
+GT_TEST(tune_compiles_again_what_it_did_not_cache_itself, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s[4];
+    const gt_shape shapes[4] = {shape_a, {256, 512, 384, 0, 0}, {384, 512, 256, 0, 0}, {512, 512, 256, 0, 0}};
+    for (int i = 0; i < 4; ++i) {
+        if (i == 2) { /* someone else's cubins: the MACs of another key */
+            sqlite3 *h;
+            CHECK(sqlite3_open(db, &h) == SQLITE_OK &&
+                  sqlite3_exec(h, "UPDATE cubins SET mac = printf('%064d', 0)", NULL, NULL, NULL) == SQLITE_OK);
+            sqlite3_close(h);
+        }
+        setup(&o, db, &shapes[i], 1);
+        o.strategy = GT_STRATEGY_EXHAUSTIVE, o.prune_best = 0, o.cross = 0;
+        CHECK_MSG(gt_tune_run(&o, &s[i], err, sizeof err) == 0, "%s", err);
+    }
+    CHECK_MSG(s[0].compiled > 0 && s[1].compiled == 0 && s[1].cache_hits > 0, "own cubins: %d compiled, %d hits",
+              s[1].compiled, s[1].cache_hits);
+    CHECK_MSG(s[2].cache_hits == 0 && s[2].compiled > 0, "foreign cubins: %d compiled, %d hits", s[2].compiled,
+              s[2].cache_hits);
+    CHECK_MSG(s[3].compiled == 0 && s[3].cache_hits > 0, "replaced: %d compiled, %d hits", s[3].compiled,
+              s[3].cache_hits);
+    for (int i = 0; i < 4; ++i) gt_tune_summary_free(&s[i]);
+    gt_fixture_rm(db);
+    free(db);
+}
+
 GT_TEST(tune_halving_finds_the_exhaustive_winner_for_less, GT_NEEDS_NONE)
 {
     char *db = gt_tmp_path(".db"), err[512];

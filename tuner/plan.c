@@ -38,10 +38,8 @@ int gt_plan_item(gt_sweep *t, const gt_family *f, const gt_params *p, const gt_s
         if ((it->job = gt_pool_add(t->pool, f, p, s->ta * 2 + s->tb, it->hash, &hit, err, sizeof err)) < 0)
             return snprintf(t->err, t->errlen, "%s %s: %s", f->name, it->params, err), -1;
         t->sum->cache_hits += hit;
-    } else {
-        char key[320];
-        int len = snprintf(key, sizeof key, "%s:%s", f->name, it->params);
-        gt_hash_hex(key, (size_t)len, it->hash);
+    } else if (gt_kernel_id(f, p, s->ta, s->tb, it->hash, NULL, err, sizeof err)) {
+        return snprintf(t->err, t->errlen, "%s %s: %s", f->name, it->params, err), -1;
     }
     return 0;
 }

@@ -34,12 +34,12 @@ static int winner_cubin(const gt_winner *w, const char *arch, unsigned char **da
     if (cached) return *data = c.data, *size = c.size, 0;
     if (!f) return snprintf(err, errlen, "winner family '%s' is unknown to this gemmtune", w->family), -1;
     if (gt_params_parse(f, w->params, &p, err, errlen) < 0) return -1;
-    char *src = gt_render(f, &p, w->shape.ta, w->shape.tb, err, errlen);
-    if (!src) return -1;
-    gt_hash_hex(src, strlen(src), hash);
+    char *src;
+    if (gt_kernel_id(f, &p, w->shape.ta, w->shape.tb, hash, &src, err, errlen)) return -1;
     if (strcmp(hash, w->source_hash)) {
-        snprintf(err, errlen, "%s %s renders to source %s, not the tuned %s (the template changed since the sweep): "
-                 "re-tune, or export without --with-cubin", w->family, w->params, hash, w->source_hash);
+        snprintf(err, errlen, "%s %s renders to source %s, not the tuned %s (its template or a header it includes "
+                 "changed since the sweep): re-tune, or export without --with-cubin", w->family, w->params, hash,
+                 w->source_hash);
         free(src);
         return -1;
     }
@@ -65,6 +65,12 @@ static int printable_json(char **text)
     return 0;
 }
 
+static int count_stale(const gt_winner *w, void *ctx)
+{
+    *(int *)ctx += w->stale;
+    return 0;
+}
+
 int gt_cmd_export(int argc, char **argv)
 {
     char err[1024], path[4096], *text = NULL;
@@ -81,11 +87,15 @@ int gt_cmd_export(int argc, char **argv)
         gt_term_printf(stderr, "gemmtune export: %s\n", err);
         return gt_cli_args_free(&a), 2;
     }
+    int stale = 0;
     rc = gt_cli_open_reader(&a, &cf, path, sizeof path, &db, err, sizeof err);
     if (rc == 0)
         rc = (!strcmp(a.format, "json") ? gt_db_export_json(db, &cf.f, &text, err, sizeof err)
                                         : gt_db_export_header(db, &cf.f, a.with_cubin ? winner_cubin : NULL, db, &text,
                                                               err, sizeof err)) < 0;
+    gt_winner_filter all = cf.f;
+    if (!all.math) all.math = strcmp(a.format, "json") ? "fp32" : "all"; /* what each format holds */
+    if (rc == 0) rc = gt_db_winners(db, &all, count_stale, &stale, err, sizeof err) < 0;
     gt_db_close(db);
     if (rc == 0 && !strcmp(a.format, "json") && (rc = printable_json(&text)))
         snprintf(err, sizeof err, "out of memory");
@@ -93,6 +103,10 @@ int gt_cmd_export(int argc, char **argv)
     else if (rc == 0 && fputs(text, stdout) < 0) rc = 1, snprintf(err, sizeof err, "cannot write to standard output");
     free(text);
     gt_cli_args_free(&a);
+    if (rc == 0 && stale)
+        fprintf(stderr, "gemmtune export: %d winner%s stale: the kernel's source changed since it was tuned, so the "
+                "library never serves it (%s); re-tune\n", stale, stale > 1 ? "s are" : " is",
+                strcmp(a.format, "json") ? "left out of the header" : "\"stale\": true in the JSON");
     if (rc) gt_term_printf(stderr, "gemmtune export: %s\n", err);
     return rc;
 }

@@ -12,17 +12,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Columns: the same in every format; trials add status, winner, error and message. */
+/* Columns: the same in every format; trials add status, winner, error and message. stale: the kernel's source
+ * changed since it was timed (gt_kernel_stale), so the library never serves it: re-tune. */
 static const gt_col cols[] = {
     {"gpu", NULL, NULL},          {"cc", NULL, NULL},          {"sms", NULL, "%.0f"},
     {"m", NULL, "%.0f"},          {"n", NULL, "%.0f"},         {"k", NULL, "%.0f"},
     {"layout", NULL, NULL},       {"family", NULL, NULL},      {"params", NULL, NULL},
     {"ms", NULL, "%.4f"},         {"tflops", NULL, "%.2f"},    {"cublas_ms", NULL, "%.4f"},
-    {"cublas_tflops", NULL, "%.2f"}, {"ratio_vs_cublas", NULL, "%.3f"}, {"status", NULL, NULL},
-    {"winner", NULL, NULL},       {"rel_err", NULL, "%.2e"},   {"message", NULL, NULL},
+    {"cublas_tflops", NULL, "%.2f"}, {"ratio_vs_cublas", NULL, "%.3f"}, {"stale", NULL, NULL},
+    {"status", NULL, NULL},       {"winner", NULL, NULL},      {"rel_err", NULL, "%.2e"},
+    {"message", NULL, NULL},
 };
-#define WINNER_COLS 14
-#define TRIAL_COLS 18
+#define WINNER_COLS 15
+#define TRIAL_COLS 19
 
 typedef struct {
     gt_table *t;
@@ -45,7 +47,7 @@ static void add_str(cJSON *o, const char *key, const char *v)
 
 /* One row with the winner columns; NULL when --top already has enough of this group (or out of memory). */
 static cJSON *add(rows *r, const char *gpu, int ccM, int ccm, int sms, const gt_shape *s, const char *family,
-                  const char *params, double ms, double cublas_ms)
+                  const char *params, double ms, double cublas_ms, int stale)
 {
     char key[200], cc[16];
     snprintf(key, sizeof key, "%s|%d.%d|%d|%d|%d|%d|%d%d", gpu, ccM, ccm, sms, s->m, s->n, s->k, s->ta, s->tb);
@@ -61,20 +63,22 @@ static cJSON *add(rows *r, const char *gpu, int ccM, int ccm, int sms, const gt_
     add_num(o, "ms", ms), add_num(o, "tflops", ms > 0 ? gt_tflops(s, ms) : -1);
     add_num(o, "cublas_ms", cublas_ms), add_num(o, "cublas_tflops", cublas_ms > 0 ? gt_tflops(s, cublas_ms) : -1);
     add_num(o, "ratio_vs_cublas", ms > 0 && cublas_ms > 0 ? cublas_ms / ms : -1);
+    cJSON_AddBoolToObject(o, "stale", stale);
     return o;
 }
 
 static int add_winner(const gt_winner *w, void *ctx)
 {
     add(ctx, w->gpu_name, w->cc_major, w->cc_minor, w->sm_count, &w->shape, w->family, w->params, w->median_ms,
-        w->cublas_ms);
+        w->cublas_ms, w->stale);
     return ((rows *)ctx)->oom;
 }
 
 static int add_trial(const gt_trial_row *t, void *ctx)
 {
     cJSON *o = add(ctx, t->gpu_name, t->cc_major, t->cc_minor, t->sm_count, &t->shape, t->family, t->params,
-                   t->median_ms, t->cublas_ms);
+                   t->median_ms, t->cublas_ms,
+                   gt_kernel_stale(t->family, t->params, t->shape.ta, t->shape.tb, t->source_hash));
     if (o) {
         add_str(o, "status", t->status);
         cJSON_AddBoolToObject(o, "winner", t->is_winner);

@@ -1,5 +1,5 @@
 /* gemmtune report: a text summary per GPU model, the per-shape winner vs cuBLAS table, the regret table of the
- * nearest-shape rule (db/regret.c), and with -o a gnuplot chart (SVG or PNG) of TFLOPS per shape.
+ * nearest-shape rule (src/cli/regret.c), and with -o a gnuplot chart (SVG or PNG) of TFLOPS per shape.
  * Tested by tests/test_cli_db.c (text, regret numbers, a PNG and an SVG written through gnuplot). */
 #include "cli.h"
 #include "cli_db.h"

@@ -1,5 +1,5 @@
 /* The regret table of `gemmtune report`: for each tuned shape, its own optimum against what the exported table
- * would serve it under the nearest-shape rule if the shape itself were missing (db/nearest.c), and cuBLAS.
+ * would serve it under the nearest-shape rule if the shape itself were missing (src/lib/nearest.c), and cuBLAS.
  * Tested by tests/test_report.c on a fixture database. */
 #include "dbi.h"
 

@@ -1,6 +1,7 @@
 /* gemmtune runtime loader: FP32 GEMM through the kernel gemmtune tuned for this GPU and shape.
  * Plain C (C99/C++), no CUDA headers needed: streams are passed as void * (a cudaStream_t).
- * Implementation: src/loader*.c; CPU tests in tests/test_loader.c, GPU tests there too (GT_NEEDS_GPU).
+ * Implementation: src/lib/ (loader*.c, options.c); CPU tests in tests/test_loader.c and tests/test_abi.c, GPU tests
+ * in tests/test_loader_gpu.c.
  *
  * Where winners come from (gemmtune_create): the SQLite database that `gemmtune tune` writes (options.db_path,
  * else $GEMMTUNE_DB, else $XDG_DATA_HOME/gemmtune/gemmtune.db, else ~/.local/share/gemmtune/gemmtune.db; an
@@ -39,7 +40,13 @@
  * Threads and streams: one handle may be used from several host threads and streams at once. Split-K kernels
  * need a workspace: each (handle, stream) pair gets its own, allocated on that stream's first split-K call
  * (never inside capture) and kept until gemmtune_destroy, so concurrent streams never share one. The
- * per-thread default stream (cudaStreamPerThread) gets one per host thread. */
+ * per-thread default stream (cudaStreamPerThread) gets one per host thread.
+ *
+ * ABI: libgemmtune.so.0 exports gemmtune_* alone, with symbol versions (src/lib/libgemmtune.map). gemmtune_options
+ * begins with its size, so it can grow: members past the size a caller was built with take their defaults. A
+ * program built against a header before 0.3 (whose options had no size) binds to the GEMMTUNE_0.2 versions of
+ * gemmtune_options_init, gemmtune_create and gemmtune_create_from_table, which read that older layout and serve it
+ * FP32 only; one built against this header binds to GEMMTUNE_0.3's, and refuses to start on an older library. */
 #ifndef GEMMTUNE_H
 #define GEMMTUNE_H
 
@@ -47,8 +54,10 @@
 extern "C" {
 #endif
 
+/* The version, here alone: the Makefile reads it (libgemmtune.so.MAJOR.MINOR.PATCH, gemmtune --version). */
 #define GEMMTUNE_VERSION_MAJOR 0
-#define GEMMTUNE_VERSION_MINOR 2
+#define GEMMTUNE_VERSION_MINOR 3
+#define GEMMTUNE_VERSION_PATCH 0
 
 typedef enum {
     GEMMTUNE_SUCCESS = 0,
@@ -87,7 +96,10 @@ typedef enum {
     GEMMTUNE_MATH_TF32X3 = 2 /* FP32 or tf32x3 winners, whichever is faster on the shape */
 } gemmtune_math;
 
+/* Fill with gemmtune_options_init, then set what differs. */
 typedef struct gemmtune_options {
+    unsigned long size;         /* sizeof(gemmtune_options) where the caller was built, set by gemmtune_options_init;
+                                   stays first. 0 (a struct not initialised) fails gemmtune_create */
     const char *db_path;        /* NULL: $GEMMTUNE_DB or the default path (see above) */
     const char *json_path;      /* non-NULL: winners from this exported JSON, not from the database */
     int column_major;           /* 1: gemmtune_sgemm takes cuBLAS's column-major arguments */
@@ -95,7 +107,8 @@ typedef struct gemmtune_options {
     int device;                 /* CUDA device ordinal; -1: the current device (gemmtune_options_init) */
     const char *arch;           /* NVRTC target and embedded-cubin match, e.g. "sm_90"; NULL: the device's */
     const char *record_path;    /* non-NULL: record untuned call shapes here at gemmtune_destroy; NULL: $GEMMTUNE_RECORD */
-    gemmtune_math math;         /* which math classes may be served (added in 0.3: the last member) */
+    gemmtune_math math;         /* which math classes may be served (0.3) */
+    /* New members go here, last, each with its default 0 or set by gemmtune_options_init. */
 } gemmtune_options;
 
 #ifndef GEMMTUNE_WINNER_ROW_DEFINED
@@ -111,11 +124,13 @@ typedef struct gemmtune_winner_row {
 
 typedef struct gemmtune_context *gemmtune_handle;
 
-/* Defaults: everything NULL/0 except device = -1 (the current device). Cannot fail. */
+/* Defaults: size = sizeof(gemmtune_options), everything else NULL/0 except device = -1 (the current device). Cannot
+ * fail. */
 void gemmtune_options_init(gemmtune_options *opt);
 
-/* Read the winners (database or JSON, see above) and bind the handle to the device. opt NULL: defaults.
- * On failure *handle is NULL and gemmtune_last_error() says why. */
+/* Read the winners (database or JSON, see above) and bind the handle to the device. opt NULL: defaults; opt->size
+ * 0 (not initialised) or from a newer header with members set that this library does not know:
+ * GEMMTUNE_STATUS_INVALID_VALUE. On failure *handle is NULL and gemmtune_last_error() says why. */
 gemmtune_status gemmtune_create(gemmtune_handle *handle, const gemmtune_options *opt);
 
 /* As gemmtune_create, with winners from a table compiled into the program (copied: rows may be freed after;

@@ -1,5 +1,5 @@
 /* The CUDA side of one compiled candidate: load its cubin into the current context and launch it on a stream.
- * Shared by the tuner's worker and the runtime loader (src/loader.c). Needs a GPU; tested by the GPU tests. */
+ * Shared by the tuner's worker and the runtime loader (src/lib/loader_call.c). Needs a GPU; tested by the GPU tests. */
 #ifndef GT_KERNEL_H
 #define GT_KERNEL_H
 

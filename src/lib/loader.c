@@ -1,6 +1,7 @@
 /* The gemmtune handle's life: statuses and errors, options, binding to a device, create and destroy. The call
  * itself is in loader_call.c. Design notes in src/lib/gemmtune.h. CPU tests (statuses, no device) in
  * tests/test_loader.c, GPU tests (results against cuBLAS, overheads) in tests/test_loader_gpu.c. */
+#include "abi.h"
 #include "cubin.h"
 #include "handle.h"
 
@@ -57,13 +58,6 @@ const char *gemmtune_status_string(gemmtune_status s)
     case GEMMTUNE_STATUS_ALLOC_FAILED: return "GEMMTUNE_STATUS_ALLOC_FAILED: out of host memory";
     }
     return "GEMMTUNE_STATUS_?: unknown status";
-}
-
-void gemmtune_options_init(gemmtune_options *opt)
-{
-    if (!opt) return;
-    memset(opt, 0, sizeof *opt);
-    opt->device = -1;
 }
 
 /* Device identity and the limits legality is judged under. */
@@ -140,17 +134,39 @@ static gemmtune_status nvrtc_obtain(void *ctx, const char *src, const char *arch
     return rc ? GEMMTUNE_STATUS_COMPILE_ERROR : GEMMTUNE_SUCCESS;
 }
 
-gemmtune_status gemmtune_create_from_table(gemmtune_handle *handle, const gemmtune_winner_row *rows, int nrows,
-                                           const gemmtune_options *opt)
+/* gemmtune_create_from_table of either options layout, once they are the full struct. */
+static gemmtune_status create_from_table(gemmtune_handle *handle, const gemmtune_winner_row *rows, int nrows,
+                                         const gemmtune_options *opt)
 {
     char err[512];
     gt_winner_set set;
-    if (!handle) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_create_from_table: handle is NULL");
-    *handle = NULL;
     if (gt_loader_set_from_table(rows, nrows, &set, err, sizeof err))
         return gt_loader_fail(GEMMTUNE_STATUS_TABLE_ERROR, "%s", err);
     return gt_loader_create(handle, &set, nvrtc_obtain, NULL, NULL, opt);
 }
+
+gemmtune_status GT_ABI_SIZED(gemmtune_create_from_table)(gemmtune_handle *handle, const gemmtune_winner_row *rows,
+                                                         int nrows, const gemmtune_options *opt)
+{
+    char err[512];
+    gemmtune_options full;
+    if (!handle) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_create_from_table: handle is NULL");
+    *handle = NULL;
+    gemmtune_status st = gt_options_resolve(opt, &full, err, sizeof err);
+    return st ? gt_loader_fail(st, "gemmtune_create_from_table: %s", err) : create_from_table(handle, rows, nrows, &full);
+}
+
+gemmtune_status gt_legacy_create_from_table(gemmtune_handle *handle, const gemmtune_winner_row *rows, int nrows,
+                                            const gt_options_v02 *opt)
+{
+    gemmtune_options full;
+    if (!handle) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_create_from_table: handle is NULL");
+    *handle = NULL;
+    gt_options_from_v02(opt, &full);
+    return create_from_table(handle, rows, nrows, &full);
+}
+
+GT_ABI_VERSIONS(gemmtune_create_from_table, gt_legacy_create_from_table)
 
 void gemmtune_destroy(gemmtune_handle h)
 {

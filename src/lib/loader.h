@@ -1,4 +1,4 @@
-/* Internals of the runtime loader (src/loader*.c), shared with `gemmtune explain` and tests/test_loader.c.
+/* Internals of the runtime loader (src/lib/loader*.c), shared with `gemmtune explain` and tests/test_loader.c.
  * Selection is a pure function over an array of gt_winner, so it is tested without a GPU or a database. */
 #ifndef GT_LOADER_H
 #define GT_LOADER_H

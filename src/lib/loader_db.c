@@ -1,6 +1,7 @@
 /* gemmtune_create: winners from a gemmtune database or an exported JSON file (imported into an in-memory
  * database), and cubins through the database's cache shared with the tuner. Thin layer over db/db.h and
- * tuner/compile.h; tests/test_loader.c (CPU: missing/bad sources; GPU: cache hits). */
+ * src/lib/cubin.h; tests/test_loader.c (missing/bad sources), tests/test_loader_gpu.c (cache hits). */
+#include "abi.h"
 #include "cubin.h"
 #include "files.h"
 #include "loader.h"
@@ -30,8 +31,9 @@ static int collect(const gt_winner *w, void *vctx)
     return 0;
 }
 
-/* Of two winners of one GPU model and shape (one per math class), keep the faster. The walk orders rows by model,
- * layout and shape, so a shape's classes are neighbours. */
+/* Of two winners of one GPU model and shape (one per math class), keep the faster, or the one not stale (which is
+ * served, where the stale one is not). The walk orders rows by model, layout and shape, so a shape's classes are
+ * neighbours. */
 static void keep_fastest(gt_winner_set *s)
 {
     int n = 0;
@@ -40,7 +42,7 @@ static void keep_fastest(gt_winner_set *s)
         const gt_winner *w = &s->rows[i];
         gt_gpu_model a = last ? gt_winner_model(last) : (gt_gpu_model){0}, b = gt_winner_model(w);
         if (last && gt_gpu_model_equal(&a, &b) && !memcmp(&last->shape, &w->shape, sizeof w->shape)) {
-            if (w->median_ms < last->median_ms) *last = *w;
+            if (last->stale > w->stale || (last->stale == w->stale && w->median_ms < last->median_ms)) *last = *w;
             continue;
         }
         s->rows[n++] = *w;
@@ -169,14 +171,34 @@ gemmtune_status gt_loader_winners(const gemmtune_options *opt, gt_winner_set *se
     return GEMMTUNE_SUCCESS;
 }
 
-gemmtune_status gemmtune_create(gemmtune_handle *handle, const gemmtune_options *opt)
+/* gemmtune_create of either options layout, once they are the full struct. */
+static gemmtune_status create(gemmtune_handle *handle, const gemmtune_options *opt)
 {
     char err[1024];
     gt_db *db = NULL;
     gt_winner_set set;
-    if (!handle) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_create: handle is NULL");
-    *handle = NULL;
     gemmtune_status st = gt_loader_winners(opt, &set, &db, err, sizeof err);
     if (st) return gt_loader_fail(st, "%s", err);
     return gt_loader_create(handle, &set, db_obtain, db, db ? db_close : NULL, opt);
 }
+
+gemmtune_status GT_ABI_SIZED(gemmtune_create)(gemmtune_handle *handle, const gemmtune_options *opt)
+{
+    char err[512];
+    gemmtune_options full;
+    if (!handle) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_create: handle is NULL");
+    *handle = NULL;
+    gemmtune_status st = gt_options_resolve(opt, &full, err, sizeof err);
+    return st ? gt_loader_fail(st, "gemmtune_create: %s", err) : create(handle, &full);
+}
+
+gemmtune_status gt_legacy_create(gemmtune_handle *handle, const gt_options_v02 *opt)
+{
+    gemmtune_options full;
+    if (!handle) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_create: handle is NULL");
+    *handle = NULL;
+    gt_options_from_v02(opt, &full);
+    return create(handle, &full);
+}
+
+GT_ABI_VERSIONS(gemmtune_create, gt_legacy_create)

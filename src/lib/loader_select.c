@@ -1,4 +1,4 @@
-/* Kernel selection for the runtime loader, as pure functions over winner rows (rules in src/gemmtune.h), plus
+/* Kernel selection for the runtime loader, as pure functions over winner rows (rules in src/lib/gemmtune.h), plus
  * the mapping of gemmtune_sgemm's arguments to a row-major call. No GPU, no database: tests/test_loader.c. */
 #include "backend.h"
 #include "loader.h"
@@ -97,6 +97,14 @@ static int usable(const char *family, const char *params, const gt_device_id *de
     return 1;
 }
 
+/* usable() for a stored row, which must also not be stale: its timing is another kernel's. */
+static int row_usable(const gt_winner *w, const gt_device_id *dev, const gt_call *call, const gt_family **fout,
+                      gt_params *pout, char *why, size_t n)
+{
+    if (w->stale) return snprintf(why, n, "stale: the kernel's source changed since it was tuned; re-tune"), 0;
+    return usable(w->family, w->params, dev, call, fout, pout, why, n);
+}
+
 static int same_model(const gt_winner *w, const gt_device_id *dev)
 {
     gt_gpu_model a = gt_winner_model(w), b = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor,
@@ -114,7 +122,7 @@ static int exact(const gt_winner *rows, int n, const gt_device_id *dev, const gt
     for (int i = 0; i < n; ++i) {
         const gt_shape *r = &rows[i].shape;
         if (r->m != s->m || r->n != s->n || r->k != s->k || !same_layout(r, s) || !same_model(&rows[i], dev)) continue;
-        if (usable(rows[i].family, rows[i].params, dev, call, &c->family, &c->params, why, sizeof why)) {
+        if (row_usable(&rows[i], dev, call, &c->family, &c->params, why, sizeof why)) {
             const gt_backend *be = c->family->backend ? gt_backend_find(c->family->backend) : NULL;
             if (!be && rows[i].ratio > 0 && rows[i].ratio < 1.0) { /* a sweep without the vendor family */
                 snprintf(c->why, sizeof c->why, "the winner tuned for this shape, %s, ran at %.3fx cuBLAS: not "
@@ -152,7 +160,7 @@ static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt
         const gt_family *f;
         gt_params p;
         const double d = gt_shape_distance(&rows[i].shape, s);
-        if (d > m->dmax || !usable(rows[i].family, rows[i].params, dev, call, &f, &p, why, sizeof why)) continue;
+        if (d > m->dmax || !row_usable(&rows[i], dev, call, &f, &p, why, sizeof why)) continue;
         const double pred = gt_serve_predict(&rows[i], f, &p, s, dev->lim.sm_count, m);
         if (pred > best_pred) best = i, best_pred = pred, best_d = d, bf = f, bp = p;
     }

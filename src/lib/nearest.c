@@ -1,4 +1,4 @@
-/* The nearest-shape rule (see db/db.h): log-distance over m, n, k within one layout. Tested in tests/test_db.c. */
+/* The nearest-shape rule (see db/db.h): log-distance over m, n, k within one layout. Tested in tests/test_nearest.c. */
 #include "db.h"
 
 #include <math.h>

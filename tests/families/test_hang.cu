@@ -1,5 +1,5 @@
 // Test-only family: a kernel that never returns, so tests can prove the tuner's watchdog kills it
-// (never enumerated for sweeps; tests/families/test_hang.c). Alone: nvcc -arch=sm_90 -cubin -I templates tests/families/test_hang.cu
+// (never enumerated for sweeps; tests/families/broken.c). Alone: nvcc -arch=sm_90 -cubin -I templates tests/families/test_hang.cu
 #include "common.cuh"
 
 #ifndef BX

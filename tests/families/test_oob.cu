@@ -1,5 +1,5 @@
 // Test-only family: a kernel that faults with an illegal address, so tests can prove the tuner isolates it
-// (never enumerated for sweeps; tests/families/test_oob.c). Alone: nvcc -arch=sm_90 -cubin -I templates tests/families/test_oob.cu
+// (never enumerated for sweeps; tests/families/broken.c). Alone: nvcc -arch=sm_90 -cubin -I templates tests/families/test_oob.cu
 #include "common.cuh"
 
 #ifndef BX
