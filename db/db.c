@@ -134,8 +134,9 @@ int dbi_offer_winner(gt_db *db, long long model, long long shape, long long cand
                 "ON CONFLICT (model_id, shape_id, math) DO UPDATE SET "
                 "candidate_id = excluded.candidate_id, sweep_id = excluded.sweep_id, median_ms = excluded.median_ms, "
                 "spread_pct = excluded.spread_pct WHERE NOT " DBI_STORED_POSSIBLE("winners.shape_id", "winners.median_ms")
-                " OR " DBI_STALE("winners.candidate_id") " > " DBI_STALE("excluded.candidate_id") " OR ("
-                DBI_STALE("winners.candidate_id") " = " DBI_STALE("excluded.candidate_id") " AND (excluded.median_ms < "
+                " OR " DBI_STALE("winners.candidate_id", "?2") " > " DBI_STALE("excluded.candidate_id", "?2")
+                " OR (" DBI_STALE("winners.candidate_id", "?2") " = " DBI_STALE("excluded.candidate_id", "?2")
+                " AND (excluded.median_ms < "
                 "winners.median_ms OR (?7 AND excluded.candidate_id = winners.candidate_id)))",
                 "IIIIdDi", model, shape, cand, sweep_id, median_ms, spread_pct, same_replaces) < 0)
         return -1;

@@ -68,7 +68,10 @@ static const char *const steps[] = {
     "AND t.shape_id = x.shape_id AND t.candidate_id = x.candidate_id AND t.status = 'ok')) "
     "ON CONFLICT (model_id, shape_id, math) DO UPDATE SET candidate_id = excluded.candidate_id, "
     "sweep_id = excluded.sweep_id, median_ms = excluded.median_ms, spread_pct = excluded.spread_pct "
-    "WHERE excluded.median_ms < winners.median_ms OR NOT " DBI_STORED_POSSIBLE("winners.shape_id", "winners.median_ms"),
+    "WHERE NOT " DBI_STORED_POSSIBLE("winners.shape_id", "winners.median_ms") " OR "
+    DBI_STALE("winners.candidate_id", "winners.shape_id") " > " DBI_STALE("excluded.candidate_id", "winners.shape_id")
+    " OR (" DBI_STALE("winners.candidate_id", "winners.shape_id") " = "
+    DBI_STALE("excluded.candidate_id", "winners.shape_id") " AND excluded.median_ms < winners.median_ms)",
     "DROP TABLE temp.merge_new",
 };
 /* Which gt_merge_stats counter each step adds its changed rows to (-1: none). */

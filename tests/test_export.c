@@ -327,6 +327,37 @@ GT_TEST(merge_idempotent_and_keeps_faster_winner, GT_NEEDS_NONE)
     free(a), free(b), free(c);
 }
 
+/* A copy of part at bad with sql run on it as a damaged or forged file would hold it (constraints off). */
+static int forge(const char *part, const char *bad, const char *sql)
+{
+    sqlite3 *h;
+    gt_fixture_rm(bad);
+    if (gt_fixture_copy(part, bad) < 0 || sqlite3_open(bad, &h) != SQLITE_OK) return -1;
+    char *msg = NULL;
+    int rc = sqlite3_exec(h, "PRAGMA ignore_check_constraints = ON; PRAGMA foreign_keys = OFF;", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
+    if (rc != SQLITE_OK) printf("    forge: %s: %s\n", sql, msg ? msg : "?");
+    sqlite3_free(msg);
+    sqlite3_close(h);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* A part's winner whose kernel is stale (its source changed since it was timed) never displaces a fresh one here,
+ * however fast it claims to be; and a fresh part's winner displaces a stale one here, however slow. */
+GT_TEST(merge_prefers_fresh_winners_to_stale_ones, GT_NEEDS_NONE)
+{
+    char *a = gt_tmp_path(".db"), *b = gt_tmp_path(".db"), *stale = gt_tmp_path(".db");
+    const char *forged = "UPDATE candidates SET source_hash = 'ffffffff' || printf('%08x', id) WHERE family != 'cublas'";
+    CHECK(gt_fixture_db(a, 0, 0, 1.0) == 0 && gt_fixture_db(b, 0, 1, 0.5) == 0 && forge(b, stale, forged) == 0);
+    gt_merge_stats st;
+    CHECK_MSG(merge_into(a, stale, &st) == 0 && st.winners == 0, "%s; %d winners replaced", err, st.winners);
+    CHECK(gt_fixture_sql_int(a, "SELECT count(*) FROM winners w JOIN candidates c ON c.id = w.candidate_id "
+                                "WHERE c.source_hash LIKE 'ffffffff%'") == 0);
+    CHECK_MSG(merge_into(stale, a, &st) == 0 && st.winners == 4, "%s; %d winners replaced", err, st.winners);
+    gt_fixture_rm(a), gt_fixture_rm(b), gt_fixture_rm(stale);
+    free(a), free(b), free(stale);
+}
+
 GT_TEST(merge_refuses_bad_sources_leaving_db_identical, GT_NEEDS_NONE)
 {
     char *a = gt_tmp_path(".db"), *bad = gt_tmp_path(".db"), *copy = gt_tmp_path(".orig");
@@ -389,20 +420,6 @@ GT_TEST(merge_reads_v1_source_without_touching_it, GT_NEEDS_NONE)
     free(a), free(old), free(copy);
 }
 
-/* A copy of part at bad with sql run on it as a damaged or forged file would hold it (constraints off). */
-static int forge(const char *part, const char *bad, const char *sql)
-{
-    sqlite3 *h;
-    gt_fixture_rm(bad);
-    if (gt_fixture_copy(part, bad) < 0 || sqlite3_open(bad, &h) != SQLITE_OK) return -1;
-    char *msg = NULL;
-    int rc = sqlite3_exec(h, "PRAGMA ignore_check_constraints = ON; PRAGMA foreign_keys = OFF;", NULL, NULL, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(h, sql, NULL, NULL, &msg);
-    if (rc != SQLITE_OK) printf("    forge: %s: %s\n", sql, msg ? msg : "?");
-    sqlite3_free(msg);
-    sqlite3_close(h);
-    return rc == SQLITE_OK ? 0 : -1;
-}
 
 /* Issue 25: merge takes nothing it has not checked. Each forged part (an impossible time, a family that does not
  * exist, illegal or non-canonical parameters, control characters, a 1 MB name, a shape past INT_MAX, text where a
