@@ -28,7 +28,7 @@ typedef struct {
 static int add(table *t, const gt_shape *s, long long calls)
 {
     for (int i = 0; i < t->n; ++i)
-        if (!memcmp(&t->v[i].s, s, sizeof *s)) return t->v[i].calls += calls, 0;
+        if (gt_shape_equal(&t->v[i].s, s)) return t->v[i].calls += calls, 0;
     if (t->n == t->cap) {
         entry *grown = realloc(t->v, (size_t)(t->cap = t->cap ? 2 * t->cap : 64) * sizeof *grown);
         if (!grown) return -1;
