@@ -49,6 +49,7 @@ static int applicable(const gt_params *p, const gt_call *c)
 
 const gt_family gt_family_cublas = {
     .name = "cublas",
+    .batched = 1,
     .doc = "the vendor's SGEMM (pure FP32): cublasSgemm's choice and cuBLASLt's heuristic algorithms, per shape",
     .build = GT_BUILD_NONE,
     .backend = "cublas",

@@ -116,6 +116,17 @@ void gt_launch_tiles(const gt_shape *s, int bm, int bn, unsigned threads, unsign
     }
 }
 
+int gt_family_launch(const gt_family *f, const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
+{
+    const int batch = gt_shape_batch(s);
+    f->launch(p, s, sms, out);
+    if (batch == 1) return 1;
+    if (!f->batched || (f->build == GT_BUILD_NVRTC && (out->grid[2] > 1 || out->splitk > 1 || out->ws_bytes)))
+        return 0;
+    if (f->build == GT_BUILD_NVRTC) out->grid[2] = batch < GT_BATCH_PER_LAUNCH ? (unsigned)batch : GT_BATCH_PER_LAUNCH;
+    return 1;
+}
+
 enum { MAX_TEMPLATES = 8 };
 static struct {
     const char *name, *text;

@@ -85,6 +85,10 @@ typedef struct gt_family {
     gt_reference reference;
     int arch_specific;           /* 1: uses features of one architecture only (sm_90a's wgmma), so its source is
                                     compiled for "sm_XYa" (gt_family_arch) and legal() admits that one arch */
+    int batched;                 /* 1: runs a strided batch in one launch: a built family's gt_gemm starts with
+                                    GT_BATCH_OFFSET (templates/common.cuh), so grid z walks the batch wherever
+                                    launch() leaves z at 1 and needs no workspace (gt_family_launch); a library
+                                    family's backend runs batches itself */
     int nparams;
     gt_param params[GT_MAX_PARAMS];
     /* 1 if p is a legal candidate under lim; otherwise 0 and a reason in why. */
@@ -205,6 +209,15 @@ int gt_block_fits_dynamic(long threads, int minb, long dyn_smem, long regs, cons
  * splitk > 1 the K slices in grid z, a workspace of splitk partial C's and the reduce kernel's launch. */
 void gt_launch_tiles(const gt_shape *s, int bm, int bn, unsigned threads, unsigned smem, int splitk, int flat,
                      gt_launch *out);
+
+/* Most matrices one launch's grid z covers; gt_kernel_launch walks a larger batch in launches of this many. */
+#define GT_BATCH_PER_LAUNCH 65535
+
+/* Launch geometry of candidate p for shape s, batch included: f->launch() for one product, then, for a batch,
+ * grid z over its matrices (at most GT_BATCH_PER_LAUNCH). Returns 1, or 0 when p cannot run s's batch in one
+ * launch (the family is not batched, or this point splits K or needs a workspace), with *out then undefined.
+ * Every caller that launches, plans or models a built candidate goes through it. */
+int gt_family_launch(const gt_family *f, const gt_params *p, const gt_shape *s, int sms, gt_launch *out);
 
 /* Helper for launch(): integer ceiling division. */
 static inline unsigned gt_cdiv(long long a, long long b) { return (unsigned)((a + b - 1) / b); }

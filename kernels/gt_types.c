@@ -16,6 +16,23 @@ int gt_gpu_model_same_cc(const gt_gpu_model *a, const gt_gpu_model *b)
     return a->cc_major == b->cc_major && a->cc_minor == b->cc_minor;
 }
 
+int gt_shape_equal(const gt_shape *a, const gt_shape *b)
+{
+    return a->m == b->m && a->n == b->n && a->k == b->k && a->ta == b->ta && a->tb == b->tb &&
+           gt_shape_batch(a) == gt_shape_batch(b);
+}
+
+gt_call gt_call_tight(const gt_shape *s)
+{
+    gt_call c = {*s, s->ta ? s->m : s->k, s->tb ? s->k : s->n, s->n, 16, 16, 16, 0, 0, 0};
+    if (gt_shape_batch(s) > 1) {
+        c.stride_a = (long long)s->m * s->k;
+        c.stride_b = (long long)s->k * s->n;
+        c.stride_c = (long long)s->m * s->n;
+    }
+    return c;
+}
+
 static const char *const names[GT_ST_COUNT] = {"ok",           "screened", "pruned",  "wrong",   "compile_error",
                                                "resources",    "launch_error", "faulted", "timeout", "unavailable"};
 
@@ -34,7 +51,7 @@ int gt_status_failed(gt_status s) { return !gt_status_timed(s) && s != GT_ST_PRU
 
 double gt_tflops(const gt_shape *s, double ms)
 {
-    return ms > 0 ? 2.0 * s->m * s->n * (double)s->k / (ms * 1e9) : 0;
+    return ms > 0 ? 2.0 * gt_shape_batch(s) * s->m * s->n * (double)s->k / (ms * 1e9) : 0;
 }
 
 double gt_tolerance(int k) { return 16.0 * sqrt((double)k) * FLT_EPSILON; }

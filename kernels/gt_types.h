@@ -8,18 +8,34 @@
 #include <stddef.h>
 
 /* One GEMM problem: row-major C[m x n] = alpha * op(A)[m x k] * op(B)[k x n] + beta * C.
- * ta = 1: A is stored k x m (transposed); tb = 1: B is stored n x k. */
+ * ta = 1: A is stored k x m (transposed); tb = 1: B is stored n x k.
+ * batch: that many independent products of this shape in one call (strided batched GEMM); 0 and 1 both mean one,
+ * so a shape written without it is a single GEMM (gt_shape_batch reads it). */
 typedef struct {
     int m, n, k;
     int ta, tb;
+    int batch;
 } gt_shape;
 
-/* A concrete call: the shape plus leading dimensions and pointer alignment (bytes, power of two, <= 16). */
+/* The number of products of s: its batch, at least 1. Cannot fail. */
+static inline int gt_shape_batch(const gt_shape *s) { return s->batch > 1 ? s->batch : 1; }
+
+/* A concrete call: the shape plus leading dimensions, the batch's strides (elements from one matrix to the next;
+ * 0 when the shape is not batched) and pointer alignment (bytes, power of two, <= 16; for a batch, of every
+ * matrix's start). */
 typedef struct {
     gt_shape shape;
     long long lda, ldb, ldc;
     int align_a, align_b, align_c;
+    long long stride_a, stride_b, stride_c;
 } gt_call;
+
+/* 1 when a and b are the same problem (a batch of 0 and one of 1 are the same). Cannot fail. */
+int gt_shape_equal(const gt_shape *a, const gt_shape *b);
+
+/* The call a sweep times for s: tight leading dimensions, a batch's matrices back to back, every pointer 16-byte
+ * aligned. Cannot fail. */
+gt_call gt_call_tight(const gt_shape *s);
 
 /* Winners are stored per GPU model: the marketing name, compute capability and SM count together. Two GPUs of one
  * model run the same kernels at the same speed; anything else is another model. */
@@ -69,7 +85,7 @@ int gt_status_timed(gt_status s);
 /* 1 when the status means the candidate itself is broken (not ok, screened or pruned). */
 int gt_status_failed(gt_status s);
 
-/* 2 m n k / t: TFLOPS of a GEMM of shape s taking ms milliseconds (0 when ms <= 0). */
+/* 2 batch m n k / t: TFLOPS of a GEMM of shape s taking ms milliseconds (0 when ms <= 0). */
 double gt_tflops(const gt_shape *s, double ms);
 
 /* The pass/fail threshold of validation, 16 sqrt(k) FLT_EPSILON: the largest per-element error

@@ -106,6 +106,7 @@ static void launch(const gt_params *p, const gt_shape *sh, int sms, gt_launch *o
 
 const gt_family gt_family_tf32x3 = {
     .name = "tf32x3",
+    .batched = 1,
     .doc = "FP32-accurate SGEMM from three TF32 tensor-core products (mma.sync), the big*big part folded in FP32",
     .template_name = "tf32x3.cu",
     .math = GT_MATH_TF32X3,

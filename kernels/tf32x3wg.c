@@ -108,6 +108,7 @@ static void launch(const gt_params *p, const gt_shape *sh, int sms, gt_launch *o
 
 const gt_family gt_family_tf32x3wg = {
     .name = "tf32x3wg",
+    .batched = 1,
     .doc = "FP32-accurate SGEMM from three TF32 products on wgmma (sm_90a), operands split once into shared memory",
     .template_name = "tf32x3wg.cu",
     .math = GT_MATH_TF32X3,

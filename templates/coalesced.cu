@@ -16,6 +16,7 @@
 
 extern "C" __global__ void __launch_bounds__(BM * BN) gt_gemm(GT_GEMM_ARGS)
 {
+    GT_BATCH_OFFSET();
     const int tiles_n = (N + BN - 1) / BN;
     const int i = (int)(blockIdx.x / tiles_n) * BM + (int)threadIdx.x / BN;
     const int j = (int)(blockIdx.x % tiles_n) * BN + (int)threadIdx.x % BN;

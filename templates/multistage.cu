@@ -538,6 +538,7 @@ __device__ __forceinline__ void stream_k(Acc &acc, int M, int N, int K, float al
 
 extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
 {
+    GT_BATCH_OFFSET();
     extern __shared__ float4 smem4[];
     const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem4); // every shared access goes through it
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;

@@ -16,6 +16,7 @@
 
 extern "C" __global__ void __launch_bounds__(BX * BY) gt_gemm(GT_GEMM_ARGS)
 {
+    GT_BATCH_OFFSET();
     const int tiles_m = (M + BX - 1) / BX;
     const int i = (int)(blockIdx.x % tiles_m) * BX + threadIdx.x;
     const int j = (int)(blockIdx.x / tiles_m) * BY + threadIdx.y;

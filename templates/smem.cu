@@ -18,6 +18,7 @@
 
 extern "C" __global__ void __launch_bounds__(NT) gt_gemm(GT_GEMM_ARGS)
 {
+    GT_BATCH_OFFSET();
     __shared__ float As[BK][BM + 1]; // k-major; the pad keeps the transposing stores off one bank
     __shared__ float Bs[BK][BN + 1];
     const int tid = threadIdx.x, ty = tid / BN, tx = tid % BN;

@@ -358,6 +358,7 @@ __device__ __forceinline__ void store_tile(const Acc &acc, const Acc &corr, int 
 
 extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
 {
+    GT_BATCH_OFFSET();
     (void)ws;
     extern __shared__ float4 smem4[];
     const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem4); // the copies' shared-window addresses

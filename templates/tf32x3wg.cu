@@ -403,6 +403,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int 
 
 extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
 {
+    GT_BATCH_OFFSET();
     (void)ws;
     extern __shared__ float4 smem4[];
     Operands o;

@@ -23,6 +23,7 @@
 
 extern "C" __global__ void __launch_bounds__(NT) gt_gemm(GT_GEMM_ARGS)
 {
+    GT_BATCH_OFFSET();
     __shared__ float As[BK][BM]; // A tile stored k-major so a thread's TM values are contiguous
     __shared__ float Bs[BK][BN];
     const int tid = threadIdx.x;

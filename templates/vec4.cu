@@ -26,6 +26,7 @@
 
 extern "C" __global__ void __launch_bounds__(NT) gt_gemm(GT_GEMM_ARGS)
 {
+    GT_BATCH_OFFSET();
     __shared__ __align__(16) float As[BK * LDA_S];
     __shared__ __align__(16) float Bs[BK * LDB_S];
     const int tid = threadIdx.x;

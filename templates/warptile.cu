@@ -64,6 +64,7 @@ __device__ __forceinline__ void block_tile(int *bmi, int *bni)
 
 extern "C" __global__ void __launch_bounds__(NTHREADS) gt_gemm(GT_GEMM_ARGS)
 {
+    GT_BATCH_OFFSET();
     __shared__ __align__(16) float As[BK * LDA_S];
     __shared__ __align__(16) float Bs[BK * LDB_S];
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;

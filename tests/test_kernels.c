@@ -281,3 +281,51 @@ GT_TEST(kernel_id_of_source_and_vendor, GT_NEEDS_NONE)
     CHECK(gt_kernel_id(v, &q, 0, 0, a, &src, err, sizeof err) == 0 && !src && !strcmp(a, hash));
     CHECK(!gt_kernel_stale("cublas", vp, 1, 1, hash) && !gt_kernel_stale("cublas", vp, 0, 0, "0123456789abcdef"));
 }
+
+/* A batch runs in one launch, grid z over its matrices, for every point of a batched family that neither splits K
+ * nor needs a workspace; the others are refused for batches and still run single GEMMs. */
+typedef struct {
+    int batched, refused, bad;
+} batch_ctx;
+
+static int check_batch(const gt_family *f, const gt_params *p, void *vctx)
+{
+    batch_ctx *c = vctx;
+    gt_launch one, many, huge;
+    const gt_shape s1 = {200, 300, 64, 1, 0}, s64 = {200, 300, 64, 1, 0, 64}, sbig = {8, 8, 8, 0, 0, 100000};
+    if (!gt_family_launch(f, p, &s1, GT_TEST_SMS, &one)) return c->bad++, 0; /* one GEMM always launches */
+    if (!gt_family_launch(f, p, &s64, GT_TEST_SMS, &many)) {
+        c->refused++;
+        c->bad += !(one.grid[2] > 1 || one.splitk > 1 || one.ws_bytes); /* refused only for split-K or a workspace */
+        return 0;
+    }
+    c->batched++;
+    c->bad += many.grid[0] != one.grid[0] || many.grid[1] != one.grid[1] || many.grid[2] != 64 || many.ws_bytes;
+    c->bad += !gt_family_launch(f, p, &sbig, GT_TEST_SMS, &huge) || huge.grid[2] != GT_BATCH_PER_LAUNCH;
+    return 0;
+}
+
+GT_TEST(family_launch_walks_a_batch_over_grid_z, GT_NEEDS_NONE)
+{
+    gt_limits l;
+    gt_limits_for_arch("sm_90", &l);
+    int split_refused = 0;
+    for (int i = 0; i < gt_family_count(); ++i) {
+        const gt_family *f = gt_family_at(i);
+        if (f->test_only || f->build != GT_BUILD_NVRTC) continue;
+        batch_ctx c = {0};
+        gt_enumerate(f, &l, check_batch, &c);
+        CHECK_MSG(c.bad == 0 && c.batched > 0, "%s: %d batched, %d refused, %d wrong", f->name, c.batched, c.refused,
+                  c.bad);
+        split_refused += c.refused;
+    }
+    CHECK(split_refused > 0); /* the split-K and stream-K points exist and are refused */
+    gt_family plain = *gt_family_find("tile2d"); /* a family that does not say it walks batches never gets one */
+    gt_params p;
+    gt_launch L;
+    char err[128];
+    plain.batched = 0;
+    CHECK(gt_params_parse(&plain, "BM=64,BN=64,BK=8,TM=8,TN=8", &p, err, sizeof err) == 0);
+    CHECK(gt_family_launch(&plain, &p, &(gt_shape){8, 8, 8, 0, 0, 1}, GT_TEST_SMS, &L));
+    CHECK(!gt_family_launch(&plain, &p, &(gt_shape){8, 8, 8, 0, 0, 2}, GT_TEST_SMS, &L));
+}

@@ -371,8 +371,12 @@ int gt_measure_cublas_run(void *ctx, const gt_args *a, cudaStream_t stream, char
     (void)stream;
     /* Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T: swap the operands and m, n. */
     cublasOperation_t ob = a->tb ? CUBLAS_OP_T : CUBLAS_OP_N, oa = a->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-    CUBLAS_TRY(cublasSgemm(m->cublas, ob, oa, a->n, a->m, a->k, &a->alpha, a->B, a->ldb, a->A, a->lda, &a->beta, a->C,
-                           a->ldc));
+    if (a->batch > 1)
+        CUBLAS_TRY(cublasSgemmStridedBatched(m->cublas, ob, oa, a->n, a->m, a->k, &a->alpha, a->B, a->ldb, a->sb,
+                                             a->A, a->lda, a->sa, &a->beta, a->C, a->ldc, a->sc, a->batch));
+    else
+        CUBLAS_TRY(cublasSgemm(m->cublas, ob, oa, a->n, a->m, a->k, &a->alpha, a->B, a->ldb, a->A, a->lda, &a->beta,
+                               a->C, a->ldc));
     return 0;
 }
 
@@ -381,38 +385,44 @@ float *gt_measure_scratch(gt_measure *m, size_t bytes, char *err, size_t errlen)
     return reserve(&m->scratch, (bytes + 3) / 4, err, errlen) == 0 ? m->scratch.p : NULL;
 }
 
-/* Operand geometry of a check: storage rows/cols of A and B, and every leading dimension. */
+/* Operand geometry of a check: every leading dimension, and the elements of one matrix of A, B and C (a batch's
+ * strides: its matrices lie back to back, so C of a batch is one (batch m) x ldc matrix to the compare kernels)
+ * and of the whole batch. */
 typedef struct {
-    size_t a_rows, b_rows;
-    int lda, ldb, ldc;
+    int lda, ldb, ldc, batch;
+    size_t sa, sb, sc, na, nb, nc;
 } geom;
 
 static geom geometry(const gt_shape *s, int pad_a, int pad_b, int pad_c)
 {
     geom g;
-    g.a_rows = (size_t)(s->ta ? s->k : s->m);
     g.lda = (s->ta ? s->m : s->k) + pad_a;
-    g.b_rows = (size_t)(s->tb ? s->n : s->k);
     g.ldb = (s->tb ? s->k : s->n) + pad_b;
     g.ldc = s->n + pad_c;
+    g.batch = gt_shape_batch(s);
+    g.sa = (size_t)(s->ta ? s->k : s->m) * g.lda;
+    g.sb = (size_t)(s->tb ? s->n : s->k) * g.ldb;
+    g.sc = (size_t)s->m * g.ldc;
+    g.na = g.sa * g.batch, g.nb = g.sb * g.batch, g.nc = g.sc * g.batch;
     return g;
 }
 
 static gt_args args_for(gt_measure *m, const gt_shape *s, const geom *g, float alpha, float beta, float *c)
 {
     return (gt_args){.m = s->m, .n = s->n, .k = s->k, .ta = s->ta, .tb = s->tb, .alpha = alpha, .beta = beta,
-                     .A = m->a.p, .B = m->b.p, .C = c, .lda = g->lda, .ldb = g->ldb, .ldc = g->ldc};
+                     .A = m->a.p, .B = m->b.p, .C = c, .lda = g->lda, .ldb = g->ldb, .ldc = g->ldc,
+                     .batch = g->batch, .sa = (long long)g->sa, .sb = (long long)g->sb, .sc = (long long)g->sc};
 }
 
 /* Fresh operands: A and B uniform in [-1, 1); C0 random when beta != 0, NaN when beta == 0. */
 static int make_operands(gt_measure *m, const gt_check_spec *sp, const geom *g, char *err, size_t errlen)
 {
     const gt_shape *s = &sp->s;
-    size_t na = g->a_rows * g->lda, nb = g->b_rows * g->ldb, nc = (size_t)s->m * g->ldc;
+    const size_t na = g->na, nb = g->nb, nc = g->nc;
     m->timed_ready = 0;
     if (reserve(&m->a, na, err, errlen) || reserve(&m->b, nb, err, errlen) || reserve(&m->c, nc, err, errlen) ||
         reserve(&m->c0, nc, err, errlen) || reserve(&m->ref, nc, err, errlen) || reserve(&m->aa, na, err, errlen) ||
-        reserve(&m->ab, nb, err, errlen) || reserve(&m->absprod, (size_t)s->m * s->n, err, errlen))
+        reserve(&m->ab, nb, err, errlen) || reserve(&m->absprod, (size_t)s->m * s->n * g->batch, err, errlen))
         return -1;
     if (fill(m, m->a.p, na, sp->seed * 3 + 1, err, errlen) || fill(m, m->b.p, nb, sp->seed * 3 + 2, err, errlen) ||
         scale(m, m->a.p, na, (size_t)g->lda, sp->inputs, sp->seed * 5 + 1, err, errlen) ||
@@ -440,7 +450,7 @@ static int util_word(gt_measure *m, cudaKernel_t k, void **args, size_t n, unsig
 static int rerun_same(gt_measure *m, const gt_args *first, gt_run_fn run, void *ctx, int *same, char *err,
                       size_t errlen)
 {
-    const size_t nc = (size_t)first->m * first->ldc;
+    const size_t nc = (size_t)first->m * first->ldc * (first->batch > 1 ? first->batch : 1);
     gt_args again = *first;
     again.C = m->ref.p;
     CUDA_TRY(cudaMemcpyAsync(m->ref.p, m->c0.p, nc * 4, cudaMemcpyDeviceToDevice, m->stream));
@@ -467,6 +477,7 @@ static int check_runs(gt_measure *m, const gt_check_spec *sp, const geom *g, int
     absargs.A = m->aa.p;
     absargs.B = m->ab.p;
     absargs.ldc = s->n;
+    absargs.sc = (long long)s->m * s->n;
     gt_args refargs = args_for(m, s, g, sp->alpha, sp->beta, m->ref.p);
     *runargs = args_for(m, s, g, sp->alpha, sp->beta, m->c.p);
     if (gt_measure_cublas_run(m, &absargs, m->stream, err, errlen) ||
@@ -487,7 +498,7 @@ int gt_measure_check(gt_measure *m, const gt_check_spec *sp, gt_run_fn run, void
     *rel_err = INFINITY;
     if (check_runs(m, sp, &g, 0, run, ctx, &runargs, err, errlen)) return -1;
     const float *c = m->c.p, *r = m->ref.p, *ab = m->absprod.p, *c0 = m->c0.p;
-    int M = s->m, N = s->n, ldc = g.ldc;
+    int M = s->m * g.batch, N = s->n, ldc = g.ldc; /* a batch's matrices, stacked */
     float alpha = sp->alpha, beta = sp->beta;
     unsigned *mb = m->maxbits;
     void *args[] = {&c, &r, &ab, &c0, &M, &N, &ldc, &alpha, &beta, &mb};
@@ -505,7 +516,7 @@ static int worst64(gt_measure *m, const float *c, const gt_check_spec *sp, int l
 {
     const double *r = (const double *)m->r64.p;
     const float *ab = m->absprod.p, *c0 = m->c0.p;
-    int M = sp->s.m, N = sp->s.n;
+    int M = sp->s.m * gt_shape_batch(&sp->s), N = sp->s.n; /* a batch's matrices, stacked */
     float alpha = sp->alpha, beta = sp->beta;
     void *args[] = {&c, &r, &ab, &c0, &M, &N, &ldc, &alpha, &beta, &m->maxbits};
     unsigned bits = 0;
@@ -520,7 +531,7 @@ static int worst64(gt_measure *m, const float *c, const gt_check_spec *sp, int l
 static int dgemm(gt_measure *m, const gt_check_spec *sp, const geom *g, char *err, size_t errlen)
 {
     const gt_shape *s = &sp->s;
-    const size_t na = g->a_rows * g->lda, nb = g->b_rows * g->ldb, nc = (size_t)s->m * g->ldc;
+    const size_t na = g->na, nb = g->nb, nc = g->nc;
     if (reserve(&m->a64, 2 * na, err, errlen) || reserve(&m->b64, 2 * nb, err, errlen) ||
         reserve(&m->r64, 2 * nc, err, errlen))
         return -1;
@@ -530,7 +541,8 @@ static int dgemm(gt_measure *m, const gt_check_spec *sp, const geom *g, char *er
         widen(m, m->c0.p, C, nc, err, errlen))
         return -1;
     cublasOperation_t ob = s->tb ? CUBLAS_OP_T : CUBLAS_OP_N, oa = s->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
-    CUBLAS_TRY(cublasDgemm(m->cublas, ob, oa, s->n, s->m, s->k, &alpha, B, g->ldb, A, g->lda, &beta, C, g->ldc));
+    CUBLAS_TRY(cublasDgemmStridedBatched(m->cublas, ob, oa, s->n, s->m, s->k, &alpha, B, g->ldb, (long long)g->sb, A,
+                                         g->lda, (long long)g->sa, &beta, C, g->ldc, (long long)g->sc, g->batch));
     return 0;
 }
 
@@ -556,8 +568,8 @@ static int cmp_double(const void *a, const void *b)
 /* Timing operands: random A, B, C with tight leading dimensions, kept while the shape repeats (checks refill). */
 static int timing_operands(gt_measure *m, const gt_shape *s, const geom *g, char *err, size_t errlen)
 {
-    size_t na = g->a_rows * g->lda, nb = g->b_rows * g->ldb, nc = (size_t)s->m * g->ldc;
-    if (m->timed_ready && !memcmp(&m->timed, s, sizeof *s)) return 0;
+    const size_t na = g->na, nb = g->nb, nc = g->nc;
+    if (m->timed_ready && gt_shape_equal(&m->timed, s)) return 0;
     if (reserve(&m->a, na, err, errlen) || reserve(&m->b, nb, err, errlen) || reserve(&m->c, nc, err, errlen) ||
         fill(m, m->a.p, na, 12345, err, errlen) || fill(m, m->b.p, nb, 12346, err, errlen) ||
         fill(m, m->c.p, nc, 12347, err, errlen))

@@ -33,7 +33,7 @@ int gt_plan_item(gt_sweep *t, const gt_family *f, const gt_params *p, const gt_s
     it->p = *p;
     it->job = -1;
     gt_params_format(f, p, it->params, sizeof it->params);
-    f->launch(p, s, t->lim.sm_count, &it->L);
+    gt_family_launch(f, p, s, t->lim.sm_count, &it->L); /* collect_one kept only points that can run s */
     if (f->build == GT_BUILD_NVRTC) {
         if ((it->job = gt_pool_add(t->pool, f, p, s->ta * 2 + s->tb, it->hash, &hit, err, sizeof err)) < 0)
             return snprintf(t->err, t->errlen, "%s %s: %s", f->name, it->params, err), -1;
@@ -50,9 +50,11 @@ static int collect_one(const gt_family *f, const gt_params *p, void *vctx)
     collect_ctx *c = vctx;
     const gt_tune_opts *o = c->t->o;
     const gt_shape *s = c->s;
-    gt_call call = {*s, s->ta ? s->m : s->k, s->tb ? s->k : s->n, s->n, 16, 16, 16};
+    gt_call call = gt_call_tight(s);
     if (c->index++ % o->shard_n != o->shard_i) return 0;
+    gt_launch L;
     if (f->applicable && !f->applicable(p, &call)) return 0;
+    if (!gt_family_launch(f, p, s, c->t->lim.sm_count, &L)) return 0; /* a batch it cannot run in one launch */
     if (c->n == c->cap) {
         gt_item *grown = realloc(c->v, (size_t)(c->cap = c->cap ? 2 * c->cap : 256) * sizeof *grown);
         if (!grown) return c->failed = snprintf(c->t->err, c->t->errlen, "out of memory"), 1;

@@ -37,7 +37,7 @@ static gt_trial_request request(const gt_sweep *t, const gt_shape_ctx *sc, const
                             .timeout_s = t->o->timeout_floor_s + per_launch * (rc.warmup + rc.reps + 8)};
     if (rc.screen) {
         req.shape = req.time_shape = sc->proxy;
-        it->f->launch(&it->p, &sc->proxy, t->lim.sm_count, &req.launch);
+        gt_family_launch(it->f, &it->p, &sc->proxy, t->lim.sm_count, &req.launch);
     }
     return req;
 }

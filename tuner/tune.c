@@ -151,7 +151,7 @@ static int cross_one(gt_sweep *t, gt_shape_ctx *sc, const char *family, const ch
     const gt_family *f = gt_family_find(family);
     gt_params p;
     gt_item it;
-    gt_call call = {sc->s, sc->s.ta ? sc->s.m : sc->s.k, sc->s.tb ? sc->s.k : sc->s.n, sc->s.n, 16, 16, 16};
+    gt_call call = gt_call_tight(&sc->s);
     if (!f || gt_params_parse(f, params, &p, err, sizeof err) || !f->legal(&p, &t->lim, err, sizeof err) ||
         (f->applicable && !f->applicable(&p, &call)) || gt_plan_item(t, f, &p, &sc->s, &it))
         return 0;

@@ -300,7 +300,7 @@ static int run_candidate(void *vctx, const gt_args *a, cudaStream_t stream, char
         b.ws = c->ws;
         return gt_kernel_launch(c->k, c->L, stream, &b, err, errlen);
     }
-    gt_call call = {{a->m, a->n, a->k, a->ta, a->tb}, a->lda, a->ldb, a->ldc, 16, 16, 16};
+    gt_call call = {{a->m, a->n, a->k, a->ta, a->tb, a->batch}, a->lda, a->ldb, a->ldc, 16, 16, 16, a->sa, a->sb, a->sc};
     if ((!c->plan || memcmp(&call, &c->planned, sizeof call)) && replan(c, &call, err, errlen)) return -1;
     return c->be->run(c->bctx, c->plan, a, c->ws, stream, err, errlen);
 }

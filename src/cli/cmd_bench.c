@@ -121,7 +121,7 @@ static gemmtune_handle own_handle(gt_db *db, const gt_winner_set *set, const gt_
         snprintf(fam, sizeof fam, "%s", c.best.family), snprintf(params, sizeof params, "%s", c.best.params);
     else {
         gt_serve_model any = {.decay = 0.25, .margin = -1, .dmax = 1e9};
-        gt_call call = {*s, s->ta ? s->m : s->k, s->tb ? s->k : s->n, s->n, 16, 16, 16};
+        gt_call call = gt_call_tight(s);
         gt_serve_model_get(&any, err, sizeof err);
         any.margin = -1, any.dmax = 1e9;
         gt_choice ch = gt_loader_select(set->rows, set->n, dev, &call, GEMMTUNE_FALLBACK_NONE, &any);

@@ -22,6 +22,8 @@
 #pragma weak cublasSetStream_v2
 #pragma weak cublasSetMathMode
 #pragma weak cublasSgemm_v2
+#pragma weak cublasSgemmStridedBatched
+#pragma weak cublasLtMatrixLayoutSetAttribute
 #pragma weak cublasGetStatusString
 #pragma weak cublasLtCreate
 #pragma weak cublasLtDestroy
@@ -44,6 +46,7 @@
 /* Every cuBLAS and cuBLASLt function this backend calls, reached through `cb` (typed by the headers' prototypes). */
 #define GT_CUBLAS_FUNCS(X)                                                                                     \
     X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetMathMode) X(cublasSgemm_v2)        \
+    X(cublasSgemmStridedBatched) X(cublasLtMatrixLayoutSetAttribute)                                          \
     X(cublasGetStatusString) X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetVersion) X(cublasLtMatmul)     \
     X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute)                \
     X(cublasLtMatrixLayoutCreate) X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate)            \
@@ -114,6 +117,8 @@ struct gt_backend_ctx {
 struct gt_backend_plan {
     int api;
     int m, n, k, lda, ldb, ldc; /* row-major call it was made for */
+    int batch;                  /* matrices of a strided batch (1: one GEMM) */
+    long long sa, sb, sc;       /* and their strides, in elements */
     cublasOperation_t opa, opb;
     cublasLtMatmulDesc_t desc;
     cublasLtMatrixLayout_t la, lb, lc; /* cuBLASLt's A (our B), B (our A), C */
@@ -212,6 +217,16 @@ static cublasStatus_t lt_describe(gt_backend_plan *p)
     if (!st) st = cb.cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_32F, p->opa == CUBLAS_OP_N ? p->k : p->m,
                                              p->opa == CUBLAS_OP_N ? p->m : p->k, p->lda);
     if (!st) st = cb.cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32F, p->n, p->m, p->ldc);
+    if (p->batch > 1) {
+        cublasLtMatrixLayout_t l[] = {p->la, p->lb, p->lc};
+        const long long stride[] = {p->sb, p->sa, p->sc};
+        for (int i = 0; !st && i < 3; ++i) {
+            st = cb.cublasLtMatrixLayoutSetAttribute(l[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &p->batch, sizeof p->batch);
+            if (!st)
+                st = cb.cublasLtMatrixLayoutSetAttribute(l[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride[i],
+                                                      sizeof stride[i]);
+        }
+    }
     return st;
 }
 
@@ -221,7 +236,8 @@ static gt_backend_plan *plan_for(const gt_call *c, int api)
     if (!p) return NULL;
     *p = (gt_backend_plan){.api = api, .m = c->shape.m, .n = c->shape.n, .k = c->shape.k, .lda = (int)c->lda,
                            .ldb = (int)c->ldb, .ldc = (int)c->ldc, .opa = c->shape.ta ? CUBLAS_OP_T : CUBLAS_OP_N,
-                           .opb = c->shape.tb ? CUBLAS_OP_T : CUBLAS_OP_N};
+                           .opb = c->shape.tb ? CUBLAS_OP_T : CUBLAS_OP_N, .batch = gt_shape_batch(&c->shape),
+                           .sa = c->stride_a, .sb = c->stride_b, .sc = c->stride_c};
     return p;
 }
 
@@ -287,8 +303,12 @@ static int run(gt_backend_ctx *ctx, const gt_backend_plan *p, const gt_args *a, 
     if (p->api == GT_CUBLAS_API_SGEMM) {
         cublasHandle_t h = stream_handle(ctx, stream, err, errlen);
         if (!h) return -1;
-        st = cb.cublasSgemm_v2(h, p->opb, p->opa, a->n, a->m, a->k, &a->alpha, a->B, a->ldb, a->A, a->lda, &a->beta, a->C,
-                         a->ldc);
+        if (p->batch > 1)
+            st = cb.cublasSgemmStridedBatched(h, p->opb, p->opa, a->n, a->m, a->k, &a->alpha, a->B, a->ldb, a->sb, a->A,
+                                           a->lda, a->sa, &a->beta, a->C, a->ldc, a->sc, p->batch);
+        else
+            st = cb.cublasSgemm_v2(h, p->opb, p->opa, a->n, a->m, a->k, &a->alpha, a->B, a->ldb, a->A, a->lda, &a->beta,
+                             a->C, a->ldc);
     } else {
         st = cb.cublasLtMatmul(ctx->lt, p->desc, &a->alpha, a->B, p->la, a->A, p->lb, &a->beta, a->C, p->lc, a->C, p->lc,
                             &p->algo, ws, p->ws, stream);
@@ -323,7 +343,7 @@ static int algo_params(const cublasLtMatmulHeuristicResult_t *r, gt_params *out)
 /* Ask cuBLASLt's heuristic for up to max algorithms of the tight call of s, operands on 16-byte boundaries. */
 static int heuristic(gt_backend_ctx *ctx, const gt_shape *s, cublasLtMatmulHeuristicResult_t *res, int max, int *n)
 {
-    gt_call call = {*s, s->ta ? s->m : s->k, s->tb ? s->k : s->n, s->n, 16, 16, 16};
+    gt_call call = gt_call_tight(s);
     gt_backend_plan *p = plan_for(&call, GT_CUBLAS_API_LT);
     cublasLtMatmulPreference_t pref = NULL;
     const uint32_t align = 16;

@@ -153,6 +153,18 @@ gemmtune_status gemmtune_sgemm(gemmtune_handle handle, void *stream, gemmtune_op
                                int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
                                float beta, float *C, int ldc);
 
+/* batch independent products C_i = alpha * op(A_i) * op(B_i) + beta * C_i in one call, as cublasSgemmStridedBatched:
+ * A_i starts stride_a floats after A_{i-1} (likewise B and C; strides >= 0, 0 shares one matrix), and every other
+ * argument means what it means for gemmtune_sgemm (row-major or column-major as the handle says). A batch is served
+ * by the winner tuned for its shape and batch count, in one launch over the batch (`gemmtune tune --sizes
+ * 64x512x512x128` tunes 64 products of 512x512x128), else by cuBLAS's strided-batched SGEMM. batch == 0 does
+ * nothing; batch == 1 is gemmtune_sgemm. Strides are long (64 bits on the Linux targets this library builds for)
+ * so the header stays C89. */
+gemmtune_status gemmtune_sgemm_strided_batched(gemmtune_handle handle, void *stream, gemmtune_op transa,
+                                               gemmtune_op transb, int m, int n, int k, float alpha, const float *A,
+                                               int lda, long stride_a, const float *B, int ldb, long stride_b,
+                                               float beta, float *C, int ldc, long stride_c, int batch);
+
 /* Which rule and kernel a call with these arguments would use, as one line into buf (no kernel is loaded).
  * Pointer alignment is taken as 16 bytes. Returns GEMMTUNE_SUCCESS or the status the call would fail with. */
 gemmtune_status gemmtune_explain(gemmtune_handle handle, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,

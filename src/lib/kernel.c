@@ -55,14 +55,22 @@ int gt_kernel_launch(const gt_kernel *k, const gt_launch *L, cudaStream_t stream
     float alpha = a->alpha, beta = a->beta;
     const float *A = a->A, *B = a->B;
     float *C = a->C, *ws = a->ws;
-    void *args[] = {&m, &n, &kk, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &ws};
+    long long sa = a->sa, sb = a->sb, sc = a->sc;
+    void *args[] = {&m, &n, &kk, &alpha, &A, &lda, &B, &ldb, &beta, &C, &ldc, &ws, &sa, &sb, &sc};
     dim3 grid = {L->grid[0], L->grid[1], L->grid[2]}, block = {L->block[0], L->block[1], L->block[2]};
-    if ((L->splitk > 1 && !k->reduce) || (L->ws_bytes && !ws)) {
-        snprintf(err, errlen, "a launch that needs %s without it", L->ws_bytes && !ws ? "a workspace" : "gt_splitk_reduce");
+    const int batch = a->batch > 1 ? a->batch : 1;
+    if ((L->splitk > 1 && !k->reduce) || (L->ws_bytes && !ws) || (batch > 1 && (L->splitk > 1 || L->ws_bytes))) {
+        snprintf(err, errlen, "a launch that needs %s without it",
+                 batch > 1 ? "one matrix of a batch" : L->ws_bytes && !ws ? "a workspace" : "gt_splitk_reduce");
         return -1;
     }
     if (L->ws_zero) CUDA_TRY(cudaMemsetAsync(ws, 0, L->ws_zero, stream));
     CUDA_TRY(cudaLaunchKernel((const void *)k->gemm, grid, block, args, L->smem, stream));
+    for (int done = (int)grid.z; batch > 1 && done < batch; done += (int)grid.z) { /* batches past grid z's limit */
+        A += sa * grid.z, B += sb * grid.z, C += sc * grid.z;
+        grid.z = (unsigned)(batch - done) < L->grid[2] ? (unsigned)(batch - done) : L->grid[2];
+        CUDA_TRY(cudaLaunchKernel((const void *)k->gemm, grid, block, args, L->smem, stream));
+    }
     if (L->splitk > 1) {
         const float *cws = ws;
         void *rargs[] = {&m, &n, &alpha, &cws, &beta, &C, &ldc};

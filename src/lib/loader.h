@@ -73,6 +73,13 @@ int gt_loader_map_call(int column_major, int transa, int transb, int m, int n, i
                        const void *B, int ldb, const void *C, int ldc, gt_call *out, int *swap, char *err,
                        size_t errlen);
 
+/* Make the call gt_loader_map_call mapped (with its swap) a strided batch of batch matrices, strides sa, sb, sc
+ * in elements of the caller's A, B and C: the shape carries the batch, the call the strides, and each operand's
+ * alignment becomes that of every matrix's start. batch <= 1 leaves the call one GEMM. Returns 0, or -1 with a
+ * message for a negative batch or stride. */
+int gt_loader_map_batch(gt_call *c, int swap, int batch, long long sa, long long sb, long long sc, char *err,
+                        size_t errlen);
+
 /* Largest power of two <= 16 dividing the address (16 for NULL). */
 int gt_loader_align(const void *p);
 

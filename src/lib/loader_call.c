@@ -13,7 +13,9 @@ static unsigned call_hash(const gt_call *c)
     unsigned long long v[] = {(unsigned)c->shape.m, (unsigned)c->shape.n, (unsigned)c->shape.k,
                               (unsigned)(c->shape.ta * 2 + c->shape.tb), (unsigned long long)c->lda,
                               (unsigned long long)c->ldb, (unsigned long long)c->ldc,
-                              (unsigned)(c->align_a * 289 + c->align_b * 17 + c->align_c)};
+                              (unsigned)(c->align_a * 289 + c->align_b * 17 + c->align_c),
+                              (unsigned)c->shape.batch, (unsigned long long)c->stride_a,
+                              (unsigned long long)c->stride_b, (unsigned long long)c->stride_c};
     unsigned long long h = 14695981039346656037ull;
     for (size_t i = 0; i < sizeof v / sizeof v[0]; ++i) h = (h ^ v[i]) * 1099511628211ull;
     return (unsigned)(h ^ (h >> 32)) % GT_NBUCKET;
@@ -21,9 +23,9 @@ static unsigned call_hash(const gt_call *c)
 
 static int call_equal(const gt_call *a, const gt_call *b)
 {
-    return a->shape.m == b->shape.m && a->shape.n == b->shape.n && a->shape.k == b->shape.k &&
-           a->shape.ta == b->shape.ta && a->shape.tb == b->shape.tb && a->lda == b->lda && a->ldb == b->ldb &&
-           a->ldc == b->ldc && a->align_a == b->align_a && a->align_b == b->align_b && a->align_c == b->align_c;
+    return gt_shape_equal(&a->shape, &b->shape) && a->lda == b->lda && a->ldb == b->ldb && a->ldc == b->ldc &&
+           a->align_a == b->align_a && a->align_b == b->align_b && a->align_c == b->align_c &&
+           a->stride_a == b->stride_a && a->stride_b == b->stride_b && a->stride_c == b->stride_c;
 }
 
 /* The warm path: acquire loads pair with the release store that published each node. */
@@ -114,7 +116,7 @@ static gemmtune_status bind_kernel(struct gemmtune_context *h, gt_plan *p)
         return GEMMTUNE_SUCCESS;
     }
     if (c->family->build != GT_BUILD_NVRTC) return library_plan(h, p);
-    c->family->launch(&c->params, &p->call.shape, h->dev.lim.sm_count, &p->L);
+    gt_family_launch(c->family, &c->params, &p->call.shape, h->dev.lim.sm_count, &p->L); /* selection checked it */
     p->ws_bytes = p->L.ws_bytes;
     return load_kernel(h, c, &p->call.shape, p->L.smem, &p->kernel);
 }
@@ -205,19 +207,21 @@ static gemmtune_status launch(struct gemmtune_context *h, const gt_plan *p, void
     return GEMMTUNE_SUCCESS;
 }
 
-gemmtune_status gemmtune_sgemm(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m,
-                               int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
-                               float beta, float *C, int ldc)
+/* gemmtune_sgemm and gemmtune_sgemm_strided_batched (batch <= 1: one GEMM, strides unused); fn names the entry. */
+static gemmtune_status sgemm(gemmtune_handle h, void *stream, const char *fn, gemmtune_op transa, gemmtune_op transb,
+                             int m, int n, int k, float alpha, const float *A, int lda, long long sa, const float *B,
+                             int ldb, long long sb, float beta, float *C, int ldc, long long sc, int batch)
 {
     char err[512];
     gt_call c;
     int swap, cur = -1;
-    if (!h) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_sgemm: handle is NULL");
+    if (!h) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "%s: handle is NULL", fn);
     if (gt_loader_map_call(h->column_major, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &c, &swap, err,
-                           sizeof err))
-        return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_sgemm: %s", err);
-    if (m == 0 || n == 0 || (k == 0 && beta == 1.0f)) return GEMMTUNE_SUCCESS; /* nothing to do, as in BLAS */
-    if ((k && (!A || !B)) || !C) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_sgemm: NULL matrix");
+                           sizeof err) ||
+        gt_loader_map_batch(&c, swap, batch, sa, sb, sc, err, sizeof err))
+        return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "%s: %s", fn, err);
+    if (m == 0 || n == 0 || batch == 0 || (k == 0 && beta == 1.0f)) return GEMMTUNE_SUCCESS; /* as in BLAS */
+    if ((k && (!A || !B)) || !C) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "%s: NULL matrix", fn);
     if (cudaGetDevice(&cur) != cudaSuccess || cur != h->device)
         return gt_loader_fail(GEMMTUNE_STATUS_WRONG_DEVICE, "current device %d, handle's %d", cur, h->device);
     const unsigned b = call_hash(&c);
@@ -232,8 +236,25 @@ gemmtune_status gemmtune_sgemm(gemmtune_handle h, void *stream, gemmtune_op tran
     if (p->choice.rule == GT_RULE_NONE) return gt_loader_fail_text(GEMMTUNE_STATUS_NO_KERNEL, p->note);
     gt_args a = {.m = c.shape.m, .n = c.shape.n, .k = k, .ta = c.shape.ta, .tb = c.shape.tb, .alpha = alpha,
                  .beta = beta, .A = swap ? B : A, .B = swap ? A : B, .C = C, .lda = (int)c.lda, .ldb = (int)c.ldb,
-                 .ldc = ldc};
+                 .ldc = ldc, .batch = gt_shape_batch(&c.shape), .sa = c.stride_a, .sb = c.stride_b,
+                 .sc = c.stride_c};
     return launch(h, p, stream, &a);
+}
+
+gemmtune_status gemmtune_sgemm(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m,
+                               int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                               float beta, float *C, int ldc)
+{
+    return sgemm(h, stream, "gemmtune_sgemm", transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+}
+
+gemmtune_status gemmtune_sgemm_strided_batched(gemmtune_handle h, void *stream, gemmtune_op transa,
+                                               gemmtune_op transb, int m, int n, int k, float alpha, const float *A,
+                                               int lda, long stride_a, const float *B, int ldb, long stride_b,
+                                               float beta, float *C, int ldc, long stride_c, int batch)
+{
+    return sgemm(h, stream, "gemmtune_sgemm_strided_batched", transa, transb, m, n, k, alpha, A, lda, stride_a, B,
+                 ldb, stride_b, beta, C, ldc, stride_c, batch);
 }
 
 void gt_loader_counters_get(gemmtune_handle h, gt_loader_counters *out)

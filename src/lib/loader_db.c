@@ -41,7 +41,7 @@ static void keep_fastest(gt_winner_set *s)
         gt_winner *last = n ? &s->rows[n - 1] : NULL;
         const gt_winner *w = &s->rows[i];
         gt_gpu_model a = last ? gt_winner_model(last) : (gt_gpu_model){0}, b = gt_winner_model(w);
-        if (last && gt_gpu_model_equal(&a, &b) && !memcmp(&last->shape, &w->shape, sizeof w->shape)) {
+        if (last && gt_gpu_model_equal(&a, &b) && gt_shape_equal(&last->shape, &w->shape)) {
             if (last->stale > w->stale || (last->stale == w->stale && w->median_ms < last->median_ms)) *last = *w;
             continue;
         }

@@ -80,6 +80,31 @@ int gt_loader_map_call(int column_major, int transa, int transb, int m, int n, i
     return 0;
 }
 
+/* The alignment, in bytes, of every address p + i * stride floats. */
+static int stride_align(int align, long long stride)
+{
+    while (align > 4 && (stride * 4) % align) align /= 2;
+    return align;
+}
+
+int gt_loader_map_batch(gt_call *c, int swap, int batch, long long sa, long long sb, long long sc, char *err,
+                        size_t errlen)
+{
+    if (batch < 0 || sa < 0 || sb < 0 || sc < 0) {
+        snprintf(err, errlen, "batch=%d strides %lld %lld %lld: want a batch and strides >= 0", batch, sa, sb, sc);
+        return -1;
+    }
+    if (batch <= 1) return 0;
+    c->shape.batch = batch;
+    c->stride_a = swap ? sb : sa; /* the row-major call's A is the caller's B when the operands swapped */
+    c->stride_b = swap ? sa : sb;
+    c->stride_c = sc;
+    c->align_a = stride_align(c->align_a, c->stride_a);
+    c->align_b = stride_align(c->align_b, c->stride_b);
+    c->align_c = stride_align(c->align_c, c->stride_c);
+    return 0;
+}
+
 /* Parse a row's kernel and check it runs this call on this device; why says what stops it. */
 static int usable(const char *family, const char *params, const gt_device_id *dev, const gt_call *call,
                   const gt_family **fout, gt_params *pout, char *why, size_t n)
@@ -93,6 +118,9 @@ static int usable(const char *family, const char *params, const gt_device_id *de
     if (!f->legal(&p, &dev->lim, why, n)) return 0;
     if (f->applicable && !f->applicable(&p, call))
         return snprintf(why, n, "not applicable to this call's alignment or leading dimensions"), 0;
+    gt_launch L;
+    if (!gt_family_launch(f, &p, &call->shape, dev->lim.sm_count, &L))
+        return snprintf(why, n, "it cannot run a batch of %d in one launch", gt_shape_batch(&call->shape)), 0;
     if (fout) *fout = f, *pout = p;
     return 1;
 }
@@ -120,8 +148,7 @@ static int exact(const gt_winner *rows, int n, const gt_device_id *dev, const gt
     const gt_shape *s = &call->shape;
     char why[256];
     for (int i = 0; i < n; ++i) {
-        const gt_shape *r = &rows[i].shape;
-        if (r->m != s->m || r->n != s->n || r->k != s->k || !same_layout(r, s) || !same_model(&rows[i], dev)) continue;
+        if (!gt_shape_equal(&rows[i].shape, s) || !same_model(&rows[i], dev)) continue;
         if (row_usable(&rows[i], dev, call, &c->family, &c->params, why, sizeof why)) {
             const gt_backend *be = c->family->backend ? gt_backend_find(c->family->backend) : NULL;
             if (!be && rows[i].ratio > 0 && rows[i].ratio < 1.0) { /* a sweep without the vendor family */

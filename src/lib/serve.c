@@ -22,7 +22,8 @@ static const gt_serve_model fitted = {.decay = 0.10, .margin = 0.03, .dmax = 1.0
 
 double gt_shape_distance(const gt_shape *a, const gt_shape *b)
 {
-    return fabs(log2((double)a->m / b->m)) + fabs(log2((double)a->n / b->n)) + fabs(log2((double)a->k / b->k));
+    return fabs(log2((double)a->m / b->m)) + fabs(log2((double)a->n / b->n)) + fabs(log2((double)a->k / b->k)) +
+           fabs(log2((double)gt_shape_batch(a) / gt_shape_batch(b)));
 }
 
 static double tile_share(int dim, int tile)
@@ -34,7 +35,7 @@ double gt_serve_occupancy(const gt_family *f, const gt_params *p, const gt_shape
 {
     gt_launch L;
     if (f->build != GT_BUILD_NVRTC) return 1; /* a library picks its own grid: unknown here */
-    f->launch(p, s, sm_count, &L);
+    if (!gt_family_launch(f, p, s, sm_count, &L)) return 0; /* cannot run this batch */
     const double blocks = (double)L.grid[0] * L.grid[1] * (L.grid[2] ? L.grid[2] : 1);
     double q = 1.0;
     if (sm_count > 0 && blocks > 0) q = blocks / (ceil(blocks / sm_count) * sm_count);
