@@ -78,10 +78,10 @@ int gt_db_find_trial(gt_db *db, const gt_gpu_info *gpu, const gt_shape *s, const
                     "JOIN gpu_models gm ON gm.id = g.model_id JOIN shapes s ON s.id = t.shape_id "
                     "JOIN candidates c ON c.id = t.candidate_id "
                     "WHERE gm.name = ? AND gm.cc_major = ? AND gm.cc_minor = ? AND gm.sm_count = ? "
-                    "AND s.m = ? AND s.n = ? AND s.k = ? AND s.layout = ? "
+                    "AND s.m = ? AND s.n = ? AND s.k = ? AND s.layout = ? AND s.batch = ? "
                     "AND c.family = ? AND c.params = ? AND c.source_hash = ? ORDER BY t.id DESC LIMIT 1",
-                    "tiiiiiitttt", gpu->name, gpu->cc_major, gpu->cc_minor, gpu->sm_count, s->m, s->n, s->k,
-                    gt_layout_name(s->ta, s->tb), family, params, source_hash) < 0)
+                    "tiiiiiitittt", gpu->name, gpu->cc_major, gpu->cc_minor, gpu->sm_count, s->m, s->n, s->k,
+                    gt_layout_name(s->ta, s->tb), gt_shape_batch(s), family, params, source_hash) < 0)
         return -1;
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {

@@ -14,7 +14,7 @@
 typedef struct gt_db gt_db;
 
 /* The schema version this build writes (PRAGMA user_version); older files are migrated forward on open. */
-#define GT_DB_SCHEMA_VERSION 5
+#define GT_DB_SCHEMA_VERSION 6
 
 /* A physical GPU and the sweep-time facts about it. Winners are keyed by the model: name + cc + sm_count. */
 typedef struct {

@@ -129,28 +129,19 @@ void dbi_rollback(gt_db *db)
     if (!sqlite3_get_autocommit(db->h)) sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 }
 
-static int get_or_make(gt_db *db, long long *id, char *err, size_t errlen, const char *ins, const char *sel,
-                       const char *fmt, const char *a, const char *b, const char *c, const int *v)
-{
-    int found = 0;
-    /* Both statements take the same arguments; text columns first (a, b, c) or ints (v), per fmt. */
-    if (fmt[0] == 't') {
-        if (dbi_run(db, err, errlen, ins, fmt, a, b, c) < 0) return -1;
-        if (dbi_int64(db, id, &found, err, errlen, sel, fmt, a, b, c) < 0) return -1;
-    } else {
-        if (dbi_run(db, err, errlen, ins, fmt, v[0], v[1], v[2], a) < 0) return -1;
-        if (dbi_int64(db, id, &found, err, errlen, sel, fmt, v[0], v[1], v[2], a) < 0) return -1;
-    }
-    if (!found) snprintf(err, errlen, "internal: row vanished after insert (%.60s)", sel);
-    return found ? 0 : -1;
-}
-
 int dbi_shape_id(gt_db *db, const gt_shape *s, long long *id, char *err, size_t errlen)
 {
-    int v[3] = {s->m, s->n, s->k};
-    return get_or_make(db, id, err, errlen, "INSERT INTO shapes (m, n, k, layout) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                       "SELECT id FROM shapes WHERE m = ? AND n = ? AND k = ? AND layout = ?", "iiit",
-                       gt_layout_name(s->ta, s->tb), NULL, NULL, v);
+    const char *lay = gt_layout_name(s->ta, s->tb);
+    const int batch = gt_shape_batch(s);
+    int found = 0;
+    if (dbi_run(db, err, errlen, "INSERT INTO shapes (m, n, k, batch, layout) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                "iiiit", s->m, s->n, s->k, batch, lay) < 0 ||
+        dbi_int64(db, id, &found, err, errlen,
+                  "SELECT id FROM shapes WHERE m = ? AND n = ? AND k = ? AND batch = ? AND layout = ?", "iiiit", s->m,
+                  s->n, s->k, batch, lay) < 0)
+        return -1;
+    if (!found) snprintf(err, errlen, "internal: shape row vanished after insert");
+    return found ? 0 : -1;
 }
 
 /* The math class a family promises; a family this build does not know is taken as FP32 (it is never served). */
@@ -190,6 +181,13 @@ int dbi_model_id(gt_db *db, const char *name, int cc_major, int cc_minor, int sm
     return found ? 0 : -1;
 }
 
+int dbi_col(sqlite3_stmt *st, const char *name)
+{
+    for (int i = 0, n = sqlite3_column_count(st); i < n; ++i)
+        if (!strcmp(sqlite3_column_name(st, i), name)) return i;
+    return -1;
+}
+
 void dbi_text(sqlite3_stmt *st, int col, char *buf, size_t n)
 {
     const unsigned char *t = sqlite3_column_text(st, col);
@@ -210,6 +208,7 @@ int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f)
         rc |= sqlite3_bind_int(st, 3, f->shape->n);
         rc |= sqlite3_bind_int(st, 4, f->shape->k);
         rc |= sqlite3_bind_text(st, 5, gt_layout_name(f->shape->ta, f->shape->tb), -1, SQLITE_STATIC);
+        rc |= sqlite3_bind_int(st, 13, gt_shape_batch(f->shape));
     }
     if (f && f->family && *f->family) rc |= sqlite3_bind_text(st, 6, f->family, -1, SQLITE_TRANSIENT);
     if (f && f->layout && *f->layout) rc |= sqlite3_bind_text(st, 7, f->layout, -1, SQLITE_TRANSIENT);

@@ -61,27 +61,34 @@ int dbi_offer_winner(gt_db *db, long long model, long long shape, long long cand
 int dbi_offer_baseline(gt_db *db, long long model, long long shape, long long sweep_id, double cublas_ms, char *err,
                        size_t errlen);
 
-/* gt_winner_filter as SQL over aliases gm (gpu_models), s (shapes), c (candidates): ?1 gpu substring, ?2..?5 shape,
- * ?6 family, ?7 layout, ?8..?11 model; NULL binds match all. */
+/* gt_winner_filter as SQL over aliases gm (gpu_models), s (shapes), c (candidates): ?1 gpu substring, ?2..?5 and
+ * ?13 shape (its batch), ?6 family, ?7 layout, ?8..?11 model, ?12 math class; NULL binds match all. */
 #define DBI_FILTER_SQL                                                                                          \
     " WHERE (?1 IS NULL OR instr(lower(gm.name), lower(?1)) > 0)"                                             \
-    " AND (?2 IS NULL OR (s.m = ?2 AND s.n = ?3 AND s.k = ?4 AND s.layout = ?5)) AND (?6 IS NULL OR c.family = ?6)" \
+    " AND (?2 IS NULL OR (s.m = ?2 AND s.n = ?3 AND s.k = ?4 AND s.layout = ?5 AND s.batch = ?13))"            \
+    " AND (?6 IS NULL OR c.family = ?6)"                                                                       \
     " AND (?7 IS NULL OR s.layout = ?7)"                                                                       \
     " AND (?8 IS NULL OR (gm.name = ?8 AND gm.cc_major = ?9 AND gm.cc_minor = ?10 AND gm.sm_count = ?11))" \
     " AND (?12 IS NULL OR c.math = ?12)"
 
 int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f);
 
+/* The columns of a GPU model, a shape and a kernel, named as the readers take them (db/query.c), over the aliases gm,
+ * s and c. */
+#define DBI_ROW_SQL                                                                                             \
+    "gm.name AS gpu, gm.cc_major, gm.cc_minor, gm.sm_count, s.m, s.n, s.k, s.batch, s.layout, c.family, c.params, " \
+    "c.source_hash"
+
 /* What a reader serves of a winner row (aliases w, s, b as above): only a winner whose time is possible on its shape
  * (db/validate.h; the SQL functions are registered by gt_db_open), and its baseline only when it is possible too and
  * not absurdly slower (else NULL: no baseline). Rows stored before these checks, or by a damaged file, are never
  * served, and a writer replaces them. */
-#define DBI_SERVABLE_SQL " AND gt_possible_ms(s.m, s.n, s.k, w.median_ms)"
+#define DBI_SERVABLE_SQL " AND gt_possible_ms(s.m, s.n, s.k, s.batch, w.median_ms)"
 /* Whether a stored time of the shape with id shape_col is possible (an SQL expression): offers replace rows where
  * it is not, whatever they are offered, so an impossible row cannot hold its place. */
 #define DBI_STORED_POSSIBLE(shape_col, ms_col)                                                                  \
-    "(SELECT gt_possible_ms(m, n, k, " ms_col ") FROM shapes WHERE id = " shape_col ")"
-#define DBI_BASELINE_SQL "gt_possible_baseline(s.m, s.n, s.k, w.median_ms, b.cublas_ms)"
+    "(SELECT gt_possible_ms(m, n, k, batch, " ms_col ") FROM shapes WHERE id = " shape_col ")"
+#define DBI_BASELINE_SQL "gt_possible_baseline(s.m, s.n, s.k, s.batch, w.median_ms, b.cublas_ms)"
 
 /* Before SQLite opens path: it exists (or create, then its directories are made and *is_new = 1), is a regular
  * file, and starts with the SQLite header (or is empty and create). */
@@ -99,6 +106,9 @@ int dbi_merge_check(gt_db *db, char *err, size_t errlen);
 
 /* Copy a column's text into buf (empty when NULL). */
 void dbi_text(sqlite3_stmt *st, int col, char *buf, size_t n);
+/* The index of the result column named name (its AS alias), -1 when there is none: readers take columns by name,
+ * so a column added to a query moves no other. */
+int dbi_col(sqlite3_stmt *st, const char *name);
 /* A column as double, or -1 when NULL. */
 double dbi_real(sqlite3_stmt *st, int col);
 

@@ -12,7 +12,10 @@
 #include <string.h>
 
 #define FORMAT_NAME "gemmtune-winners"
-#define FORMAT_VERSION 1
+/* 2: a shape may carry "batch" (schema 6). A gemmtune that reads version 1 only would take a batched row for a
+ * single GEMM, so it must refuse the file; version 1 files (no batch) are still read. */
+#define FORMAT_VERSION 2
+#define FORMAT_VERSION_OLDEST 1
 
 /* The shortest text that reads back as exactly v: cJSON's own printing accepts an error of one ulp, which would
  * break export -> import -> export identity. */
@@ -49,12 +52,12 @@ static void add_int_or_null(cJSON *o, const char *key, sqlite3_stmt *st, int col
     "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, g.uuid, sw.driver_version, sw.cuda_version, "           \
     "sw.nvrtc_version, sw.sm_clock_mhz, s.m, s.n, s.k, s.layout, c.family, c.params, c.source_hash, w.median_ms, "   \
     "w.spread_pct, " DBI_BASELINE_SQL ", sw.uid, sw.started_at, sw.host, sw.gemmtune_version, sw.nvidia_driver, "     \
-    "w.math "                                                                                                       \
+    "w.math, s.batch "                                                                                                       \
     "FROM winners w "                 \
     "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "                                  \
     "JOIN candidates c ON c.id = w.candidate_id JOIN sweeps sw ON sw.id = w.sweep_id JOIN gpus g ON g.id = sw.gpu_id " \
     "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL DBI_SERVABLE_SQL   \
-    " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k"
+    " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k, s.batch"
 
 static cJSON *winner_json(sqlite3_stmt *st)
 {
@@ -71,11 +74,13 @@ static cJSON *winner_json(sqlite3_stmt *st)
     static const char *const dims[] = {"m", "n", "k"};
     for (int i = 0; i < 3; ++i) cJSON_AddNumberToObject(shape, dims[i], mnk[i] = sqlite3_column_int(st, 9 + i));
     add_text_or_null(shape, "layout", st, 12);
+    const int batch = sqlite3_column_int(st, 25);
+    if (batch > 1) cJSON_AddNumberToObject(shape, "batch", batch); /* one GEMM: left out, as in version 1 */
     add_text_or_null(o, "family", st, 13);
     add_text_or_null(o, "params", st, 14);
     add_text_or_null(o, "source_hash", st, 15);
     add_text_or_null(o, "math", st, 24);
-    double flop = 2.0 * mnk[0] * mnk[1] * mnk[2];
+    double flop = 2.0 * (batch > 1 ? batch : 1) * mnk[0] * mnk[1] * mnk[2];
     add_exact(o, "median_ms", ms);
     add_num_or_null(o, "spread_pct", dbi_real(st, 17));
     add_exact(o, "tflops", flop / (ms * 1e9));
@@ -124,7 +129,7 @@ int gt_db_export_json(gt_db *db, const gt_winner_filter *filter, char **json, ch
 
 typedef struct {
     gt_gpu_info gpu;
-    long dims[3];
+    long dims[3], batch;
     const char *layout, *family, *params, *source_hash, *math;
     double median_ms, spread_pct, cublas_ms; /* spread_pct, cublas_ms: NAN when null */
     const char *uid, *started_at, *host, *version;
@@ -218,7 +223,7 @@ static int parse_shape(jctx *c, const cJSON *s, jrow *r)
     for (int i = 0; i < 3; ++i)
         if (j_int(c, s, dims[i], 1, INT_MAX, 0, 0, &r->dims[i]) < 0) return -1;
     if (j_str(c, s, "layout", 2, 0, 0, &r->layout) < 0) return -1;
-    return 0;
+    return j_int(c, s, "batch", 1, INT_MAX, 1, 1, &r->batch) < 0 ? -1 : 0; /* absent: one GEMM */
 }
 
 static long long absent_if_negative(int v) { return v < 0 ? DBV_ABSENT : v; }
@@ -229,7 +234,7 @@ static int check_row(jctx *c, jrow *r)
     char why[700], label[200];
     const dbv_winner w = {{r->gpu.name, r->gpu.cc_major, r->gpu.cc_minor, r->gpu.sm_count}, r->dims[0], r->dims[1],
                           r->dims[2], r->layout, {r->family, r->params, r->source_hash, r->math}, r->median_ms,
-                          r->spread_pct, r->cublas_ms};
+                          r->spread_pct, r->cublas_ms, r->batch};
     const dbv_sweep sw = {r->uid, r->started_at, r->host, NULL, r->version,
                           r->gpu.nvidia_driver[0] ? r->gpu.nvidia_driver : NULL, "import:",
                           absent_if_negative(r->gpu.driver_version), absent_if_negative(r->gpu.cuda_version),
@@ -283,8 +288,9 @@ static int parse_doc(const cJSON *root, jrow **rows, int *n, char *err, size_t e
     dbv_clean_copy(shown, sizeof shown, fmt, 0);
     if (strcmp(fmt, FORMAT_NAME)) return snprintf(err, errlen, "format '%s' is not %s", shown, FORMAT_NAME), -1;
     if (j_int(&c, root, "format_version", 1, 1000000, 0, 0, &ver) < 0) return -1;
-    if (ver != FORMAT_VERSION)
-        return snprintf(err, errlen, "format_version %ld: this gemmtune reads version %d", ver, FORMAT_VERSION), -1;
+    if (ver < FORMAT_VERSION_OLDEST || ver > FORMAT_VERSION)
+        return snprintf(err, errlen, "format_version %ld: this gemmtune reads versions %d to %d", ver,
+                        FORMAT_VERSION_OLDEST, FORMAT_VERSION), -1;
     if (j_str(&c, root, "gemmtune_version", DBV_VERSION_MAX, 0, 0, &version) < 0 ||
         dbv_text("document.gemmtune_version", version, DBV_VERSION_MAX, 0, 0, err, errlen) < 0)
         return -1;

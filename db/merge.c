@@ -26,7 +26,7 @@ static const char *const tables[] = {"gpu_models", "gpus",   "sweeps",    "shape
     "mm.cc_major = sm.cc_major AND mm.cc_minor = sm.cc_minor AND mm.sm_count = sm.sm_count"
 #define MAP_SHAPE(t)                                                                                            \
     " JOIN src.shapes ssh ON ssh.id = " t ".shape_id JOIN main.shapes msh ON msh.m = ssh.m AND msh.n = ssh.n AND " \
-    "msh.k = ssh.k AND msh.layout = ssh.layout"
+    "msh.k = ssh.k AND msh.layout = ssh.layout AND msh.batch = ssh.batch"
 #define MAP_CAND(t)                                                                                             \
     " JOIN src.candidates sc ON sc.id = " t ".candidate_id JOIN main.candidates mc ON mc.family = sc.family AND " \
     "mc.params = sc.params AND mc.source_hash = sc.source_hash"
@@ -46,7 +46,8 @@ static const char *const steps[] = {
     "CASE WHEN s.origin = 'local' THEN ?1 ELSE s.origin END, s.uid FROM src.sweeps s "
     "JOIN src.gpus sg ON sg.id = s.gpu_id JOIN main.gpus mg ON mg.uuid = sg.uuid "
     "WHERE s.uid IN (SELECT uid FROM temp.merge_new) ORDER BY s.id",
-    "INSERT INTO main.shapes (m, n, k, layout) SELECT m, n, k, layout FROM src.shapes WHERE true ON CONFLICT DO NOTHING",
+    "INSERT INTO main.shapes (m, n, k, layout, batch) SELECT m, n, k, layout, batch FROM src.shapes WHERE true "
+    "ON CONFLICT DO NOTHING",
     "INSERT INTO main.candidates (family, params, source_hash, math) SELECT family, params, source_hash, math "
     "FROM src.candidates WHERE true ON CONFLICT DO NOTHING",
     /* trials only of sweeps this merge brought: a sweep already here already has its trials */

@@ -99,11 +99,11 @@ static int sweep_row(sqlite3_stmt *st, char *why, size_t n)
 
 static int shape_row(sqlite3_stmt *st, char *why, size_t n)
 {
-    long long id, d[3];
+    long long id, d[3], batch;
     const char *layout;
     gt_shape s;
-    if (cols(st, why, n, "iiiit", &id, &d[0], &d[1], &d[2], &layout) < 0) return -1;
-    return dbv_shape_check(d[0], d[1], d[2], layout, &s, why, n);
+    if (cols(st, why, n, "iiiiti", &id, &d[0], &d[1], &d[2], &layout, &batch) < 0) return -1;
+    return dbv_shape_check(d[0], d[1], d[2], batch, layout, &s, why, n);
 }
 
 static int candidate_row(sqlite3_stmt *st, char *why, size_t n)
@@ -115,7 +115,15 @@ static int candidate_row(sqlite3_stmt *st, char *why, size_t n)
     return dbv_kernel_check(&k, NULL, why, n);
 }
 
-/* Columns 1..: the trial, its shape, kernel and GPU model, then 1 when it refers to a row the part lacks. */
+/* A shape's batch, the last column of a walk that joins shapes s (NULL, a missing shape, reads 0: refused). */
+static long long batch_col(sqlite3_stmt *st)
+{
+    const int c = sqlite3_column_count(st) - 1;
+    return sqlite3_column_type(st, c) == SQLITE_INTEGER ? sqlite3_column_int64(st, c) : 0;
+}
+
+/* Columns 1..: the trial, its shape, kernel and GPU model, then 1 when it refers to a row the part lacks; the
+ * shape's batch last. */
 static int trial_row(sqlite3_stmt *st, char *why, size_t n)
 {
     long long id, d[3];
@@ -131,12 +139,13 @@ static int trial_row(sqlite3_stmt *st, char *why, size_t n)
              &m.sm_count) < 0)
         return -1;
     if (sqlite3_column_int(st, 25)) return snprintf(why, n, "refers to a shape, kernel, sweep or GPU the part lacks"), -1;
-    if (dbv_model_check(&m, &lim, why, n) < 0 || dbv_shape_check(d[0], d[1], d[2], layout, &s, why, n) < 0) return -1;
+    if (dbv_model_check(&m, &lim, why, n) < 0 || dbv_shape_check(d[0], d[1], d[2], batch_col(st), layout, &s, why, n) < 0)
+        return -1;
     return dbv_trial_check(&t, &s, &k, &lim, why, n);
 }
 
 /* Columns 1..: the baseline's time and shape, then 1 when it refers to a row the part lacks, then 1 when its GPU
- * model is not its sweep's. */
+ * model is not its sweep's; the shape's batch last. */
 static int baseline_row(sqlite3_stmt *st, char *why, size_t n)
 {
     long long id, d[3];
@@ -146,11 +155,12 @@ static int baseline_row(sqlite3_stmt *st, char *why, size_t n)
     if (cols(st, why, n, "iriiit", &id, &ms, &d[0], &d[1], &d[2], &layout) < 0) return -1;
     if (sqlite3_column_int(st, 6)) return snprintf(why, n, "refers to a GPU model, shape or sweep the part lacks"), -1;
     if (sqlite3_column_int(st, 7)) return snprintf(why, n, "its GPU model is not the one of its sweep's GPU"), -1;
-    if (dbv_shape_check(d[0], d[1], d[2], layout, &s, why, n) < 0) return -1;
+    if (dbv_shape_check(d[0], d[1], d[2], batch_col(st), layout, &s, why, n) < 0) return -1;
     return dbv_ms_check("cublas_ms", ms, &s, why, n);
 }
 
-/* Columns 1..: the winner's model, shape, kernel, times and its part's baseline, then the same two flags. */
+/* Columns 1..: the winner's model, shape, kernel, times and its part's baseline, then the same two flags; the
+ * shape's batch last. */
 static int winner_row(sqlite3_stmt *st, char *why, size_t n)
 {
     long long id;
@@ -164,6 +174,7 @@ static int winner_row(sqlite3_stmt *st, char *why, size_t n)
     if (sqlite3_column_int(st, 16)) return snprintf(why, n, "refers to a GPU model, shape, kernel or sweep the part lacks"), -1;
     if (sqlite3_column_int(st, 17)) return snprintf(why, n, "its GPU model is not the one of its sweep's GPU"), -1;
     if (!w.kernel.math) return snprintf(why, n, "math: missing"), -1;
+    if (!(w.batch = batch_col(st))) return snprintf(why, n, "shape.batch: missing"), -1;
     if (dbv_winner_check(&w, &s, reason, sizeof reason) == 0) return 0;
     dbv_winner_label(&w, label, sizeof label);
     return snprintf(why, n, "%s: %s", label, reason), -1;
@@ -202,25 +213,25 @@ static const struct {
      "s.gpu_id), EXISTS (SELECT 1 FROM main.sweeps ms JOIN main.gpus mg ON mg.id = ms.gpu_id JOIN src.gpus sg ON "
      "sg.id = s.gpu_id WHERE ms.uid = s.uid AND mg.uuid IS NOT sg.uuid) FROM src.sweeps s",
      sweep_row},
-    {"shapes", "SELECT id, m, n, k, layout FROM src.shapes", shape_row},
+    {"shapes", "SELECT id, m, n, k, layout, batch FROM src.shapes", shape_row},
     {"candidates", "SELECT id, family, params, source_hash, math FROM src.candidates", candidate_row},
     {"trials",
      "SELECT t.id, t.status, t.message, t.created_at, t.median_ms, t.min_ms, t.max_ms, t.tflops, t.rel_err, "
      "t.compile_s, t.regs, t.spill_bytes, t.reps, s.m, s.n, s.k, s.layout, c.family, c.params, c.source_hash, c.math, "
-     "m.name, m.cc_major, m.cc_minor, m.sm_count, s.id IS NULL OR c.id IS NULL OR m.id IS NULL FROM src.trials t "
+     "m.name, m.cc_major, m.cc_minor, m.sm_count, s.id IS NULL OR c.id IS NULL OR m.id IS NULL, s.batch FROM src.trials t "
      "LEFT JOIN src.shapes s ON s.id = t.shape_id LEFT JOIN src.candidates c ON c.id = t.candidate_id LEFT JOIN "
      "src.sweeps w ON w.id = t.sweep_id LEFT JOIN src.gpus g ON g.id = w.gpu_id LEFT JOIN src.gpu_models m ON "
      "m.id = g.model_id",
      trial_row},
     {"baselines",
      "SELECT b.rowid, b.cublas_ms, s.m, s.n, s.k, s.layout, s.id IS NULL OR m.id IS NULL OR w.id IS NULL, b.model_id "
-     "IS NOT (SELECT g.model_id FROM src.gpus g WHERE g.id = w.gpu_id) FROM src.baselines b LEFT JOIN src.shapes s ON "
+     "IS NOT (SELECT g.model_id FROM src.gpus g WHERE g.id = w.gpu_id), s.batch FROM src.baselines b LEFT JOIN src.shapes s ON "
      "s.id = b.shape_id LEFT JOIN src.gpu_models m ON m.id = b.model_id LEFT JOIN src.sweeps w ON w.id = b.sweep_id",
      baseline_row},
     {"winners",
      "SELECT w.rowid, m.name, m.cc_major, m.cc_minor, m.sm_count, s.m, s.n, s.k, s.layout, c.family, c.params, "
      "c.source_hash, w.math, w.median_ms, w.spread_pct, b.cublas_ms, m.id IS NULL OR s.id IS NULL OR c.id IS NULL OR "
-     "sw.id IS NULL, w.model_id IS NOT (SELECT g.model_id FROM src.gpus g WHERE g.id = sw.gpu_id) FROM src.winners w "
+     "sw.id IS NULL, w.model_id IS NOT (SELECT g.model_id FROM src.gpus g WHERE g.id = sw.gpu_id), s.batch FROM src.winners w "
      "LEFT JOIN src.gpu_models m ON m.id = w.model_id LEFT JOIN src.shapes s ON s.id = w.shape_id LEFT JOIN "
      "src.candidates c ON c.id = w.candidate_id LEFT JOIN src.sweeps sw ON sw.id = w.sweep_id LEFT JOIN src.baselines "
      "b ON b.model_id = w.model_id AND b.shape_id = w.shape_id",

@@ -139,29 +139,44 @@ static int exec_script(gt_db *db, const char *name, char *err, size_t errlen)
     return 0;
 }
 
-/* Bring the schema from its stored version to GT_DB_SCHEMA_VERSION in one transaction: all or nothing. */
-static int migrate(gt_db *db, char *err, size_t errlen)
+/* The steps from version v up, the views, and the new version, inside the caller's transaction. */
+static int migrate_steps(gt_db *db, int v, char *err, size_t errlen)
 {
-    int v, ntables;
-    if (dbi_begin(db, err, errlen) < 0) return -1;
-    if (read_version(db->h, &v, &ntables) < 0) {
-        dbi_fail(db, DBI_WHERE, err, errlen);
-        goto fail;
-    }
-    if (v == GT_DB_SCHEMA_VERSION) return dbi_commit(db, err, errlen);
     for (int step = v + 1; step <= GT_DB_SCHEMA_VERSION; ++step) {
         char name[32];
         if (step == 1) snprintf(name, sizeof name, "schema.sql");
         else snprintf(name, sizeof name, "migrate_%d.sql", step);
-        if (exec_script(db, name, err, errlen) < 0) goto fail;
+        if (exec_script(db, name, err, errlen) < 0) return -1;
     }
     char pragma[48];
     snprintf(pragma, sizeof pragma, "PRAGMA user_version = %d", GT_DB_SCHEMA_VERSION);
-    if (exec_script(db, "views.sql", err, errlen) < 0 || dbi_run(db, err, errlen, pragma, "") < 0) goto fail;
-    return dbi_commit(db, err, errlen);
-fail:
-    dbi_rollback(db);
-    return -1;
+    if (exec_script(db, "views.sql", err, errlen) < 0 || dbi_run(db, err, errlen, pragma, "") < 0) return -1;
+    int dangling = 0; /* a rebuilt table must leave every reference to it whole */
+    if (dbi_int64(db, &(long long){0}, &dangling, err, errlen, "PRAGMA foreign_key_check", "") < 0) return -1;
+    if (dangling) return snprintf(err, errlen, "migration to schema %d left a dangling reference", GT_DB_SCHEMA_VERSION), -1;
+    return 0;
+}
+
+/* Bring the schema from its stored version to GT_DB_SCHEMA_VERSION in one transaction: all or nothing. A step may
+ * rebuild a table others reference (migrate_4's winners, migrate_6's shapes): as SQLite documents for that, foreign
+ * keys are off while the steps run (the pragma cannot change inside a transaction), checked whole before the
+ * commit, and as they were after. */
+static int migrate(gt_db *db, char *err, size_t errlen)
+{
+    int v, ntables, found = 0;
+    long long on = 0;
+    if (dbi_int64(db, &on, &found, err, errlen, "PRAGMA foreign_keys", "") < 0) return -1;
+    const int fk = found && on;
+    if (fk && dbi_run(db, err, errlen, "PRAGMA foreign_keys = OFF", "") < 0) return -1;
+    int rc = dbi_begin(db, err, errlen);
+    if (rc == 0 && read_version(db->h, &v, &ntables) < 0) rc = dbi_fail(db, DBI_WHERE, err, errlen);
+    if (rc == 0 && v != GT_DB_SCHEMA_VERSION) rc = migrate_steps(db, v, err, errlen);
+    if (rc == 0) rc = dbi_commit(db, err, errlen);
+    if (rc < 0) dbi_rollback(db);
+    char ignored[256]; /* a failure's own message stays in err */
+    if (fk && dbi_run(db, rc ? ignored : err, rc ? sizeof ignored : errlen, "PRAGMA foreign_keys = ON", "") < 0)
+        rc = -1;
+    return rc;
 }
 
 /* Refuse what is not ours before anything is written: a newer schema, or someone else's SQLite file. */
@@ -202,38 +217,40 @@ static void stable_uid(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 }
 
 /* The dims and a time of a stored row, as the validator wants them: -1 (refused) for a value of the wrong type. */
-static int row_args(sqlite3_value **argv, long long d[3], double *ms)
+/* The dims (m, n, k, batch) and a time of a stored row, as the validator wants them: -1 (refused) for a value of
+ * the wrong type. */
+static int row_args(sqlite3_value **argv, long long d[4], double *ms)
 {
-    for (int i = 0; i < 3; ++i) {
+    for (int i = 0; i < 4; ++i) {
         if (sqlite3_value_type(argv[i]) != SQLITE_INTEGER) return -1;
         d[i] = sqlite3_value_int64(argv[i]);
     }
-    const int t = sqlite3_value_type(argv[3]);
+    const int t = sqlite3_value_type(argv[4]);
     if (t != SQLITE_INTEGER && t != SQLITE_FLOAT) return -1;
-    *ms = sqlite3_value_double(argv[3]);
+    *ms = sqlite3_value_double(argv[4]);
     return 0;
 }
 
-/* gt_possible_ms(m, n, k, ms): 1 when ms is a time a GEMM of that shape can take (dbv_row_possible), else 0. The
- * readers serve no row for which it is 0, and a writer replaces such a row whatever it is offered. */
+/* gt_possible_ms(m, n, k, batch, ms): 1 when ms is a time a GEMM of that shape can take (dbv_row_possible), else
+ * 0. The readers serve no row for which it is 0, and a writer replaces such a row whatever it is offered. */
 static void possible_ms(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-    long long d[3];
+    long long d[4];
     double ms;
     (void)argc;
-    sqlite3_result_int(ctx, row_args(argv, d, &ms) == 0 && dbv_row_possible(d[0], d[1], d[2], ms));
+    sqlite3_result_int(ctx, row_args(argv, d, &ms) == 0 && dbv_row_possible(d[0], d[1], d[2], d[3], ms));
 }
 
-/* gt_possible_baseline(m, n, k, median_ms, cublas_ms): cublas_ms when it is possible and no more than
+/* gt_possible_baseline(m, n, k, batch, median_ms, cublas_ms): cublas_ms when it is possible and no more than
  * DBV_MAX_RATIO times median_ms, else NULL (a baseline the readers take as absent). */
 static void possible_baseline(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-    long long d[3];
+    long long d[4];
     double median, cublas;
-    sqlite3_value *b[4] = {argv[0], argv[1], argv[2], argv[4]};
+    sqlite3_value *b[5] = {argv[0], argv[1], argv[2], argv[3], argv[5]};
     (void)argc;
-    if (row_args(argv, d, &median) == 0 && row_args(b, d, &cublas) == 0 && dbv_row_possible(d[0], d[1], d[2], cublas) &&
-        median > 0 && cublas / median <= DBV_MAX_RATIO)
+    if (row_args(argv, d, &median) == 0 && row_args(b, d, &cublas) == 0 &&
+        dbv_row_possible(d[0], d[1], d[2], d[3], cublas) && median > 0 && cublas / median <= DBV_MAX_RATIO)
         sqlite3_result_double(ctx, cublas);
     else sqlite3_result_null(ctx);
 }
@@ -266,8 +283,8 @@ static int open_handle(gt_db *db, const char *name, int flags, char *err, size_t
     sqlite3_db_config(db->h, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
     const int flags_fn = SQLITE_UTF8 | SQLITE_DETERMINISTIC | SQLITE_INNOCUOUS;
     if (sqlite3_create_function(db->h, "gt_stable_uid", -1, flags_fn, NULL, stable_uid, NULL, NULL) != SQLITE_OK ||
-        sqlite3_create_function(db->h, "gt_possible_ms", 4, flags_fn, NULL, possible_ms, NULL, NULL) != SQLITE_OK ||
-        sqlite3_create_function(db->h, "gt_possible_baseline", 5, flags_fn, NULL, possible_baseline, NULL, NULL) !=
+        sqlite3_create_function(db->h, "gt_possible_ms", 5, flags_fn, NULL, possible_ms, NULL, NULL) != SQLITE_OK ||
+        sqlite3_create_function(db->h, "gt_possible_baseline", 6, flags_fn, NULL, possible_baseline, NULL, NULL) !=
             SQLITE_OK ||
         sqlite3_create_function(db->h, "gt_kernel_stale", 4, flags_fn, NULL, kernel_stale, NULL, NULL) != SQLITE_OK)
         return dbi_fail(db, DBI_WHERE, err, errlen);

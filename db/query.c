@@ -8,13 +8,42 @@
 #include <stdio.h>
 #include <string.h>
 
-static void read_shape(sqlite3_stmt *st, int col, gt_shape *s)
+/* Columns by name (dbi_col): a missing one reads as NULL (0, "", -1 for a time). */
+static int col_int(sqlite3_stmt *st, const char *name)
 {
-    s->m = sqlite3_column_int(st, col);
-    s->n = sqlite3_column_int(st, col + 1);
-    s->k = sqlite3_column_int(st, col + 2);
-    const unsigned char *lay = sqlite3_column_text(st, col + 3);
-    if (!lay || gt_layout_parse((const char *)lay, &s->ta, &s->tb) < 0) s->ta = s->tb = 0;
+    const int c = dbi_col(st, name);
+    return c < 0 ? 0 : sqlite3_column_int(st, c);
+}
+
+static long long col_int64(sqlite3_stmt *st, const char *name)
+{
+    const int c = dbi_col(st, name);
+    return c < 0 ? 0 : sqlite3_column_int64(st, c);
+}
+
+static double col_real(sqlite3_stmt *st, const char *name)
+{
+    const int c = dbi_col(st, name);
+    return c < 0 ? -1 : dbi_real(st, c);
+}
+
+static void col_text(sqlite3_stmt *st, const char *name, char *buf, size_t n)
+{
+    const int c = dbi_col(st, name);
+    if (c < 0) buf[0] = '\0';
+    else dbi_text(st, c, buf, n);
+}
+
+/* The GPU model and shape columns every walk selects (DBI_ROW_SQL). */
+static void read_model_shape(sqlite3_stmt *st, char *gpu, size_t gpulen, int *cc_major, int *cc_minor, int *sms,
+                             gt_shape *s)
+{
+    char lay[8];
+    col_text(st, "gpu", gpu, gpulen);
+    *cc_major = col_int(st, "cc_major"), *cc_minor = col_int(st, "cc_minor"), *sms = col_int(st, "sm_count");
+    *s = (gt_shape){col_int(st, "m"), col_int(st, "n"), col_int(st, "k"), 0, 0, col_int(st, "batch")};
+    col_text(st, "layout", lay, sizeof lay);
+    if (gt_layout_parse(lay, &s->ta, &s->tb) < 0) s->ta = s->tb = 0;
 }
 
 static double tflops_of(const gt_shape *s, double ms) { return ms > 0 ? gt_tflops(s, ms) : -1; }
@@ -22,19 +51,15 @@ static double tflops_of(const gt_shape *s, double ms) { return ms > 0 ? gt_tflop
 static void read_winner(sqlite3_stmt *st, gt_winner *w)
 {
     memset(w, 0, sizeof *w);
-    dbi_text(st, 0, w->gpu_name, sizeof w->gpu_name);
-    w->cc_major = sqlite3_column_int(st, 1);
-    w->cc_minor = sqlite3_column_int(st, 2);
-    w->sm_count = sqlite3_column_int(st, 3);
-    read_shape(st, 4, &w->shape);
-    dbi_text(st, 8, w->family, sizeof w->family);
-    dbi_text(st, 9, w->params, sizeof w->params);
-    dbi_text(st, 10, w->source_hash, sizeof w->source_hash);
-    w->median_ms = dbi_real(st, 11);
-    w->spread_pct = dbi_real(st, 12);
-    w->cublas_ms = dbi_real(st, 13);
-    w->sweep_id = sqlite3_column_int64(st, 14);
-    dbi_text(st, 15, w->math, sizeof w->math);
+    read_model_shape(st, w->gpu_name, sizeof w->gpu_name, &w->cc_major, &w->cc_minor, &w->sm_count, &w->shape);
+    col_text(st, "family", w->family, sizeof w->family);
+    col_text(st, "params", w->params, sizeof w->params);
+    col_text(st, "source_hash", w->source_hash, sizeof w->source_hash);
+    w->median_ms = col_real(st, "median_ms");
+    w->spread_pct = col_real(st, "spread_pct");
+    w->cublas_ms = col_real(st, "cublas_ms");
+    w->sweep_id = col_int64(st, "sweep_id");
+    col_text(st, "math", w->math, sizeof w->math);
     w->tflops = tflops_of(&w->shape, w->median_ms);
     w->cublas_tflops = tflops_of(&w->shape, w->cublas_ms);
     w->ratio = w->cublas_ms > 0 && w->median_ms > 0 ? w->cublas_ms / w->median_ms : -1;
@@ -78,12 +103,12 @@ int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, vo
 {
     sqlite3_stmt *st;
     if (dbi_prepare(db, &st, err, errlen,
-                    "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.m, s.n, s.k, s.layout, c.family, c.params, "
-                    "c.source_hash, w.median_ms, w.spread_pct, " DBI_BASELINE_SQL ", w.sweep_id, w.math FROM winners w "
+                    "SELECT " DBI_ROW_SQL ", w.median_ms, w.spread_pct, " DBI_BASELINE_SQL " AS cublas_ms, w.sweep_id, "
+                    "w.math FROM winners w "
                     "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "
                     "JOIN candidates c ON c.id = w.candidate_id "
                     "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL
-                    DBI_SERVABLE_SQL " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k",
+                    DBI_SERVABLE_SQL " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k, s.batch",
                     NULL) < 0)
         return -1;
     struct winner_walk c = {fn, ctx};
@@ -95,25 +120,21 @@ int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, vo
 static void read_trial(sqlite3_stmt *st, gt_trial_row *t)
 {
     memset(t, 0, sizeof *t);
-    dbi_text(st, 0, t->gpu_name, sizeof t->gpu_name);
-    t->cc_major = sqlite3_column_int(st, 1);
-    t->cc_minor = sqlite3_column_int(st, 2);
-    t->sm_count = sqlite3_column_int(st, 3);
-    read_shape(st, 4, &t->shape);
-    dbi_text(st, 8, t->family, sizeof t->family);
-    dbi_text(st, 9, t->params, sizeof t->params);
-    dbi_text(st, 10, t->source_hash, sizeof t->source_hash);
-    dbi_text(st, 11, t->status, sizeof t->status);
-    dbi_text(st, 12, t->message, sizeof t->message);
-    t->median_ms = dbi_real(st, 13);
-    t->min_ms = dbi_real(st, 14);
-    t->max_ms = dbi_real(st, 15);
-    t->tflops = dbi_real(st, 16);
-    t->rel_err = dbi_real(st, 17);
-    t->cublas_ms = dbi_real(st, 18);
-    t->id = sqlite3_column_int64(st, 19);
-    t->sweep_id = sqlite3_column_int64(st, 20);
-    t->is_winner = sqlite3_column_int(st, 21);
+    read_model_shape(st, t->gpu_name, sizeof t->gpu_name, &t->cc_major, &t->cc_minor, &t->sm_count, &t->shape);
+    col_text(st, "family", t->family, sizeof t->family);
+    col_text(st, "params", t->params, sizeof t->params);
+    col_text(st, "source_hash", t->source_hash, sizeof t->source_hash);
+    col_text(st, "status", t->status, sizeof t->status);
+    col_text(st, "message", t->message, sizeof t->message);
+    t->median_ms = col_real(st, "median_ms");
+    t->min_ms = col_real(st, "min_ms");
+    t->max_ms = col_real(st, "max_ms");
+    t->tflops = col_real(st, "tflops");
+    t->rel_err = col_real(st, "rel_err");
+    t->cublas_ms = col_real(st, "cublas_ms");
+    t->id = col_int64(st, "id");
+    t->sweep_id = col_int64(st, "sweep_id");
+    t->is_winner = col_int(st, "is_winner");
     t->ratio = t->cublas_ms > 0 && t->median_ms > 0 ? t->cublas_ms / t->median_ms : -1;
 }
 
@@ -134,16 +155,15 @@ int gt_db_trials(gt_db *db, const gt_winner_filter *filter, gt_trial_fn fn, void
 {
     sqlite3_stmt *st;
     if (dbi_prepare(db, &st, err, errlen,
-                    "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.m, s.n, s.k, s.layout, c.family, c.params, "
-                    "c.source_hash, t.status, t.message, t.median_ms, t.min_ms, t.max_ms, t.tflops, t.rel_err, "
-                    "b.cublas_ms, t.id, t.sweep_id, "
+                    "SELECT " DBI_ROW_SQL ", t.status, t.message, t.median_ms, t.min_ms, t.max_ms, t.tflops, "
+                    "t.rel_err, b.cublas_ms, t.id, t.sweep_id, "
                     "EXISTS (SELECT 1 FROM winners w WHERE w.model_id = gm.id AND w.shape_id = s.id "
-                    "AND w.candidate_id = c.id) FROM trials t "
+                    "AND w.candidate_id = c.id) AS is_winner FROM trials t "
                     "JOIN sweeps sw ON sw.id = t.sweep_id JOIN gpus g ON g.id = sw.gpu_id "
                     "JOIN gpu_models gm ON gm.id = g.model_id JOIN shapes s ON s.id = t.shape_id "
                     "JOIN candidates c ON c.id = t.candidate_id "
                     "LEFT JOIN baselines b ON b.model_id = gm.id AND b.shape_id = s.id" DBI_FILTER_SQL
-                    " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k, "
+                    " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k, s.batch, "
                     "t.status <> 'ok', t.median_ms IS NULL, t.median_ms, t.id",
                     NULL) < 0)
         return -1;

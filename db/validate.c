@@ -197,16 +197,16 @@ int dbv_sweep_check(const dbv_sweep *s, char *err, size_t errlen)
     return 0;
 }
 
-int dbv_shape_check(long long m, long long n, long long k, const char *layout, gt_shape *out, char *err,
-                    size_t errlen)
+int dbv_shape_check(long long m, long long n, long long k, long long batch, const char *layout, gt_shape *out,
+                    char *err, size_t errlen)
 {
-    const long long d[3] = {m, n, k};
-    static const char *const names[] = {"shape.m", "shape.n", "shape.k"};
-    for (int i = 0; i < 3; ++i)
+    const long long d[4] = {m, n, k, batch};
+    static const char *const names[] = {"shape.m", "shape.n", "shape.k", "shape.batch"};
+    for (int i = 0; i < 4; ++i)
         if (d[i] < 1 || d[i] > INT_MAX) return fail(err, errlen, "%s %lld: want 1..%d", names[i], d[i], INT_MAX);
     if (!layout || (strcmp(layout, "nn") && strcmp(layout, "nt") && strcmp(layout, "tn") && strcmp(layout, "tt")))
         return fail(err, errlen, "shape.layout: want one of nn, nt, tn, tt");
-    *out = (gt_shape){(int)m, (int)n, (int)k, layout[0] == 't', layout[1] == 't'};
+    *out = (gt_shape){(int)m, (int)n, (int)k, layout[0] == 't', layout[1] == 't', (int)batch};
     return 0;
 }
 
@@ -252,10 +252,10 @@ int dbv_ms_possible(const gt_shape *s, double ms)
     return isfinite(ms) && ms >= DBV_MIN_MS && ms <= DBV_MAX_MS && gt_tflops(s, ms) <= DBV_MAX_TFLOPS;
 }
 
-int dbv_row_possible(long long m, long long n, long long k, double ms)
+int dbv_row_possible(long long m, long long n, long long k, long long batch, double ms)
 {
-    if (m < 1 || m > INT_MAX || n < 1 || n > INT_MAX || k < 1 || k > INT_MAX) return 0;
-    const gt_shape s = {(int)m, (int)n, (int)k, 0, 0};
+    if (m < 1 || m > INT_MAX || n < 1 || n > INT_MAX || k < 1 || k > INT_MAX || batch < 1 || batch > INT_MAX) return 0;
+    const gt_shape s = {(int)m, (int)n, (int)k, 0, 0, (int)batch};
     return dbv_ms_possible(&s, ms);
 }
 
@@ -273,7 +273,7 @@ int dbv_winner_check(const dbv_winner *w, gt_shape *shape, char *err, size_t err
 {
     gt_limits lim;
     if (dbv_model_check(&w->model, &lim, err, errlen) < 0 ||
-        dbv_shape_check(w->m, w->n, w->k, w->layout, shape, err, errlen) < 0 ||
+        dbv_shape_check(w->m, w->n, w->k, w->batch ? w->batch : 1, w->layout, shape, err, errlen) < 0 ||
         dbv_kernel_check(&w->kernel, &lim, err, errlen) < 0 || dbv_ms_check("median_ms", w->median_ms, shape, err, errlen) < 0 ||
         opt_real("spread_pct", w->spread_pct, 0, 1e9, err, errlen) < 0)
         return -1;
@@ -290,7 +290,8 @@ void dbv_winner_label(const dbv_winner *w, char *out, size_t n)
     char name[DBV_NAME_MAX + 1], layout[3];
     dbv_clean_copy(name, sizeof name, w->model.name ? w->model.name : "?", 0);
     dbv_clean_copy(layout, sizeof layout, w->layout ? w->layout : "?", 0);
-    snprintf(out, n, "(%s, %lldx%lldx%lld %s)", name, w->m, w->n, w->k, layout);
+    if (w->batch > 1) snprintf(out, n, "(%s, %lldx%lldx%lldx%lld %s)", name, w->batch, w->m, w->n, w->k, layout);
+    else snprintf(out, n, "(%s, %lldx%lldx%lld %s)", name, w->m, w->n, w->k, layout);
 }
 
 /* A trial's times: each absent or in range, in order; an ok trial's median present and possible on s. */

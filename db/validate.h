@@ -70,9 +70,10 @@ typedef struct {
 } dbv_sweep;
 int dbv_sweep_check(const dbv_sweep *s, char *err, size_t errlen);
 
-/* A shape: m, n, k in 1..INT_MAX and layout exactly "nn", "nt", "tn" or "tt"; fills *out. */
-int dbv_shape_check(long long m, long long n, long long k, const char *layout, gt_shape *out, char *err,
-                    size_t errlen);
+/* A shape: m, n, k and batch (the products of one call) in 1..INT_MAX and layout exactly "nn", "nt", "tn" or
+ * "tt"; fills *out. */
+int dbv_shape_check(long long m, long long n, long long k, long long batch, const char *layout, gt_shape *out,
+                    char *err, size_t errlen);
 
 /* A kernel: a family this gemmtune knows (not a test-only one), its parameters in the family's canonical text,
  * source_hash of 16 lowercase hex digits, math absent or the family's class; with lim not NULL, legal() under it. */
@@ -85,9 +86,9 @@ int dbv_kernel_check(const dbv_kernel *k, const gt_limits *lim, char *err, size_
 int dbv_ms_check(const char *what, double ms, const gt_shape *s, char *err, size_t errlen);
 /* The same as a predicate (1: possible), for readers that skip what is not. */
 int dbv_ms_possible(const gt_shape *s, double ms);
-/* The same for an untyped value read from SQLite (gt_possible_ms in SQL): dims integers in 1..INT_MAX, ms a
- * number. */
-int dbv_row_possible(long long m, long long n, long long k, double ms);
+/* The same for an untyped value read from SQLite (gt_possible_ms in SQL): dims and batch integers in 1..INT_MAX,
+ * ms a number. */
+int dbv_row_possible(long long m, long long n, long long k, long long batch, double ms);
 
 /* A winner: its GPU model, shape, kernel (legal on the model's architecture), median_ms possible, spread_pct
  * absent or 0..1e9 percent, cublas_ms absent or possible, and the two no more than DBV_MAX_RATIO apart. Fills
@@ -98,6 +99,7 @@ typedef struct {
     const char *layout;
     dbv_kernel kernel;
     double median_ms, spread_pct, cublas_ms; /* spread_pct, cublas_ms: NAN when absent */
+    long long batch;                         /* the products of one call; 0 (left out) reads as 1 */
 } dbv_winner;
 int dbv_winner_check(const dbv_winner *w, gt_shape *shape, char *err, size_t errlen);
 /* "(NVIDIA H200, 4096x4096x4096 nn)": w's GPU name (cleaned as by dbv_clean_copy) and shape, for the message

@@ -1,6 +1,7 @@
 -- Views for people reading the database with sqlite3 (`sqlite3 ~/.local/share/gemmtune/gemmtune.db`,
 -- then `.mode box` and `SELECT * FROM v_winners;`). gt_db_open drops and re-creates them whenever it migrates,
--- so a view may change with any schema version. Times are milliseconds, TFLOPS = 2 m n k / time.
+-- so a view may change with any schema version. Times are milliseconds, TFLOPS = 2 batch m n k / time; batch is
+-- the products of one call (1: one GEMM).
 
 DROP VIEW IF EXISTS v_winners;
 DROP VIEW IF EXISTS v_trials;
@@ -11,9 +12,9 @@ DROP VIEW IF EXISTS v_baselines;
 -- The best verified kernel per GPU model (name + compute capability + SM count), shape and math class.
 CREATE VIEW v_winners AS
 SELECT gm.name AS gpu, gm.cc_major || '.' || gm.cc_minor AS cc, gm.sm_count,
-       s.m, s.n, s.k, s.layout, w.math, c.family, c.params, c.source_hash,
-       w.median_ms, 2.0 * s.m * s.n * s.k / (w.median_ms * 1e9) AS tflops,
-       b.cublas_ms, 2.0 * s.m * s.n * s.k / (b.cublas_ms * 1e9) AS cublas_tflops,
+       s.batch, s.m, s.n, s.k, s.layout, w.math, c.family, c.params, c.source_hash,
+       w.median_ms, 2.0 * s.batch * s.m * s.n * s.k / (w.median_ms * 1e9) AS tflops,
+       b.cublas_ms, 2.0 * s.batch * s.m * s.n * s.k / (b.cublas_ms * 1e9) AS cublas_tflops,
        b.cublas_ms / w.median_ms AS ratio_vs_cublas, w.spread_pct,
        w.sweep_id, sw.origin, sw.host, sw.started_at
 FROM winners w
@@ -26,7 +27,7 @@ LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id;
 -- Every stored trial, failed ones included (status and message say why), with cuBLAS on the same model and shape.
 CREATE VIEW v_trials AS
 SELECT t.id, gm.name AS gpu, gm.cc_major || '.' || gm.cc_minor AS cc, gm.sm_count, g.uuid,
-       s.m, s.n, s.k, s.layout, c.math, c.family, c.params, c.source_hash, t.status, t.message,
+       s.batch, s.m, s.n, s.k, s.layout, c.math, c.family, c.params, c.source_hash, t.status, t.message,
        t.median_ms, t.min_ms, t.max_ms, t.tflops, t.rel_err, b.cublas_ms, b.cublas_ms / t.median_ms AS ratio_vs_cublas,
        t.regs, t.spill_bytes, t.compile_s, t.reps, t.sweep_id, sw.origin, t.created_at
 FROM trials t
@@ -62,8 +63,8 @@ JOIN gpu_models gm ON gm.id = g.model_id;
 
 -- cuBLAS FP32 (pedantic, no TF32) per GPU model and shape.
 CREATE VIEW v_baselines AS
-SELECT gm.name AS gpu, gm.cc_major || '.' || gm.cc_minor AS cc, gm.sm_count, s.m, s.n, s.k, s.layout,
-       b.cublas_ms, 2.0 * s.m * s.n * s.k / (b.cublas_ms * 1e9) AS cublas_tflops, b.sweep_id
+SELECT gm.name AS gpu, gm.cc_major || '.' || gm.cc_minor AS cc, gm.sm_count, s.batch, s.m, s.n, s.k, s.layout,
+       b.cublas_ms, 2.0 * s.batch * s.m * s.n * s.k / (b.cublas_ms * 1e9) AS cublas_tflops, b.sweep_id
 FROM baselines b
 JOIN gpu_models gm ON gm.id = b.model_id
 JOIN shapes s ON s.id = b.shape_id;

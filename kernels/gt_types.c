@@ -4,6 +4,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 int gt_gpu_model_equal(const gt_gpu_model *a, const gt_gpu_model *b)
@@ -14,6 +15,13 @@ int gt_gpu_model_equal(const gt_gpu_model *a, const gt_gpu_model *b)
 int gt_gpu_model_same_cc(const gt_gpu_model *a, const gt_gpu_model *b)
 {
     return a->cc_major == b->cc_major && a->cc_minor == b->cc_minor;
+}
+
+const char *gt_shape_dims(const gt_shape *s, char *buf, size_t n)
+{
+    if (gt_shape_batch(s) > 1) snprintf(buf, n, "%dx%dx%dx%d", s->batch, s->m, s->n, s->k);
+    else snprintf(buf, n, "%dx%dx%d", s->m, s->n, s->k);
+    return buf;
 }
 
 int gt_shape_equal(const gt_shape *a, const gt_shape *b)

@@ -30,6 +30,10 @@ typedef struct {
     long long stride_a, stride_b, stride_c;
 } gt_call;
 
+/* s's sizes as `--sizes` writes them: "512x512x128", or batch first, "64x512x512x128", for a batch. Returns buf
+ * (n >= 48 always suffices). Cannot fail. */
+const char *gt_shape_dims(const gt_shape *s, char *buf, size_t n);
+
 /* 1 when a and b are the same problem (a batch of 0 and one of 1 are the same). Cannot fail. */
 int gt_shape_equal(const gt_shape *a, const gt_shape *b);
 

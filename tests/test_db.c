@@ -4,6 +4,7 @@
 #include "fixture.h"
 #include "harness.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -437,4 +438,53 @@ GT_TEST(db_reader_creates_nothing_and_follows_a_writer, GT_NEEDS_NONE)
     gt_fixture_rm(path);
     unlink(copy);
     free(path);
+}
+
+/* Issue 26: a batch is a shape of its own. 64 products of 512x512x128 and the single 512x512x128 keep their own
+ * trials, baselines and winners; the winner reads back with its batch (TFLOPS counting every product), the shape
+ * filter tells them apart, and JSON export -> import -> export is the identity with the batch in it. */
+GT_TEST(db_batched_shape_is_its_own_shape_through_json, GT_NEEDS_NONE)
+{
+    char *a = gt_tmp_path(".db"), *b = gt_tmp_path(".db"), *j1 = NULL, *j2 = NULL, hash[17];
+    gt_db *db;
+    long long sw;
+    gt_gpu_info gpu = gt_fixture_gpu(0, 0);
+    const gt_family *f = gt_family_find("tile2d");
+    gt_params p;
+    const char *params = "BM=64,BN=64,BK=8,TM=8,TN=8";
+    gt_shape one = {512, 512, 128, 1, 0}, many = one;
+    many.batch = 64;
+    CHECK(f && gt_params_parse(f, params, &p, err, sizeof err) == 0 &&
+          gt_kernel_id(f, &p, 1, 0, hash, NULL, err, sizeof err) == 0);
+    CHECK(gt_db_open(a, GT_DB_CREATE, &db, err, sizeof err) == 0 &&
+          gt_db_begin_sweep(db, &gpu, "test", &sw, err, sizeof err) == 0);
+    gt_trial t = {"tile2d", params, hash, "ok", NULL, 0.02, 0.02, 0.02, 10, 1e-7, 64, 0, 0.1, 10};
+    const gt_shape *shapes[] = {&one, &many};
+    for (int i = 0; i < 2; ++i) {
+        t.median_ms = i ? 0.5 : 0.02;
+        CHECK(gt_db_add_trial(db, sw, shapes[i], &t, err, sizeof err) == 0 &&
+              gt_db_set_baseline(db, sw, shapes[i], t.median_ms * 1.25, err, sizeof err) == 0 &&
+              gt_db_set_winner(db, sw, shapes[i], "tile2d", params, hash, t.median_ms, 1.0, err, sizeof err) == 0);
+    }
+    gt_winner w[16];
+    const gt_winner_filter by_batch = {.shape = &many};
+    CHECK_MSG(count_winners(db, NULL, w) == 2, "%s", err);
+    CHECK(count_winners(db, &by_batch, w) == 1 && w[0].shape.batch == 64 && w[0].median_ms == 0.5);
+    CHECK(fabs(w[0].tflops - 2.0 * 64 * 512 * 512 * 128 / 0.5e9) < 1e-9 && fabs(w[0].ratio - 1.25) < 1e-12);
+    CHECK(gt_db_export_json(db, NULL, &j1, err, sizeof err) == 0 && strstr(j1, "\"batch\":\t64"));
+    gt_db_close(db);
+    int n = 0;
+    CHECK(gt_db_open(b, GT_DB_CREATE, &db, err, sizeof err) == 0 &&
+          gt_db_import_json(db, j1, "test", &n, err, sizeof err) == 0 && n == 2);
+    CHECK(count_winners(db, &by_batch, w) == 1 && w[0].shape.batch == 64);
+    CHECK(gt_db_export_json(db, NULL, &j2, err, sizeof err) == 0 && j1 && j2 && !strcmp(j1, j2));
+    char *h = NULL; /* the C header carries the batch, and finds a row by it */
+    CHECK(gt_db_export_header(db, NULL, NULL, NULL, &h, err, sizeof err) == 0 && h && strstr(h, "NULL, 0, NULL, 64},") &&
+          strstr(h, "NULL, 0, NULL, 1},") && strstr(h, "gemmtune_winner_find_batch("));
+    free(h);
+    gt_db_close(db);
+    CHECK(gt_fixture_sql_int(b, "SELECT count(*) FROM v_winners WHERE batch = 64") == 1);
+    free(j1), free(j2);
+    gt_fixture_rm(a), gt_fixture_rm(b);
+    free(a), free(b);
 }

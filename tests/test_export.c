@@ -46,7 +46,7 @@ GT_TEST(export_json_import_roundtrip_identical, GT_NEEDS_NONE)
     /* the document says what docs/EXPORT.md says */
     cJSON *root = j1 ? cJSON_Parse(j1) : NULL, *w0 = NULL;
     CHECK(root && !strcmp(cJSON_GetObjectItem(root, "format")->valuestring, "gemmtune-winners"));
-    CHECK(root && cJSON_GetObjectItem(root, "format_version")->valueint == 1);
+    CHECK(root && cJSON_GetObjectItem(root, "format_version")->valueint == 2);
     CHECK(root && !strcmp(cJSON_GetObjectItem(root, "gemmtune_version")->valuestring, GT_VERSION));
     CHECK(root && cJSON_GetArraySize(cJSON_GetObjectItem(root, "winners")) == 8);
     if (root) w0 = cJSON_GetArrayItem(cJSON_GetObjectItem(root, "winners"), 0);
@@ -89,7 +89,8 @@ static char *mutate(const char *json, const char *path_key, const char *raw_valu
     char *dot = strchr(key, '.');
     if (!strncmp(key, "doc.", 4)) obj = root, memmove(key, key + 4, strlen(key + 4) + 1);
     else if (dot) *dot = 0, obj = cJSON_GetObjectItem(w, key), memmove(key, dot + 1, strlen(dot + 1) + 1);
-    if (raw_value) cJSON_ReplaceItemInObject(obj, key, cJSON_Parse(raw_value));
+    if (raw_value && cJSON_GetObjectItem(obj, key)) cJSON_ReplaceItemInObject(obj, key, cJSON_Parse(raw_value));
+    else if (raw_value) cJSON_AddItemToObject(obj, key, cJSON_Parse(raw_value)); /* a key the row leaves out */
     else cJSON_DeleteItemFromObject(obj, key);
     char *out = cJSON_Print(root);
     cJSON_Delete(root);
@@ -114,8 +115,13 @@ GT_TEST(export_import_refuses_bad_json_leaving_db_identical, GT_NEEDS_NONE)
         const char *key, *value, *want;
     } cases[] = {
         {"doc.format", "\"something-else\"", "format"},
-        {"doc.format_version", "2", "format_version 2"},
+        {"doc.format_version", "3", "format_version 3"},
+        {"doc.format_version", "0", "format_version"},
         {"doc.format_version", "\"1\"", "format_version"},
+        {"shape.batch", "0", "winners[1].shape.batch"},
+        {"shape.batch", "2.5", "winners[1].shape.batch"},
+        {"shape.batch", "\"64\"", "winners[1].shape.batch"},
+        {"shape.batch", "4294967297", "winners[1].shape.batch"},
         {"doc.winners", "{}", "winners"},
         {"shape.m", "0", "winners[1].shape.m"},
         {"shape.m", "1.5", "winners[1].shape.m"},

@@ -231,6 +231,9 @@ GT_TEST(validate_possible_times_for_readers, GT_NEEDS_NONE)
     const gt_shape s = {1024, 1024, 1024, 0, 0};
     CHECK(dbv_ms_possible(&s, 0.1) && !dbv_ms_possible(&s, 1e-300) && !dbv_ms_possible(&s, -1) &&
           !dbv_ms_possible(&s, 0) && !dbv_ms_possible(&s, NAN) && !dbv_ms_possible(&s, INFINITY));
-    CHECK(dbv_row_possible(1024, 1024, 1024, 0.1) && !dbv_row_possible(4294967297LL, 1, 1, 0.1) &&
-          !dbv_row_possible(0, 1, 1, 0.1) && !dbv_row_possible(1, 1, 1, 1e-9));
+    CHECK(dbv_row_possible(1024, 1024, 1024, 1, 0.1) && !dbv_row_possible(4294967297LL, 1, 1, 1, 0.1) &&
+          !dbv_row_possible(0, 1, 1, 1, 0.1) && !dbv_row_possible(1, 1, 1, 1, 1e-9));
+    /* a batch is batch times the work: a time possible for one product is impossible for 100000 of them */
+    CHECK(dbv_row_possible(1024, 1024, 1024, 64, 1.0) && !dbv_row_possible(1024, 1024, 1024, 100000, 0.1) &&
+          !dbv_row_possible(1, 1, 1, 0, 0.1) && !dbv_row_possible(1, 1, 1, 4294967297LL, 0.1));
 }

@@ -40,10 +40,22 @@ gemmtune_status gt_options_resolve(const gemmtune_options *opt, gemmtune_options
  * whatever follows its struct is not its own). opt NULL gives the defaults with math FP32. Cannot fail. */
 void gt_options_from_v02(const gt_options_v02 *opt, gemmtune_options *out);
 
-/* The pre-0.3 entry points (GEMMTUNE_0.2 in the shared library): init writes sizeof(gt_options_v02) bytes only. */
+/* A table row as programs built before 0.3 lay it out: no batch. */
+typedef struct {
+    const char *gpu_name;
+    int cc_major, cc_minor, sm_count, m, n, k;
+    const char *layout, *family, *params;
+    double tflops, ratio_vs_cublas;
+    const unsigned char *cubin;
+    unsigned long cubin_size;
+    const char *cubin_arch;
+} gt_winner_row_v02;
+
+/* The pre-0.3 entry points (GEMMTUNE_0.2 in the shared library): init writes sizeof(gt_options_v02) bytes only;
+ * create_from_table reads rows of gt_winner_row_v02 (each one GEMM). */
 void gt_legacy_options_init(gt_options_v02 *opt);
 gemmtune_status gt_legacy_create(gemmtune_handle *handle, const gt_options_v02 *opt);
-gemmtune_status gt_legacy_create_from_table(gemmtune_handle *handle, const gemmtune_winner_row *rows, int nrows,
+gemmtune_status gt_legacy_create_from_table(gemmtune_handle *handle, const gt_winner_row_v02 *rows, int nrows,
                                             const gt_options_v02 *opt);
 
 #endif

@@ -111,14 +111,15 @@ typedef struct gemmtune_options {
     /* New members go here, last, each with its default 0 or set by gemmtune_options_init. */
 } gemmtune_options;
 
-#ifndef GEMMTUNE_WINNER_ROW_DEFINED
-#define GEMMTUNE_WINNER_ROW_DEFINED
+#ifndef GEMMTUNE_WINNER_ROW_DEFINED_0_3 /* 0.3 added batch: a table exported before cannot meet this header */
+#define GEMMTUNE_WINNER_ROW_DEFINED_0_3
 typedef struct gemmtune_winner_row {
     const char *gpu_name; int cc_major, cc_minor, sm_count;
     int m, n, k; const char *layout;          /* "nn", "nt", "tn", "tt" */
     const char *family, *params;              /* "tile2d", "BM=128,BN=128,..." */
     double tflops, ratio_vs_cublas;
     const unsigned char *cubin; unsigned long cubin_size; const char *cubin_arch; /* NULL, 0, NULL unless --with-cubin */
+    int batch;                                /* products per call (a strided batch); 0 or 1: one GEMM */
 } gemmtune_winner_row;
 #endif
 

@@ -156,14 +156,25 @@ gemmtune_status GT_ABI_SIZED(gemmtune_create_from_table)(gemmtune_handle *handle
     return st ? gt_loader_fail(st, "gemmtune_create_from_table: %s", err) : create_from_table(handle, rows, nrows, &full);
 }
 
-gemmtune_status gt_legacy_create_from_table(gemmtune_handle *handle, const gemmtune_winner_row *rows, int nrows,
+gemmtune_status gt_legacy_create_from_table(gemmtune_handle *handle, const gt_winner_row_v02 *rows, int nrows,
                                             const gt_options_v02 *opt)
 {
     gemmtune_options full;
     if (!handle) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_create_from_table: handle is NULL");
     *handle = NULL;
     gt_options_from_v02(opt, &full);
-    return create_from_table(handle, rows, nrows, &full);
+    if (nrows < 0 || (nrows > 0 && !rows)) return create_from_table(handle, NULL, nrows, &full); /* refused there */
+    gemmtune_winner_row *now = calloc(nrows > 0 ? (size_t)nrows : 1, sizeof *now);
+    if (!now) return gt_loader_fail(GEMMTUNE_STATUS_ALLOC_FAILED, "gemmtune_create_from_table: %d rows", nrows);
+    for (int i = 0; i < nrows; ++i) { /* the old layout, member by member; each row one GEMM */
+        const gt_winner_row_v02 *r = &rows[i];
+        now[i] = (gemmtune_winner_row){r->gpu_name, r->cc_major, r->cc_minor, r->sm_count, r->m, r->n, r->k,
+                                       r->layout, r->family, r->params, r->tflops, r->ratio_vs_cublas, r->cubin,
+                                       r->cubin_size, r->cubin_arch, 1};
+    }
+    gemmtune_status st = create_from_table(handle, now, nrows, &full); /* rows are copied; cubins referenced */
+    free(now);
+    return st;
 }
 
 GT_ABI_VERSIONS(gemmtune_create_from_table, gt_legacy_create_from_table)

@@ -26,8 +26,9 @@ static int table_row(const gemmtune_winner_row *r, int i, gt_winner *w, char *er
         snprintf(err, errlen, "table row %d: %s", i, !f ? "unknown or missing family" : "missing gpu_name, layout or params");
         return -1;
     }
-    if (gt_layout_parse(r->layout, &w->shape.ta, &w->shape.tb) || r->m < 1 || r->n < 1 || r->k < 1) {
-        snprintf(err, errlen, "table row %d: bad shape %dx%dx%d or layout '%s'", i, r->m, r->n, r->k, r->layout);
+    if (gt_layout_parse(r->layout, &w->shape.ta, &w->shape.tb) || r->m < 1 || r->n < 1 || r->k < 1 || r->batch < 0) {
+        snprintf(err, errlen, "table row %d: bad shape %dx%dx%d batch %d or layout '%s'", i, r->m, r->n, r->k,
+                 r->batch, r->layout);
         return -1;
     }
     if (gt_params_parse(f, r->params, &p, why, sizeof why)) {
@@ -44,7 +45,7 @@ static int table_row(const gemmtune_winner_row *r, int i, gt_winner *w, char *er
     w->cc_major = r->cc_major;
     w->cc_minor = r->cc_minor;
     w->sm_count = r->sm_count;
-    w->shape.m = r->m, w->shape.n = r->n, w->shape.k = r->k;
+    w->shape.m = r->m, w->shape.n = r->n, w->shape.k = r->k, w->shape.batch = r->batch > 1 ? r->batch : 1;
     w->tflops = r->tflops;
     w->ratio = r->ratio_vs_cublas;
     w->median_ms = w->cublas_ms = w->cublas_tflops = w->spread_pct = -1;
