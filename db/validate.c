@@ -261,11 +261,13 @@ int dbv_row_possible(long long m, long long n, long long k, long long batch, dou
 
 int dbv_ms_check(const char *what, double ms, const gt_shape *s, char *err, size_t errlen)
 {
+    char dims[48];
     if (!isfinite(ms) || ms < DBV_MIN_MS || ms > DBV_MAX_MS)
         return fail(err, errlen, "%s %g: want a time of %g..%g ms", what, ms, DBV_MIN_MS, DBV_MAX_MS);
     if (gt_tflops(s, ms) > DBV_MAX_TFLOPS)
-        return fail(err, errlen, "%s %g ms on %dx%dx%d is %.3g TFLOPS, over the %g that no GPU reaches in FP32-class "
-                    "math: not a time a GPU can take", what, ms, s->m, s->n, s->k, gt_tflops(s, ms), DBV_MAX_TFLOPS);
+        return fail(err, errlen, "%s %g ms on %s is %.3g TFLOPS, over the %g that no GPU reaches in FP32-class math: "
+                    "not a time a GPU can take", what, ms, gt_shape_dims(s, dims, sizeof dims), gt_tflops(s, ms),
+                    DBV_MAX_TFLOPS);
     return 0;
 }
 

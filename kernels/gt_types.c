@@ -2,9 +2,12 @@
  * Tested by tests/test_kernels.c. */
 #include "gt_types.h"
 
+#include <errno.h>
 #include <float.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 int gt_gpu_model_equal(const gt_gpu_model *a, const gt_gpu_model *b)
@@ -22,6 +25,30 @@ const char *gt_shape_dims(const gt_shape *s, char *buf, size_t n)
     if (gt_shape_batch(s) > 1) snprintf(buf, n, "%dx%dx%dx%d", s->batch, s->m, s->n, s->k);
     else snprintf(buf, n, "%dx%dx%d", s->m, s->n, s->k);
     return buf;
+}
+
+int gt_shape_parse_dims(const char *text, long max, gt_shape *s, const char **end)
+{
+    long d[4];
+    int nd = 0;
+    const char *p = text;
+    for (;;) {
+        char *e;
+        errno = 0;
+        if (*p < '0' || *p > '9') return -1;
+        d[nd] = strtol(p, &e, 10);
+        if (errno || d[nd] < 1 || d[nd] > (nd == 0 ? 65535L * 65535L : max)) return -1;
+        p = e, nd++;
+        if (nd < 4 && (*p == 'x' || *p == 'X')) p++;
+        else break;
+    }
+    if (nd == 2 || (nd == 1 && d[0] > max)) return -1;
+    const long *mnk = nd == 4 ? d + 1 : d;
+    *s = nd == 1 ? (gt_shape){(int)d[0], (int)d[0], (int)d[0], 0, 0, 1}
+                 : (gt_shape){(int)mnk[0], (int)mnk[1], (int)mnk[2], 0, 0, nd == 4 ? (int)d[0] : 1};
+    if (nd == 4 && d[0] > INT_MAX) return -1;
+    *end = p;
+    return 0;
 }
 
 int gt_shape_equal(const gt_shape *a, const gt_shape *b)

@@ -34,6 +34,11 @@ typedef struct {
  * (n >= 48 always suffices). Cannot fail. */
 const char *gt_shape_dims(const gt_shape *s, char *buf, size_t n);
 
+/* Parse gt_shape_dims' text at the start of text: "N" (N x N x N), "MxNxK" or "BxMxNxK" (B products of MxNxK), each
+ * size 1..max (and the batch 1..65535 * 65535); the layout is left nn. *end points past the sizes. 0, or -1 for text
+ * that does not start with such sizes. */
+int gt_shape_parse_dims(const char *text, long max, gt_shape *s, const char **end);
+
 /* 1 when a and b are the same problem (a batch of 0 and one of 1 are the same). Cannot fail. */
 int gt_shape_equal(const gt_shape *a, const gt_shape *b);
 

@@ -12,19 +12,21 @@
 #include <string.h>
 #include <unistd.h>
 
-GT_TEST(cli_parse_sizes_accepts_n_and_mxnxk, GT_NEEDS_NONE)
+GT_TEST(cli_parse_sizes_accepts_n_mxnxk_and_batches, GT_NEEDS_NONE)
 {
     gt_shape *v = NULL;
     char err[256];
-    int n = gt_cli_parse_sizes("1024,3000x5000x700,7", &v, err, sizeof err);
-    CHECK(n == 3);
-    if (n == 3) {
-        CHECK(v[0].m == 1024 && v[0].n == 1024 && v[0].k == 1024);
+    int n = gt_cli_parse_sizes("1024,3000x5000x700,7,64x512x512x128", &v, err, sizeof err);
+    CHECK(n == 4);
+    if (n == 4) {
+        CHECK(v[0].m == 1024 && v[0].n == 1024 && v[0].k == 1024 && gt_shape_batch(&v[0]) == 1);
         CHECK(v[1].m == 3000 && v[1].n == 5000 && v[1].k == 700);
         CHECK(v[2].m == 7 && v[2].k == 7 && v[2].ta == 0 && v[2].tb == 0);
+        CHECK(v[3].batch == 64 && v[3].m == 512 && v[3].n == 512 && v[3].k == 128); /* a batch of 64 products */
     }
     free(v);
-    const char *bad[] = {"0", "abc", "", "1024,", "12x34", "1x2x3x4", "-5", "1024,,2", "2000000", "1e3", "4 096"};
+    const char *bad[] = {"0", "abc", "", "1024,", "12x34", "1x2x3x4x5", "0x2x3x4", "-5", "1024,,2", "2000000",
+                         "1e3", "4 096", "4294967296x2x2x2"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         v = NULL;
         CHECK_MSG(gt_cli_parse_sizes(bad[i], &v, err, sizeof err) == -1 && strstr(err, "--sizes"), "'%s'", bad[i]);

@@ -268,35 +268,37 @@ GT_TEST(loader_fallback_from_environment, GT_NEEDS_NONE)
     free(keep);
 }
 
-/* The record file's lines: "MxNxK:layout calls", then key=value fields; batch (matrices per call) is known, a field
- * of a later version is kept verbatim, an old file's lines read as before, and `tune --sizes @FILE` takes either. */
+/* The record file's lines: "MxNxK:layout calls" or "BxMxNxK:layout calls" (a strided batch), then key=value fields:
+ * a field of a later version is kept verbatim, an old file's lines read as before, and `tune --sizes @FILE` takes
+ * them, the batch included. */
 GT_TEST(loader_record_lines_carry_fields, GT_NEEDS_NONE)
 {
     gt_record_line r;
     char buf[400], err[512];
     CHECK(gt_record_parse("100x50x70:nn 6\n", &r) == 0 && r.shape.m == 100 && r.shape.n == 50 && r.shape.k == 70 &&
-          !r.shape.ta && !r.shape.tb && r.calls == 6 && r.batch == 1 && !r.extra[0]);
+          !r.shape.ta && !r.shape.tb && r.calls == 6 && gt_shape_batch(&r.shape) == 1 && !r.extra[0]);
     gt_record_format(&r, buf, sizeof buf);
-    CHECK_MSG(!strcmp(buf, "100x50x70:nn 6\n"), "%s", buf); /* batch 1 is not written: an old reader reads it */
-    CHECK(gt_record_parse("7x1000x13:tn 4 batch=8 stream=2 # note\n", &r) == 0 && r.shape.ta && !r.shape.tb &&
-          r.calls == 4 && r.batch == 8 && !strcmp(r.extra, "stream=2"));
+    CHECK_MSG(!strcmp(buf, "100x50x70:nn 6\n"), "%s", buf); /* one GEMM is written as before: an old reader reads it */
+    CHECK(gt_record_parse("8x7x1000x13:tn 4 stream=2 # note\n", &r) == 0 && r.shape.ta && !r.shape.tb &&
+          r.shape.m == 7 && r.calls == 4 && r.shape.batch == 8 && !strcmp(r.extra, "stream=2"));
     gt_record_format(&r, buf, sizeof buf);
-    CHECK_MSG(!strcmp(buf, "7x1000x13:tn 4 batch=8 stream=2\n"), "%s", buf);
+    CHECK_MSG(!strcmp(buf, "8x7x1000x13:tn 4 stream=2\n"), "%s", buf);
     static const char *const bad[] = {"# comment\n", "100x50x70 6\n", "100x50x70:nx 6\n", "0x5x5:nn 1\n",
-                                      "5x5x5:nn -1\n", "5x5x5:nn 1 batch=0\n", "5x5x5:nn 1 junk\n",
-                                      "5x5x5:nn 1 =3\n", "5x5x5:nnn 1\n", "5x5x5:nn\n"};
+                                      "5x5x5:nn -1\n", "0x5x5x5:nn 1\n", "5x5x5:nn 1 junk\n", "5:nn 1\n",
+                                      "5x5x5:nn 1 =3\n", "5x5x5:nnn 1\n", "5x5x5:nn\n", "1x2x3x4x5:nn 1\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) CHECK_MSG(gt_record_parse(bad[i], &r) == -1, "%s", bad[i]);
     char *path = gt_tmp_path(".calls");
     FILE *f = fopen(path, "w");
     fputs("# gemmtune: calls served without a kernel tuned for their shape\n100x50x70:nn 6\n"
-          "7x1000x13:tn 4 batch=8 stream=2\n", f);
+          "8x7x1000x13:tn 4 stream=2\n", f);
     fclose(f);
     gt_shape *list = NULL;
     int with = 0;
     char arg[1100];
     snprintf(arg, sizeof arg, "@%s", path);
     CHECK_MSG(gt_cli_parse_size_list(arg, &list, &with, err, sizeof err) == 2 && with == 1, "%s", err);
-    CHECK(list && list[1].m == 7 && list[1].n == 1000 && list[1].k == 13 && list[1].ta == 1 && list[1].tb == 0);
+    CHECK(list && list[1].m == 7 && list[1].n == 1000 && list[1].k == 13 && list[1].ta == 1 && list[1].tb == 0 &&
+          list[1].batch == 8);
     free(list);
     f = fopen(path, "w");
     fputs("100x50x70:nn 6 batch\n", f); /* not a field: still an error, naming the line */

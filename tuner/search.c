@@ -13,9 +13,10 @@ static void store(gt_sweep *t, const gt_shape_ctx *sc, int g, const gt_item *it,
     char err[256], msg[600];
     const gt_shape *ts = rc.screen ? &sc->proxy : &sc->s;
     snprintf(msg, sizeof msg, "%s", r->message);
+    char dims[48];
     if (rc.screen && ts->k != sc->s.k)
-        snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%stimed on the proxy %dx%dx%d", msg[0] ? "; " : "",
-                 ts->m, ts->n, ts->k);
+        snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%stimed on the proxy %s", msg[0] ? "; " : "",
+                 gt_shape_dims(ts, dims, sizeof dims));
     gt_trial tr = {.family = it->f->name, .params = it->params, .source_hash = it->hash,
                    .status = gt_status_name(r->status), .message = msg[0] ? msg : NULL, .median_ms = r->median_ms,
                    .min_ms = r->min_ms, .max_ms = r->max_ms, .rel_err = r->rel_err, .regs = j ? j->cb.regs : r->regs,

@@ -218,7 +218,8 @@ int gt_worker_baseline(gt_worker *w, const gt_shape *s, int warmup, int reps, do
     msg_resp r;
     if (transact(w, &q, NULL, 600, &r, err, errlen)) return -1;
     if (!r.ok || r.r.status != GT_ST_OK) {
-        snprintf(err, errlen, "cuBLAS baseline on %dx%dx%d: %s", s->m, s->n, s->k, r.r.message);
+        char dims[48];
+        snprintf(err, errlen, "cuBLAS baseline on %s: %s", gt_shape_dims(s, dims, sizeof dims), r.r.message);
         return -1;
     }
     *median_ms = r.r.median_ms;
@@ -234,7 +235,8 @@ int gt_worker_candidates(gt_worker *w, const gt_family *f, const gt_shape *s, gt
     *n = 0;
     if (transact(w, &q, NULL, 120, &r, err, errlen)) return -1;
     if (!r.ok || r.r.status != GT_ST_OK) {
-        snprintf(err, errlen, "%s candidates for %dx%dx%d: %s", f->name, s->m, s->n, s->k, r.r.message);
+        char dims[48];
+        snprintf(err, errlen, "%s candidates for %s: %s", f->name, gt_shape_dims(s, dims, sizeof dims), r.r.message);
         return -1;
     }
     memcpy(out, r.cand, (size_t)r.ncand * sizeof *out);

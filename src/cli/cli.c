@@ -12,16 +12,6 @@
 
 #define GT_MAX_DIM 1048576
 
-static int parse_dim(const char *s, char **end, long *out)
-{
-    errno = 0;
-    if (*s < '0' || *s > '9') return -1;
-    long v = strtol(s, end, 10);
-    if (errno || v < 1 || v > GT_MAX_DIM) return -1;
-    *out = v;
-    return 0;
-}
-
 int gt_cli_parse_sizes(const char *text, gt_shape **out, char *err, size_t errlen)
 {
     int cap = 8, n = 0;
@@ -29,21 +19,10 @@ int gt_cli_parse_sizes(const char *text, gt_shape **out, char *err, size_t errle
     const char *s = text;
     if (!text || !*text) goto bad;
     while (v) {
-        long d[3];
-        char *end;
-        int nd = 0;
-        for (;;) {
-            if (parse_dim(s, &end, &d[nd]) < 0) goto bad;
-            s = end;
-            nd++;
-            if (nd < 3 && (*s == 'x' || *s == 'X')) s++;
-            else break;
-        }
-        if (nd == 2 || (*s && *s != ',')) goto bad;
+        const char *end;
         if (n == cap) v = realloc(v, (cap *= 2) * sizeof *v);
-        if (!v) break;
-        v[n++] = nd == 1 ? (gt_shape){(int)d[0], (int)d[0], (int)d[0], 0, 0}
-                         : (gt_shape){(int)d[0], (int)d[1], (int)d[2], 0, 0};
+        if (!v || gt_shape_parse_dims(s, GT_MAX_DIM, &v[n], &end) < 0 || (*end && *end != ',')) goto bad;
+        n++, s = end;
         if (!*s) {
             *out = v;
             return n;
@@ -51,13 +30,13 @@ int gt_cli_parse_sizes(const char *text, gt_shape **out, char *err, size_t errle
         s++;
     }
 bad:
-    snprintf(err, errlen, "bad --sizes '%s': want a comma list of N (N x N x N) or MxNxK, each 1..%d", text ? text : "",
-             GT_MAX_DIM);
+    snprintf(err, errlen, "bad --sizes '%s': want a comma list of N (N x N x N), MxNxK, or BxMxNxK (a batch of B "
+             "products), each size 1..%d", text ? text : "", GT_MAX_DIM);
     free(v);
     return -1;
 }
 
-/* One item "N", "MxNxK" or either with ":layout"; *lay is -1 without one. 0, or -1 on a bad item. */
+/* One item "N", "MxNxK", "BxMxNxK" or any with ":layout"; *lay is -1 without one. 0, or -1 on a bad item. */
 static int parse_item(const char *item, gt_shape *s, int *lay)
 {
     char buf[128], *colon;
@@ -118,9 +97,11 @@ static int parse_items(char *text, gt_shape **out, int *n, int *cap, int *with, 
             if (lay >= 0) s = skip_record_fields(s);
             continue;
         }
-        if (where) return snprintf(err, errlen, "%s:%d: bad size '%s': want N, MxNxK or MxNxK:layout", where, line, item), -1;
-        return snprintf(err, errlen, "bad --sizes item '%s': want N, MxNxK or MxNxK:layout (nn, nt, tn, tt), or "
-                        "@FILE", item), -1;
+        if (where)
+            return snprintf(err, errlen, "%s:%d: bad size '%s': want N, MxNxK or BxMxNxK, optionally with :layout",
+                            where, line, item), -1;
+        return snprintf(err, errlen, "bad --sizes item '%s': want N, MxNxK or BxMxNxK (a batch of B products), "
+                        "optionally :layout (nn, nt, tn, tt), or @FILE", item), -1;
     }
     return 0;
 }
@@ -249,7 +230,7 @@ int gt_cli_parse_duration(const char *text, double *seconds, char *err, size_t e
 double gt_cli_sweep_bytes(const gt_shape *s, long long l2_bytes)
 {
     const double m = s->m, n = s->n, k = s->k, pad = 64;
-    const double floats = 2 * (m * (k + pad) + k * (n + pad)) + 4 * m * (n + pad);
+    const double floats = gt_shape_batch(s) * (2 * (m * (k + pad) + k * (n + pad)) + 4 * m * (n + pad));
     return 4 * floats + 2.0 * (double)(l2_bytes > 0 ? l2_bytes : 64 << 20) + GT_MEM_RESERVE;
 }
 
@@ -267,18 +248,20 @@ int gt_cli_check_memory(const char *gpu, long long mem_bytes, long long l2_bytes
     long square = have > fixed ? (long)((-2048.0 + sqrt(2048.0 * 2048.0 + 128.0 * (have - fixed))) / 64.0) : 0;
     while (square > 0 && gt_cli_sweep_bytes(&(gt_shape){(int)square, (int)square, (int)square, 0, 0}, l2_bytes) > have)
         square--;
+    char dims[48];
+    gt_shape_dims(s, dims, sizeof dims);
     if (mem_bytes <= 0) {
-        snprintf(msg, msglen, "memory: %s did not report its memory; the largest shape, %dx%dx%d, needs %.1f GiB",
-                 gpu, s->m, s->n, s->k, need / gib);
+        snprintf(msg, msglen, "memory: %s did not report its memory; the largest shape, %s, needs %.1f GiB", gpu, dims,
+                 need / gib);
         return 0;
     }
     if (need > have) {
-        snprintf(msg, msglen, "shape %dx%dx%d needs %.1f GiB of GPU memory (A, B and C, their validation copies, the "
+        snprintf(msg, msglen, "shape %s needs %.1f GiB of GPU memory (A, B and C, their validation copies, the "
                  "L2 flush buffer and a 1 GiB reserve) but %s has %.1f GiB: square shapes fit up to about %ld x %ld "
-                 "x %ld; nothing was run", s->m, s->n, s->k, need / gib, gpu, have / gib, square, square, square);
+                 "x %ld; nothing was run", dims, need / gib, gpu, have / gib, square, square, square);
         return -1;
     }
-    snprintf(msg, msglen, "memory: %s has %.1f GiB; the largest shape, %dx%dx%d, needs %.1f GiB (square shapes fit "
-             "up to about %ld x %ld x %ld)", gpu, have / gib, s->m, s->n, s->k, need / gib, square, square, square);
+    snprintf(msg, msglen, "memory: %s has %.1f GiB; the largest shape, %s, needs %.1f GiB (square shapes fit "
+             "up to about %ld x %ld x %ld)", gpu, have / gib, dims, need / gib, square, square, square);
     return 0;
 }

@@ -47,6 +47,7 @@ int gt_cli_filter_from(const gt_cli_args *a, gt_cli_filter *cf, char *err, size_
     if (a->layout.n) cf->shape.ta = a->layout.v[0] >> 1, cf->shape.tb = a->layout.v[0] & 1;
     if (a->shape.n) {
         cf->shape.m = a->shape.v[0].m, cf->shape.n = a->shape.v[0].n, cf->shape.k = a->shape.v[0].k;
+        cf->shape.batch = a->shape.v[0].batch;
         cf->f.shape = &cf->shape; /* layout nn unless --layout said otherwise */
     }
     if (a->layout.n) cf->f.layout = gt_layout_name(cf->shape.ta, cf->shape.tb);

@@ -258,14 +258,16 @@ static int check(bench *b, gemmtune_handle h, const gt_shape *s, int seed, doubl
     gt_check_spec sp = {.s = *s, .alpha = 1.5f, .beta = 0.0f, .seed = (unsigned long long)seed};
     int same = 1;
     if (gt_measure_check(b->m, &sp, run_handle, h, rel_err, &same, err, errlen)) return -1;
+    char dims[48];
+    gt_shape_dims(s, dims, sizeof dims);
     if (!same) {
-        gt_term_printf(stderr, "gemmtune bench: %dx%dx%d %s: %s is NOT DETERMINISTIC: a second run changed C\n",
-                       s->m, s->n, s->k, gt_layout_name(s->ta, s->tb), what);
+        gt_term_printf(stderr, "gemmtune bench: %s %s: %s is NOT DETERMINISTIC: a second run changed C\n", dims,
+                       gt_layout_name(s->ta, s->tb), what);
         return 1;
     }
     if (*rel_err <= gt_tolerance(s->k)) return 0;
-    gt_term_printf(stderr, "gemmtune bench: %dx%dx%d %s: WRONG RESULT from %s, max relative error %.3g > %.3g\n",
-                   s->m, s->n, s->k, gt_layout_name(s->ta, s->tb), what, *rel_err, gt_tolerance(s->k));
+    gt_term_printf(stderr, "gemmtune bench: %s %s: WRONG RESULT from %s, max relative error %.3g > %.3g\n", dims,
+                   gt_layout_name(s->ta, s->tb), what, *rel_err, gt_tolerance(s->k));
     return 1;
 }
 

@@ -252,15 +252,17 @@ static void print_choice(const gt_device_id *dev, const char *how, const gt_call
     for (int i = 0; i < set->n; ++i) model += is_model(&set->rows[i], dev);
     gt_term_printf(stdout, "gpu:      %s (cc %d.%d, %d SMs): %s\n", dev->name, dev->lim.cc_major, dev->lim.cc_minor,
                    dev->lim.sm_count, how);
-    printf("call:     %dx%dx%d %s row-major, lda=%lld ldb=%lld ldc=%lld, %d-byte aligned\n", c->shape.m, c->shape.n,
-           c->shape.k, gt_layout_name(c->shape.ta, c->shape.tb), c->lda, c->ldb, c->ldc, c->align_a);
+    char dims[48];
+    printf("call:     %s %s row-major, lda=%lld ldb=%lld ldc=%lld, %d-byte aligned\n",
+           gt_shape_dims(&c->shape, dims, sizeof dims), gt_layout_name(c->shape.ta, c->shape.tb), c->lda, c->ldb, c->ldc,
+           c->align_a);
     printf("winners:  %d stored, %d for this GPU model\n", set->n, model);
     gt_loader_describe(ch, set->rows, line, sizeof line);
     gt_term_printf(stdout, "rule:     %s\n", line);
     print_notes(dev, c, set, ch);
     if (ch->row >= 0) {
         const gt_winner *w = &set->rows[ch->row];
-        gt_term_printf(stdout, "tuned:    %dx%dx%d %s on %s: %.1f TFLOPS", w->shape.m, w->shape.n, w->shape.k,
+        gt_term_printf(stdout, "tuned:    %s %s on %s: %.1f TFLOPS", gt_shape_dims(&w->shape, dims, sizeof dims),
                        gt_layout_name(w->shape.ta, w->shape.tb), w->gpu_name, w->tflops);
         if (w->ratio > 0) printf(", %.2fx cuBLAS", w->ratio);
         printf("\n");

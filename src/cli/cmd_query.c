@@ -16,15 +16,15 @@
  * changed since it was timed (gt_kernel_stale), so the library never serves it: re-tune. */
 static const gt_col cols[] = {
     {"gpu", NULL, NULL},          {"cc", NULL, NULL},          {"sms", NULL, "%.0f"},
-    {"m", NULL, "%.0f"},          {"n", NULL, "%.0f"},         {"k", NULL, "%.0f"},
+    {"batch", NULL, "%.0f"},      {"m", NULL, "%.0f"},         {"n", NULL, "%.0f"},         {"k", NULL, "%.0f"},
     {"layout", NULL, NULL},       {"family", NULL, NULL},      {"params", NULL, NULL},
     {"ms", NULL, "%.4f"},         {"tflops", NULL, "%.2f"},    {"cublas_ms", NULL, "%.4f"},
     {"cublas_tflops", NULL, "%.2f"}, {"ratio_vs_cublas", NULL, "%.3f"}, {"stale", NULL, NULL},
     {"status", NULL, NULL},       {"winner", NULL, NULL},      {"rel_err", NULL, "%.2e"},
     {"message", NULL, NULL},
 };
-#define WINNER_COLS 15
-#define TRIAL_COLS 19
+#define WINNER_COLS 16
+#define TRIAL_COLS 20
 
 typedef struct {
     gt_table *t;
@@ -58,7 +58,7 @@ static cJSON *add(rows *r, const char *gpu, int ccM, int ccm, int sms, const gt_
     if (!o) return r->oom = 1, NULL;
     snprintf(cc, sizeof cc, "%d.%d", ccM, ccm);
     add_str(o, "gpu", gpu), add_str(o, "cc", cc), add_num(o, "sms", sms);
-    add_num(o, "m", s->m), add_num(o, "n", s->n), add_num(o, "k", s->k);
+    add_num(o, "batch", gt_shape_batch(s)), add_num(o, "m", s->m), add_num(o, "n", s->n), add_num(o, "k", s->k);
     add_str(o, "layout", gt_layout_name(s->ta, s->tb)), add_str(o, "family", family), add_str(o, "params", params);
     add_num(o, "ms", ms), add_num(o, "tflops", ms > 0 ? gt_tflops(s, ms) : -1);
     add_num(o, "cublas_ms", cublas_ms), add_num(o, "cublas_tflops", cublas_ms > 0 ? gt_tflops(s, cublas_ms) : -1);

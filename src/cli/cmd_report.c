@@ -45,7 +45,8 @@ static int same_model(const gt_winner *a, const gt_winner *b)
 
 static const char *shape_text(const gt_shape *s, char *buf, size_t n)
 {
-    snprintf(buf, n, "%dx%dx%d %s", s->m, s->n, s->k, gt_layout_name(s->ta, s->tb));
+    char dims[48];
+    snprintf(buf, n, "%s %s", gt_shape_dims(s, dims, sizeof dims), gt_layout_name(s->ta, s->tb));
     return buf;
 }
 

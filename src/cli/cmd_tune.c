@@ -195,7 +195,8 @@ static void on_trial(const gt_trial_event *e, void *ctx)
     const view *v = ctx;
     const gt_shape *s = e->shape;
     if (!v->progress) return;
-    fprintf(stderr, "\r\033[K[%d/%d] %dx%dx%d %s  fail %d", e->done, e->total, s->m, s->n, s->k,
+    char dims[48];
+    fprintf(stderr, "\r\033[K[%d/%d] %s %s  fail %d", e->done, e->total, gt_shape_dims(s, dims, sizeof dims),
             gt_layout_name(s->ta, s->tb), e->failed);
     if (e->best_ms > 0)
         fprintf(stderr, "  best %.1f TFLOPS (%.2fx cuBLAS)", gt_tflops(s, e->best_ms), e->cublas_ms / e->best_ms);

@@ -115,12 +115,11 @@ gemmtune_status gt_loader_winners(const gemmtune_options *opt, gt_winner_set *se
 typedef gemmtune_status (*gt_obtain_fn)(void *ctx, const char *src, const char *arch, unsigned char **data,
                                         size_t *size, int *cached, char *err, size_t errlen);
 
-/* One line of a record file (record.c; the format is in docs/LOADER.md): "MxNxK:layout calls", then key=value
- * fields. batch is the matrices per call (1, the default, is not written); a field this version does not know
- * is kept verbatim in extra, so a merge carries a later version's lines through. */
+/* One line of a record file (record.c; the format is in docs/LOADER.md): "MxNxK:layout calls", a strided batch
+ * "BxMxNxK:layout calls" (the shape's batch), then key=value fields: a field this version does not know is kept
+ * verbatim in extra, so a merge carries a later version's lines through. */
 typedef struct {
     gt_shape shape;
-    int batch;
     long long calls;
     char extra[160];
 } gt_record_line;

@@ -127,9 +127,10 @@ static gemmtune_status make_plan(struct gemmtune_context *h, const gt_call *c, u
                                  gt_plan **out)
 {
     if ((*out = find_plan(h, c, b))) return GEMMTUNE_SUCCESS;
+    char dims[48];
     if (capturing(stream))
-        return gt_loader_fail(GEMMTUNE_STATUS_NOT_PREPARED, "%dx%dx%d %s: first call inside stream capture; call "
-                              "once before capturing", c->shape.m, c->shape.n, c->shape.k,
+        return gt_loader_fail(GEMMTUNE_STATUS_NOT_PREPARED, "%s %s: first call inside stream capture; call once "
+                              "before capturing", gt_shape_dims(&c->shape, dims, sizeof dims),
                               gt_layout_name(c->shape.ta, c->shape.tb));
     gt_plan *p = calloc(1, sizeof *p);
     if (!p) return gt_loader_fail(GEMMTUNE_STATUS_ALLOC_FAILED, "plan");

@@ -176,6 +176,7 @@ static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt
     const gt_shape *s = &call->shape;
     int best = -1, model_rows = 0, layout_rows = 0;
     double best_pred = 0, best_d = 0;
+    char dims[48];
     gt_params bp;
     const gt_family *bf = NULL;
     char why[256];
@@ -200,9 +201,9 @@ static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt
         snprintf(w, left, "no shape of this layout is tuned within distance %.2g with a kernel that can run this call",
                  m->dmax);
     else if (best_pred < 1 + m->margin)
-        snprintf(w, left, "the best tuned neighbour, %s from %dx%dx%d (d=%.3g), is predicted at %.3fx cuBLAS here, "
-                 "under the %.3fx a reuse needs", rows[best].family, rows[best].shape.m, rows[best].shape.n,
-                 rows[best].shape.k, best_d, best_pred, 1 + m->margin);
+        snprintf(w, left, "the best tuned neighbour, %s from %s (d=%.3g), is predicted at %.3fx cuBLAS here, "
+                 "under the %.3fx a reuse needs", rows[best].family, gt_shape_dims(&rows[best].shape, dims, sizeof dims),
+                 best_d, best_pred, 1 + m->margin);
     else {
         c->rule = GT_RULE_REUSE, c->row = best, c->distance = best_d, c->predicted = best_pred;
         c->family = bf, c->params = bp;
@@ -259,22 +260,23 @@ void gt_loader_kernel_text(const gt_family *f, const gt_params *p, char *buf, si
 
 void gt_loader_none_note(const gt_choice *c, const gt_shape *s, const gt_device_id *dev, char *buf, size_t n)
 {
-    snprintf(buf, n, "no tuned kernel for %dx%dx%d %s on %s and fallback none%s%s", s->m, s->n, s->k,
+    char dims[48];
+    snprintf(buf, n, "no tuned kernel for %s %s on %s and fallback none%s%s", gt_shape_dims(s, dims, sizeof dims),
              gt_layout_name(s->ta, s->tb), dev->name, c->why[0] ? ": " : "", c->why);
 }
 
 void gt_loader_describe(const gt_choice *c, const gt_winner *rows, char *buf, size_t n)
 {
-    char kernel[320];
+    char kernel[320], dims[48];
     gt_loader_kernel_text(c->family, &c->params, kernel, sizeof kernel);
     const gt_winner *w = c->row >= 0 ? &rows[c->row] : NULL;
     if (c->rule == GT_RULE_EXACT && w && w->ratio > 0)
         snprintf(buf, n, "exact: %s (tuned for this shape: %.3fx cuBLAS)%s%s", kernel, w->ratio, c->why[0] ? "; " : "",
                  c->why);
     else if (c->rule == GT_RULE_REUSE && w)
-        snprintf(buf, n, "reuse: %s, tuned for %dx%dx%d %s (%.3fx cuBLAS there; d=%.3g; predicted %.3fx here)", kernel,
-                 w->shape.m, w->shape.n, w->shape.k, gt_layout_name(w->shape.ta, w->shape.tb), w->ratio, c->distance,
-                 c->predicted);
+        snprintf(buf, n, "reuse: %s, tuned for %s %s (%.3fx cuBLAS there; d=%.3g; predicted %.3fx here)", kernel,
+                 gt_shape_dims(&w->shape, dims, sizeof dims), gt_layout_name(w->shape.ta, w->shape.tb), w->ratio,
+                 c->distance, c->predicted);
     else
         snprintf(buf, n, "%s: %s%s%s", gt_rule_name(c->rule), kernel, c->why[0] ? " (" : "", c->why[0] ? c->why : "");
     if (c->rule != GT_RULE_EXACT && c->rule != GT_RULE_REUSE && c->why[0] && strlen(buf) + 1 < n) strcat(buf, ")");

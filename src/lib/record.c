@@ -1,11 +1,11 @@
 /* The recorder: with gemmtune_options.record_path or $GEMMTUNE_RECORD, gemmtune_destroy writes every distinct
  * call shape the handle served without a kernel tuned for it (any rule but exact), with its call count, merged into
  * the file under an exclusive lock so several processes can share one file. Shapes are in gemmtune's row-major
- * convention, one per line, so `gemmtune tune --sizes @FILE` tunes exactly them; key=value fields may follow
- * (batch=B, the matrices per call; docs/LOADER.md), and an old file (none) reads the same:
+ * convention, one per line, as `gemmtune tune --sizes @FILE` takes them (a strided batch with its count first); a
+ * later version's key=value fields may follow, and are kept (docs/LOADER.md):
  *     # gemmtune: calls without a tuned kernel ...
  *     1000x1000x1000:nn 1234
- *     64x64x64:tn 40 batch=12
+ *     12x64x64x64:tn 40
  * The file must be a regular file of at most GT_FILE_MAX_TEXT bytes (db/files.h): anything else is refused and left
  * as it is. Tested by tests/test_loader.c (the lines, the refusals, and `tune --sizes` reading them) and
  * tests/test_loader_gpu.c (the loop, the merge). */
@@ -27,10 +27,10 @@ typedef struct {
 
 static int same_key(const gt_record_line *a, const gt_record_line *b)
 {
-    return !memcmp(&a->shape, &b->shape, sizeof a->shape) && a->batch == b->batch && !strcmp(a->extra, b->extra);
+    return gt_shape_equal(&a->shape, &b->shape) && !strcmp(a->extra, b->extra);
 }
 
-/* Add r's calls to its line (shape, batch and fields), or append it. */
+/* Add r's calls to its line (shape and fields), or append it. */
 static int add(table *t, const gt_record_line *r)
 {
     for (int i = 0; i < t->n; ++i)
@@ -44,16 +44,11 @@ static int add(table *t, const gt_record_line *r)
     return 0;
 }
 
-/* "batch=B" (B >= 1), or any other key=value appended verbatim to r->extra. 0, or -1 when tok is no field. */
+/* A key=value field, appended verbatim to r->extra. 0, or -1 when tok is no field. */
 static int field(const char *tok, size_t len, gt_record_line *r)
 {
     size_t key = strspn(tok, "abcdefghijklmnopqrstuvwxyz0123456789_");
     if (!key || key >= len || tok[key] != '=') return -1;
-    if (key == 5 && !strncmp(tok, "batch", 5)) {
-        char *end;
-        long b = strtol(tok + 6, &end, 10);
-        return end == tok + len && end > tok + 6 && b >= 1 && b <= 1 << 30 ? (r->batch = (int)b, 0) : -1;
-    }
     size_t used = strlen(r->extra);
     if (used + len + 2 > sizeof r->extra) return -1;
     snprintf(r->extra + used, sizeof r->extra - used, "%s%.*s", used ? " " : "", (int)len, tok);
@@ -64,15 +59,14 @@ int gt_record_parse(const char *line, gt_record_line *r)
 {
     char lay[3];
     int used = 0;
+    const char *p;
     memset(r, 0, sizeof *r);
-    r->batch = 1;
-    if (line[0] == '#' || sscanf(line, "%dx%dx%d:%2s %lld%n", &r->shape.m, &r->shape.n, &r->shape.k, lay, &r->calls,
-                                 &used) != 5)
-        return -1;
-    if (r->shape.m < 1 || r->shape.n < 1 || r->shape.k < 1 || r->calls < 0 ||
-        gt_layout_parse(lay, &r->shape.ta, &r->shape.tb) || !strchr(" \t\r\n#", line[used]))
-        return -1;
-    for (const char *p = line + used;;) {
+    if (gt_shape_parse_dims(line, 1L << 30, &r->shape, &p) < 0 || !memchr(line, 'x', (size_t)(p - line)) ||
+        sscanf(p, ":%2s %lld%n", lay, &r->calls, &used) != 2)
+        return -1; /* a comment, or no MxNxK:layout count */
+    p += used;
+    if (r->calls < 0 || gt_layout_parse(lay, &r->shape.ta, &r->shape.tb) || !strchr(" \t\r\n#", *p)) return -1;
+    for (;;) {
         p += strspn(p, " \t\r\n");
         if (!*p || *p == '#') return 0;
         size_t len = strcspn(p, " \t\r\n#");
@@ -83,10 +77,9 @@ int gt_record_parse(const char *line, gt_record_line *r)
 
 void gt_record_format(const gt_record_line *r, char *buf, size_t n)
 {
-    char batch[32] = "";
-    if (r->batch > 1) snprintf(batch, sizeof batch, " batch=%d", r->batch);
-    snprintf(buf, n, "%dx%dx%d:%s %lld%s%s%s\n", r->shape.m, r->shape.n, r->shape.k,
-             gt_layout_name(r->shape.ta, r->shape.tb), r->calls, batch, r->extra[0] ? " " : "", r->extra);
+    char dims[48];
+    snprintf(buf, n, "%s:%s %lld%s%s\n", gt_shape_dims(&r->shape, dims, sizeof dims),
+             gt_layout_name(r->shape.ta, r->shape.tb), r->calls, r->extra[0] ? " " : "", r->extra);
 }
 
 /* The lines already in the file (its text); comments and damaged lines are dropped. */
@@ -105,7 +98,7 @@ static int collect(struct gemmtune_context *h, table *t)
 {
     for (int b = 0; b < GT_NBUCKET; ++b)
         for (gt_plan *p = atomic_load(&h->buckets[b]); p; p = p->next) {
-            const gt_record_line r = {.shape = p->call.shape, .batch = 1, .calls = atomic_load(&p->calls)};
+            const gt_record_line r = {.shape = p->call.shape, .calls = atomic_load(&p->calls)};
             if (p->choice.rule != GT_RULE_EXACT && r.calls > 0 && r.shape.k > 0 && add(t, &r)) return -1;
         }
     return 0;
@@ -115,8 +108,8 @@ static int write_all(FILE *f, const table *t, const char *path)
 {
     fseek(f, 0, SEEK_SET);
     char line[400];
-    fprintf(f, "# gemmtune: calls served without a kernel tuned for their shape (row-major MxNxK:layout, calls, "
-               "then key=value fields: batch=B).\n# Tune them: gemmtune tune --sizes @%s\n", path);
+    fprintf(f, "# gemmtune: calls served without a kernel tuned for their shape (row-major MxNxK:layout, or "
+               "BxMxNxK:layout for a batch of B, then the calls).\n# Tune them: gemmtune tune --sizes @%s\n", path);
     for (int i = 0; i < t->n; ++i) {
         gt_record_format(&t->v[i], line, sizeof line);
         fputs(line, f);
