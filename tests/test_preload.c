@@ -219,8 +219,13 @@ GT_TEST(preload_classify_gemmex_and_batches, GT_NEEDS_NONE)
     c = ok, c.lda = 1, c.atype = CUDA_R_16F, EXPECT_REASON(c, host, GT_PL_INVALID); /* arguments first */
     gt_pl_call b = sgemm_call(CUBLAS_OP_N, CUBLAS_OP_N, 16, 16, 16);
     b.api = GT_PL_STRIDED;
-    b.batch = cfg.max_batch, EXPECT_REASON(b, host, GT_PL_SERVE);
-    b.batch = cfg.max_batch + 1, EXPECT_REASON(b, host, GT_PL_BATCH);
+    CHECK(cfg.max_batch == GT_PL_DEFAULT_MAX_BATCH); /* by default every batch is served, in one launch */
+    b.batch = 100000, EXPECT_REASON(b, host, GT_PL_SERVE);
+    gt_pl_config capped = cfg;
+    capped.max_batch = 16; /* GEMMTUNE_PRELOAD_BATCH=16 */
+    b.batch = 16, EXPECT_REASON(b, host, GT_PL_SERVE);
+    b.batch = 17;
+    CHECK(gt_pl_classify(&b, &host, &capped) == GT_PL_BATCH);
     b.batch = 0, EXPECT_REASON(b, host, GT_PL_EMPTY);
     b.batch = -1, EXPECT_REASON(b, host, GT_PL_INVALID);
     for (int r = 0; r < GT_PL_NREASONS; ++r) CHECK(strlen(gt_pl_reason_text((gt_pl_reason)r)) > 5);
@@ -313,7 +318,7 @@ GT_TEST(preload_interposer_forwards_untouched_to_a_stand_in_cublas, GT_NEEDS_NON
     preload_prefix(pre, sizeof pre);
     int rc = gt_run(DRIVE " 2>/dev/null", &plain);
     CHECK_MSG(rc == 0 && count_lines(plain, "same=1") == 20, "%d:\n%s", rc, plain);
-    snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD_LOG=%s " DRIVE " 2>/dev/null", pre, log);
+    snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD_BATCH=16 GEMMTUNE_PRELOAD_LOG=%s " DRIVE " 2>/dev/null", pre, log);
     rc = gt_run(cmd, &with);
     CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s\nwithout the preload:\n%s", cmd, with, plain);
     CHECK_MSG(with && strstr(with, "sgemm_reentry: status=0 reached=3 same=1 deepest=2"), "%s", with);

@@ -6,6 +6,7 @@
 #include "family.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 int gt_cmd_tune(int argc, char **argv);
 int gt_cmd_candidates(int argc, char **argv);
@@ -16,6 +17,11 @@ int gt_cmd_merge(int argc, char **argv);
 int gt_cmd_report(int argc, char **argv);
 int gt_cmd_explain(int argc, char **argv);
 int gt_cmd_bench(int argc, char **argv);
+int gt_cmd_exec(int argc, char **argv);
+
+/* What `gemmtune exec` says at the end, to out: the calls of cmd served and forwarded (by entry point and reason,
+ * from the drop-in's summary file) and, with record, the shapes recorded there. Cannot fail. */
+void gt_exec_report(FILE *out, const char *cmd, const char *summary, const char *record);
 
 /* Parse a size list: "1024,2048" (N means N x N x N) and "MxNxK" items, each dimension 1..1048576.
  * Returns the count (> 0) with a malloc'd array in *out, or -1 with a message in err. */

@@ -21,6 +21,7 @@ static const struct {
     {"report", gt_cmd_report, "plot TFLOPS per shape against cuBLAS and print a regret table"},
     {"explain", gt_cmd_explain, "say which stored kernel the loader would run for a shape"},
     {"bench", gt_cmd_bench, "time the loader's kernel against cuBLAS in one process"},
+    {"exec", gt_cmd_exec, "run a program with its cuBLAS SGEMMs served by the tuned kernels, and say what was served"},
 };
 
 static void usage(FILE *out)

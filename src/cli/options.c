@@ -88,6 +88,18 @@ static const gt_opt table[] = {
      "winners database, read as the library reads it (when the default one does not exist,\n"
      "the fallback applies); default " DEFAULT_DB},
     {"--json", NULL, "PATH", A_PATH, GT_V_EXPLAIN, O(json), 0, NULL, "winners from an exported JSON file instead of a database"},
+    {"--db", NULL, "PATH", A_PATH, GT_V_EXEC, O(db), 0, NULL,
+     "winners database the command is served from ($GEMMTUNE_DB for it); default " DEFAULT_DB},
+    {"--json", NULL, "PATH", A_PATH, GT_V_EXEC, O(json), 0, NULL,
+     "serve winners from an exported JSON file instead of a database ($GEMMTUNE_JSON)"},
+    {"--record", NULL, "FILE", A_PATH, GT_V_EXEC, O(record), 0, NULL,
+     "write the shapes the command called without a tuned kernel to FILE (merged with what it\n"
+     "holds; $GEMMTUNE_RECORD); then: gemmtune tune --sizes @FILE"},
+    {"--math", NULL, "CLASS", A_CHOICE, GT_V_EXEC, O(math), 0, "fp32|tf32x3",
+     "the arithmetic the command may be served ($GEMMTUNE_MATH): fp32 (default, IEEE FP32 as\n"
+     "cuBLAS SGEMM) or tf32x3 (FP32 accuracy from split TF32 products, where tuned and faster)"},
+    {"--log", NULL, "FILE", A_PATH, GT_V_EXEC, O(log), 0, NULL,
+     "the drop-in's log, one line per new call and outcome ($GEMMTUNE_PRELOAD_LOG): a file, or stderr"},
     {"--math", NULL, "CLASS", A_CHOICE, GT_V_TUNE, O(math), 0, "fp32|tf32x3|all",
      "the math class whose families are swept when --family is not given: fp32 (default:\n"
      "IEEE FP32 products and sums, as cuBLAS SGEMM), tf32x3 (FP32 accuracy from split TF32\n"

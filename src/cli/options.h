@@ -25,6 +25,7 @@ enum {
     GT_V_REPORT = 1 << 6,
     GT_V_EXPLAIN = 1 << 7,
     GT_V_BENCH = 1 << 8,
+    GT_V_EXEC = 1 << 9,
 };
 
 typedef struct {
@@ -56,6 +57,8 @@ typedef struct {
     long top;
     /* explain */
     const char *json, *cc, *fallback;
+    /* exec */
+    const char *record, *log;
     long sms, align, lda, ldb, ldc;
     /* the arguments that are no option, in order (pointers into argv) */
     char **pos;

@@ -171,6 +171,12 @@ gemmtune_status gemmtune_sgemm_strided_batched(gemmtune_handle handle, void *str
 gemmtune_status gemmtune_explain(gemmtune_handle handle, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,
                                  int lda, int ldb, int ldc, char *buf, unsigned long buflen);
 
+/* gemmtune_explain for a strided batch of batch products (gemmtune_sgemm_strided_batched's call; strides taken as
+ * the matrices' footprints, every pointer 16-byte aligned). */
+gemmtune_status gemmtune_explain_strided_batched(gemmtune_handle handle, gemmtune_op transa, gemmtune_op transb,
+                                                 int m, int n, int k, int lda, int ldb, int ldc, int batch, char *buf,
+                                                 unsigned long buflen);
+
 /* Static text of a status ("GEMMTUNE_STATUS_DB_ERROR: database missing or unreadable"). Never NULL. */
 const char *gemmtune_status_string(gemmtune_status status);
 

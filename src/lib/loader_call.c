@@ -265,16 +265,21 @@ void gt_loader_counters_get(gemmtune_handle h, gt_loader_counters *out)
     pthread_mutex_unlock(&h->lock);
 }
 
-gemmtune_status gemmtune_explain(gemmtune_handle h, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,
-                                 int lda, int ldb, int ldc, char *buf, unsigned long buflen)
+/* gemmtune_explain and gemmtune_explain_strided_batched (batch <= 1: one GEMM; tight strides, 16-byte aligned). */
+static gemmtune_status explain(gemmtune_handle h, const char *fn, gemmtune_op transa, gemmtune_op transb, int m,
+                               int n, int k, int lda, int ldb, int ldc, int batch, char *buf, unsigned long buflen)
 {
     char err[512];
     gt_call c;
     int swap;
-    if (!h || !buf) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_explain: NULL argument");
+    if (!h || !buf) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "%s: NULL argument", fn);
+    /* each matrix's footprint (its stored columns or rows times its leading dimension) as the stride */
+    const int cm = h->column_major, a_lines = cm == !!transa ? m : k, b_lines = cm == !!transb ? k : n;
+    const long long sa = (long long)lda * a_lines, sb = (long long)ldb * b_lines, sc = (long long)ldc * (cm ? n : m);
     if (gt_loader_map_call(h->column_major, transa, transb, m, n, k, NULL, lda, NULL, ldb, NULL, ldc, &c, &swap,
-                           err, sizeof err))
-        return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gemmtune_explain: %s", err);
+                           err, sizeof err) ||
+        gt_loader_map_batch(&c, swap, batch, sa, sb, sc, err, sizeof err))
+        return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "%s: %s", fn, err);
     gt_choice ch = gt_loader_select(h->set.rows, h->set.n, &h->dev, &c, h->fallback, &h->model);
     gt_loader_describe(&ch, h->set.rows, buf, buflen);
     /* A plan already made knows more: a stored algorithm this machine refused. */
@@ -282,4 +287,17 @@ gemmtune_status gemmtune_explain(gemmtune_handle h, gemmtune_op transa, gemmtune
     if (p && p->note[0] && p->choice.rule != GT_RULE_NONE && strlen(buf) + 3 < buflen)
         snprintf(buf + strlen(buf), buflen - strlen(buf), "; %s", p->note);
     return ch.rule == GT_RULE_NONE ? GEMMTUNE_STATUS_NO_KERNEL : GEMMTUNE_SUCCESS;
+}
+
+gemmtune_status gemmtune_explain(gemmtune_handle h, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,
+                                 int lda, int ldb, int ldc, char *buf, unsigned long buflen)
+{
+    return explain(h, "gemmtune_explain", transa, transb, m, n, k, lda, ldb, ldc, 1, buf, buflen);
+}
+
+gemmtune_status gemmtune_explain_strided_batched(gemmtune_handle h, gemmtune_op transa, gemmtune_op transb, int m,
+                                                 int n, int k, int lda, int ldb, int ldc, int batch, char *buf,
+                                                 unsigned long buflen)
+{
+    return explain(h, "gemmtune_explain_strided_batched", transa, transb, m, n, k, lda, ldb, ldc, batch, buf, buflen);
 }

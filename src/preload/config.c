@@ -56,9 +56,9 @@ static void parse_batch(const char *v, gt_pl_config *cfg)
     if (!v || !*v) return;
     char *end = NULL;
     long n = strtol(v, &end, 10);
-    if (end == v || *end || n < 0 || n > 1 << 20) {
+    if (end == v || *end || n < 0 || n > GT_PL_DEFAULT_MAX_BATCH) {
         snprintf(cfg->warning, sizeof cfg->warning, "GEMMTUNE_PRELOAD_BATCH=%.100s: expected a count from 0 to "
-                 "%d; using %d", v, 1 << 20, GT_PL_DEFAULT_MAX_BATCH);
+                 "%d; serving every batch", v, GT_PL_DEFAULT_MAX_BATCH);
         return;
     }
     cfg->max_batch = (int)n;
@@ -81,6 +81,9 @@ void gt_pl_config_parse(gt_pl_getenv_fn get, gt_pl_config *cfg)
     memset(cfg, 0, sizeof *cfg);
     parse_batch(get("GEMMTUNE_PRELOAD_BATCH"), cfg);
     parse_log(get("GEMMTUNE_PRELOAD_LOG"), cfg);
+    const char *sum = get("GEMMTUNE_PRELOAD_SUMMARY");
+    if (sum && *sum && strlen(sum) < sizeof cfg->summary_path)
+        snprintf(cfg->summary_path, sizeof cfg->summary_path, "%s", sum);
     parse_switch(get("GEMMTUNE_PRELOAD"), cfg); /* last: its warning matters most */
     const char *json = get("GEMMTUNE_JSON");
     if (json && *json) {

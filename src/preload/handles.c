@@ -19,7 +19,7 @@ struct gt_pl_thread {
     gemmtune_status failed[GT_PL_MAX_DEVICES]; /* gemmtune_create's status when it failed: not retried */
     char why[256];                             /* the message of that failure */
     int dev;                                   /* the device of its last call, -1 before */
-    _Atomic unsigned long long served, forwarded;
+    _Atomic unsigned long long n[GT_PL_NAPI][GT_PL_NREASONS]; /* calls by entry point and outcome */
 };
 
 _Thread_local int gt_pl_depth __attribute__((tls_model("initial-exec")));
@@ -27,7 +27,7 @@ static _Thread_local gt_pl_thread *self __attribute__((tls_model("initial-exec")
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static gt_pl_thread *reg_head;                       /* living threads with a state */
-static unsigned long long gone_served, gone_forwarded; /* counts of threads that exited, under reg_lock */
+static gt_pl_counts gone; /* counts of threads that exited, under reg_lock */
 static pthread_key_t thread_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT, exit_once = PTHREAD_ONCE_INIT;
 static _Atomic int exiting;
@@ -56,8 +56,8 @@ static void unlink_locked(gt_pl_thread *t)
     else reg_head = t->next;
     if (t->next) t->next->prev = t->prev;
     t->next = t->prev = NULL;
-    gone_served += atomic_load_explicit(&t->served, memory_order_relaxed);
-    gone_forwarded += atomic_load_explicit(&t->forwarded, memory_order_relaxed);
+    for (int a = 0; a < GT_PL_NAPI; ++a)
+        for (int r = 0; r < GT_PL_NREASONS; ++r) gone.n[a][r] += atomic_load_explicit(&t->n[a][r], memory_order_relaxed);
 }
 
 /* pthread key destructor. If the process-exit handler got to this state first, its handles are gone already
@@ -184,19 +184,20 @@ int gt_pl_device(const gt_pl_thread *t) { return t->dev; }
 void gt_pl_set_device(gt_pl_thread *t, int dev) { t->dev = dev; }
 
 /* Only the owning thread writes its counters; relaxed load+store is a plain add, read racily by gt_pl_totals. */
-void gt_pl_count(gt_pl_thread *t, int served)
+void gt_pl_count(gt_pl_thread *t, gt_pl_api api, gt_pl_reason r)
 {
-    _Atomic unsigned long long *c = served ? &t->served : &t->forwarded;
+    if ((unsigned)api >= GT_PL_NAPI || (unsigned)r >= GT_PL_NREASONS) return;
+    _Atomic unsigned long long *c = &t->n[api][r];
     atomic_store_explicit(c, atomic_load_explicit(c, memory_order_relaxed) + 1, memory_order_relaxed);
 }
 
-void gt_pl_totals(unsigned long long *served, unsigned long long *forwarded)
+void gt_pl_totals(gt_pl_counts *out)
 {
     pthread_mutex_lock(&reg_lock);
-    *served = gone_served, *forwarded = gone_forwarded;
-    for (gt_pl_thread *t = reg_head; t; t = t->next) {
-        *served += atomic_load_explicit(&t->served, memory_order_relaxed);
-        *forwarded += atomic_load_explicit(&t->forwarded, memory_order_relaxed);
-    }
+    *out = gone;
+    for (gt_pl_thread *t = reg_head; t; t = t->next)
+        for (int a = 0; a < GT_PL_NAPI; ++a)
+            for (int r = 0; r < GT_PL_NREASONS; ++r)
+                out->n[a][r] += atomic_load_explicit(&t->n[a][r], memory_order_relaxed);
     pthread_mutex_unlock(&reg_lock);
 }

@@ -146,11 +146,27 @@ __attribute__((constructor)) static void preload_init(void)
     if (n > 0) log_text(line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
+/* The summary file (GEMMTUNE_PRELOAD_SUMMARY, `gemmtune exec`): this process's lines appended in one write, so
+ * processes sharing the file never interleave a line. Opened as the log is: never blocking, never a FIFO. */
+static void write_summary(const gt_pl_counts *c)
+{
+    char why[200], buf[16384];
+    if (!cfg.summary_path[0]) return;
+    const int fd = gt_pl_log_open(cfg.summary_path, why, sizeof why);
+    const size_t n = gt_pl_summary_format(c, (int)getpid(), buf, sizeof buf);
+    if (fd >= 0 && n) (void)!write(fd, buf, n);
+    if (fd >= 0) close(fd);
+}
+
 __attribute__((destructor)) static void preload_fini(void)
 {
-    if (log_fd < 0) return;
+    if (log_fd < 0 && !cfg.summary_path[0]) return;
+    gt_pl_counts c;
     unsigned long long s = 0, f = 0;
-    gt_pl_totals(&s, &f);
+    gt_pl_totals(&c);
+    write_summary(&c);
+    for (int a = 0; a < GT_PL_NAPI; ++a)
+        for (int r = 0; r < GT_PL_NREASONS; ++r) *(r == GT_PL_SERVE ? &s : &f) += c.n[a][r];
     char line[200];
     int n = snprintf(line, sizeof line, "gemmtune: pid %d: %llu calls served by gemmtune, %llu forwarded to cuBLAS\n",
                      (int)getpid(), s, f);
@@ -168,12 +184,9 @@ typedef struct {
     long long sa, sb, sc;
 } operands;
 
-/* Matrix i of a strided batch (no arithmetic on the pointer of a single matrix, which may be NULL). */
-static const float *at(const float *p, long long i, long long stride) { return i ? p + i * stride : p; }
-
-/* Launch the batch through gemmtune on the handle's stream; stops at the first failure (*done says where). A
- * call with no tuned kernel costs the loader's lock-free lookup of its plan, which says so (and counts the call
- * for the recorder). GT_PL_DEVICE_CHANGED: the handle is not the current device's (nothing was launched). */
+/* Launch the call through gemmtune on the handle's stream, a strided batch as one call. A call with no tuned kernel
+ * costs the loader's lock-free lookup of its plan, which says so (and counts the call for the recorder).
+ * GT_PL_DEVICE_CHANGED: the handle is not the current device's (nothing was launched). */
 static gt_pl_reason launch(gemmtune_handle h, cudaStream_t stream, int dev, const void *ctx, outcome *out)
 {
     const operands *o = ctx;
@@ -183,15 +196,13 @@ static gt_pl_reason launch(gemmtune_handle h, cudaStream_t stream, int dev, cons
     const float alpha = *(const float *)c->alpha, beta = *(const float *)c->beta;
     const gemmtune_op ta = gt_pl_op(c->transa), tb = gt_pl_op(c->transb);
     ++gt_pl_depth;
-    for (out->done = 0; out->done < c->batch; ++out->done) {
-        const long long i = out->done;
-        st = gemmtune_sgemm(h, (void *)stream, ta, tb, c->m, c->n, c->k, alpha, at(o->A, i, o->sa), c->lda,
-                            at(o->B, i, o->sb), c->ldb, beta, (float *)at(o->C, i, o->sc), c->ldc);
-        if (st != GEMMTUNE_SUCCESS) break;
-    }
+    if (c->batch > 1) /* one launch over the batch (the winner tuned for this batch, or cuBLAS's batched call) */
+        st = gemmtune_sgemm_strided_batched(h, (void *)stream, ta, tb, c->m, c->n, c->k, alpha, o->A, c->lda, o->sa,
+                                            o->B, c->ldb, o->sb, beta, o->C, c->ldc, o->sc, c->batch);
+    else st = gemmtune_sgemm(h, (void *)stream, ta, tb, c->m, c->n, c->k, alpha, o->A, c->lda, o->B, c->ldb, beta, o->C,
+                             c->ldc);
     --gt_pl_depth;
-    if (out->done == c->batch) return GT_PL_SERVE;
-    return out->done == 0 || st != GEMMTUNE_STATUS_WRONG_DEVICE ? gt_pl_failed(st, out) : GT_PL_GEMMTUNE;
+    return st == GEMMTUNE_SUCCESS ? GT_PL_SERVE : gt_pl_failed(st, out);
 }
 
 gt_pl_reason gt_pl_failed(gemmtune_status st, gt_pl_outcome *out)
@@ -214,8 +225,8 @@ static void explain(gemmtune_handle h, const gt_pl_call *c, gt_pl_reason r, outc
     out->fresh = gt_pl_seen_insert(&seen, gt_pl_key(c, r));
     if (out->fresh != 1) return;
     snprintf(out->explain, sizeof out->explain, "?");
-    (void)gemmtune_explain(h, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k, c->lda, c->ldb, c->ldc,
-                           out->explain, sizeof out->explain);
+    (void)gemmtune_explain_strided_batched(h, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k, c->lda,
+                                           c->ldb, c->ldc, c->batch, out->explain, sizeof out->explain);
 }
 
 /* The current device, asked of CUDA: for a thread's first call, and after the loader found that the thread's
@@ -239,7 +250,7 @@ static gt_pl_reason serve_on(int dev, cudaStream_t stream, const gt_pl_call *c, 
     gemmtune_handle h = gt_pl_handle(out->t, dev, (void *)stream, &maker, &r, out->detail, sizeof out->detail);
     if (!h || (r = fn(h, stream, dev, ctx, out)) == GT_PL_DEVICE_CHANGED) return r;
     gt_pl_set_device(out->t, dev);
-    if (log_fd >= 0 && (r == GT_PL_SERVE || out->done > 0)) explain(h, c, r, out);
+    if (log_fd >= 0 && r == GT_PL_SERVE) explain(h, c, r, out);
     return r;
 }
 
@@ -287,7 +298,7 @@ static void attempt(const operands *o, outcome *out)
     gt_pl_modes modes = {0, 0, 0};
     cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
     cublasMath_t mm = CUBLAS_DEFAULT_MATH;
-    out->done = 0, out->fresh = 2, out->detail[0] = '\0';
+    out->fresh = 2, out->detail[0] = '\0';
     out->t = gt_pl_thread_get();
     if (REAL(R_GET_POINTER_MODE, cublasGetPointerMode_v2)(o->handle, &pm) != CUBLAS_STATUS_SUCCESS ||
         REAL(R_GET_MATH_MODE, cublasGetMathMode)(o->handle, &mm) != CUBLAS_STATUS_SUCCESS) {
@@ -312,12 +323,8 @@ static void log_outcome(const gt_pl_call *c, const outcome *out, cublasStatus_t 
     if (fresh != 1) return;
     char verdict[1400], line[1700];
     const char *name = status_name ? status_name(st) : NULL; /* optional */
-    if (out->reason == GT_PL_SERVE || out->done > 0) {
-        const char *ex = out->explain;
-        if (out->reason == GT_PL_SERVE) snprintf(verdict, sizeof verdict, "served by %s", ex);
-        else snprintf(verdict, sizeof verdict, "served %d of %d by %s, the rest forwarded to %s: %s: %s",
-                      out->done, c->batch, ex, real, gt_pl_reason_text(out->reason), out->detail);
-    } else
+    if (out->reason == GT_PL_SERVE) snprintf(verdict, sizeof verdict, "served by %s", out->explain);
+    else
         snprintf(verdict, sizeof verdict, "forwarded to %s: %s%s%.700s", real, gt_pl_reason_text(out->reason),
                  out->detail[0] ? ": " : "", out->detail);
     if (out->reason != GT_PL_SERVE && st != CUBLAS_STATUS_SUCCESS) {
@@ -330,7 +337,7 @@ static void log_outcome(const gt_pl_call *c, const outcome *out, cublasStatus_t 
 cublasStatus_t gt_pl_finish(const gt_pl_call *c, const outcome *out, cublasStatus_t st,
                              gt_pl_status_name_fn status_name)
 {
-    if (out->t) gt_pl_count(out->t, out->reason == GT_PL_SERVE);
+    if (out->t) gt_pl_count(out->t, c->api, out->reason);
     if (log_fd >= 0) log_outcome(c, out, st, status_name);
     return st;
 }
@@ -426,8 +433,7 @@ static cublasStatus_t real_strided(cublasHandle_t h, cublasOperation_t ta, cubla
     GT_FORWARD(R_STRIDED, cublasSgemmStridedBatched, h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch);
 }
 
-/* A batch is served as consecutive launches on the handle's stream. If gemmtune stops part way, the matrices
- * it did not compute go to cuBLAS as one smaller batch, so each matrix is computed exactly once. */
+/* A batch is served in one launch over its matrices (gemmtune_sgemm_strided_batched), or forwarded whole. */
 GT_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
                                                    cublasOperation_t transb, int m, int n, int k, const float *alpha,
                                                    const float *A, int lda, long long int strideA, const float *B,
@@ -443,10 +449,8 @@ GT_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublas
     outcome out;
     attempt(&o, &out);
     if (out.reason == GT_PL_SERVE) return finish(&c, &out, CUBLAS_STATUS_SUCCESS);
-    const long long d = out.done;
-    return finish(&c, &out, real_strided(handle, transa, transb, m, n, k, alpha, at(A, d, strideA), lda, strideA,
-                                         at(B, d, strideB), ldb, strideB, beta, (float *)at(C, d, strideC), ldc,
-                                         strideC, batchCount - out.done));
+    return finish(&c, &out, real_strided(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta,
+                                         C, ldc, strideC, batchCount));
 }
 
 /* ---- for lt.c (cublasLtMatmul): the state above, shared ---- */

@@ -70,10 +70,30 @@ static char op_letter(int op)
     return op == CUBLAS_OP_N ? 'n' : op == CUBLAS_OP_T ? 't' : op == CUBLAS_OP_C ? 'c' : '?';
 }
 
-static const char *api_name(gt_pl_api a)
+const char *gt_pl_api_name(gt_pl_api a)
 {
-    if (a == GT_PL_LT) return "cublasLtMatmul";
-    return a == GT_PL_GEMMEX ? "cublasGemmEx" : a == GT_PL_STRIDED ? "cublasSgemmStridedBatched" : "cublasSgemm_v2";
+    static const char *const names[GT_PL_NAPI] = {"cublasSgemm_v2", "cublasGemmEx", "cublasSgemmStridedBatched",
+                                                  "cublasLtMatmul"};
+    return (unsigned)a < GT_PL_NAPI ? names[a] : "?";
+}
+
+size_t gt_pl_summary_format(const gt_pl_counts *c, int pid, char *buf, size_t n)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < GT_PL_NAPI; ++a)
+        for (int r = 0; r < GT_PL_NREASONS; ++r) {
+            if (!c->n[a][r] || used + 1 >= n) continue;
+            int w = snprintf(buf + used, n - used, "gemmtune-summary\t%d\t%s\t%s\t%s\t%llu\n", pid,
+                             gt_pl_api_name((gt_pl_api)a), r == GT_PL_SERVE ? "served" : "forwarded",
+                             r == GT_PL_SERVE ? "" : gt_pl_reason_text((gt_pl_reason)r), c->n[a][r]);
+            if (w < 0 || (size_t)w >= n - used) { /* a line that does not fit is left out whole */
+                buf[used] = '\0';
+                break;
+            }
+            used += (size_t)w;
+        }
+    return used;
 }
 
 /* cublasLtEpilogue_t: the two that are served by name, the others by number. */
@@ -88,7 +108,7 @@ size_t gt_pl_format(char *buf, size_t n, const gt_pl_call *c, const char *verdic
 {
     if (!n) return 0;
     int w = snprintf(buf, n, "gemmtune: %dx%dx%d %c%c %s [%s lda=%d ldb=%d ldc=%d", c->m, c->n, c->k,
-                     op_letter(c->transa), op_letter(c->transb), verdict, api_name(c->api), c->lda, c->ldb, c->ldc);
+                     op_letter(c->transa), op_letter(c->transb), verdict, gt_pl_api_name(c->api), c->lda, c->ldb, c->ldc);
     if (w >= 0 && (size_t)w < n && c->api == GT_PL_STRIDED)
         w += snprintf(buf + w, n - (size_t)w, " batch=%d", c->batch);
     if (w >= 0 && (size_t)w < n && c->api == GT_PL_GEMMEX)

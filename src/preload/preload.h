@@ -17,12 +17,15 @@
 
 typedef enum { GT_PL_LOG_NONE, GT_PL_LOG_STDERR, GT_PL_LOG_FILE } gt_pl_log_kind;
 
-enum { GT_PL_DEFAULT_MAX_BATCH = 16 }; /* strided-batched calls served as that many single launches, at most */
+/* The largest strided batch served (GEMMTUNE_PRELOAD_BATCH; 0 forwards every batched call): a batch is served in
+ * one launch over its matrices, so by default every size is. */
+enum { GT_PL_DEFAULT_MAX_BATCH = 2147483647 };
 
 typedef struct {
     int enabled;            /* 0: GEMMTUNE_PRELOAD=off, every call goes to cuBLAS untouched */
     gt_pl_log_kind log;     /* GEMMTUNE_PRELOAD_LOG: unset/0/off, 1/on/stderr, or a file path */
     char log_path[1024];
+    char summary_path[1024]; /* GEMMTUNE_PRELOAD_SUMMARY: at exit, the calls by entry point and outcome ("" none) */
     char json_path[1024];   /* GEMMTUNE_JSON: winners from this exported JSON file instead of the database */
     int fallback_from_env;  /* GEMMTUNE_FALLBACK is set: the loader's fallback applies; else none (cuBLAS) */
     int max_batch;          /* GEMMTUNE_PRELOAD_BATCH */
@@ -54,7 +57,10 @@ int gt_pl_record_check(const char *path, char *note, size_t n);
 
 /* ---- decide.c: whether gemmtune may serve a call, from its arguments and the handle's modes alone ---- */
 
-typedef enum { GT_PL_SGEMM, GT_PL_GEMMEX, GT_PL_STRIDED, GT_PL_LT } gt_pl_api;
+typedef enum { GT_PL_SGEMM, GT_PL_GEMMEX, GT_PL_STRIDED, GT_PL_LT, GT_PL_NAPI } gt_pl_api;
+
+/* "cublasSgemm_v2", ... : the entry point's name. Never NULL. */
+const char *gt_pl_api_name(gt_pl_api api);
 
 /* Why a call went to cuBLAS, or GT_PL_SERVE. */
 typedef enum {
@@ -70,7 +76,7 @@ typedef enum {
     GT_PL_DEVICE_POINTERS, /* CUBLAS_POINTER_MODE_DEVICE: alpha and beta live on the GPU */
     GT_PL_MATH_MODE,       /* the handle allows TF32, half or emulated math */
     GT_PL_ALPHA_ZERO,      /* alpha == 0: BLAS reads neither A nor B */
-    GT_PL_BATCH,           /* more than max_batch matrices: cuBLAS's one batched launch is faster */
+    GT_PL_BATCH,           /* more than max_batch matrices (GEMMTUNE_PRELOAD_BATCH) */
     GT_PL_HANDLE,          /* the handle's getters failed: cuBLAS judges the handle */
     GT_PL_NO_DEVICE,       /* no current CUDA device, or an ordinal past GT_PL_MAX_DEVICES */
     GT_PL_CREATE,          /* gemmtune_create failed for this device and thread */
@@ -181,9 +187,19 @@ gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gt_pl
 int gt_pl_device(const gt_pl_thread *t);
 void gt_pl_set_device(gt_pl_thread *t, int dev);
 
-/* Count one call of the thread as served or forwarded; gt_pl_totals sums every thread, living or gone. */
-void gt_pl_count(gt_pl_thread *t, int served);
-void gt_pl_totals(unsigned long long *served, unsigned long long *forwarded);
+/* The calls by entry point and outcome (GT_PL_SERVE: served; any other reason: forwarded for it). */
+typedef struct {
+    unsigned long long n[GT_PL_NAPI][GT_PL_NREASONS];
+} gt_pl_counts;
+
+/* Count one call of the thread; gt_pl_totals sums every thread, living or gone. */
+void gt_pl_count(gt_pl_thread *t, gt_pl_api api, gt_pl_reason r);
+void gt_pl_totals(gt_pl_counts *out);
+
+/* The summary file's lines (`gemmtune exec` reads them): per entry point and outcome with calls, one line
+ * "gemmtune-summary<TAB>pid<TAB>api<TAB>served|forwarded<TAB>reason text<TAB>calls\n", into buf. Returns the length
+ * (truncated to n - 1). Pure. */
+size_t gt_pl_summary_format(const gt_pl_counts *c, int pid, char *buf, size_t n);
 
 /* The re-entrancy depth of the calling thread: above 0 while it runs gemmtune or the real cuBLAS on behalf of an
  * intercepted call, so that a cuBLAS call made from in there reaches the real cuBLAS, never gemmtune again. */
@@ -253,7 +269,6 @@ const gt_pl_config *gt_pl_cfg(void);
 /* What became of one intercepted call. */
 typedef struct {
     gt_pl_reason reason;
-    int done;                  /* matrices gemmtune computed (a strided batch may stop part way) */
     gt_pl_thread *t;           /* the calling thread's state (gt_pl_thread_get), NULL when none could be had */
     int fresh;                 /* the log's verdict on this (call, outcome): 1 new, 0 seen, -1 set full, 2 not asked */
     char detail[700];
