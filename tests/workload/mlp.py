@@ -3,7 +3,7 @@
 Three Linear layers with bias (4096 -> 16384 -> 4096 -> 4096, GELU between), TF32 off. For each batch size it
 times the forward pass (median of many, CUDA-synchronised) and keeps the outputs, so that runs with and without
 gemmtune's drop-in can be compared element by element. Prints one JSON object.
-    python3 mlp.py --out mlp.json --outputs mlp.pt      (tests/workload/run.sh runs it)
+    python3 mlp.py --out mlp.json      (the outputs go to mlp.json.pt; tests/workload/run.sh runs it)
 """
 import argparse
 import json
@@ -18,8 +18,7 @@ BATCHES = (1, 2, 4, 8, 16, 32, 64)
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=50, help="timed forward passes per batch size")
-    ap.add_argument("--out", help="also write the JSON here")
-    ap.add_argument("--outputs", help="save the outputs (torch.save) for an element-wise comparison")
+    ap.add_argument("--out", help="also write the JSON here, and the outputs (torch.save) to OUT.pt")
     a = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.manual_seed(0)
@@ -47,8 +46,7 @@ def main():
     if a.out:
         with open(a.out, "w") as f:
             f.write(text + "\n")
-    if a.outputs:
-        torch.save(outs, a.outputs)
+        torch.save(outs, a.out + ".pt")
 
 
 if __name__ == "__main__":
