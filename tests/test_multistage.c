@@ -303,7 +303,8 @@ static cudaError_t launch_both(const grun *r, const gt_problem *q, const float *
         cudaFuncSetAttribute((const void *)r->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.smem);
     int M = q->m, N = q->n, K = q->k, lda = q->lda, ldb = q->ldb, ldc = q->ldc;
     float alpha = q->alpha, beta = q->beta;
-    void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW};
+    long long one = 0; /* a single GEMM: no batch stride (GT_GEMM_ARGS' last three) */
+    void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW, &one, &one, &one};
     dim3 grid = {L.grid[0], L.grid[1], L.grid[2]}, block = {L.block[0], L.block[1], L.block[2]};
     if (e == cudaSuccess && L.ws_zero) e = cudaMemset(dW, 0, L.ws_zero);
     if (e == cudaSuccess) e = cudaLaunchKernel((const void *)r->gemm, grid, block, args, L.smem, 0);

@@ -332,7 +332,8 @@ static cudaError_t run_one(const grun *r, const gt_problem *q, const float *dA, 
     gt_shape sh = {M, N, K, r->ta, r->tb};
     gt_launch L;
     r->f->launch(r->p, &sh, GT_TEST_SMS, &L);
-    void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW};
+    long long one = 0; /* a single GEMM: no batch stride (GT_GEMM_ARGS' last three) */
+    void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW, &one, &one, &one};
     dim3 grid = {L.grid[0], L.grid[1], L.grid[2]}, block = {L.block[0], L.block[1], L.block[2]};
     cudaError_t e = cudaFuncSetAttribute((const void *)r->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)L.smem);
