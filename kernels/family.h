@@ -154,8 +154,8 @@ const char *gt_layout_name(int ta, int tb);
  * Returns a malloc'd string (caller frees) or NULL if the template is missing (message in err). */
 char *gt_render(const gt_family *f, const gt_params *p, int ta, int tb, char *err, size_t errlen);
 
-/* Template text by file name ("tile2d.cu", "common.cuh"): the ones embedded from templates/, then registered ones;
- * NULL when absent. */
+/* Template text by file name ("tile2d.cu", "common.cuh", "measure.cu"): the ones embedded from templates/, then
+ * registered ones; NULL when absent. */
 const char *gt_template_text(const char *name);
 /* Name of the i-th template file, NULL past the end (headers are the ones ending in .cuh). */
 const char *gt_template_text_name(int i);

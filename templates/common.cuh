@@ -1,6 +1,9 @@
-// Shared by every gemmtune template: the kernel contract, operand accessors, the epilogue and the split-K reduce.
-// gemmtune renders `#define` lines for the tunables and the layout before a template; each tunable has a default
-// here or in the template so a file also compiles alone: nvcc -arch=sm_90 -cubin -I templates templates/tile2d.cu
+// Shared by every gemmtune template: the kernel contract, operand accessors, the plain dot product, the block and
+// thread index, the alignment test and the split-K reduce. The other primitives have a header each: epilogue.cuh
+// (the C store), tileio.cuh (tile loaders), raster.cuh (block order), async.cuh (cp.async), tf32.cuh (TF32 split and
+// MMA). gemmtune renders `#define` lines for the tunables and the layout before a template; each tunable has a
+// default here or in the template so a file also compiles alone:
+//   nvcc -arch=sm_90 -cubin -I templates templates/tile2d.cu
 //
 // Contract (row-major): C[M x N] = alpha * op(A)[M x K] * op(B)[K x N] + beta * C
 //   GT_TA = 0: A(i,k) = A[i*lda + k]     GT_TA = 1: A is stored K x M, A(i,k) = A[k*lda + i]
@@ -42,8 +45,23 @@
     } while (0)
 #endif
 
+// 1 when p is 4 * W-byte aligned and so is every row start p + r*ld: W-float vector accesses along a row are legal.
+// A macro: written out in place, as the families had it (a call changes tf32x3wg's SASS).
+#define GT_VEC_OK(W, p, ld) ((((unsigned long long)(p) & (4ull * (W) - 1)) == 0) && ((ld) & ((W) - 1)) == 0)
+
 #define GT_A(i, k) (GT_TA ? A[(size_t)(k) * lda + (i)] : A[(size_t)(i) * lda + (k)])
 #define GT_B(k, j) (GT_TB ? B[(size_t)(j) * ldb + (k)] : B[(size_t)(k) * ldb + (j)])
+
+// The dot product of op(A)'s row i and op(B)'s column j over all of K, the K loop unrolled UNROLL times.
+template <int UNROLL>
+__device__ __forceinline__ float gt_dot(const float *__restrict__ A, int lda, const float *__restrict__ B, int ldb,
+                                        int i, int j, int K)
+{
+    float acc = 0.0f;
+#pragma unroll UNROLL
+    for (int k = 0; k < K; ++k) acc = fmaf(GT_A(i, k), GT_B(k, j), acc);
+    return acc;
+}
 
 // K range of this block's slice: [*k0, *k1). Slices are whole multiples of `step` so tiles never straddle two.
 __device__ __forceinline__ void gt_k_range(int K, int step, int *k0, int *k1)
@@ -60,42 +78,6 @@ __device__ __forceinline__ void gt_k_range(int K, int step, int *k0, int *k1)
 #endif
 }
 
-// One K tile of A and B, from kt to the end of the slice k1 at most, into the k-major shared tiles
-// As[BK][>= BM] and Bs[BK][>= BN]; elements past an edge of the matrices or of the slice are zero. Consecutive
-// threads walk each operand's contiguous dimension so global loads coalesce. The caller synchronizes.
-template <int TBM, int TBN, int TBK, int TNT, int LDAS, int LDBS>
-__device__ __forceinline__ void gt_load_tiles(float (*As)[LDAS], float (*Bs)[LDBS], const float *__restrict__ A,
-                                              int lda, const float *__restrict__ B, int ldb, int M, int N, int bm0,
-                                              int bn0, int kt, int k1, int tid)
-{
-#pragma unroll
-    for (int e = tid; e < TBM * TBK; e += TNT) {
-        const int i = GT_TA ? e % TBM : e / TBK, kk = GT_TA ? e / TBM : e % TBK;
-        const int gi = bm0 + i, gk = kt + kk;
-        As[kk][i] = (gi < M && gk < k1) ? GT_A(gi, gk) : 0.0f;
-    }
-#pragma unroll
-    for (int e = tid; e < TBK * TBN; e += TNT) {
-        const int j = GT_TB ? e / TBK : e % TBN, kk = GT_TB ? e % TBK : e / TBN;
-        const int gj = bn0 + j, gk = kt + kk;
-        Bs[kk][j] = (gj < N && gk < k1) ? GT_B(gk, gj) : 0.0f;
-    }
-}
-
-// Final value of one C element (i, j), both in range.
-__device__ __forceinline__ void gt_out(int M, int N, float *__restrict__ C, int ldc, float *__restrict__ ws, int i,
-                                       int j, float acc, float alpha, float beta)
-{
-#if SPLITK > 1
-    (void)C; (void)ldc; (void)alpha; (void)beta;
-    ws[((size_t)blockIdx.z * M + i) * N + j] = acc;
-#else
-    (void)M; (void)N; (void)ws;
-    float *c = C + (size_t)i * ldc + j;
-    *c = beta == 0.0f ? alpha * acc : alpha * acc + beta * *c;
-#endif
-}
-
 // The block and thread index, read again where asked (asm volatile: the compiler can neither merge nor hoist the
 // reads), for kernels whose accumulators leave no registers to keep derived values across the main loop.
 __device__ __forceinline__ int gt_block_id()
@@ -109,38 +91,6 @@ __device__ __forceinline__ int gt_thread_id()
     int r;
     asm volatile("mov.u32 %0, %%tid.x;\n" : "=r"(r));
     return r;
-}
-
-// Where the block's TBM x TBN tile of C starts, from the linear block index: groups of GROUP tile rows walked
-// column by column, so that blocks in flight share A and B panels in L2.
-template <int TBM, int TBN, int GROUP>
-__device__ __forceinline__ void gt_tile_origin(int lin, int M, int N, int *bm0, int *bn0)
-{
-    const int tiles_m = (M + TBM - 1) / TBM, tiles_n = (N + TBN - 1) / TBN;
-    const int per_group = GROUP * tiles_n, first = lin / per_group * GROUP;
-    const int rows = min(tiles_m - first, GROUP), in = lin % per_group;
-    *bm0 = (first + in % rows) * TBM;
-    *bn0 = in / rows * TBN;
-}
-
-// C(i, j) and C(i, j + 1) from the products x0, x1 (row i, from column j; either may lie past M or N); beta == 0
-// never reads C. vc: C and ldc allow 8-byte aligned pairs.
-__device__ __forceinline__ void gt_store_pair(int M, int N, float *__restrict__ C, int ldc, int i, int j, float x0,
-                                              float x1, float alpha, float beta, bool vc)
-{
-    if (i >= M) return;
-    float *c = C + (size_t)i * ldc + j;
-    if (vc && j + 1 < N) {
-        float2 r = make_float2(alpha * x0, alpha * x1);
-        if (beta != 0.0f) {
-            const float2 o = *(const float2 *)c;
-            r.x = fmaf(beta, o.x, r.x), r.y = fmaf(beta, o.y, r.y);
-        }
-        *(float2 *)c = r;
-        return;
-    }
-    if (j < N) c[0] = beta == 0.0f ? alpha * x0 : fmaf(beta, c[0], alpha * x0);
-    if (j + 1 < N) c[1] = beta == 0.0f ? alpha * x1 : fmaf(beta, c[1], alpha * x1);
 }
 
 #if SPLITK > 1

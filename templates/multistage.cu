@@ -4,6 +4,9 @@
 // steady loop; shared memory is addressed with 32-bit shared-window addresses throughout.  Alone:
 // nvcc -arch=sm_90 -cubin -Xptxas -v -I templates templates/multistage.cu   (tests: tests/test_multistage.c)
 #include "common.cuh"
+#include "async.cuh"
+#include "epilogue.cuh"
+#include "raster.cuh"
 
 #ifndef BM
 #define BM 128 // rows of C per block
@@ -67,24 +70,9 @@ static_assert((WSUBM / TM) * TCOLS == 32, "a warp sub-tile must hold exactly 32 
 static_assert(STAGES >= 2 && STAGES <= 8 && RASTER >= 1, "STAGES 2..8, RASTER >= 1");
 static_assert(SK == 0 || SPLITK == 1, "stream-K and split-K are exclusive");
 
-// cp.async with a source size: bytes past `bytes` are zero-filled, so edge tiles need no other copy routine.
-// dst is a shared-window byte address: 32-bit arithmetic, no generic-to-shared conversion per copy. The L2
-// prefetch hint matters for the 4-byte copies, whose warps touch only 32 bytes of each row per tile.
-__device__ __forceinline__ void cp_async16(unsigned dst, const float *src, int bytes)
-{
-    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async4(unsigned dst, const float *src, int bytes)
-{
-    asm volatile("cp.async.ca.shared.global.L2::128B [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
+// Every copy is a cp.async (async.cuh) with the L2 prefetch hint: it matters for the 4-byte copies, whose warps
+// touch only 32 bytes of each row per tile.
+constexpr bool L2HINT = true;
 
 // Where this thread's copies of one operand start in the next K tile, and how many rows (transposed) or
 // columns (k-major) of the matrix are left from its first one. Kernel parameters stay in the constant bank, so
@@ -122,7 +110,8 @@ __device__ __forceinline__ void copy_kmajor(unsigned S, const Feed &f, const flo
             if (BK % RPP && kk0 + q * RPP >= BK) break;
             const bool in = (KIN || kk0 + q * RPP < kleft) && (DIN || f.room > 0);
             const float *src = f.p + (size_t)q * RPP * ld;
-            cp_async16(dst + 4 * q * RPP * (D + PAD), in ? src : X, !in ? 0 : DIN ? 16 : 4 * min(4, f.room));
+            gt_cp_async<16, L2HINT>(dst + 4 * q * RPP * (D + PAD), in ? src : X,
+                                    !in ? 0 : DIN ? 16 : 4 * min(4, f.room));
         }
     } else if (KIN && !DIN) { // T_KSTEADY with an unaligned operand (odd ld): unrolled like the 16-byte path
 #pragma unroll
@@ -130,8 +119,8 @@ __device__ __forceinline__ void copy_kmajor(unsigned S, const Feed &f, const flo
             if (BK % RPP && kk0 + q * RPP >= BK) break;
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-                cp_async4(dst + 4 * (q * RPP * (D + PAD) + e), e < f.room ? f.p + (size_t)q * RPP * ld + e : X,
-                          e < f.room ? 4 : 0);
+                gt_cp_async<4, L2HINT>(dst + 4 * (q * RPP * (D + PAD) + e),
+                                       e < f.room ? f.p + (size_t)q * RPP * ld + e : X, e < f.room ? 4 : 0);
         }
     } else {
 #pragma unroll 1 // the other tiles: kept rolled so it costs the steady paths no registers
@@ -140,8 +129,8 @@ __device__ __forceinline__ void copy_kmajor(unsigned S, const Feed &f, const flo
             const bool in = KIN || kk0 + q * RPP < kleft;
 #pragma unroll
             for (int e = 0; e < 4; ++e)
-                cp_async4(dst + 4 * (q * RPP * (D + PAD) + e), in && e < f.room ? f.p + (size_t)q * RPP * ld + e : X,
-                          in && e < f.room ? 4 : 0);
+                gt_cp_async<4, L2HINT>(dst + 4 * (q * RPP * (D + PAD) + e),
+                                       in && e < f.room ? f.p + (size_t)q * RPP * ld + e : X, in && e < f.room ? 4 : 0);
         }
     }
 }
@@ -169,7 +158,8 @@ __device__ __forceinline__ void copy_transposed(unsigned S, const Feed &f, const
         for (int r = 0; r < (D + RPP - 1) / RPP; ++r) { // fixed trip count: fully unrolled
             if (D % RPP && tid / 8 + r * RPP >= D) break;
             const bool in = kin && (DIN || r * RPP < f.room);
-            cp_async4(dst + 4 * (kc * (D + PAD) + r * RPP), in ? f.p + (size_t)r * RPP * ld + kc : X, in ? 4 : 0);
+            gt_cp_async<4, L2HINT>(dst + 4 * (kc * (D + PAD) + r * RPP), in ? f.p + (size_t)r * RPP * ld + kc : X,
+                                   in ? 4 : 0);
         }
     }
 }
@@ -225,26 +215,27 @@ __device__ __forceinline__ float4 lds128(unsigned addr)
     return v;
 }
 
-// One k row of this thread's fragments: WMITER x TM values of A and WNITER x TN of B, all LDS.128. S: the
-// stage's shared-window byte address.
+// One operand's fragment of one k row: ITER sub-tiles of T values, SUB floats apart, from the shared-window byte
+// address base, all LDS.128.
+template <int ITER, int T, int SUB> __device__ __forceinline__ void frag_row(float (&f)[ITER * T], unsigned base)
+{
+#pragma unroll
+    for (int i = 0; i < ITER; ++i)
+#pragma unroll
+        for (int v = 0; v < T; v += 4) {
+            const float4 t = lds128(base + 4 * (i * SUB + v));
+            f[i * T + v] = t.x, f[i * T + v + 1] = t.y, f[i * T + v + 2] = t.z, f[i * T + v + 3] = t.w;
+        }
+}
+
+// One k row of this thread's fragments: WMITER x TM values of A and WNITER x TN of B. S: the stage's shared-window
+// byte address.
 __device__ __forceinline__ void load_frag(float (&a)[WMITER * TM], float (&b)[WNITER * TN], unsigned S, int kk,
                                           int am, int bn)
 {
     const unsigned As = S + 4 * (kk * LDA_S + am), Bs = S + 4 * (BK * LDA_S + kk * LDB_S + bn);
-#pragma unroll
-    for (int i = 0; i < WMITER; ++i)
-#pragma unroll
-        for (int v = 0; v < TM; v += 4) {
-            const float4 t = lds128(As + 4 * (i * WSUBM + v));
-            a[i * TM + v] = t.x, a[i * TM + v + 1] = t.y, a[i * TM + v + 2] = t.z, a[i * TM + v + 3] = t.w;
-        }
-#pragma unroll
-    for (int j = 0; j < WNITER; ++j)
-#pragma unroll
-        for (int v = 0; v < TN; v += 4) {
-            const float4 t = lds128(Bs + 4 * (j * WSUBN + v));
-            b[j * TN + v] = t.x, b[j * TN + v + 1] = t.y, b[j * TN + v + 2] = t.z, b[j * TN + v + 3] = t.w;
-        }
+    frag_row<WMITER, TM, WSUBM>(a, As);
+    frag_row<WNITER, TN, WSUBN>(b, Bs);
 }
 
 // acc += a b^T for one k: the thread's whole outer product.
@@ -273,13 +264,13 @@ __device__ __forceinline__ void tile(float (&acc)[WMITER * TM][WNITER * TN], flo
             if (!(GT_ABLATE & 1) && (MODE != T_GUARDED || t + STAGES - 1 < ntiles))
                 load_tile<MODE>(sbase + 4 * wsg * STAGE_FLOATS, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, tid);
             kleft -= BK;
-            cp_async_commit();
+            gt_cp_async_commit();
             wsg = wsg + 1 == STAGES ? 0 : wsg + 1;
         }
         if (kk == BK - 1) {
             // Tiles 0..t+STAGES-1 are committed; tile t+1 must have landed for every thread.
             if (!(GT_ABLATE & 2)) {
-                cp_async_wait<STAGES - 2>();
+                gt_cp_async_wait<STAGES - 2>();
                 __syncthreads();
             }
             rs = rs + 1 == STAGES ? 0 : rs + 1;
@@ -289,48 +280,6 @@ __device__ __forceinline__ void tile(float (&acc)[WMITER * TM][WNITER * TN], flo
         }
         outer(acc, a[kk % 2], b[kk % 2]);
     }
-}
-
-// Tile (row, column) of C from a linear tile index: groups of RASTER tile rows are walked column by column, so
-// blocks running together share A rows and B columns in L2.
-__device__ __forceinline__ void tile_coords(int lin, int M, int N, int *tm, int *tn)
-{
-    const int tiles_m = (M + BM - 1) / BM, tiles_n = (N + BN - 1) / BN;
-#if RASTER > 1
-    const int per_group = RASTER * tiles_n, first = lin / per_group * RASTER;
-    const int rows = min(tiles_m - first, RASTER), in = lin % per_group;
-    *tm = first + in % rows;
-    *tn = in / rows;
-#else
-    (void)tiles_m;
-    *tm = lin / tiles_n;
-    *tn = lin % tiles_n;
-#endif
-}
-
-// Scalar path through gt_out (edges, split-K, unaligned C); 16-byte path for full aligned quads of C.
-__device__ __forceinline__ void store_quad(int M, int N, float *__restrict__ C, int ldc, float *__restrict__ ws, int i,
-                                           int j, const float *acc, float alpha, float beta, bool vc)
-{
-    if (i >= M) return;
-#if SPLITK == 1
-    if (vc && j + 3 < N) {
-        float4 *c = reinterpret_cast<float4 *>(C + (size_t)i * ldc + j);
-        float4 r = make_float4(alpha * acc[0], alpha * acc[1], alpha * acc[2], alpha * acc[3]);
-        if (beta != 0.0f) {
-            const float4 o = *c;
-            r.x = fmaf(beta, o.x, r.x), r.y = fmaf(beta, o.y, r.y), r.z = fmaf(beta, o.z, r.z),
-            r.w = fmaf(beta, o.w, r.w);
-        }
-        *c = r;
-        return;
-    }
-#else
-    (void)vc;
-#endif
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-        if (j + n < N) gt_out(M, N, C, ldc, ws, i, j + n, acc[n], alpha, beta);
 }
 
 typedef float Acc[WMITER * TM][WNITER * TN]; // one thread's results
@@ -350,7 +299,7 @@ __device__ __forceinline__ void mac_tile(Acc &acc, int M, int N, const float *__
 {
     const int ntiles = (k1 - k0 + BK - 1) / BK;
     const bool inner = bm0 + BM <= M && bn0 + BN <= N; // no edge in M or N: only the K tail needs predicates
-    const bool va = ((size_t)A & 15) == 0 && (lda & 3) == 0, vb = ((size_t)B & 15) == 0 && (ldb & 3) == 0;
+    const bool va = GT_VEC_OK(4, A, lda), vb = GT_VEC_OK(4, B, ldb);
     int am, bn;
     thread_offsets(lane, warp, &am, &bn);
 
@@ -371,7 +320,7 @@ __device__ __forceinline__ void mac_tile(Acc &acc, int M, int N, const float *__
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < ntiles) load_tile(sbase + 4 * s * STAGE_FLOATS, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, tid);
         kleft -= BK;
-        cp_async_commit();
+        gt_cp_async_commit();
     }
 
 #pragma unroll
@@ -380,7 +329,7 @@ __device__ __forceinline__ void mac_tile(Acc &acc, int M, int N, const float *__
         for (int n = 0; n < WNITER * TN; ++n) acc[m][n] = 0.0f;
     float a[2][WMITER * TM], b[2][WNITER * TN];
 
-    cp_async_wait<STAGES - 2>();
+    gt_cp_async_wait<STAGES - 2>();
     __syncthreads();
     load_frag(a[0], b[0], sbase, 0, am, bn);
 
@@ -411,7 +360,7 @@ __device__ __forceinline__ void mac_tile(Acc &acc, int M, int N, const float *__
     for (; t < ntiles; ++t)
         tile<T_GUARDED>(acc, a, b, sbase, rs, wsg, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, am, bn, tid, t,
                         ntiles);
-    cp_async_wait<0>();
+    gt_cp_async_wait<0>();
 }
 
 // C (or the split-K workspace) from this thread's results of the tile at (bm0, bn0).
@@ -422,7 +371,7 @@ __device__ __forceinline__ void store_tile(const Acc &acc, int M, int N, float *
     int am, bn;
     thread_offsets(lane, warp, &am, &bn);
     const int i0 = bm0 + am, j0 = bn0 + bn;
-    const bool vc = ((size_t)C & 15) == 0 && (ldc & 3) == 0;
+    const bool vc = GT_VEC_OK(4, C, ldc);
 #pragma unroll
     for (int i = 0; i < WMITER; ++i)
 #pragma unroll
@@ -431,8 +380,8 @@ __device__ __forceinline__ void store_tile(const Acc &acc, int M, int N, float *
             for (int j = 0; j < WNITER; ++j)
 #pragma unroll
                 for (int n = 0; n < TN; n += 4)
-                    store_quad(M, N, C, ldc, ws, i0 + i * WSUBM + m, j0 + j * WSUBN + n, &acc[i * TM + m][j * TN + n],
-                               alpha, beta, vc);
+                    gt_store<4, GT_EPI_FMA_VEC>(M, N, C, ldc, ws, i0 + i * WSUBM + m, j0 + j * WSUBN + n,
+                                       &acc[i * TM + m][j * TN + n], alpha, beta, vc);
 }
 
 #if SK > 0
@@ -526,12 +475,11 @@ __device__ __forceinline__ void stream_k(Acc &acc, int M, int N, int K, float al
             break;
         }
         if (done) __syncthreads(); // every warp is done with the stages before they are refilled
-        int tm, tn;
-        tile_coords(t, M, N, &tm, &tn);
-        mac_tile(acc, M, N, A, lda, B, ldb, tm * BM, tn * BN, kb * BK, min(K, ke * BK), sbase, tid, tid % 32,
-                 tid / 32);
+        int bm0, bn0;
+        gt_tile_origin<BM, BN, RASTER>(t, M, N, &bm0, &bn0);
+        mac_tile(acc, M, N, A, lda, B, ldb, bm0, bn0, kb * BK, min(K, ke * BK), sbase, tid, tid % 32, tid / 32);
         if ((kb == 0 && ke == I) || sk_fixup(acc, ws, T, t, I, W, done ? 1 : 0, tid))
-            store_tile(acc, M, N, C, ldc, ws, tm * BM, tn * BN, alpha, beta, tid % 32, tid / 32);
+            store_tile(acc, M, N, C, ldc, ws, bm0, bn0, alpha, beta, tid % 32, tid / 32);
     }
 }
 #endif
@@ -547,10 +495,10 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
     (void)lane, (void)warp;
     stream_k(acc, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ws, sbase, tid);
 #else
-    int tm, tn, k0, k1;
-    tile_coords(blockIdx.x, M, N, &tm, &tn);
+    int bm0, bn0, k0, k1;
+    gt_tile_origin<BM, BN, RASTER>(blockIdx.x, M, N, &bm0, &bn0);
     gt_k_range(K, BK, &k0, &k1);
-    mac_tile(acc, M, N, A, lda, B, ldb, tm * BM, tn * BN, k0, k1, sbase, tid, lane, warp);
-    store_tile(acc, M, N, C, ldc, ws, tm * BM, tn * BN, alpha, beta, lane, warp);
+    mac_tile(acc, M, N, A, lda, B, ldb, bm0, bn0, k0, k1, sbase, tid, lane, warp);
+    store_tile(acc, M, N, C, ldc, ws, bm0, bn0, alpha, beta, lane, warp);
 #endif
 }

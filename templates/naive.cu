@@ -3,6 +3,7 @@
 // later families improve on). Blocks are numbered on a 1-D grid, so any M, N fits the grid limits; the guard
 // on (i, j) handles edges. Alone: nvcc -arch=sm_90 -cubin -I templates templates/naive.cu
 #include "common.cuh"
+#include "epilogue.cuh"
 
 #ifndef BX
 #define BX 32 // threads per block along rows of C (threadIdx.x)
@@ -21,9 +22,5 @@ extern "C" __global__ void __launch_bounds__(BX * BY) gt_gemm(GT_GEMM_ARGS)
     const int i = (int)(blockIdx.x % tiles_m) * BX + threadIdx.x;
     const int j = (int)(blockIdx.x / tiles_m) * BY + threadIdx.y;
     if (i >= M || j >= N) return;
-    constexpr int ku = KU; // #pragma unroll takes a constant expression, not a macro
-    float acc = 0.0f;
-#pragma unroll ku
-    for (int k = 0; k < K; ++k) acc = fmaf(GT_A(i, k), GT_B(k, j), acc);
-    gt_out(M, N, C, ldc, ws, i, j, acc, alpha, beta);
+    gt_out(M, N, C, ldc, ws, i, j, gt_dot<KU>(A, lda, B, ldb, i, j, K), alpha, beta);
 }

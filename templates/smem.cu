@@ -3,6 +3,8 @@
 // all four layouts) and zero-fill outside M, N and K, so any shape works; stores are guarded.
 // Alone: nvcc -arch=sm_90 -cubin -I templates templates/smem.cu
 #include "common.cuh"
+#include "epilogue.cuh"
+#include "tileio.cuh"
 
 #ifndef BM
 #define BM 16 // rows of C per block

@@ -5,6 +5,10 @@
 // fold is what keeps FP32 accuracy). The design and its measurements: docs/BENCHMARKS.md, "3xTF32 study".  Alone:
 // nvcc -arch=sm_90 -cubin -Xptxas -v -I templates templates/tf32x3.cu   (tests: tests/test_tf32x3.c)
 #include "common.cuh"
+#include "async.cuh"
+#include "epilogue.cuh"
+#include "raster.cuh"
+#include "tf32.cuh"
 
 #ifndef BM
 #define BM 128 // rows of C per block
@@ -74,54 +78,6 @@ static_assert(KPITCH % 32 == 8 || KPITCH % 32 == 24, "k-contiguous pitch: fragme
 static_assert(STAGES >= 2 && STAGES <= 8, "STAGES 2..8");
 static_assert(SPLITK == 1, "tf32x3 has no split-K");
 
-// cp.async with a source size: bytes past `bytes` are zero-filled, so edge tiles need no other copy routine.
-__device__ __forceinline__ void cp_async16(unsigned dst, const float *src, int bytes)
-{
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async4(unsigned dst, const float *src, int bytes)
-{
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes)
-                 : "memory");
-}
-__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void cp_async_wait()
-{
-    asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-// x rounded to TF32 (as FP32 bits). sm_90 has a one-instruction round to nearest (the study measured it +25% over
-// cvt.rna, which ptxas emulates there); earlier GPUs only have cvt.rna, of the same accuracy. Inf stays Inf and NaN
-// NaN. Values within half a TF32 ulp of FLT_MAX round to Inf, so their small part and the result are NaN.
-__device__ __forceinline__ unsigned tf32_round(float x)
-{
-    unsigned r;
-#if __CUDA_ARCH__ >= 900
-    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-#else
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-#endif
-    return r;
-}
-
-// x = big + small up to small's rounding: x - big is exact in FP32, as big is x rounded to 11 significant bits.
-__device__ __forceinline__ void split(float x, unsigned &big, unsigned &small)
-{
-    big = tf32_round(x);
-    small = tf32_round(x - __uint_as_float(big));
-}
-
-// d += a * b on one 16x8x8 tile. a: (g,t) (g+8,t) (g,t+4) (g+8,t+4); b: (k=t,n=g) (k=t+4,n=g);
-// d: (g,2t) (g,2t+1) (g+8,2t) (g+8,2t+1), with g = lane/4, t = lane%4 (PTX ISA, mma.m16n8k8 .tf32).
-__device__ __forceinline__ void mma(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
-{
-    asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
-        "{%0,%1,%2,%3};\n"
-        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
-}
-
 // One operand's copies into a tile of ROWS x COLS floats whose columns are contiguous in global memory (KMAJOR:
 // the rows are k, as for A with GT_TA and B without GT_TB; else the columns are). A thread takes one 16-byte quad
 // of a row per pass, at the same column in every pass; its feed points at its first element of the next tile.
@@ -157,24 +113,18 @@ __device__ __forceinline__ void copy_tile(unsigned S, const float *p, const floa
         const unsigned dst = S + 4 * ((r + q * RPP) * PITCH + c);
         const bool rin = q * RPP < rows;
         if (FULL) {
-            cp_async16(dst, src, 16);
+            gt_cp_async<16>(dst, src, 16);
         } else if (vec) {
             const int n = rin ? min(max(cols, 0), 4) : 0;
-            cp_async16(dst, n ? src : X, 4 * n);
+            gt_cp_async<16>(dst, n ? src : X, 4 * n);
         } else {
 #pragma unroll
             for (int e = 0; e < 4; ++e) {
                 const bool in = rin && e < cols;
-                cp_async4(dst + 4 * e, in ? src + e : X, in ? 4 : 0);
+                gt_cp_async<4>(dst + 4 * e, in ? src + e : X, in ? 4 : 0);
             }
         }
     }
-}
-
-// Where the block's tile of C starts (common.cuh).
-__device__ __forceinline__ void tile_origin(int lin, int M, int N, int *bm0, int *bn0)
-{
-    gt_tile_origin<BM, BN, RASTER>(lin, M, N, bm0, bn0);
 }
 
 // Tile t of K of both operands into the stage at S, and both feeds one tile on. FULL as in copy_tile.
@@ -185,7 +135,7 @@ __device__ __forceinline__ void load_stage(unsigned S, const float *&pa, const f
 {
     const int tid = gt_thread_id();
     int bm0 = 0, bn0 = 0;
-    if (!FULL) tile_origin(gt_block_id(), M, N, &bm0, &bn0);
+    if (!FULL) gt_tile_origin<BM, BN, RASTER>(gt_block_id(), M, N, &bm0, &bn0);
     copy_tile<A_ROWS, A_COLS, A_PITCH, GT_TA, FULL>(S, pa, A, lda, K - t * BK, M - bm0, va, tid);
     copy_tile<B_ROWS, B_COLS, B_PITCH, !GT_TB, FULL>(S + 4 * A_FLOATS, pb, B, ldb, K - t * BK, N - bn0, vb, tid);
     pa += GT_TA ? (size_t)BK * lda : BK;
@@ -206,7 +156,7 @@ __device__ __forceinline__ void frag_a(unsigned (&a)[2][4], const float *As, int
     x[0] = lo.x, x[1] = hi.x, x[2] = lo.y, x[3] = hi.y;
 #endif
 #pragma unroll
-    for (int r = 0; r < 4; ++r) split(x[r], a[0][r], a[1][r]);
+    for (int r = 0; r < 4; ++r) gt_tf32_split(x[r], a[0][r], a[1][r]);
 }
 
 __device__ __forceinline__ void frag_b(unsigned (&b)[2][2], const float *Bs, int boff, int j, int kk)
@@ -220,7 +170,7 @@ __device__ __forceinline__ void frag_b(unsigned (&b)[2][2], const float *Bs, int
     x[0] = p[0], x[1] = p[B_PITCH];
 #endif
 #pragma unroll
-    for (int r = 0; r < 2; ++r) split(x[r], b[0][r], b[1][r]);
+    for (int r = 0; r < 2; ++r) gt_tf32_split(x[r], b[0][r], b[1][r]);
 }
 
 // This lane's offsets (floats) of its fragment elements for m tile 0, n tile 0, k step 0 of a stage.
@@ -238,9 +188,9 @@ typedef float Acc[MI][NI][4]; // one accumulator set of a lane
 __device__ __forceinline__ void mma3(float (&chunk)[4], float (&corr)[4], const unsigned (&a)[2][4],
                                      const unsigned (&b)[2][2])
 {
-    mma(corr, a[0], b[1]);
-    mma(corr, a[1], b[0]);
-    mma(chunk, a[0], b[0]);
+    gt_mma_tf32(corr, a[0], b[1]);
+    gt_mma_tf32(corr, a[1], b[0]);
+    gt_mma_tf32(chunk, a[0], b[0]);
 }
 
 // One stage: BK / 8 k steps over the warp tile. The operand with fewer fragment registers per warp tile is split
@@ -293,8 +243,8 @@ __device__ __forceinline__ void mac_tile(Acc &acc, Acc &corr, int M, int N, int 
                                          unsigned sbase)
 {
     int bm0, bn0;
-    tile_origin(blockIdx.x, M, N, &bm0, &bn0); // a plain read here: ptxas keeps block-uniform values uniform
-    const bool va = ((size_t)A & 15) == 0 && (lda & 3) == 0, vb = ((size_t)B & 15) == 0 && (ldb & 3) == 0;
+    gt_tile_origin<BM, BN, RASTER>(blockIdx.x, M, N, &bm0, &bn0); // a plain read: ptxas keeps it uniform
+    const bool va = GT_VEC_OK(4, A, lda), vb = GT_VEC_OK(4, B, ldb);
     const int ntiles = (K + BK - 1) / BK, nfull = K / BK; // tiles, whole tiles
     // Whole tiles of an interior block with 16-byte copies need no predicate (FULL). A flag, not a tile count:
     // ptxas keeps it in a predicate register.
@@ -311,7 +261,7 @@ __device__ __forceinline__ void mac_tile(Acc &acc, Acc &corr, int M, int N, int 
 #pragma unroll
     for (int s = 0; s < STAGES - 1; ++s) {
         if (s < ntiles) load(s);
-        cp_async_commit();
+        gt_cp_async_commit();
     }
     Acc chunk;
 #pragma unroll
@@ -324,10 +274,10 @@ __device__ __forceinline__ void mac_tile(Acc &acc, Acc &corr, int M, int N, int 
     for (int t = 0; t < ntiles; ++t) {
         // STAGES-1+t groups committed: tiles 0..t have landed when at most STAGES-2 are pending. After the barrier
         // every warp is also done with tile t-1, whose stage is refilled next.
-        cp_async_wait<STAGES - 2>();
+        gt_cp_async_wait<STAGES - 2>();
         __syncthreads();
         if (t + STAGES - 1 < ntiles) load(t + STAGES - 1);
-        cp_async_commit();
+        gt_cp_async_commit();
         const float *As = smem + t % STAGES * STAGE_FLOATS;
         int aoff, boff;
         fragment_offsets(gt_thread_id(), &aoff, &boff);
@@ -335,24 +285,27 @@ __device__ __forceinline__ void mac_tile(Acc &acc, Acc &corr, int M, int N, int 
         if ((t + 1) % (KC / BK) == 0) fold(acc, chunk); // block-uniform
     }
     if (ntiles % (KC / BK)) fold(acc, chunk); // the last, partial chunk
-    cp_async_wait<0>();                       // only empty groups remain; leave none behind
+    gt_cp_async_wait<0>();                    // only empty groups remain; leave none behind
 }
 
 __device__ __forceinline__ void store_tile(const Acc &acc, const Acc &corr, int M, int N, float *__restrict__ C,
                                            int ldc, float alpha, float beta)
 {
     int bm0, bn0;
-    tile_origin(gt_block_id(), M, N, &bm0, &bn0);
+    gt_tile_origin<BM, BN, RASTER>(gt_block_id(), M, N, &bm0, &bn0);
     const int tid = gt_thread_id(), warp = tid / 32, lane = tid % 32;
-    const bool vc = ((size_t)C & 7) == 0 && (ldc & 1) == 0;
+    const bool vc = GT_VEC_OK(2, C, ldc);
     const int i0 = bm0 + warp % (BM / WM) * WM + lane / 4, j0 = bn0 + warp / (BM / WM) * WN + lane % 4 * 2;
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll
         for (int j = 0; j < NI; ++j) {
             const float *a = acc[i][j], *c = corr[i][j];
-            gt_store_pair(M, N, C, ldc, i0 + 16 * i, j0 + 8 * j, a[0] + c[0], a[1] + c[1], alpha, beta, vc);
-            gt_store_pair(M, N, C, ldc, i0 + 16 * i + 8, j0 + 8 * j, a[2] + c[2], a[3] + c[3], alpha, beta, vc);
+            const float top[2] = {a[0] + c[0], a[1] + c[1]};
+            gt_store<2, GT_EPI_FMA>(M, N, C, ldc, nullptr, i0 + 16 * i, j0 + 8 * j, top, alpha, beta, vc);
+            const float bottom[2] = {a[2] + c[2], a[3] + c[3]}; // summed here: the SASS keeps its order
+            gt_store<2, GT_EPI_FMA>(M, N, C, ldc, nullptr, i0 + 16 * i + 8, j0 + 8 * j, bottom, alpha, beta,
+                                    vc);
         }
 }
 

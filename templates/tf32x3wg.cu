@@ -8,6 +8,9 @@
 // Alone: nvcc -gencode arch=compute_90a,code=sm_90a -cubin -Xptxas -v -I templates templates/tf32x3wg.cu
 // (tests: tests/test_tf32x3wg.c; on the GPU tests/test_tf32x3.c)
 #include "common.cuh"
+#include "epilogue.cuh"
+#include "raster.cuh"
+#include "tf32.cuh"
 
 #ifndef BM
 #define BM 128 // rows of C per block: 64 per warpgroup
@@ -62,21 +65,6 @@ static_assert(KC > 0 && KC % BK == 0, "KC must be a positive multiple of BK");
 static_assert(STAGES == 2 || STAGES == 3, "STAGES: 2 or 3");
 static_assert((BM * BK / 4) % NT == 0 && (BN * BK / 4) % NT == 0, "quads must divide evenly among the threads");
 static_assert(SPLITK == 1, "tf32x3wg has no split-K");
-
-// x rounded to TF32 with sm_90's one-instruction round to nearest. Inf stays Inf, NaN NaN; values within half a
-// TF32 ulp of FLT_MAX round to Inf, so their small part and the result are NaN (as family tf32x3).
-__device__ __forceinline__ unsigned tf32_round(float x)
-{
-    unsigned r;
-    asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
-    return r;
-}
-
-// Where the block's tile of C starts (common.cuh).
-__device__ __forceinline__ void tile_origin(int lin, int M, int N, int *bm0, int *bn0)
-{
-    gt_tile_origin<BM, BN, RASTER>(lin, M, N, bm0, bn0);
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Global memory to registers to shared memory. An operand tile is R rows (m of A, n of B) by BK k-values; a quad
@@ -189,10 +177,7 @@ __device__ __forceinline__ void put(unsigned big, unsigned small, const float (&
         const unsigned off = tile_off<R>(r0 + Mp::DR(i), q0 + Mp::DQ(i));
         unsigned b[4], s[4];
 #pragma unroll
-        for (int e = 0; e < 4; ++e) {
-            b[e] = tf32_round(x[i][e]);
-            s[e] = tf32_round(x[i][e] - __uint_as_float(b[e]));
-        }
+        for (int e = 0; e < 4; ++e) gt_tf32_split(x[i][e], b[e], s[e]); // tf32.cuh: sm_90's cvt.rn
         asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(big + off), "r"(b[0]), "r"(b[1]), "r"(b[2]),
                      "r"(b[3])
                      : "memory");
@@ -390,14 +375,16 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int 
                                            float alpha, float beta)
 {
     int bm0, bn0;
-    tile_origin(gt_block_id(), M, N, &bm0, &bn0);
+    gt_tile_origin<BM, BN, RASTER>(gt_block_id(), M, N, &bm0, &bn0);
     const int tid = gt_thread_id(), lane = tid % 32;
-    const bool vc = ((size_t)C & 7) == 0 && (ldc & 1) == 0;
+    const bool vc = GT_VEC_OK(2, C, ldc);
     const int i0 = bm0 + tid / 32 * 16 + lane / 4, j0 = bn0 + lane % 4 * 2;
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
-        gt_store_pair(M, N, C, ldc, i0, j0 + 8 * j, acc[4 * j], acc[4 * j + 1], alpha, beta, vc);
-        gt_store_pair(M, N, C, ldc, i0 + 8, j0 + 8 * j, acc[4 * j + 2], acc[4 * j + 3], alpha, beta, vc);
+        const float top[2] = {acc[4 * j], acc[4 * j + 1]};
+        gt_store<2, GT_EPI_FMA>(M, N, C, ldc, nullptr, i0, j0 + 8 * j, top, alpha, beta, vc);
+        const float bottom[2] = {acc[4 * j + 2], acc[4 * j + 3]};
+        gt_store<2, GT_EPI_FMA>(M, N, C, ldc, nullptr, i0 + 8, j0 + 8 * j, bottom, alpha, beta, vc);
     }
 }
 
@@ -408,11 +395,11 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
     extern __shared__ float4 smem4[];
     Operands o;
     o.lda = lda, o.ldb = ldb, o.M = M, o.N = N, o.K = K;
-    tile_origin(blockIdx.x, M, N, &o.bm0, &o.bn0);
+    gt_tile_origin<BM, BN, RASTER>(blockIdx.x, M, N, &o.bm0, &o.bn0);
     o.pa = feed0<BM, !GT_TA>(A, lda, o.bm0);
     o.pb = feed0<BN, (bool)GT_TB>(B, ldb, o.bn0);
-    o.va = ((size_t)A & 15) == 0 && (lda & 3) == 0;
-    o.vb = ((size_t)B & 15) == 0 && (ldb & 3) == 0;
+    o.va = GT_VEC_OK(4, A, lda);
+    o.vb = GT_VEC_OK(4, B, ldb);
     o.interior = o.bm0 + BM <= M && o.bn0 + BN <= N;
     float acc[NACC];
     const unsigned raw = (unsigned)__cvta_generic_to_shared(smem4);

@@ -3,6 +3,8 @@
 // Loads walk each operand's contiguous dimension and zero-fill at edges; stores are guarded.
 // Alone: nvcc -arch=sm_90 -cubin -I templates templates/tile1d.cu
 #include "common.cuh"
+#include "epilogue.cuh"
+#include "tileio.cuh"
 
 #ifndef BM
 #define BM 64 // rows of C per block

@@ -2,6 +2,8 @@
 // TM x TN sub-tile held in registers. Edges are zero-filled on load and guarded on store, so any M, N, K works.
 // Alone: nvcc -arch=sm_90 -cubin -I templates templates/tile2d.cu
 #include "common.cuh"
+#include "epilogue.cuh"
+#include "tileio.cuh"
 
 #ifndef BM
 #define BM 64 // rows of C per block

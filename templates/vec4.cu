@@ -2,6 +2,8 @@
 // k-major (transposed) in shared memory so each thread reads its TM rows and TN columns as float4, and float4 C
 // stores. Misaligned pointers or ld % 4 != 0 take the scalar path (tileio.cuh), edges are zero-filled and guarded.
 // Alone: nvcc -arch=sm_90 -cubin -I templates templates/vec4.cu
+#include "common.cuh"
+#include "epilogue.cuh"
 #include "tileio.cuh"
 
 #ifndef BM
@@ -32,7 +34,7 @@ extern "C" __global__ void __launch_bounds__(NT) gt_gemm(GT_GEMM_ARGS)
     const int tid = threadIdx.x;
     const int bm0 = blockIdx.y * BM, bn0 = blockIdx.x * BN;
     const int tr = tid / (BN / TN), tc = tid % (BN / TN);
-    const bool va = gt_vec_ok(A, lda), vb = gt_vec_ok(B, ldb), vc = gt_vec_ok(C, ldc);
+    const bool va = GT_VEC_OK(4, A, lda), vb = GT_VEC_OK(4, B, ldb), vc = GT_VEC_OK(4, C, ldc);
     int k0, k1;
     gt_k_range(K, BK, &k0, &k1);
 
@@ -64,7 +66,8 @@ extern "C" __global__ void __launch_bounds__(NT) gt_gemm(GT_GEMM_ARGS)
 #pragma unroll
     for (int m = 0; m < TM; ++m)
 #pragma unroll
-        for (int n = 0; n < TN; n += 4)
-            gt_out4(M, N, C, ldc, ws, bm0 + tr * TM + m, bn0 + tc * TN + n,
-                    make_float4(acc[m][n], acc[m][n + 1], acc[m][n + 2], acc[m][n + 3]), alpha, beta, vc);
+        for (int n = 0; n < TN; n += 4) {
+            const float v[4] = {acc[m][n], acc[m][n + 1], acc[m][n + 2], acc[m][n + 3]};
+            gt_store<4, GT_EPI_CONTRACT>(M, N, C, ldc, ws, bm0 + tr * TM + m, bn0 + tc * TN + n, v, alpha, beta, vc);
+        }
 }

@@ -3,6 +3,9 @@
 // are those of vec4 (tileio.cuh: float4 when aligned, scalar and zero-filled at edges). SPLITK slices K across
 // blockIdx.z (partial sums to ws, reduced by gt_splitk_reduce); SWZ groups block rows so neighbours share L2.
 // Alone: nvcc -arch=sm_90 -cubin -I templates templates/warptile.cu
+#include "common.cuh"
+#include "epilogue.cuh"
+#include "raster.cuh"
 #include "tileio.cuh"
 
 #ifndef BM
@@ -46,16 +49,13 @@
 #error "inconsistent warptile parameters (kernels/warptile.c rejects these)"
 #endif
 
-// Block tile (row, column) of this block; with SWZ > 1 consecutive blocks walk down a group of SWZ block rows
-// before moving right, so the B columns they load stay in L2.
+// Block tile (row, column) of this block on the tiles_m x tiles_n grid (gridDim.y x gridDim.x); with SWZ > 1
+// consecutive blocks walk down a group of SWZ block rows before moving right, so the B columns they load stay in L2
+// (raster.cuh).
 __device__ __forceinline__ void block_tile(int *bmi, int *bni)
 {
 #if SWZ > 1
-    const int tiles_n = gridDim.x, tiles_m = gridDim.y;
-    const int b = blockIdx.y * tiles_n + blockIdx.x;
-    const int first = b / (SWZ * tiles_n) * SWZ, gsz = min(tiles_m - first, SWZ), r = b % (SWZ * tiles_n);
-    *bmi = first + r % gsz;
-    *bni = r / gsz;
+    gt_raster<SWZ>(blockIdx.y * gridDim.x + blockIdx.x, gridDim.y, gridDim.x, bmi, bni);
 #else
     *bmi = blockIdx.y;
     *bni = blockIdx.x;
@@ -74,7 +74,7 @@ extern "C" __global__ void __launch_bounds__(NTHREADS) gt_gemm(GT_GEMM_ARGS)
     const int wr = warp / (BN / WN), wc = warp % (BN / WN);         // warp's place in the block tile
     const int tr = lane / (WSUBN / TN), tc = lane % (WSUBN / TN);   // lane's place in one warp step
     const int row0 = wr * WM + tr * TM, col0 = wc * WN + tc * TN;   // lane's first element, block-relative
-    const bool va = gt_vec_ok(A, lda), vb = gt_vec_ok(B, ldb), vc = gt_vec_ok(C, ldc);
+    const bool va = GT_VEC_OK(4, A, lda), vb = GT_VEC_OK(4, B, ldb), vc = GT_VEC_OK(4, C, ldc);
     int k0, k1;
     gt_k_range(K, BK, &k0, &k1);
 
@@ -118,7 +118,8 @@ extern "C" __global__ void __launch_bounds__(NTHREADS) gt_gemm(GT_GEMM_ARGS)
 #pragma unroll
                 for (int n = 0; n < TN; n += 4) {
                     const float *v = &acc[wm * TM + m][wn * TN + n];
-                    gt_out4(M, N, C, ldc, ws, bm0 + row0 + wm * WSUBM + m, bn0 + col0 + wn * WSUBN + n,
-                            make_float4(v[0], v[1], v[2], v[3]), alpha, beta, vc);
+                    const float x[4] = {v[0], v[1], v[2], v[3]};
+                    gt_store<4, GT_EPI_CONTRACT>(M, N, C, ldc, ws, bm0 + row0 + wm * WSUBM + m,
+                                               bn0 + col0 + wn * WSUBN + n, x, alpha, beta, vc);
                 }
 }

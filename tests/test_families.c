@@ -235,13 +235,15 @@ GT_TEST(families_render_their_templates, GT_NEEDS_NONE)
         if (!src) continue;
         CHECK(strstr(src, "#define GT_TA 1\n#define GT_TB 1\n") != NULL);
         CHECK_MSG(strstr(src, "extern \"C\" __global__ void") && strstr(src, "gt_gemm(GT_GEMM_ARGS)"), "%s", name);
-        /* every tunable has a default in the template so the file compiles alone */
-        for (int j = 0; j < f->nparams; ++j) {
+        /* every tunable has a default in the template or a header it includes, so the file compiles alone */
+        char *all = gt_source_expand(src);
+        CHECK_MSG(all != NULL, "%s: a header it includes is not embedded", name);
+        for (int j = 0; all && j < f->nparams; ++j) {
             char def[64];
             snprintf(def, sizeof def, "#ifndef %s\n", f->params[j].name);
-            CHECK_MSG(strstr(src, def) || !strcmp(f->params[j].name, "SPLITK"), "%s: no default for %s", name,
-                      f->params[j].name);
+            CHECK_MSG(strstr(all, def), "%s: no default for %s", name, f->params[j].name);
         }
+        free(all);
         free(src);
     }
 }
@@ -407,4 +409,19 @@ GT_TEST(cli_candidates_rejects_bad_input, GT_NEEDS_NONE)
     CHECK(gt_run(GT_CLI " candidates --help", &out) == 0 && out && strstr(out, "usage: gemmtune candidates") &&
           strstr(out, "multistage") && !strstr(out, "test_hang"));
     free(out);
+}
+
+/* The test toolkit's view of what NVRTC compiles: a template with its headers written in, each once. */
+GT_TEST(toolkit_source_expand_writes_headers_in_once, GT_NEEDS_NONE)
+{
+    const char *src = "#define BM 64\n#include \"tileio.cuh\"\n#include \"epilogue.cuh\"\nint after;\n";
+    char *all = gt_source_expand(src);
+    CHECK(all != NULL);
+    if (!all) return;
+    const char *guard = strstr(all, "#define GT_COMMON_CUH"); /* common.cuh, which both include, once */
+    CHECK(guard && !strstr(guard + 1, "#define GT_COMMON_CUH"));
+    CHECK(strstr(all, "gt_load_tile") && strstr(all, "gt_store") && !strstr(all, "#include \""));
+    CHECK(!strncmp(all, "#define BM 64\n", 14) && strstr(all, "int after;\n"));
+    free(all);
+    CHECK(gt_source_expand("#include \"nosuch.cuh\"\n") == NULL);
 }

@@ -218,7 +218,10 @@ GT_TEST(multistage_render_has_layout_and_params, GT_NEEDS_NONE)
     CHECK(strstr(src, "#define GT_TA 0\n#define GT_TB 1\n"));
     CHECK(strstr(src, "#define BM 256\n#define BN 128\n#define BK 8\n"));
     CHECK(strstr(src, "#define STAGES 3\n") && strstr(src, "#define RASTER 8\n") && strstr(src, "#define SPLITK 1\n"));
-    CHECK(strstr(src, "cp.async.cg.shared.global") && strstr(src, "gt_gemm"));
+    CHECK(strstr(src, "constexpr bool L2HINT = true;") && strstr(src, "gt_gemm")); /* every copy: the L2 hint */
+    char *all = gt_source_expand(src); /* with its headers (async.cuh: cp.async), as NVRTC compiles it */
+    CHECK(all && strstr(all, "cp.async.cg.shared.global.L2::128B") && strstr(all, "cp.async.ca.shared.global.L2::128B"));
+    free(all);
     free(src);
 }
 

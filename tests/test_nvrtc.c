@@ -25,6 +25,22 @@ GT_TEST(nvrtc_compiles_a_tile2d_candidate, GT_NEEDS_NVRTC)
     free(src);
 }
 
+/* The tuner's helper kernels are a template file, compiled as the worker compiles them (tuner/measure.c). */
+GT_TEST(nvrtc_compiles_the_helper_kernels, GT_NEEDS_NVRTC)
+{
+    static const char *const kernels[] = {"gt_fill",  "gt_set",       "gt_abs", "gt_compare",
+                                          "gt_scale", "gt_compare64", "gt_same", "gt_widen"};
+    const char *src = gt_template_text("measure.cu");
+    CHECK(src != NULL);
+    if (!src) return;
+    gt_cubin c;
+    char err[512];
+    CHECK_MSG(gt_nvrtc_compile(src, "sm_90", &c, err, sizeof err) == 0, "%s", err);
+    for (size_t i = 0; c.data && i < sizeof kernels / sizeof kernels[0]; ++i) /* each name, NUL-terminated */
+        CHECK_MSG(memmem(c.data, c.size, kernels[i], strlen(kernels[i]) + 1), "no %s in the cubin", kernels[i]);
+    gt_cubin_free(&c);
+}
+
 GT_TEST(nvrtc_reports_compile_errors, GT_NEEDS_NVRTC)
 {
     gt_cubin c;

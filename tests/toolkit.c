@@ -176,3 +176,54 @@ gt_params gt_params_with(const gt_family *f, gt_params p, const char *name, int 
         if (!strcmp(f->params[i].name, name)) p.v[i] = v;
     return p;
 }
+
+typedef struct {
+    char *text;
+    size_t len, cap;
+    const char *seen[32];
+    int nseen;
+} expansion;
+
+static int append(expansion *x, const char *s, size_t n)
+{
+    if (x->len + n + 1 > x->cap) {
+        size_t cap = 2 * (x->len + n + 1);
+        char *t = realloc(x->text, cap);
+        if (!t) return -1;
+        x->text = t, x->cap = cap;
+    }
+    memcpy(x->text + x->len, s, n);
+    x->text[x->len += n] = '\0';
+    return 0;
+}
+
+/* Appends src, each line `#include "NAME"` replaced by the header's own expansion (nothing the second time). */
+static int expand(expansion *x, const char *src)
+{
+    for (const char *line = src; *line;) {
+        const char *end = strchr(line, '\n');
+        size_t n = end ? (size_t)(end - line + 1) : strlen(line);
+        char name[64];
+        if (sscanf(line, "#include \"%63[^\"]\"", name) == 1) {
+            const char *text = gt_template_text(name);
+            int seen = 0;
+            for (int i = 0; i < x->nseen; ++i) seen |= x->seen[i] == text;
+            if (!text || x->nseen == 32) return -1;
+            if (!seen && (x->seen[x->nseen++] = text, expand(x, text) != 0)) return -1;
+        } else if (append(x, line, n) != 0) {
+            return -1;
+        }
+        line += n;
+    }
+    return 0;
+}
+
+char *gt_source_expand(const char *src)
+{
+    expansion x = {0};
+    if (expand(&x, src) != 0) {
+        free(x.text);
+        return NULL;
+    }
+    return x.text;
+}

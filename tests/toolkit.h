@@ -70,6 +70,11 @@ typedef struct {
 /* p with f's parameter `name` set to v (unchanged when f has no such parameter). Cannot fail. */
 gt_params gt_params_with(const gt_family *f, gt_params p, const char *name, int v);
 
+/* src with each `#include "NAME"` of a template header replaced by the header's text (gt_template_text), headers
+ * inside headers too, each header once as its include guard would have it: the program NVRTC compiles, for tests
+ * that look for what a kernel's source holds. malloc'd; NULL when a header is missing. */
+char *gt_source_expand(const char *src);
+
 /* A job for f at p in layout (ta, tb), not run yet. */
 gt_compile_job gt_compile_job_make(const gt_family *f, const gt_params *p, int ta, int tb);
 /* Every default candidate of every sweepable family under arch's limits, in the nn layout, in enumeration order

@@ -2,6 +2,7 @@
  * Operands are generated on the device from a seed (fresh for every check), never zeros. */
 #include "measure.h"
 #include "compile.h"
+#include "family.h"
 
 #include <cublas_v2.h>
 #include <dlfcn.h>
@@ -10,80 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* Helper kernels, compiled once per worker with NVRTC for the device's arch. */
-static const char util_src[] =
-    "extern \"C\" __global__ void gt_fill(float *p, unsigned long long n, unsigned long long seed) {\n"
-    "  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
-    "       i += (unsigned long long)gridDim.x * blockDim.x) {\n"
-    "    unsigned long long z = seed + 0x9E3779B97F4A7C15ull * (i + 1);\n"
-    "    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull; z = (z ^ (z >> 27)) * 0x94D049BB133111EBull; z ^= z >> 31;\n"
-    "    p[i] = (float)((z >> 40) * (1.0 / 16777216.0)) * 2.0f - 1.0f;  /* uniform in [-1, 1) */\n"
-    "  }\n"
-    "}\n"
-    "extern \"C\" __global__ void gt_set(float *p, unsigned long long n, float v) {\n"
-    "  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
-    "       i += (unsigned long long)gridDim.x * blockDim.x) p[i] = v;\n"
-    "}\n"
-    "extern \"C\" __global__ void gt_abs(const float *s, float *d, unsigned long long n) {\n"
-    "  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
-    "       i += (unsigned long long)gridDim.x * blockDim.x) d[i] = fabsf(s[i]);\n"
-    "}\n"
-    "/* err = |c - r| / (|alpha| absprod + |beta c0|); NaN/Inf, or padding changed from c0, count as +inf. */\n"
-    "extern \"C\" __global__ void gt_compare(const float *c, const float *r, const float *ab, const float *c0,\n"
-    "    int M, int N, int ldc, float alpha, float beta, unsigned *maxbits) {\n"
-    "  float worst = 0.0f;\n"
-    "  unsigned long long total = (unsigned long long)M * ldc;\n"
-    "  for (unsigned long long e = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; e < total;\n"
-    "       e += (unsigned long long)gridDim.x * blockDim.x) {\n"
-    "    int i = (int)(e / ldc), j = (int)(e % ldc);\n"
-    "    float v = c[e], x;\n"
-    "    if (j >= N) x = (__float_as_uint(v) == __float_as_uint(c0[e])) ? 0.0f : __int_as_float(0x7f800000);\n"
-    "    else {\n"
-    "      float bound = fabsf(alpha) * ab[(unsigned long long)i * N + j] + (beta != 0.0f ? fabsf(beta * c0[e]) : 0.0f);\n"
-    "      x = fabsf(v - r[e]) / fmaxf(bound, 1e-30f);\n"
-    "      if (!(x <= 3.0e38f)) x = __int_as_float(0x7f800000);\n"
-    "    }\n"
-    "    worst = fmaxf(worst, x);\n"
-    "  }\n"
-    "  atomicMax(maxbits, __float_as_uint(worst));\n"
-    "}\n"
-    "/* Wide-range inputs: p[i] *= 2^e, e in [-20, 20] from a hash of the element (mode 1) or of its row (mode 2). */\n"
-    "extern \"C\" __global__ void gt_scale(float *p, unsigned long long n, unsigned long long ld, int mode,\n"
-    "    unsigned long long seed) {\n"
-    "  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
-    "       i += (unsigned long long)gridDim.x * blockDim.x) {\n"
-    "    unsigned long long z = seed ^ (0x9E3779B97F4A7C15ull * ((mode == 2 ? i / ld : i) + 7));\n"
-    "    z = (z ^ (z >> 31)) * 0xBF58476D1CE4E5B9ull; z ^= z >> 29;\n"
-    "    p[i] = ldexpf(p[i], (int)(z % 41) - 20);\n"
-    "  }\n"
-    "}\n"
-    "extern \"C\" __global__ void gt_widen(const float *s, double *d, unsigned long long n) {\n"
-    "  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
-    "       i += (unsigned long long)gridDim.x * blockDim.x) d[i] = s[i];\n"
-    "}\n"
-    "/* gt_compare against an FP64 reference, the error computed in FP64. */\n"
-    "extern \"C\" __global__ void gt_compare64(const float *c, const double *r, const float *ab, const float *c0,\n"
-    "    int M, int N, int ldc, float alpha, float beta, unsigned *maxbits) {\n"
-    "  float worst = 0.0f;\n"
-    "  unsigned long long total = (unsigned long long)M * ldc;\n"
-    "  for (unsigned long long e = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; e < total;\n"
-    "       e += (unsigned long long)gridDim.x * blockDim.x) {\n"
-    "    int i = (int)(e / ldc), j = (int)(e % ldc);\n"
-    "    if (j >= N) continue;\n"
-    "    double bound = fabs((double)alpha) * ab[(unsigned long long)i * N + j] +\n"
-    "                   (beta != 0.0f ? fabs((double)beta * c0[e]) : 0.0);\n"
-    "    double x = fabs((double)c[e] - r[e]) / fmax(bound, 1e-300);\n"
-    "    worst = fmaxf(worst, x <= 3.0e38 ? (float)x : __int_as_float(0x7f800000));\n"
-    "  }\n"
-    "  atomicMax(maxbits, __float_as_uint(worst));\n"
-    "}\n"
-    "/* *diff |= 1 when a and b differ in any bit of n words (NaN payloads and -0 included). */\n"
-    "extern \"C\" __global__ void gt_same(const unsigned *a, const unsigned *b, unsigned long long n, unsigned *diff) {\n"
-    "  for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n;\n"
-    "       i += (unsigned long long)gridDim.x * blockDim.x)\n"
-    "    if (a[i] != b[i]) { atomicOr(diff, 1u); return; }\n"
-    "}\n";
 
 typedef struct {
     float *p;
@@ -138,7 +65,12 @@ static int reserve(dbuf *b, size_t n, char *err, size_t errlen)
 static int load_util(gt_measure *m, const char *arch, char *err, size_t errlen)
 {
     gt_cubin cb;
-    if (gt_nvrtc_compile(util_src, arch, &cb, err, errlen) != 0) {
+    const char *src = gt_template_text("measure.cu"); /* the helper kernels, embedded from templates/ */
+    if (!src) {
+        snprintf(err, errlen, "helper kernels: templates/measure.cu is not embedded");
+        return -1;
+    }
+    if (gt_nvrtc_compile(src, arch, &cb, err, errlen) != 0) {
         gt_cubin_free(&cb);
         return -1;
     }

@@ -1,7 +1,7 @@
 // Host emulation of the CUDA subset the templates use, for the one CPU emulator (tests/emu/run.sh builds
 // tests/emu/driver.cpp against a template): one std::thread per CUDA thread, std::barrier for __syncthreads,
 // __shared__ arrays as function statics, dynamic shared memory as emu_smem (poisoned with NaN before each block),
-// and cp.async (multistage's inline PTX, swapped for emu_* calls by run.sh) queued per thread and performed at
+// and cp.async (templates/async.cuh, whose functions this file defines instead) queued per thread and performed at
 // wait_group (lazy: a missing wait reads NaN) or at issue (EMU_EAGER: a missing barrier overwrites a stage in use).
 #pragma once
 #include <algorithm>
@@ -26,6 +26,8 @@ using std::min;
 #define __restrict__ __restrict
 struct alignas(16) float4 { float x, y, z, w; };
 inline float4 make_float4(float a, float b, float c, float d) { return {a, b, c, d}; }
+struct alignas(8) float2 { float x, y; };
+inline float2 make_float2(float a, float b) { return {a, b}; }
 inline void __nanosleep(unsigned) {}
 struct uint3e { unsigned x, y, z; };
 inline thread_local uint3e threadIdx, blockIdx;
@@ -75,6 +77,14 @@ inline void emu_wait(int n)
         emu_groups.erase(emu_groups.begin());
     }
 }
+// templates/async.cuh's primitives, run by the emulator (its include guard keeps the inline PTX out).
+#define GT_ASYNC_CUH
+template <int SIZE, bool L2 = false> inline void gt_cp_async(unsigned dst, const float *src, int bytes)
+{
+    emu_cp(dst, src, SIZE, bytes);
+}
+inline void gt_cp_async_commit() { emu_commit(); }
+template <int N> inline void gt_cp_async_wait() { emu_wait(N); }
 // A thread ends its block with every copy committed and waited for.
 inline void emu_block_done()
 {

@@ -44,17 +44,14 @@ ms_keys=(
 "BM=128,BN=128,BK=8,WM=64,WN=32,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=1,SPLITK=2,EDGE=1"
 )
 
-# The template as host C++: multistage's inline PTX swapped for the emulator's calls (tests/emu/emu.h).
+# The template as host C++: multistage's inline PTX swapped for the emulator's calls (tests/emu/emu.h, which also
+# stands in for templates/async.cuh).
 emulable()
 {
-    sed -e 's/^.*cp\.async\.cg\.shared\.global.*$/    emu_cp(dst, src, 16, bytes);/' \
-        -e 's/^.*cp\.async\.ca\.shared\.global.*$/    emu_cp(dst, src, 4, bytes);/' \
-        -e '/^ *: "memory");$/d' \
+    sed -e '/^ *: "memory");$/d' \
         -e 's/^.*ld\.shared\.v4\.f32.*$/    v = emu_lds128(addr);/' \
         -e '/^ *: "=f"(v\.x), "=f"(v\.y), "=f"(v\.z), "=f"(v\.w)$/d' \
         -e '/^ *: "r"(addr)$/d' \
-        -e 's/^.*void cp_async_commit().*$/__device__ __forceinline__ void cp_async_commit() { emu_commit(); }/' \
-        -e 's/^.*cp\.async\.wait_group.*$/    emu_wait(N);/' \
         -e 's/extern __shared__ float4 smem4\[\];/float4 *smem4 = emu_smem;/' \
         "$ROOT/templates/$1.cu" > "$OUT/$1.cu"
     if grep -q 'asm' "$OUT/$1.cu"; then echo "emulator: inline PTX left in $1.cu" >&2; exit 2; fi
@@ -85,7 +82,7 @@ one()
         -DTEMPLATE="\"$fam.cu\"" -DGT_EMU_FAMILY="\"$fam\"" -DGT_EMU_PARAMS="\"$params\"" -DGT_TA="$ta" \
         -DGT_TB="$tb" $(echo "$params" | tr ',' '\n' | sed 's/^/-D/') "$ROOT/tests/emu/driver.cpp" \
         "$OUT/toolkit.o" "$BUILD/libgemmtune.a" -lm -pthread -o "$exe" > "$log" 2>&1 || rc=1
-    for eager in "" $(grep -q emu_cp "$OUT/$fam.cu" && echo 1); do
+    for eager in "" $(grep -q gt_cp_async "$OUT/$fam.cu" && echo 1); do
         [ $rc = 0 ] || break
         echo "== EMU_EAGER=$eager" >> "$log"
         ASAN_OPTIONS=detect_leaks=0 EMU_EAGER=$eager "$exe" >> "$log" 2>&1 || rc=1

@@ -24,6 +24,9 @@ variants=(
 if [ "${1:-run}" = build ] && [ -n "${REF:-}" ]; then
     mkdir -p "$dir/ref"
     git show "$REF:templates/multistage.cu" > "$dir/ref/multistage.cu"
+    for h in $(git ls-tree --name-only "$REF" templates/ | grep '\.cuh$'); do # its headers as they were too
+        git show "$REF:$h" > "$dir/ref/${h#templates/}"
+    done
     variants=("ref|-I $dir/ref" "${variants[@]}")
 elif [ "${1:-run}" = run ] && [ -x "$dir/ablate-ref" ]; then
     variants=("ref|" "${variants[@]}")
