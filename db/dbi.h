@@ -53,7 +53,8 @@ int dbi_model_id(gt_db *db, const char *name, int cc_major, int cc_minor, int sm
  * Call inside a transaction. */
 /* SQL: 1 when candidate `cand` on shape `shape` (id expressions) is stale (gt_kernel_stale). */
 #define DBI_STALE(cand, shape)                                                                                   \
-    "(SELECT gt_kernel_stale(c.family, c.params, s.layout, c.source_hash) FROM candidates c, shapes s WHERE c.id = " \
+    "(SELECT gt_kernel_stale(c.family, c.params, s.layout, s.batch, c.source_hash) FROM candidates c, shapes s "       \
+    "WHERE c.id = "                                                                                             \
     cand " AND s.id = " shape ")"
 int dbi_offer_winner(gt_db *db, long long model, long long shape, long long cand, long long sweep_id, double median_ms,
                      double spread_pct, int same_replaces, int *replaced, char *err, size_t errlen);

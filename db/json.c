@@ -91,7 +91,7 @@ static cJSON *winner_json(sqlite3_stmt *st)
     const char *layout = (const char *)sqlite3_column_text(st, 12);
     if (layout && gt_layout_parse(layout, &ta, &tb) == 0)
         cJSON_AddBoolToObject(o, "stale", gt_kernel_stale((const char *)sqlite3_column_text(st, 13),
-                                                          (const char *)sqlite3_column_text(st, 14), ta, tb,
+                                                          (const char *)sqlite3_column_text(st, 14), ta, tb, batch > 1,
                                                           (const char *)sqlite3_column_text(st, 15)));
     sweep = cJSON_AddObjectToObject(o, "sweep");
     add_text_or_null(sweep, "uid", st, 19);

@@ -255,16 +255,15 @@ static void possible_baseline(sqlite3_context *ctx, int argc, sqlite3_value **ar
     else sqlite3_result_null(ctx);
 }
 
-
-/* gt_kernel_stale(family, params, layout, source_hash): 1 when this build's id of the kernel differs from the stored
- * one (family.h), so a winner offer can let a fresh kernel displace a stale one. */
+/* gt_kernel_stale(family, params, layout, batch, source_hash): 1 when this build's id of the kernel differs from the
+ * stored one (family.h), so a winner offer can let a fresh kernel displace a stale one. */
 static void kernel_stale(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-    const char *t[4];
+    const char *t[3], *id = argc == 5 ? (const char *)sqlite3_value_text(argv[4]) : NULL;
     int ta = 0, tb = 0;
-    for (int i = 0; i < 4 && i < argc; ++i) t[i] = (const char *)sqlite3_value_text(argv[i]);
-    if (argc != 4 || !t[2] || gt_layout_parse(t[2], &ta, &tb) < 0) return sqlite3_result_int(ctx, 0);
-    sqlite3_result_int(ctx, gt_kernel_stale(t[0], t[1], ta, tb, t[3]));
+    for (int i = 0; i < 3 && i < argc; ++i) t[i] = (const char *)sqlite3_value_text(argv[i]);
+    if (argc != 5 || !t[2] || gt_layout_parse(t[2], &ta, &tb) < 0) return sqlite3_result_int(ctx, 0);
+    sqlite3_result_int(ctx, gt_kernel_stale(t[0], t[1], ta, tb, sqlite3_value_int64(argv[3]) > 1, id));
 }
 
 /* Open name on db->h with flags; the gt_stable_uid function (migrations use it), the readers' gt_possible_ms and
@@ -286,7 +285,7 @@ static int open_handle(gt_db *db, const char *name, int flags, char *err, size_t
         sqlite3_create_function(db->h, "gt_possible_ms", 5, flags_fn, NULL, possible_ms, NULL, NULL) != SQLITE_OK ||
         sqlite3_create_function(db->h, "gt_possible_baseline", 6, flags_fn, NULL, possible_baseline, NULL, NULL) !=
             SQLITE_OK ||
-        sqlite3_create_function(db->h, "gt_kernel_stale", 4, flags_fn, NULL, kernel_stale, NULL, NULL) != SQLITE_OK)
+        sqlite3_create_function(db->h, "gt_kernel_stale", 5, flags_fn, NULL, kernel_stale, NULL, NULL) != SQLITE_OK)
         return dbi_fail(db, DBI_WHERE, err, errlen);
     return 0;
 }

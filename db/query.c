@@ -63,7 +63,8 @@ static void read_winner(sqlite3_stmt *st, gt_winner *w)
     w->tflops = tflops_of(&w->shape, w->median_ms);
     w->cublas_tflops = tflops_of(&w->shape, w->cublas_ms);
     w->ratio = w->cublas_ms > 0 && w->median_ms > 0 ? w->cublas_ms / w->median_ms : -1;
-    w->stale = gt_kernel_stale(w->family, w->params, w->shape.ta, w->shape.tb, w->source_hash);
+    w->stale = gt_kernel_stale(w->family, w->params, w->shape.ta, w->shape.tb, gt_shape_batch(&w->shape) > 1,
+                               w->source_hash);
 }
 
 /* Bind the filter, step every row through row(), finalize. row() returning non-zero stops the walk. */

@@ -267,7 +267,7 @@ const char *gt_layout_name(int ta, int tb)
     return names[(ta ? 2 : 0) + (tb ? 1 : 0)];
 }
 
-char *gt_render(const gt_family *f, const gt_params *p, int ta, int tb, char *err, size_t errlen)
+char *gt_render(const gt_family *f, const gt_params *p, int ta, int tb, int batched, char *err, size_t errlen)
 {
     const char *tpl = f->build == GT_BUILD_NVRTC ? gt_template_text(f->template_name) : NULL;
     if (!tpl) {
@@ -281,8 +281,8 @@ char *gt_render(const gt_family *f, const gt_params *p, int ta, int tb, char *er
         snprintf(err, errlen, "out of memory rendering %s", f->name);
         return NULL;
     }
-    size_t used = (size_t)snprintf(out, cap, "// gemmtune family %s\n#define GT_TA %d\n#define GT_TB %d\n", f->name,
-                                   ta ? 1 : 0, tb ? 1 : 0);
+    size_t used = (size_t)snprintf(out, cap, "// gemmtune family %s\n#define GT_TA %d\n#define GT_TB %d\n%s", f->name,
+                                   ta ? 1 : 0, tb ? 1 : 0, batched ? "#define GT_BATCHED 1\n" : "");
     for (int i = 0; i < f->nparams; ++i)
         used += (size_t)snprintf(out + used, cap - used, "#define %s %d\n", f->params[i].name, p->v[i]);
     memcpy(out + used, tpl, strlen(tpl) + 1);

@@ -150,9 +150,15 @@ int gt_param_get(const gt_family *f, const gt_params *p, const char *name, int d
 int gt_layout_parse(const char *text, int *ta, int *tb);
 const char *gt_layout_name(int ta, int tb);
 
-/* Render CUDA source: #define lines for every param and the layout, then the template text.
- * Returns a malloc'd string (caller frees) or NULL if the template is missing (message in err). */
-char *gt_render(const gt_family *f, const gt_params *p, int ta, int tb, char *err, size_t errlen);
+/* Render CUDA source: #define lines for every param and the layout, with batched (a shape whose batch is above 1)
+ * also `#define GT_BATCHED 1` (gt_gemm then takes the batch's strides and walks grid z: templates/common.cuh; one
+ * GEMM's source is the same as before batches existed), then the template text. Returns a malloc'd string (caller
+ * frees) or NULL if the template is missing (message in err). */
+char *gt_render(const gt_family *f, const gt_params *p, int ta, int tb, int batched, char *err, size_t errlen);
+
+/* What a candidate's source depends on besides its params, as one int: ta * 2 + tb, plus 4 for a batch (the
+ * compile pool's key). Cannot fail. */
+static inline int gt_variant(const gt_shape *s) { return s->ta * 2 + s->tb + (gt_shape_batch(s) > 1 ? 4 : 0); }
 
 /* Template text by file name ("tile2d.cu", "common.cuh", "measure.cu"): the ones embedded from templates/, then
  * registered ones; NULL when absent. */
@@ -175,21 +181,21 @@ typedef const char *(*gt_header_fn)(const char *name, void *ctx);
 void gt_source_id_with(const char *src, gt_header_fn header, void *ctx, char out[17]);
 /* The same over the embedded (and registered) templates: what NVRTC is given (src/lib/compile.c). */
 void gt_source_id(const char *src, char out[17]);
-/* The id of family f's kernel p in layout (ta, tb): for a built family (GT_BUILD_NVRTC) gt_source_id of its render,
+/* The id of family f's kernel p in layout (ta, tb), for a batch when batched: for a built family (GT_BUILD_NVRTC) gt_source_id of its render,
  * which *src receives when src is non-NULL (caller frees); for a family with no source (GT_BUILD_NONE: a vendor
  * library's algorithm) FNV-1a 64 of "family:params" in canonical params text, which names what it replays and does
  * not change with templates. 0, or -1 with err when the template is missing. The _with form takes the headers
  * from header (NULL: the embedded ones), for tests that edit one. */
-int gt_kernel_id(const gt_family *f, const gt_params *p, int ta, int tb, char id[17], char **src, char *err,
-                 size_t errlen);
-int gt_kernel_id_with(const gt_family *f, const gt_params *p, int ta, int tb, gt_header_fn header, void *ctx,
-                      char id[17], char **src, char *err, size_t errlen);
-/* 1 when a stored kernel is stale: this build's id of (family, params, layout) differs from the stored id, i.e. what
+int gt_kernel_id(const gt_family *f, const gt_params *p, int ta, int tb, int batched, char id[17], char **src,
+                 char *err, size_t errlen);
+int gt_kernel_id_with(const gt_family *f, const gt_params *p, int ta, int tb, int batched, gt_header_fn header,
+                      void *ctx, char id[17], char **src, char *err, size_t errlen);
+/* 1 when a stored kernel is stale: this build's id of (family, params, layout, batched) differs from the stored id, i.e. what
  * it compiles from changed since it was stored, so its timings are not this kernel's. 0 when it matches; for a
  * family with no source (it replays what its params say, which cannot change under it); and when it cannot be
  * judged (a family this build does not know, params it cannot parse, a missing template: readers refuse those for
  * their own reasons). Cannot fail. */
-int gt_kernel_stale(const char *family, const char *params, int ta, int tb, const char *id);
+int gt_kernel_stale(const char *family, const char *params, int ta, int tb, int batched, const char *id);
 
 /* The block-resource part of a legal(): threads a whole number of warps in [64, max], static shared memory
  * within the non-opt-in limit, and an estimate of registers per thread under both the per-thread limit and the

@@ -81,8 +81,8 @@ void gt_source_id_with(const char *src, gt_header_fn header, void *ctx, char out
 
 void gt_source_id(const char *src, char out[17]) { gt_source_id_with(src, embedded_header, NULL, out); }
 
-int gt_kernel_id_with(const gt_family *f, const gt_params *p, int ta, int tb, gt_header_fn header, void *ctx,
-                      char id[17], char **src, char *err, size_t errlen)
+int gt_kernel_id_with(const gt_family *f, const gt_params *p, int ta, int tb, int batched, gt_header_fn header,
+                      void *ctx, char id[17], char **src, char *err, size_t errlen)
 {
     if (src) *src = NULL;
     if (f->build != GT_BUILD_NVRTC) { /* no source: named by what it replays */
@@ -92,7 +92,7 @@ int gt_kernel_id_with(const gt_family *f, const gt_params *p, int ta, int tb, gt
         gt_hash_hex(key, len < (int)sizeof key ? (size_t)len : sizeof key - 1, id);
         return 0;
     }
-    char *text = gt_render(f, p, ta, tb, err, errlen);
+    char *text = gt_render(f, p, ta, tb, batched, err, errlen);
     if (!text) return -1;
     gt_source_id_with(text, header ? header : embedded_header, ctx, id);
     if (src) *src = text;
@@ -100,19 +100,19 @@ int gt_kernel_id_with(const gt_family *f, const gt_params *p, int ta, int tb, gt
     return 0;
 }
 
-int gt_kernel_id(const gt_family *f, const gt_params *p, int ta, int tb, char id[17], char **src, char *err,
-                 size_t errlen)
+int gt_kernel_id(const gt_family *f, const gt_params *p, int ta, int tb, int batched, char id[17], char **src,
+                 char *err, size_t errlen)
 {
-    return gt_kernel_id_with(f, p, ta, tb, NULL, NULL, id, src, err, errlen);
+    return gt_kernel_id_with(f, p, ta, tb, batched, NULL, NULL, id, src, err, errlen);
 }
 
-int gt_kernel_stale(const char *family, const char *params, int ta, int tb, const char *id)
+int gt_kernel_stale(const char *family, const char *params, int ta, int tb, int batched, const char *id)
 {
     char err[256], now[17];
     const gt_family *f = family ? gt_family_find(family) : NULL;
     gt_params p;
     if (!f || f->build != GT_BUILD_NVRTC || !params || !id || gt_params_parse(f, params, &p, err, sizeof err))
         return 0; /* a family with no source replays what its params say: nothing it is built from can change */
-    if (gt_kernel_id(f, &p, ta, tb, now, NULL, err, sizeof err)) return 0;
+    if (gt_kernel_id(f, &p, ta, tb, batched, now, NULL, err, sizeof err)) return 0;
     return strcmp(now, id) != 0;
 }

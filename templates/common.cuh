@@ -9,7 +9,7 @@
 //   GT_TA = 0: A(i,k) = A[i*lda + k]     GT_TA = 1: A is stored K x M, A(i,k) = A[k*lda + i]
 //   GT_TB = 0: B(k,j) = B[k*ldb + j]     GT_TB = 1: B is stored N x K, B(k,j) = B[j*ldb + k]
 //   beta == 0 never reads C (C may hold NaN). Every M, N, K >= 1 is computed correctly.
-//   A strided batch runs in one launch, grid z over its matrices (GT_BATCH_OFFSET).
+//   A strided batch (GT_BATCHED) runs in one launch, grid z over its matrices (GT_BATCH_OFFSET).
 //   With SPLITK > 1, blockIdx.z picks a K slice, gt_gemm writes raw partial sums to ws[z][M][N] and
 //   gt_splitk_reduce adds the slices in a fixed order (deterministic) and applies alpha and beta.
 #ifndef GT_COMMON_CUH
@@ -25,24 +25,32 @@
 #define SPLITK 1 // K slices reduced by gt_splitk_reduce
 #endif
 
-// sa, sb, sc: a strided batch's distance, in elements, from one matrix of A, B and C to the next (grid z walks
-// the batch; see GT_BATCH_OFFSET). They come last so a launch passes the same arguments to every kernel.
+#ifndef GT_BATCHED
+#define GT_BATCHED 0 // 1: gt_gemm runs a strided batch (rendered only for a shape whose batch is above 1)
+#endif
+#if GT_BATCHED && SPLITK > 1
+#error "a batch walks grid z, which split-K slices K over: the host never asks for both (gt_family_launch)"
+#endif
+
+// A batched kernel also takes sa, sb, sc: a strided batch's distance, in elements, from one matrix of A, B and C to
+// the next. They come last, so a launch passes the same arguments to every kernel (one GEMM's reads 12 of them),
+// and one GEMM's source is exactly what it was before batches existed.
+#if GT_BATCHED
 #define GT_GEMM_ARGS                                                                                    \
     int M, int N, int K, float alpha, const float *__restrict__ A, int lda, const float *__restrict__ B, \
         int ldb, float beta, float *__restrict__ C, int ldc, float *__restrict__ ws, long long sa,       \
         long long sb, long long sc
-
-// The first statement of every gt_gemm: a block of grid z works on matrix z of a strided batch (z = 0 and no
-// offset for one GEMM). With SPLITK > 1 grid z is the K slice, and the host never launches such a kernel on a
-// batch (kernels/family.c gt_family_launch), so the strides are unused there.
-#if SPLITK > 1
-#define GT_BATCH_OFFSET() ((void)sa, (void)sb, (void)sc)
-#else
+// The first statement of every gt_gemm: a block of grid z works on matrix z of the batch.
 #define GT_BATCH_OFFSET()                                                                               \
     do {                                                                                                \
         const long long z_ = blockIdx.z;                                                                \
         A += z_ * sa, B += z_ * sb, C += z_ * sc;                                                       \
     } while (0)
+#else
+#define GT_GEMM_ARGS                                                                                    \
+    int M, int N, int K, float alpha, const float *__restrict__ A, int lda, const float *__restrict__ B, \
+        int ldb, float beta, float *__restrict__ C, int ldc, float *__restrict__ ws
+#define GT_BATCH_OFFSET() ((void)0)
 #endif
 
 // 1 when p is 4 * W-byte aligned and so is every row start p + r*ld: W-float vector accesses along a row are legal.

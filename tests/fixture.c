@@ -44,7 +44,7 @@ static void source_hash(const char *family, const char *ptext, const gt_shape *s
     char err[256];
     const gt_family *f = gt_family_find(family);
     gt_params p;
-    if (!f || gt_params_parse(f, ptext, &p, err, sizeof err) || gt_kernel_id(f, &p, s->ta, s->tb, hash, NULL, err,
+    if (!f || gt_params_parse(f, ptext, &p, err, sizeof err) || gt_kernel_id(f, &p, s->ta, s->tb, 0, hash, NULL, err,
                                                                              sizeof err))
         gt_hash_hex("", 0, hash);
 }

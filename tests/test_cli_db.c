@@ -355,7 +355,7 @@ static int real_winner_db(const char *path, char *hash)
     char err[256], params[256];
     if (!f || !gt_limits_for_arch("sm_90", &lim) || gt_enumerate(f, &lim, take_first, &p) < 1) return -1;
     gt_params_format(f, &p, params, sizeof params);
-    if (gt_kernel_id(f, &p, 0, 1, hash, NULL, err, sizeof err)) return -1;
+    if (gt_kernel_id(f, &p, 0, 1, 0, hash, NULL, err, sizeof err)) return -1;
     gt_gpu_info g = gt_fixture_gpu(0, 0);
     gt_shape s = {512, 512, 512, 0, 1};
     return gt_fixture_winner(path, &g, &s, "tile2d", params, hash, 0.05);

@@ -445,7 +445,7 @@ GT_TEST(db_reader_creates_nothing_and_follows_a_writer, GT_NEEDS_NONE)
  * filter tells them apart, and JSON export -> import -> export is the identity with the batch in it. */
 GT_TEST(db_batched_shape_is_its_own_shape_through_json, GT_NEEDS_NONE)
 {
-    char *a = gt_tmp_path(".db"), *b = gt_tmp_path(".db"), *j1 = NULL, *j2 = NULL, hash[17];
+    char *a = gt_tmp_path(".db"), *b = gt_tmp_path(".db"), *j1 = NULL, *j2 = NULL, hash[2][17];
     gt_db *db;
     long long sw;
     gt_gpu_info gpu = gt_fixture_gpu(0, 0);
@@ -455,21 +455,22 @@ GT_TEST(db_batched_shape_is_its_own_shape_through_json, GT_NEEDS_NONE)
     gt_shape one = {512, 512, 128, 1, 0}, many = one;
     many.batch = 64;
     CHECK(f && gt_params_parse(f, params, &p, err, sizeof err) == 0 &&
-          gt_kernel_id(f, &p, 1, 0, hash, NULL, err, sizeof err) == 0);
+          gt_kernel_id(f, &p, 1, 0, 0, hash[0], NULL, err, sizeof err) == 0 &&
+          gt_kernel_id(f, &p, 1, 0, 1, hash[1], NULL, err, sizeof err) == 0 && strcmp(hash[0], hash[1]));
     CHECK(gt_db_open(a, GT_DB_CREATE, &db, err, sizeof err) == 0 &&
           gt_db_begin_sweep(db, &gpu, "test", &sw, err, sizeof err) == 0);
-    gt_trial t = {"tile2d", params, hash, "ok", NULL, 0.02, 0.02, 0.02, 10, 1e-7, 64, 0, 0.1, 10};
+    gt_trial t = {"tile2d", params, NULL, "ok", NULL, 0.02, 0.02, 0.02, 10, 1e-7, 64, 0, 0.1, 10};
     const gt_shape *shapes[] = {&one, &many};
-    for (int i = 0; i < 2; ++i) {
-        t.median_ms = i ? 0.5 : 0.02;
+    for (int i = 0; i < 2; ++i) { /* a batch's kernel is its own source (GT_BATCHED): its own id */
+        t.median_ms = i ? 0.5 : 0.02, t.source_hash = hash[i];
         CHECK(gt_db_add_trial(db, sw, shapes[i], &t, err, sizeof err) == 0 &&
               gt_db_set_baseline(db, sw, shapes[i], t.median_ms * 1.25, err, sizeof err) == 0 &&
-              gt_db_set_winner(db, sw, shapes[i], "tile2d", params, hash, t.median_ms, 1.0, err, sizeof err) == 0);
+              gt_db_set_winner(db, sw, shapes[i], "tile2d", params, hash[i], t.median_ms, 1.0, err, sizeof err) == 0);
     }
     gt_winner w[16];
     const gt_winner_filter by_batch = {.shape = &many};
     CHECK_MSG(count_winners(db, NULL, w) == 2, "%s", err);
-    CHECK(count_winners(db, &by_batch, w) == 1 && w[0].shape.batch == 64 && w[0].median_ms == 0.5);
+    CHECK(count_winners(db, &by_batch, w) == 1 && w[0].shape.batch == 64 && w[0].median_ms == 0.5 && !w[0].stale);
     CHECK(fabs(w[0].tflops - 2.0 * 64 * 512 * 512 * 128 / 0.5e9) < 1e-9 && fabs(w[0].ratio - 1.25) < 1e-12);
     CHECK(gt_db_export_json(db, NULL, &j1, err, sizeof err) == 0 && strstr(j1, "\"batch\":\t64"));
     gt_db_close(db);

@@ -230,7 +230,7 @@ GT_TEST(families_render_their_templates, GT_NEEDS_NONE)
         memset(&p, 0, sizeof p);
         for (int j = 0; j < f->nparams; ++j) p.v[j] = f->params[j].values[f->params[j].nvalues - 1];
         char err[256];
-        char *src = gt_render(f, &p, 1, 1, err, sizeof err);
+        char *src = gt_render(f, &p, 1, 1, 0, err, sizeof err);
         CHECK_MSG(src != NULL, "%s: %s", name, err);
         if (!src) continue;
         CHECK(strstr(src, "#define GT_TA 1\n#define GT_TB 1\n") != NULL);
@@ -259,7 +259,7 @@ static int cubin_has(const gt_cubin *c, const char *sym)
 
 static int compile_point(const gt_family *f, const gt_params *p, int ta, int tb, gt_cubin *c, char *err, size_t n)
 {
-    char *src = gt_render(f, p, ta, tb, err, n), arch[20];
+    char *src = gt_render(f, p, ta, tb, 0, err, n), arch[20];
     gt_family_arch(f, "sm_90", arch, sizeof arch);
     int rc = src ? gt_nvrtc_compile(src, arch, c, err, n) : -1;
     free(src);

@@ -102,6 +102,34 @@ static int pick(const gt_family *f, const gt_limits *lim, picker *k)
     return k->n;
 }
 
+/* Compile candidate p in variant v (gt_variant) and check it on each of the shapes that variant runs. */
+static void check_variant(gt_worker *w, const gt_family *f, const gt_params *p, const char *arch, int v,
+                          const gt_shape *shapes, size_t nshapes, const int pads[][3], tally *t)
+{
+    gt_launch L;
+    if ((v >> 2 & 1) && !gt_family_launch(f, p, &(gt_shape){64, 64, 64, 0, 0, 2}, GT_TEST_SMS, &L)) {
+        t->na++; /* it cannot run a batch (split-K, stream-K): never rendered for one */
+        return;
+    }
+    char err[512], farch[20], *src = gt_render(f, p, v >> 1 & 1, v & 1, v >> 2 & 1, err, sizeof err);
+    gt_cubin cb;
+    gt_family_arch(f, arch, farch, sizeof farch);
+    if (!src || gt_nvrtc_compile(src, farch, &cb, err, sizeof err)) {
+        CHECK_MSG(0, "%s: %s", f->name, err);
+        free(src);
+        gt_cubin_free(&cb);
+        return;
+    }
+    for (size_t si = 0; si < nshapes; ++si) {
+        gt_shape s = shapes[si];
+        s.ta = v >> 1 & 1, s.tb = v & 1;
+        if ((gt_shape_batch(&s) > 1) != (v >> 2 & 1)) continue;
+        for (int pi = 0; pi < (s.m == 4096 ? 2 : 3); ++pi) check_one(w, f, p, &cb, &s, pads[pi], t);
+    }
+    gt_cubin_free(&cb);
+    free(src);
+}
+
 /* The issue's bar: every family, several candidates each, on 1x1x1, 7x13x5, 127x129x131, 1025x1023x1021 and
  * 4096^3, and strided batches of 3 x 67x45x129 and 5 x 129x127x257, all four layouts, alpha 1.5 with beta 0 over
  * NaN C and beta 0.5, tight / padded / unaligned ld (a batch's matrices back to back, padding included). The
@@ -109,7 +137,7 @@ static int pick(const gt_family *f, const gt_limits *lim, picker *k)
 GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
 {
     gt_limits lim;
-    char arch[16], err[512];
+    char arch[16];
     gt_worker *w = shared_worker(&lim, arch);
     CHECK(w != NULL);
     if (!w) return;
@@ -125,26 +153,8 @@ GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
         tally t = {0};
         int compiled = pick(f, &lim, &pk);
         for (int c = 0; c < compiled; ++c)
-            for (int lay = 0; lay < 4; ++lay) {
-                char *src = gt_render(f, &pk.v[c], lay >> 1, lay & 1, err, sizeof err), farch[20];
-                gt_cubin cb;
-                gt_family_arch(f, arch, farch, sizeof farch);
-                if (!src || gt_nvrtc_compile(src, farch, &cb, err, sizeof err)) {
-                    CHECK_MSG(0, "%s: %s", f->name, err);
-                    free(src);
-                    gt_cubin_free(&cb);
-                    continue;
-                }
-                for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; ++si)
-                    for (int pi = 0; pi < (shapes[si].m == 4096 ? 2 : 3); ++pi) {
-                        gt_shape s = shapes[si];
-                        s.ta = lay >> 1;
-                        s.tb = lay & 1;
-                        check_one(w, f, &pk.v[c], &cb, &s, pads[pi], &t);
-                    }
-                gt_cubin_free(&cb);
-                free(src);
-            }
+            for (int v = 0; v < 8; ++v) /* gt_variant: the layout, and one GEMM's source or a batch's */
+                check_variant(w, f, &pk.v[c], arch, v, shapes, sizeof shapes / sizeof shapes[0], pads, &t);
         printf("    %-10s %2d candidates x 4 layouts: %4d checks, %d mismatches, %d not applicable, %d refused as less "
                "accurate than SGEMM on the shape\n", f->name, compiled, t.trials, t.bad, t.na, t.refused);
         CHECK_MSG(t.bad == 0 && t.trials > 0, "%s: %d mismatches", f->name, t.bad);
@@ -158,7 +168,7 @@ static int trial_of(const char *family, gt_worker *w, const char *arch, const gt
     picker pk;
     char err[512];
     if (!f || !pick(f, lim, &pk)) return -1;
-    char *src = gt_render(f, &pk.v[0], 0, 0, err, sizeof err), farch[20];
+    char *src = gt_render(f, &pk.v[0], 0, 0, 0, err, sizeof err), farch[20];
     gt_cubin cb;
     gt_family_arch(f, arch, farch, sizeof farch);
     int rc = gt_nvrtc_compile(src, farch, &cb, err, sizeof err);

@@ -158,7 +158,7 @@ GT_TEST(render_defines_every_param, GT_NEEDS_NONE)
         gt_params p = {{0}};
         for (int j = 0; j < f->nparams; ++j) p.v[j] = f->params[j].values[0];
         char err[256];
-        char *src = gt_render(f, &p, 1, 0, err, sizeof err);
+        char *src = gt_render(f, &p, 1, 0, 0, err, sizeof err);
         if (f->build != GT_BUILD_NVRTC) { /* nothing to render: it says so */
             CHECK_MSG(!src && strstr(err, "not built"), "%s: %s", f->name, err);
             continue;
@@ -239,8 +239,8 @@ GT_TEST(kernel_id_covers_included_headers, GT_NEEDS_NONE)
             if (f->build != GT_BUILD_NVRTC) continue;
             gt_family_arch(f, "sm_90", arch, sizeof arch);
             if (!gt_limits_for_arch(arch, &lim) || gt_enumerate(f, &lim, first_point, &p) < 1) continue;
-            CHECK(gt_kernel_id(f, &p, 0, 1, before, NULL, err, sizeof err) == 0);
-            CHECK(gt_kernel_id_with(f, &p, 0, 1, edited_header, &e, after, NULL, err, sizeof err) == 0);
+            CHECK(gt_kernel_id(f, &p, 0, 1, 0, before, NULL, err, sizeof err) == 0);
+            CHECK(gt_kernel_id_with(f, &p, 0, 1, 0, edited_header, &e, after, NULL, err, sizeof err) == 0);
             const int inc = includes(gt_template_text(f->template_name), headers[h], 0);
             CHECK_MSG(inc == !!strcmp(before, after), "%s: includes %s: %d, id %s -> %s", f->name, headers[h], inc,
                       before, after);
@@ -262,24 +262,24 @@ GT_TEST(kernel_id_of_source_and_vendor, GT_NEEDS_NONE)
     gt_limits lim;
     char *src = NULL;
     CHECK(f && v && gt_limits_for_arch("sm_90", &lim) && gt_enumerate(f, &lim, first_point, &p) == 1);
-    CHECK(gt_kernel_id(f, &p, 0, 0, a, &src, err, sizeof err) == 0 && src);
-    CHECK(gt_kernel_id(f, &p, 1, 0, b, NULL, err, sizeof err) == 0 && strcmp(a, b));
+    CHECK(gt_kernel_id(f, &p, 0, 0, 0, a, &src, err, sizeof err) == 0 && src);
+    CHECK(gt_kernel_id(f, &p, 1, 0, 0, b, NULL, err, sizeof err) == 0 && strcmp(a, b));
     gt_source_id(src, c);
     CHECK(!strcmp(a, c));
     gt_hash_hex(src, strlen(src), hash); /* the id before headers counted: a stored winner of it is stale now */
     CHECK(strcmp(a, hash) != 0);
     char params[256];
     gt_params_format(f, &p, params, sizeof params);
-    CHECK(!gt_kernel_stale("tile2d", params, 0, 0, a) && gt_kernel_stale("tile2d", params, 0, 0, hash));
-    CHECK(!gt_kernel_stale("no_such_family", params, 0, 0, hash)); /* not judged: refused elsewhere */
+    CHECK(!gt_kernel_stale("tile2d", params, 0, 0, 0, a) && gt_kernel_stale("tile2d", params, 0, 0, 0, hash));
+    CHECK(!gt_kernel_stale("no_such_family", params, 0, 0, 0, hash)); /* not judged: refused elsewhere */
     free(src);
     gt_backend_default_params(&v, &q);
     char vp[256], key[320];
     gt_params_format(v, &q, vp, sizeof vp);
     snprintf(key, sizeof key, "cublas:%s", vp);
     gt_hash_hex(key, strlen(key), hash);
-    CHECK(gt_kernel_id(v, &q, 0, 0, a, &src, err, sizeof err) == 0 && !src && !strcmp(a, hash));
-    CHECK(!gt_kernel_stale("cublas", vp, 1, 1, hash) && !gt_kernel_stale("cublas", vp, 0, 0, "0123456789abcdef"));
+    CHECK(gt_kernel_id(v, &q, 0, 0, 0, a, &src, err, sizeof err) == 0 && !src && !strcmp(a, hash));
+    CHECK(!gt_kernel_stale("cublas", vp, 1, 1, 0, hash) && !gt_kernel_stale("cublas", vp, 0, 0, 0, "0123456789abcdef"));
 }
 
 /* A batch runs in one launch, grid z over its matrices, for every point of a batched family that neither splits K

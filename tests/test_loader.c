@@ -595,7 +595,7 @@ static void pre_header_id(const char *family, const char *params, const gt_shape
     char err[256];
     const gt_family *f = gt_family_find(family);
     gt_params p;
-    char *src = f && !gt_params_parse(f, params, &p, err, sizeof err) ? gt_render(f, &p, s->ta, s->tb, err, sizeof err)
+    char *src = f && !gt_params_parse(f, params, &p, err, sizeof err) ? gt_render(f, &p, s->ta, s->tb, 0, err, sizeof err)
                                                                       : NULL;
     gt_hash_hex(src ? src : "", src ? strlen(src) : 0, out);
     free(src);

@@ -80,7 +80,7 @@ static int kernels_ready(const gpu_id *g)
             const gt_family *f = gt_family_find(kern_family[i]);
             gt_params p;
             CHECK(gt_params_parse(f, kern_params[i], &p, err, sizeof err) == 0);
-            char *src = gt_render(f, &p, lay >> 1, lay & 1, err, sizeof err);
+            char *src = gt_render(f, &p, lay >> 1, lay & 1, 0, err, sizeof err);
             int rc = src ? gt_nvrtc_compile(src, g->arch, &kern_cubin[i][lay], err, sizeof err) : -1;
             free(src);
             CHECK_MSG(rc == 0, "%s %s: %s", kern_family[i], kern_params[i], err);
@@ -324,7 +324,7 @@ GT_TEST(loader_gpu_db_cache_json_and_first_call_latency, GT_NEEDS_GPU)
         gt_params p;
         gt_db *h = NULL;
         CHECK(gt_params_parse(f, P_TILE2D, &p, err, sizeof err) == 0 &&
-              gt_kernel_id(f, &p, 0, 0, id, NULL, err, sizeof err) == 0);
+              gt_kernel_id(f, &p, 0, 0, 0, id, NULL, err, sizeof err) == 0);
         CHECK(gt_db_open(db, GT_DB_WRITE, &h, err, sizeof err) == 0);
         CHECK(h && gt_db_cubin_put(h, id, g.arch, gt_nvrtc_version(), gt_nvrtc_options(),
                                    (const unsigned char *)"\x7f" "ELF garbage", 12, 32, 0,

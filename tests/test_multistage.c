@@ -212,7 +212,7 @@ GT_TEST(multistage_applicable_bounds_split_k_workspace, GT_NEEDS_NONE)
 GT_TEST(multistage_render_has_layout_and_params, GT_NEEDS_NONE)
 {
     char err[256];
-    char *src = gt_render(fam(), &cublas_like, 0, 1, err, sizeof err);
+    char *src = gt_render(fam(), &cublas_like, 0, 1, 0, err, sizeof err);
     CHECK_MSG(src != NULL, "%s", err);
     if (!src) return;
     CHECK(strstr(src, "#define GT_TA 0\n#define GT_TB 1\n"));
@@ -306,8 +306,7 @@ static cudaError_t launch_both(const grun *r, const gt_problem *q, const float *
         cudaFuncSetAttribute((const void *)r->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)L.smem);
     int M = q->m, N = q->n, K = q->k, lda = q->lda, ldb = q->ldb, ldc = q->ldc;
     float alpha = q->alpha, beta = q->beta;
-    long long one = 0; /* a single GEMM: no batch stride (GT_GEMM_ARGS' last three) */
-    void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW, &one, &one, &one};
+    void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW};
     dim3 grid = {L.grid[0], L.grid[1], L.grid[2]}, block = {L.block[0], L.block[1], L.block[2]};
     if (e == cudaSuccess && L.ws_zero) e = cudaMemset(dW, 0, L.ws_zero);
     if (e == cudaSuccess) e = cudaLaunchKernel((const void *)r->gemm, grid, block, args, L.smem, 0);
@@ -372,7 +371,7 @@ static void check_config(const gt_params *p, cublasHandle_t blas)
     gt_params_format(fam(), p, name, sizeof name);
     for (int l = 0; l < 4; ++l) {
         grun r = {p, l >> 1, l & 1, NULL, NULL, blas};
-        char *src = gt_render(fam(), p, r.ta, r.tb, err, sizeof err);
+        char *src = gt_render(fam(), p, r.ta, r.tb, 0, err, sizeof err);
         gt_cubin cb;
         cudaLibrary_t lib = NULL;
         int rc = src ? gt_nvrtc_compile(src, "sm_90", &cb, err, sizeof err) : -1;

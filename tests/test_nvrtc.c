@@ -12,7 +12,7 @@ GT_TEST(nvrtc_compiles_a_tile2d_candidate, GT_NEEDS_NVRTC)
     const gt_family *f = gt_family_find("tile2d");
     gt_params p = {{64, 64, 8, 8, 8}};
     char err[512];
-    char *src = gt_render(f, &p, 0, 0, err, sizeof err);
+    char *src = gt_render(f, &p, 0, 0, 0, err, sizeof err);
     gt_cubin c;
     int rc = gt_nvrtc_compile(src, "sm_90", &c, err, sizeof err);
     CHECK_MSG(rc == 0, "%s", err);
@@ -94,4 +94,50 @@ GT_TEST(nvrtc_compiles_every_default_candidate, GT_NEEDS_NVRTC)
     report(jobs, n, tsv);
     if (tsv) fclose(tsv);
     free(jobs);
+}
+
+static int first_batchable(const gt_family *f, const gt_params *p, void *ctx)
+{
+    gt_launch L;
+    if (!gt_family_launch(f, p, &(gt_shape){256, 256, 256, 0, 0, 8}, GT_TEST_SMS, &L)) return 0;
+    *(gt_params *)ctx = *p;
+    return 1;
+}
+
+/* Issue 26: every built family renders a batch's kernel (GT_BATCHED: the strides after ws, grid z over the batch)
+ * that NVRTC compiles, with no spills, in a layout with both operands transposed; one GEMM's render does not name
+ * GT_BATCHED at all, so its source (and id) is what it was before batches existed; a split-K point cannot be
+ * rendered for a batch. */
+GT_TEST(nvrtc_compiles_every_family_for_a_batch, GT_NEEDS_NVRTC)
+{
+    char err[512], arch[20];
+    int families = 0;
+    for (int i = 0; i < gt_family_count(); ++i) {
+        const gt_family *f = gt_family_at(i);
+        gt_limits lim;
+        gt_params p;
+        if (f->test_only || f->build != GT_BUILD_NVRTC) continue;
+        gt_family_arch(f, "sm_90", arch, sizeof arch);
+        if (!gt_limits_for_arch(arch, &lim) || gt_enumerate(f, &lim, first_batchable, &p) < 1) {
+            CHECK_MSG(0, "%s: no point runs a batch", f->name);
+            continue;
+        }
+        char *one = gt_render(f, &p, 1, 1, 0, err, sizeof err), *many = gt_render(f, &p, 1, 1, 1, err, sizeof err);
+        CHECK(one && many && !strstr(one, "GT_BATCHED 1") && strstr(many, "#define GT_BATCHED 1\n"));
+        gt_cubin c;
+        int rc = many ? gt_nvrtc_compile(many, arch, &c, err, sizeof err) : -1;
+        CHECK_MSG(rc == 0 && c.spill_bytes == 0, "%s batched: %s (spills %d)", f->name, err, rc ? -1 : c.spill_bytes);
+        if (rc == 0) gt_cubin_free(&c), families++;
+        free(one), free(many);
+    }
+    CHECK(families >= 10);
+    const gt_family *ms = gt_family_find("multistage");
+    gt_params split;
+    CHECK(ms && gt_params_parse(ms, "BM=64,BN=128,BK=8,WM=64,WN=64,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=1,SPLITK=4",
+                                &split, err, sizeof err) == 0);
+    char *src = gt_render(ms, &split, 0, 0, 1, err, sizeof err);
+    gt_cubin c;
+    CHECK(src && gt_nvrtc_compile(src, "sm_90", &c, err, sizeof err) != 0 && strstr(err, "split-K"));
+    gt_cubin_free(&c);
+    free(src);
 }

@@ -155,7 +155,7 @@ GT_TEST(tf32x3_launch_geometry, GT_NEEDS_NONE)
 GT_TEST(tf32x3_render_has_layout_params_and_the_split, GT_NEEDS_NONE)
 {
     char err[256];
-    char *src = gt_render(fam(), &study, 1, 0, err, sizeof err);
+    char *src = gt_render(fam(), &study, 1, 0, 0, err, sizeof err);
     CHECK_MSG(src != NULL, "%s", err);
     if (!src) return;
     CHECK(strstr(src, "#define GT_TA 1\n#define GT_TB 0\n"));
@@ -334,8 +334,7 @@ static cudaError_t run_one(const grun *r, const gt_problem *q, const float *dA, 
     gt_shape sh = {M, N, K, r->ta, r->tb};
     gt_launch L;
     r->f->launch(r->p, &sh, GT_TEST_SMS, &L);
-    long long one = 0; /* a single GEMM: no batch stride (GT_GEMM_ARGS' last three) */
-    void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW, &one, &one, &one};
+    void *args[] = {&M, &N, &K, &alpha, &dA, &lda, &dB, &ldb, &beta, &dC, &ldc, &dW};
     dim3 grid = {L.grid[0], L.grid[1], L.grid[2]}, block = {L.block[0], L.block[1], L.block[2]};
     cudaError_t e = cudaFuncSetAttribute((const void *)r->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                          (int)L.smem);
@@ -440,7 +439,7 @@ static void check_config(const gt_family *f, const gt_params *p, cublasHandle_t 
     gt_family_arch(f, gpu_arch, arch, sizeof arch);
     for (int l = 0; l < 4; ++l) {
         grun r = {f, p, l >> 1, l & 1, NULL, blas, {0, 0}};
-        char *src = gt_render(f, p, r.ta, r.tb, err, sizeof err);
+        char *src = gt_render(f, p, r.ta, r.tb, 0, err, sizeof err);
         gt_cubin cb;
         memset(&cb, 0, sizeof cb);
         cudaLibrary_t lib = NULL;

@@ -145,7 +145,7 @@ GT_TEST(tf32x3wg_launch_geometry, GT_NEEDS_NONE)
 GT_TEST(tf32x3wg_render_has_wgmma_and_the_split, GT_NEEDS_NONE)
 {
     char err[256];
-    char *src = gt_render(fam(), &best, 0, 1, err, sizeof err);
+    char *src = gt_render(fam(), &best, 0, 1, 0, err, sizeof err);
     CHECK_MSG(src != NULL, "%s", err);
     if (!src) return;
     CHECK(strstr(src, "#define GT_TA 0\n#define GT_TB 1\n") && strstr(src, "#define PF 1\n"));

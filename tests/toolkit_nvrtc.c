@@ -56,7 +56,7 @@ static void compile_one(gt_compile_job *j, const char *arch)
     char farch[20];
     memset(&cb, 0, sizeof cb);
     gt_family_arch(j->f, arch, farch, sizeof farch); /* sm_90a for an arch-specific family */
-    char *src = gt_render(j->f, &j->p, j->ta, j->tb, j->err, sizeof j->err);
+    char *src = gt_render(j->f, &j->p, j->ta, j->tb, 0, j->err, sizeof j->err);
     j->rc = src ? gt_nvrtc_compile(src, farch, &cb, j->err, sizeof j->err) : -1;
     j->regs = cb.regs, j->spill_bytes = cb.spill_bytes, j->stack_bytes = cb.stack_bytes, j->seconds = cb.seconds;
     j->has_gemm = has_symbol(&cb, "gt_gemm"), j->has_reduce = has_symbol(&cb, "gt_splitk_reduce");

@@ -35,10 +35,10 @@ int gt_plan_item(gt_sweep *t, const gt_family *f, const gt_params *p, const gt_s
     gt_params_format(f, p, it->params, sizeof it->params);
     gt_family_launch(f, p, s, t->lim.sm_count, &it->L); /* collect_one kept only points that can run s */
     if (f->build == GT_BUILD_NVRTC) {
-        if ((it->job = gt_pool_add(t->pool, f, p, s->ta * 2 + s->tb, it->hash, &hit, err, sizeof err)) < 0)
+        if ((it->job = gt_pool_add(t->pool, f, p, gt_variant(s), it->hash, &hit, err, sizeof err)) < 0)
             return snprintf(t->err, t->errlen, "%s %s: %s", f->name, it->params, err), -1;
         t->sum->cache_hits += hit;
-    } else if (gt_kernel_id(f, p, s->ta, s->tb, it->hash, NULL, err, sizeof err)) {
+    } else if (gt_kernel_id(f, p, s->ta, s->tb, gt_shape_batch(s) > 1, it->hash, NULL, err, sizeof err)) {
         return snprintf(t->err, t->errlen, "%s %s: %s", f->name, it->params, err), -1;
     }
     return 0;

@@ -128,12 +128,12 @@ static void from_cache(gt_pool *p, job *j)
     }
 }
 
-int gt_pool_add(gt_pool *p, const gt_family *f, const gt_params *par, int layout, char hash[17], int *cache_hit,
+int gt_pool_add(gt_pool *p, const gt_family *f, const gt_params *par, int variant, char hash[17], int *cache_hit,
                 char *err, size_t errlen)
 {
     char *src;
     *cache_hit = 0;
-    if (gt_kernel_id(f, par, layout >> 1, layout & 1, hash, &src, err, errlen)) return -1;
+    if (gt_kernel_id(f, par, variant >> 1 & 1, variant & 1, variant >> 2 & 1, hash, &src, err, errlen)) return -1;
     pthread_mutex_lock(&p->mu);
     int idx = find(p, hash);
     if (idx < 0 && p->njobs == p->cap) {

@@ -26,10 +26,10 @@ gt_pool *gt_pool_new(gt_db *db, const char *arch, gt_compile_fn compile, int thr
 /* Stops the threads, frees every job. *compiled: sources the compiler ran for. */
 void gt_pool_free(gt_pool *p, int *compiled);
 
-/* Render f/p in layout (ta * 2 + tb) and register it (once per distinct source; a cache hit is done at once).
+/* Render f/p in variant (gt_variant: the layout and whether it runs a batch) and register it (once per distinct source; a cache hit is done at once).
  * Returns the job index with the source's hash, or -1 with err. *cache_hit is set when this call found it in the
  * cache. */
-int gt_pool_add(gt_pool *p, const gt_family *f, const gt_params *par, int layout, char hash[17], int *cache_hit,
+int gt_pool_add(gt_pool *p, const gt_family *f, const gt_params *par, int variant, char hash[17], int *cache_hit,
                 char *err, size_t errlen);
 /* Ask for jobs in this order of need; they compile ahead while the GPU works. */
 void gt_pool_want(gt_pool *p, const int *jobs, int n);

@@ -35,7 +35,7 @@ static int winner_cubin(const gt_winner *w, const char *arch, unsigned char **da
     if (!f) return snprintf(err, errlen, "winner family '%s' is unknown to this gemmtune", w->family), -1;
     if (gt_params_parse(f, w->params, &p, err, errlen) < 0) return -1;
     char *src;
-    if (gt_kernel_id(f, &p, w->shape.ta, w->shape.tb, hash, &src, err, errlen)) return -1;
+    if (gt_kernel_id(f, &p, w->shape.ta, w->shape.tb, gt_shape_batch(&w->shape) > 1, hash, &src, err, errlen)) return -1;
     if (strcmp(hash, w->source_hash)) {
         snprintf(err, errlen, "%s %s renders to source %s, not the tuned %s (its template or a header it includes "
                  "changed since the sweep): re-tune, or export without --with-cubin", w->family, w->params, hash,

@@ -78,7 +78,8 @@ static int add_trial(const gt_trial_row *t, void *ctx)
 {
     cJSON *o = add(ctx, t->gpu_name, t->cc_major, t->cc_minor, t->sm_count, &t->shape, t->family, t->params,
                    t->median_ms, t->cublas_ms,
-                   gt_kernel_stale(t->family, t->params, t->shape.ta, t->shape.tb, t->source_hash));
+                   gt_kernel_stale(t->family, t->params, t->shape.ta, t->shape.tb,
+                                   gt_shape_batch(&t->shape) > 1, t->source_hash));
     if (o) {
         add_str(o, "status", t->status);
         cJSON_AddBoolToObject(o, "winner", t->is_winner);

@@ -27,12 +27,12 @@ typedef struct gt_plan {
     atomic_long calls;        /* for the recorder */
 } gt_plan;
 
-/* One loaded kernel per (family, params, layout, dynamic smem); under the handle's lock. */
+/* One loaded kernel per (family, params, layout, batched or not, dynamic smem); under the handle's lock. */
 typedef struct gt_kentry {
     struct gt_kentry *next;
     const gt_family *family;
     gt_params params;
-    int ta, tb;
+    int ta, tb, batched;
     unsigned smem;
     gt_kernel *k;
 } gt_kentry;

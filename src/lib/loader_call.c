@@ -46,9 +46,11 @@ static int capturing(void *stream)
 static gemmtune_status load_kernel(struct gemmtune_context *h, const gt_choice *c, const gt_shape *s,
                                    unsigned smem, const gt_kernel **out)
 {
+    const int batched = gt_shape_batch(s) > 1;
+    const int row_batched = c->row >= 0 && gt_shape_batch(&h->set.rows[c->row].shape) > 1;
     for (gt_kentry *e = h->kernels; e; e = e->next)
         if (e->family == c->family && !memcmp(&e->params, &c->params, sizeof e->params) && e->ta == s->ta &&
-            e->tb == s->tb && e->smem == smem)
+            e->tb == s->tb && e->batched == batched && e->smem == smem)
             return *out = e->k, GEMMTUNE_SUCCESS;
     char err[4096];
     unsigned char *data = NULL;
@@ -57,13 +59,14 @@ static gemmtune_status load_kernel(struct gemmtune_context *h, const gt_choice *
     gemmtune_status st = GEMMTUNE_SUCCESS;
     char arch[20];
     gt_family_arch(c->family, h->arch, arch, sizeof arch); /* what this family's source compiles for */
-    if (c->row >= 0 && h->set.cubin && h->set.cubin[c->row] && !strcmp(h->set.cubin_arch[c->row], arch)) {
+    if (c->row >= 0 && h->set.cubin && h->set.cubin[c->row] && !strcmp(h->set.cubin_arch[c->row], arch) &&
+        row_batched == batched) { /* the row's cubin is its own shape's: batched or not, as this call must be */
         bin = h->set.cubin[c->row];
         size = h->set.cubin_size[c->row];
         h->count.embedded++;
     } else {
         int cached = 0;
-        char *src = gt_render(c->family, &c->params, s->ta, s->tb, err, sizeof err);
+        char *src = gt_render(c->family, &c->params, s->ta, s->tb, batched, err, sizeof err);
         if (!src) return gt_loader_fail(GEMMTUNE_STATUS_COMPILE_ERROR, "%s", err);
         st = h->obtain(h->obtain_ctx, src, arch, &data, &size, &cached, err, sizeof err);
         free(src);
@@ -77,7 +80,7 @@ static gemmtune_status load_kernel(struct gemmtune_context *h, const gt_choice *
         st = gt_loader_fail(GEMMTUNE_STATUS_CUDA_ERROR, "loading %s on %s: %s", c->family->name, h->arch, err);
     free(data);
     if (st) return free(e), st;
-    *e = (gt_kentry){h->kernels, c->family, c->params, s->ta, s->tb, smem, e->k};
+    *e = (gt_kentry){h->kernels, c->family, c->params, s->ta, s->tb, batched, smem, e->k};
     h->kernels = e;
     h->count.kernels++;
     *out = e->k;

@@ -95,7 +95,7 @@ int run_case(const Case &c)
     emu_globals = {{(char *)A, (char *)(A + na)}, {(char *)B, (char *)(B + nb)}};
     float *W = ws.empty() ? nullptr : ws.data();
     run_grid(L.grid, L.block, L.smem,
-             [&] { gt_gemm(p.m, p.n, p.k, p.alpha, A, p.lda, B, p.ldb, p.beta, C, p.ldc, W, 0, 0, 0); });
+             [&] { gt_gemm(p.m, p.n, p.k, p.alpha, A, p.lda, B, p.ldb, p.beta, C, p.ldc, W); });
     run_reduce(L, p, W, C);
     gt_verdict v;
     char text[512];

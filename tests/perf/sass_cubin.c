@@ -8,6 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+/* A tree from before batches renders without the batched flag: one GEMM's source either way. */
+#ifdef GT_BATCH_PER_LAUNCH
+#define RENDER(f, p, ta, tb, err, n) gt_render(f, p, ta, tb, 0, err, n)
+#else
+#define RENDER(f, p, ta, tb, err, n) gt_render(f, p, ta, tb, err, n)
+#endif
+
 int main(int argc, char **argv)
 {
     char err[512], arch[32];
@@ -23,7 +30,7 @@ int main(int argc, char **argv)
         return 2;
     }
     gt_family_arch(f, argc > 5 ? argv[5] : "sm_90", arch, sizeof arch);
-    char *src = gt_render(f, &p, ta, tb, err, sizeof err);
+    char *src = RENDER(f, &p, ta, tb, err, sizeof err);
     if (!src) {
         fprintf(stderr, "sass_cubin: %s\n", err);
         return 1;

@@ -48,7 +48,7 @@ void fill(std::vector<float> &x, int kind)
 void launch(const Prob &p, float alpha, const float *A, const float *B, float beta, float *C)
 {
     const unsigned tiles = (unsigned)((p.M + BM - 1) / BM) * (unsigned)((p.N + BN - 1) / BN);
-    gt_gemm<<<tiles, NT, SMEM_BYTES>>>(p.M, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, nullptr, 0, 0, 0);
+    gt_gemm<<<tiles, NT, SMEM_BYTES>>>(p.M, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, nullptr);
 }
 
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
