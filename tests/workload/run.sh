@@ -32,7 +32,7 @@ build_thirdparty() {
   if [ -f "$TP/darknet/Makefile" ] && [ ! -x "$TP/darknet/darknet" ]; then
     (cd "$TP/darknet" && make -j16 GPU=1 CUDNN=0 OPENCV=0 ARCH="-gencode arch=compute_90,code=sm_90" \
        OPTS="-Ofast -DcudaThreadSynchronize=cudaDeviceSynchronize" NVCC=nvcc COMMON="-Iinclude/ -Isrc/ -I/usr/local/cuda/include" \
-       LDFLAGS="-lm -pthread -L/usr/local/cuda/lib64 -lcuda -lcudart -lcublas -lcurand") > "$out/build_darknet.log" 2>&1 \
+       LDFLAGS="-lm -pthread -L/usr/local/cuda/lib64 -lcuda -lcudart -lcublas -lcurand -lstdc++") > "$out/build_darknet.log" 2>&1 \
        || echo "workload: darknet did not build (build_darknet.log)"
   fi
 }
