@@ -2,6 +2,7 @@
  * every selection rule against cuBLAS FP32 (pedantic) on odd shapes, all layouts, ld > dim, beta 0 over NaN C, in
  * both argument orders; the database's cubin cache and JSON; graph capture; several threads and streams; and the
  * numbers: first-call latency (NVRTC / cubin cache / embedded cubin) and warm dispatch overhead. */
+#include "backend.h"
 #include "compile.h"
 #include "db.h"
 #include "fixture.h"
@@ -790,4 +791,35 @@ GT_TEST(loader_gpu_records_untuned_calls, GT_NEEDS_GPU)
     free(list);
     remove(rec);
     free(rec);
+}
+
+/* gemmtune_runs_own_kernel: 1 for a call a kernel of gemmtune's own serves, 0 for one cuBLAS serves (its own choice,
+ * or a stored cuBLAS winner) or nothing does (fallback none: then counted for the recorder), -1 for bad arguments. */
+GT_TEST(loader_gpu_says_whether_it_runs_its_own_kernel, GT_NEEDS_GPU)
+{
+    gpu_id g;
+    if (this_gpu(&g)) return;
+    char vendor[256];
+    const gt_family *vf;
+    gt_params vp;
+    gt_backend_default_params(&vf, &vp);
+    gt_params_format(vf, &vp, vendor, sizeof vendor);
+    gemmtune_winner_row rows[2] = {{g.name, g.major, g.minor, g.sms, 128, 128, 128, "nn", "tile2d", P_TILE2D, 1, 1.2},
+                                   {g.name, g.major, g.minor, g.sms, 96, 96, 96, "nn", "cublas", vendor, 1, 1.0}};
+    gemmtune_options o;
+    gemmtune_options_init(&o);
+    o.fallback = GEMMTUNE_FALLBACK_NONE;
+    gemmtune_handle h = NULL;
+    float *d = NULL;
+    CHECK(cudaMalloc((void **)&d, 3 * 128 * 128 * sizeof(float)) == cudaSuccess);
+    CHECK(gemmtune_create_from_table(&h, rows, 2, &o) == GEMMTUNE_SUCCESS);
+    if (!h || !d) return;
+    float *A = d, *B = d + 128 * 128, *C = d + 2 * 128 * 128;
+    CHECK(gemmtune_runs_own_kernel(h, NULL, 0, 0, 128, 128, 128, A, 128, B, 128, C, 128) == 1);
+    CHECK(gemmtune_runs_own_kernel(h, NULL, 0, 0, 96, 96, 96, A, 96, B, 96, C, 96) == 0);
+    CHECK(gemmtune_runs_own_kernel(h, NULL, 0, 0, 50, 50, 50, A, 50, B, 50, C, 50) == 0); /* untuned, fallback none */
+    CHECK(gemmtune_runs_own_kernel(h, NULL, 0, 0, 50, 50, 50, A, 10, B, 50, C, 50) == -1); /* lda too small */
+    CHECK(gemmtune_runs_own_kernel(NULL, NULL, 0, 0, 50, 50, 50, A, 50, B, 50, C, 50) == -1);
+    gemmtune_destroy(h);
+    cudaFree(d);
 }

@@ -245,6 +245,28 @@ static gemmtune_status sgemm(gemmtune_handle h, void *stream, const char *fn, ge
     return launch(h, p, stream, &a);
 }
 
+int gemmtune_runs_own_kernel(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n,
+                             int k, const float *A, int lda, const float *B, int ldb, const float *C, int ldc)
+{
+    char err[512];
+    gt_call c;
+    int swap;
+    if (!h || k < 1 || gt_loader_map_call(h->column_major, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &c, &swap,
+                                          err, sizeof err))
+        return -1;
+    const unsigned b = call_hash(&c);
+    gt_plan *p = find_plan(h, &c, b);
+    if (!p) {
+        pthread_mutex_lock(&h->lock);
+        gemmtune_status st = make_plan(h, &c, b, stream, &p);
+        pthread_mutex_unlock(&h->lock);
+        if (st) return -1;
+    }
+    const int own = p->choice.rule != GT_RULE_NONE && !p->bplan;
+    if (!own && h->record_path[0]) atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed); /* run elsewhere */
+    return own;
+}
+
 gemmtune_status gemmtune_sgemm(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m,
                                int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
                                float beta, float *C, int ldc)

@@ -107,6 +107,7 @@ const char *gt_pl_reason_text(gt_pl_reason r)
     case GT_PL_LT_ATTRIBUTE: return "cuBLASLt attribute that gemmtune does not serve";
     case GT_PL_LT_RANGE: return "size or leading dimension beyond int";
     case GT_PL_LT_PREPARE: return "writing the bias or C into D failed";
+    case GT_PL_LT_FUSED: return "no kernel of gemmtune's own for it: cuBLASLt's call, bias or C fused in, is cheaper";
     case GT_PL_DEVICE_CHANGED: return "the thread's device changed";
     case GT_PL_NREASONS: break;
     }

@@ -253,6 +253,12 @@ static gt_pl_reason run(gemmtune_handle h, cudaStream_t s, int dev, const void *
     if ((p->bias || p->copy_c) && (cudaGetDevice(&cur) != cudaSuccess || cur != dev))
         return (void)cudaGetLastError(), GT_PL_DEVICE_CHANGED; /* nothing launched on another device's stream */
     ++gt_pl_depth;
+    /* a pass of our own over D would only slow down cuBLAS, which cuBLASLt's call runs with the bias or C fused in */
+    if ((p->bias || p->copy_c) && gemmtune_runs_own_kernel(h, (void *)s, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m,
+                                                           c->n, c->k, o->A, c->lda, o->B, c->ldb, o->D, c->ldc) != 1) {
+        --gt_pl_depth;
+        return GT_PL_LT_FUSED;
+    }
     if (p->bias) {
         const int rc = gt_bias_broadcast(dev, (void *)s, c->m, c->n, o->bias, o->D, c->ldc, out->detail,
                                          sizeof out->detail);

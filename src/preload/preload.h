@@ -93,6 +93,7 @@ typedef enum {
     GT_PL_LT_ATTRIBUTE,    /* a descriptor or layout attribute is set that gemmtune does not serve (detail: which) */
     GT_PL_LT_RANGE,        /* a size or leading dimension beyond int (gemmtune_sgemm's arguments) */
     GT_PL_LT_PREPARE,      /* writing the bias or C into D failed (compile, load or launch) */
+    GT_PL_LT_FUSED,        /* gemmtune would run cuBLAS for it: cuBLASLt's own call, bias or C fused, is cheaper */
     GT_PL_DEVICE_CHANGED,  /* internal: the thread's current device is not its last one (asked again, retried) */
     GT_PL_NREASONS
 } gt_pl_reason;
