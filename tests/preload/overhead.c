@@ -144,7 +144,8 @@ static int measure_shape(const setup *x, const int *sh, int rounds, int calls, d
     for (int p = 0; p < NPATHS; ++p) /* plans made, kernels loaded, clocks up */
         for (int r = 0; measured(x, p) && r < 3; ++r)
             if (round_of(x, p, sh, calls, &h[p][0], &w[p][0]))
-                return fprintf(stderr, "overhead: %s failed on %dx%dx%d\n", path_name[p], sh[0], sh[1], sh[2]), -1;
+                return fprintf(stderr, "overhead: %s failed on %dx%dx%d: %s\n", path_name[p], sh[0], sh[1], sh[2],
+                               p >= P_GT_CUBLAS ? gemmtune_last_error() : "cuBLAS status"), -1;
     for (int r = 0; r < rounds; ++r)
         for (int i = 0; i < NPATHS; ++i) {
             const int p = (i + r) % NPATHS; /* rotate which path goes first */
