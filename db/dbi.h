@@ -74,11 +74,12 @@ int dbi_offer_baseline(gt_db *db, long long model, long long shape, long long sw
 
 int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f);
 
-/* The columns of a GPU model, a shape and a kernel, named as the readers take them (db/query.c), over the aliases gm,
- * s and c. */
+/* The columns of a GPU model, a shape and a kernel, named as the readers take them (db/query.c, db/json.c's export),
+ * over the aliases gm, s and c. */
 #define DBI_ROW_SQL                                                                                             \
-    "gm.name AS gpu, gm.cc_major, gm.cc_minor, gm.sm_count, s.m, s.n, s.k, s.batch, s.layout, c.family, c.params, " \
-    "c.source_hash"
+    "gm.name AS gpu, gm.cc_major AS cc_major, gm.cc_minor AS cc_minor, gm.sm_count AS sm_count, s.m AS m, "         \
+    "s.n AS n, s.k AS k, s.batch AS batch, s.layout AS layout, c.family AS family, c.params AS params, "            \
+    "c.source_hash AS source_hash"
 
 /* What a reader serves of a winner row (aliases w, s, b as above): only a winner whose time is possible on its shape
  * (db/validate.h; the SQL functions are registered by gt_db_open), and its baseline only when it is possible too and
