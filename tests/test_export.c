@@ -484,6 +484,13 @@ GT_TEST(merge_refuses_every_invalid_row_naming_the_part, GT_NEEDS_NONE)
         {"UPDATE sweeps SET command = CAST('tune' AS BLOB)", "column command holds a blob"},
         {"UPDATE baselines SET cublas_ms = 1e-300 WHERE rowid = 1", "baselines row 1: cublas_ms"},
         {"UPDATE baselines SET cublas_ms = 1e6 WHERE rowid = 1", "times median_ms"},
+        {"UPDATE baselines SET model_id = 99", "baselines row 1: refers to a GPU model, shape or sweep the part lacks"},
+        {"INSERT INTO gpu_models (name, cc_major, cc_minor, sm_count) VALUES ('NVIDIA X', 9, 0, 100); UPDATE baselines "
+         "SET model_id = (SELECT max(id) FROM gpu_models)", "baselines row 1: its GPU model is not the one of its sweep"},
+        {"INSERT INTO gpu_models (name, cc_major, cc_minor, sm_count) VALUES ('NVIDIA X', 9, 0, 100); UPDATE winners "
+         "SET model_id = (SELECT max(id) FROM gpu_models)", "winners row 1: its GPU model is not the one of its sweep"},
+        {"UPDATE gpus SET model_id = 99", "refers to no GPU model"},
+        {"UPDATE sweeps SET gpu_id = 99", "refers to no GPU"},
         {"DROP TABLE winners; CREATE VIEW winners AS SELECT 1 AS model_id", "holds no table winners"},
     };
     gt_merge_stats st;
