@@ -34,7 +34,7 @@ typedef struct {
 /* One measured (or failed) candidate on one shape. Absent numbers are negative. */
 typedef struct {
     const char *family, *params, *source_hash;
-    const char *status;      /* ok, wrong, compile_error, resources, launch_error, faulted, timeout, not_applicable */
+    gt_status status;        /* what became of it (kernels/gt_types.h); stored by name */
     const char *message;     /* compile log excerpt, CUDA error text, max error; may be NULL */
     double median_ms, min_ms, max_ms, tflops, rel_err;
     int regs, spill_bytes;
@@ -50,7 +50,7 @@ typedef struct {
     char family[32];
     char params[256];
     char source_hash[17];
-    char math[16];           /* the math class ("fp32", "tf32x3") */
+    gt_math math;            /* its kernel's math class; GT_MATH_COUNT for a stored name this build does not know */
     double median_ms, spread_pct, tflops;
     double cublas_ms, cublas_tflops, ratio; /* ratio = cublas_ms / median_ms; negative when no baseline */
     long long sweep_id;
@@ -69,8 +69,9 @@ typedef struct {
     const char *family;
     const char *layout;      /* "nn", "nt", "tn", "tt": any shape of that layout */
     const gt_gpu_model *model; /* exactly this GPU model (name, cc, SM count) */
-    const char *math;        /* math class; NULL means "fp32" for winners (what an FP32 caller may be served) and
-                                every class for trials; "all": every class for winners too */
+    unsigned math;           /* the math classes that match, a set (GT_MATH_BIT(m) each, GT_MATH_ALL every one);
+                                0 means FP32 for winners (what an FP32 caller may be served) and every class for
+                                trials */
 } gt_winner_filter;
 
 typedef int (*gt_winner_fn)(const gt_winner *w, void *ctx); /* non-zero stops the walk */
@@ -80,7 +81,8 @@ typedef struct {
     char gpu_name[128];
     int cc_major, cc_minor, sm_count;
     gt_shape shape;
-    char family[32], params[256], source_hash[17], status[32];
+    char family[32], params[256], source_hash[17];
+    gt_status status;        /* GT_ST_COUNT for a stored name this build does not know */
     char message[256];       /* truncated */
     double median_ms, min_ms, max_ms, tflops, rel_err; /* negative when absent */
     double cublas_ms, ratio; /* ratio = cublas_ms / median_ms; negative when either is absent */
@@ -135,10 +137,10 @@ int gt_db_begin_sweep(gt_db *db, const gt_gpu_info *gpu, const char *command, lo
 /* Store one trial, committed before returning (a kill -9 loses at most the trial in flight). */
 int gt_db_add_trial(gt_db *db, long long sweep_id, const gt_shape *s, const gt_trial *t, char *err, size_t errlen);
 
-/* Resume: the newest stored trial of this candidate on this GPU model and shape. *found = 0 when none;
- * otherwise status (<= 31 chars) and median_ms are filled. */
+/* Resume: the newest stored trial of this candidate on this GPU model and shape. *found = 0 when none (or when its
+ * stored status is none this build knows); otherwise *status and *median_ms are filled. */
 int gt_db_find_trial(gt_db *db, const gt_gpu_info *gpu, const gt_shape *s, const char *family, const char *params,
-                     const char *source_hash, int *found, char status[32], double *median_ms, char *err,
+                     const char *source_hash, int *found, gt_status *status, double *median_ms, char *err,
                      size_t errlen);
 
 /* cuBLAS baseline of a shape on the sweep's GPU model (the newest replaces the older). */

@@ -73,6 +73,15 @@ const char *gt_math_name(gt_math m);
 /* Parse a math class name. Returns 0, or -1 for an unknown name. */
 int gt_math_parse(const char *text, gt_math *out);
 
+/* A set of math classes (the database's filters): one bit per class. */
+#define GT_MATH_BIT(m) (1u << (unsigned)(m))
+#define GT_MATH_ALL ((1u << GT_MATH_COUNT) - 1u)
+/* Parse "all" (GT_MATH_ALL) or a class name (its bit) into *set. Returns 0, or -1 for other text. */
+int gt_math_set_parse(const char *text, unsigned *set);
+/* The set as gt_math_set_parse reads it: "all" for every class, else its classes' names joined by ',' ("" for
+ * none). Returns buf (n >= 64 holds every set). Cannot fail (truncates). */
+const char *gt_math_set_name(unsigned set, char *buf, size_t n);
+
 typedef struct gt_family {
     const char *name;            /* as `gemmtune candidates` prints it */
     const char *doc;

@@ -580,7 +580,7 @@ GT_TEST(merge_takes_a_local_database_whatever_its_command_and_logs_held, GT_NEED
     long long sweep;
     gt_gpu_info g = gt_fixture_gpu(0, 3);
     const gt_shape s = {512, 512, 512, 0, 0};
-    gt_trial t = {"tile2d", "BM=64,BN=64,BK=8,TM=8,TN=8", "0123456789abcdef", "compile_error",
+    gt_trial t = {"tile2d", "BM=64,BN=64,BK=8,TM=8,TN=8", "0123456789abcdef", GT_ST_COMPILE_ERROR,
                   "error: \x1b[31mexpected ';'\x1b[0m\n\tat line 3\xff", -1, -1, -1, -1, -1, -1, -1, 0.5, -1};
     CHECK(gt_fixture_db(a, 2, 0, 1.0) == 0 && gt_db_open(b, GT_DB_CREATE, &db, err, sizeof err) == 0);
     CHECK(gt_db_begin_sweep(db, &g, "gemmtune tune --sizes '512\x1b[2J'", &sweep, err, sizeof err) == 0 &&

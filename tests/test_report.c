@@ -22,7 +22,7 @@ static int collect(const gt_regret_row *r, void *ctx)
     return 0;
 }
 
-static void trial(gt_db *db, long long sw, const gt_shape *s, const char *params, double ms, const char *status)
+static void trial(gt_db *db, long long sw, const gt_shape *s, const char *params, double ms, gt_status status)
 {
     char hash[17];
     gt_hash_hex(params, strlen(params), hash);
@@ -34,7 +34,7 @@ static void winner(gt_db *db, long long sw, const gt_shape *s, const char *param
 {
     char hash[17];
     gt_hash_hex(params, strlen(params), hash);
-    trial(db, sw, s, params, ms, "ok");
+    trial(db, sw, s, params, ms, GT_ST_OK);
     CHECK_MSG(gt_db_set_winner(db, sw, s, "tile2d", params, hash, ms, 1, err, sizeof err) == 0, "%s", err);
 }
 
@@ -54,8 +54,8 @@ GT_TEST(report_regret_uses_nearest_other_shape, GT_NEEDS_NONE)
     winner(db, sw, &c, "KC", 500.0);
     winner(db, sw, &d, "KD", 1.1);   /* another layout: never a neighbour of a, b, c */
     winner(db, sw2, &e, "KE", 0.9);  /* another GPU model, nearer to a than b is: must not be picked */
-    trial(db, sw, &b, "KA", 10.0, "ok");     /* b is served a's kernel: 25% slower than its own */
-    trial(db, sw, &c, "KB", 600.0, "wrong"); /* c is served b's kernel, which failed there: n/a */
+    trial(db, sw, &b, "KA", 10.0, GT_ST_OK);     /* b is served a's kernel: 25% slower than its own */
+    trial(db, sw, &c, "KB", 600.0, GT_ST_WRONG); /* c is served b's kernel, which failed there: n/a */
     /* a is served b's kernel, never timed on a: n/a */
     rows v = {0};
     CHECK(gt_db_regret(db, NULL, collect, &v, err, sizeof err) == 0);

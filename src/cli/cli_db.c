@@ -52,7 +52,8 @@ int gt_cli_filter_from(const gt_cli_args *a, gt_cli_filter *cf, char *err, size_
     }
     if (a->layout.n) cf->f.layout = gt_layout_name(cf->shape.ta, cf->shape.tb);
     cf->f.family = a->family;
-    cf->f.math = a->math;
+    if (a->math && gt_math_set_parse(a->math, &cf->f.math) < 0)
+        return snprintf(err, errlen, "bad --math '%s': want a math class or all", a->math), -1;
     if (a->gpu_model && !*a->gpu_model) return snprintf(err, errlen, "bad --gpu-model '': want part of a GPU name"), -1;
     cf->f.gpu_name = a->gpu_model;
     if (a->gpu.n) {

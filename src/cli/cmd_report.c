@@ -62,7 +62,7 @@ static int count_trials(const gt_trial_row *t, void *ctx)
         t->cc_minor != c->model->cc_minor || t->sm_count != c->model->sm_count)
         return 0;
     c->trials++;
-    c->ok += !strcmp(t->status, "ok");
+    c->ok += t->status == GT_ST_OK;
     return 0;
 }
 

@@ -53,15 +53,15 @@ static int fill_row(gt_db *db, const wvec *all, const gt_winner *self, gt_regret
     else {
         gt_gpu_info g;
         int found = 0;
-        char status[32];
+        gt_status status;
         double ms = -1;
         memset(&g, 0, sizeof g);
         snprintf(g.name, sizeof g.name, "%s", self->gpu_name);
         g.cc_major = self->cc_major, g.cc_minor = self->cc_minor, g.sm_count = self->sm_count;
         if (gt_db_find_trial(db, &g, &self->shape, r->picked.family, r->picked.params, r->picked.source_hash, &found,
-                             status, &ms, err, errlen) < 0)
+                             &status, &ms, err, errlen) < 0)
             return -1;
-        if (found && !strcmp(status, "ok") && ms > 0) r->pick_ms = ms;
+        if (found && status == GT_ST_OK && ms > 0) r->pick_ms = ms;
     }
     if (r->pick_ms > 0) r->regret = r->pick_ms / self->median_ms;
     return 0;

@@ -54,7 +54,7 @@ int gt_loader_set_from_db(gt_db *db, gemmtune_math math, gt_winner_set *out, cha
 {
     memset(out, 0, sizeof *out);
     collect_ctx c = {out, 0, 0};
-    const gt_winner_filter f = {.math = math == GEMMTUNE_MATH_TF32X3 ? "all" : "fp32"};
+    const gt_winner_filter f = {.math = math == GEMMTUNE_MATH_TF32X3 ? GT_MATH_ALL : GT_MATH_BIT(GT_MATH_FP32)};
     if (gt_db_winners(db, &f, collect, &c, err, errlen)) goto fail;
     if (c.oom) {
         snprintf(err, errlen, "out of memory reading winners");
