@@ -1,9 +1,8 @@
 /* The results database: SQLite, schema in db/schema.sql + db/migrate_<v>.sql + db/views.sql (versioned by PRAGMA
  * user_version, migrated forward when a writer opens it), WAL for writers, every statement prepared. One gt_db is
  * used by one thread at a time. Every function returns 0 on success or -1 with a message in err; none prints or
- * exits. db/open.c (open modes), db.c (writes), query.c (walks), json.c, header.c, merge.c, model.c; the nearest-shape
- * rule declared here lives in src/lib/nearest.c.
- * Tested by tests/test_db.c, test_export.c, test_report.c, test_nearest.c, test_cli_db.c on databases they create. */
+ * exits. db/open.c (open modes), db.c (writes), query.c (walks), json.c, header.c, merge.c, model.c.
+ * Tested by tests/test_db.c, test_export.c, test_report.c, test_cli_db.c on databases they create. */
 #ifndef GT_DB_H
 #define GT_DB_H
 
@@ -61,6 +60,8 @@ typedef struct {
 /* The GPU model of a sweep's GPU and of a stored winner (compare them with gt_gpu_model_equal). Cannot fail. */
 gt_gpu_model gt_gpu_info_model(const gt_gpu_info *g);
 gt_gpu_model gt_winner_model(const gt_winner *w);
+/* 1 when two winners were tuned on the same GPU model (gt_gpu_model_equal of theirs). Cannot fail. */
+int gt_winner_same_model(const gt_winner *a, const gt_winner *b);
 
 /* Filters for gt_db_winners; zero/NULL fields match everything. */
 typedef struct {
@@ -222,31 +223,6 @@ typedef int (*gt_cubin_fn)(const gt_winner *w, const char *arch, unsigned char *
                            char *err, size_t errlen);
 int gt_db_export_header(gt_db *db, const gt_winner_filter *filter, gt_cubin_fn cubin, void *ctx, char **out,
                         char *err, size_t errlen);
-
-/* Nearest-shape rule, shared by the loader and `gemmtune report`'s regret table (src/lib/nearest.c):
- * among rows[0..n) of the same layout as s, the one minimising
- *     d = |log2(m/m')| + |log2(n/n')| + |log2(k/k')|
- * for which accept(row, ctx) is non-zero (accept NULL: every row). Ties go to the lower index.
- * Returns the index, or -1 when none qualifies. */
-int gt_nearest_shape(const gt_winner *rows, int n, const gt_shape *s, int (*accept)(const gt_winner *, void *),
-                     void *ctx, double *distance);
-
-/* One row of the regret table (`gemmtune report`): a tuned shape's own optimum against the winner the exported
- * table would serve it by the nearest-shape rule if the shape's own row were missing (same GPU model, same
- * layout, another shape), measured on this shape when a trial of that kernel here is stored. */
-typedef struct {
-    gt_winner self;          /* the shape's own winner */
-    int has_pick;            /* 0: no other shape of this GPU model and layout is tuned */
-    gt_winner picked;        /* the nearest other shape's winner */
-    double distance;         /* its nearest-shape distance */
-    double pick_ms;          /* picked's kernel on this shape (newest ok trial), -1 when not measured here */
-    double regret;           /* pick_ms / self.median_ms (>= 1 when the optimum is right), -1 when n/a */
-} gt_regret_row;
-
-typedef int (*gt_regret_fn)(const gt_regret_row *r, void *ctx); /* non-zero stops the walk */
-
-/* Walk the regret rows of the winners matching filter (NULL: all), in gt_db_winners order. */
-int gt_db_regret(gt_db *db, const gt_winner_filter *filter, gt_regret_fn fn, void *ctx, char *err, size_t errlen);
 
 /* Text cut from src/lib/gemmtune.h at build time by name: "winner_row.h", the gemmtune_winner_row definition with its
  * include guard, which the header export writes (one definition for the library and every exported header). NULL

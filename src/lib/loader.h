@@ -28,6 +28,12 @@ typedef struct {
     gt_limits lim;
 } gt_device_id;
 
+/* The GPU model dev is (for gt_gpu_model_equal). Cannot fail. */
+gt_gpu_model gt_device_id_model(const gt_device_id *dev);
+/* The device a stored GPU model stands for: its name and SM count, the limits of its compute capability
+ * (gt_limits_for_cc). Returns 1, or 0 (out untouched) when this gemmtune knows no such architecture. */
+int gt_device_id_of(const gt_gpu_model *m, gt_device_id *out);
+
 /* The serving model's constants (src/lib/serve.c): a reuse needs predicted >= 1 + margin within distance dmax. */
 typedef struct {
     double decay, margin, dmax;

@@ -133,11 +133,26 @@ static int row_usable(const gt_winner *w, const gt_device_id *dev, const gt_call
     return usable(w->family, w->params, dev, call, fout, pout, why, n);
 }
 
+gt_gpu_model gt_device_id_model(const gt_device_id *dev)
+{
+    gt_gpu_model m = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor, .sm_count = dev->lim.sm_count};
+    snprintf(m.name, sizeof m.name, "%s", dev->name);
+    return m;
+}
+
+int gt_device_id_of(const gt_gpu_model *m, gt_device_id *out)
+{
+    gt_limits lim;
+    if (!gt_limits_for_cc(m->cc_major, m->cc_minor, &lim)) return 0;
+    snprintf(out->name, sizeof out->name, "%s", m->name);
+    out->lim = lim;
+    out->lim.sm_count = m->sm_count;
+    return 1;
+}
+
 static int same_model(const gt_winner *w, const gt_device_id *dev)
 {
-    gt_gpu_model a = gt_winner_model(w), b = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor,
-                                              .sm_count = dev->lim.sm_count};
-    snprintf(b.name, sizeof b.name, "%s", dev->name);
+    const gt_gpu_model a = gt_winner_model(w), b = gt_device_id_model(dev);
     return gt_gpu_model_equal(&a, &b);
 }
 
