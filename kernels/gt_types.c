@@ -12,12 +12,8 @@
 
 int gt_gpu_model_equal(const gt_gpu_model *a, const gt_gpu_model *b)
 {
-    return !strcmp(a->name, b->name) && gt_gpu_model_same_cc(a, b) && a->sm_count == b->sm_count;
-}
-
-int gt_gpu_model_same_cc(const gt_gpu_model *a, const gt_gpu_model *b)
-{
-    return a->cc_major == b->cc_major && a->cc_minor == b->cc_minor;
+    return !strcmp(a->name, b->name) && a->cc_major == b->cc_major && a->cc_minor == b->cc_minor &&
+           a->sm_count == b->sm_count;
 }
 
 const char *gt_shape_dims(const gt_shape *s, char *buf, size_t n)

@@ -53,10 +53,8 @@ typedef struct {
     int cc_major, cc_minor, sm_count;
 } gt_gpu_model;
 
-/* 1 when a and b are the same GPU model (the only test of it in the code base). */
+/* 1 when a and b are the same GPU model (the only test of it in the code base). Cannot fail. */
 int gt_gpu_model_equal(const gt_gpu_model *a, const gt_gpu_model *b);
-/* 1 when a and b have the same compute capability (a kernel built for one loads on the other). */
-int gt_gpu_model_same_cc(const gt_gpu_model *a, const gt_gpu_model *b);
 
 /* Device limits that decide legality. Inputs to enumeration, so CPU tests can use a table (gt_limits_for_arch). */
 typedef struct {

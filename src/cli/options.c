@@ -54,8 +54,8 @@ static const gt_opt table[] = {
     {"--sms", NULL, "N", A_INT, GT_V_EXPLAIN, O(sms), 100000, NULL, "SM count of the GPU --gpu-model describes"},
     {"--arch", NULL, "sm_XY", A_TEXT, GT_V_EXPLAIN, O(arch), 0, NULL,
      "explain for a GPU of this architecture: the stored model of that compute\n"
-     "capability when there is exactly one, else an unnamed GPU (then only same_cc and\n"
-     "the fallback can apply)"},
+     "capability when there is exactly one, else an unnamed GPU (then only the fallback\n"
+     "can apply)"},
     {"--arch", NULL, "sm_XY", A_TEXT, GT_V_CANDIDATES, O(arch), 0, NULL, "device limits of this architecture (default " GT_DEFAULT_ARCH ")"},
     {"--sizes", NULL, "LIST", A_SIZES, GT_V_TUNE, O(sizes), 0, NULL,
      "N (N x N x N) or MxNxK items, e.g. 1024,2048,3000x5000x700 (default 1024,2048);\n"
