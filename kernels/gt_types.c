@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int gt_gpu_model_equal(const gt_gpu_model *a, const gt_gpu_model *b)
 {
@@ -83,6 +84,13 @@ int gt_status_failed(gt_status s) { return !gt_status_timed(s) && s != GT_ST_PRU
 double gt_tflops(const gt_shape *s, double ms)
 {
     return ms > 0 ? 2.0 * gt_shape_batch(s) * s->m * s->n * (double)s->k / (ms * 1e9) : 0;
+}
+
+double gt_now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 double gt_tolerance(int k) { return 16.0 * sqrt((double)k) * FLT_EPSILON; }

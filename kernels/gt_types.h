@@ -92,6 +92,10 @@ int gt_status_timed(gt_status s);
 /* 1 when the status means the candidate itself is broken (not ok, screened or pruned). */
 int gt_status_failed(gt_status s);
 
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC), for durations and deadlines: the one clock of the code base.
+ * Cannot fail. */
+double gt_now_s(void);
+
 /* 2 batch m n k / t: TFLOPS of a GEMM of shape s taking ms milliseconds (0 when ms <= 0). */
 double gt_tflops(const gt_shape *s, double ms);
 

@@ -43,6 +43,12 @@ static gt_trial_request request(const gt_sweep *t, const gt_shape_ctx *sc, const
     return req;
 }
 
+int gt_sweep_stopped(const gt_sweep *t)
+{
+    const gt_tune_opts *o = t->o;
+    return (o->interrupt && *o->interrupt) || (o->budget_s > 0 && gt_now_s() - t->t0 > o->budget_s);
+}
+
 int gt_run_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_round rc, double cutoff_ms)
 {
     const gt_pool_job *j = it->job >= 0 ? gt_pool_wait(t->pool, it->job, &t->wait_seconds) : NULL;

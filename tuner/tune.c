@@ -13,19 +13,6 @@
 
 enum { CROSS_MAX = 8 }; /* neighbours cross-timed per shape, nearest first */
 
-double gt_now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-int gt_sweep_stopped(const gt_sweep *t)
-{
-    const gt_tune_opts *o = t->o;
-    return (o->interrupt && *o->interrupt) || (o->budget_s > 0 && gt_now_s() - t->t0 > o->budget_s);
-}
-
 void gt_tune_defaults(gt_tune_opts *o)
 {
     o->layouts[0] = 0;
