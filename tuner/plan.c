@@ -1,7 +1,7 @@
 /* The candidates of one shape and layout (see sweep.h): every selected family's legal points (a static space
  * enumerated here, a device space asked of the GPU), this shard's share, in sweep order, stored verdicts taken over
  * so a rerun resumes. Tested by tests/test_tune.c. */
-#include "loader.h"
+#include "serve.h"
 #include "sweep.h"
 
 #include <stdio.h>

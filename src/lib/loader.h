@@ -6,6 +6,7 @@
 #include "db.h"
 #include "family.h"
 #include "gemmtune.h"
+#include "serve.h"
 
 #include <stddef.h>
 
@@ -33,21 +34,6 @@ gt_gpu_model gt_device_id_model(const gt_device_id *dev);
 /* The device a stored GPU model stands for: its name and SM count, the limits of its compute capability
  * (gt_limits_for_cc). Returns 1, or 0 (out untouched) when this gemmtune knows no such architecture. */
 int gt_device_id_of(const gt_gpu_model *m, gt_device_id *out);
-
-/* The serving model's constants (src/lib/serve.c): a reuse needs predicted >= 1 + margin within distance dmax. */
-typedef struct {
-    double decay, margin, dmax;
-} gt_serve_model;
-
-/* The fitted constants, or $GEMMTUNE_SERVE_MODEL's ("decay=0.25,margin=0.03,dmax=2"). 0, or -1 with err. */
-int gt_serve_model_get(gt_serve_model *out, char *err, size_t errlen);
-/* Predicted speed over cuBLAS of winner w's kernel (f, p) on shape x: 0 when w has no baseline. */
-double gt_serve_predict(const gt_winner *w, const gt_family *f, const gt_params *p, const gt_shape *x, int sm_count,
-                        const gt_serve_model *m);
-/* The busy share of the GPU (last wave, edge tiles) of kernel f/p on shape s. */
-double gt_serve_occupancy(const gt_family *f, const gt_params *p, const gt_shape *s, int sm_count);
-/* |log2 m/m'| + |log2 n/n'| + |log2 k/k'|. */
-double gt_shape_distance(const gt_shape *a, const gt_shape *b);
 
 /* Outcome of a selection: the rule, the winner row it came from (-1 for cublas/default/none), for reuse the
  * distance and the predicted ratio to cuBLAS (for exact the stored one), the kernel to run (family NULL for none;
