@@ -329,17 +329,21 @@ static int parse_doc(const cJSON *root, jrow **rows, int *n, char *err, size_t e
 static int same_gpu(gt_db *db, const jrow *r, int i, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
-    char uuid[64], name[128];
+    char uuid[64];
+    gt_gpu_model stored;
+    const gt_gpu_model row = gt_gpu_info_model(&r->gpu);
     if (dbi_prepare(db, &st, err, errlen,
-                    "SELECT g.uuid, gm.name, gm.cc_major, gm.cc_minor, gm.sm_count FROM sweeps sw JOIN gpus g ON "
-                    "g.id = sw.gpu_id JOIN gpu_models gm ON gm.id = g.model_id WHERE sw.uid = ?", "t", r->uid) < 0)
+                    "SELECT g.uuid AS uuid, gm.name AS gpu, gm.cc_major AS cc_major, gm.cc_minor AS cc_minor, "
+                    "gm.sm_count AS sm_count FROM sweeps sw JOIN gpus g ON g.id = sw.gpu_id JOIN gpu_models gm ON "
+                    "gm.id = g.model_id WHERE sw.uid = ?", "t", r->uid) < 0)
         return -1;
     int rc = sqlite3_step(st), same = 1;
     if (rc == SQLITE_ROW) {
-        dbi_text(st, 0, uuid, sizeof uuid);
-        dbi_text(st, 1, name, sizeof name);
-        same = !strcmp(uuid, r->gpu.uuid) && !strcmp(name, r->gpu.name) && sqlite3_column_int(st, 2) == r->gpu.cc_major &&
-               sqlite3_column_int(st, 3) == r->gpu.cc_minor && sqlite3_column_int(st, 4) == r->gpu.sm_count;
+        dbi_text(st, dbi_col(st, "uuid"), uuid, sizeof uuid);
+        dbi_text(st, dbi_col(st, "gpu"), stored.name, sizeof stored.name);
+        stored.cc_major = (int)col_int(st, "cc_major"), stored.cc_minor = (int)col_int(st, "cc_minor");
+        stored.sm_count = (int)col_int(st, "sm_count");
+        same = !strcmp(uuid, r->gpu.uuid) && gt_gpu_model_equal(&stored, &row);
         if (!same) {
             char shown[200];
             dbv_clean_copy(shown, sizeof shown, uuid, 0);

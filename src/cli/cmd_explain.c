@@ -69,11 +69,11 @@ static int described(const gt_cli_args *a, gt_device_id *dev, char *how, size_t 
     char known[200];
     if (sscanf(a->cc, "%d.%d%n", &maj, &min, &n) != 2 || a->cc[n] || maj < 0 || min < 0 || min > 9)
         return say("--cc '%s': want MAJOR.MINOR such as 9.0\n", a->cc), 2;
+    gt_gpu_model m = {.cc_major = maj, .cc_minor = min, .sm_count = (int)a->sms};
+    snprintf(m.name, sizeof m.name, "%s", a->gpu_model);
     gt_arch_list(known, sizeof known);
-    if (!gt_limits_for_cc(maj, min, &dev->lim))
+    if (!gt_device_id_of(&m, dev))
         return say("compute capability %s is no architecture this gemmtune knows (%s)\n", a->cc, known), 2;
-    snprintf(dev->name, sizeof dev->name, "%s", a->gpu_model);
-    dev->lim.sm_count = (int)a->sms;
     snprintf(how, howlen, "as described by --gpu-model, --cc and --sms");
     return 0;
 }
@@ -81,18 +81,11 @@ static int described(const gt_cli_args *a, gt_device_id *dev, char *how, size_t 
 /* A stored model as the device: its name and SM count, limits from its compute capability's table. */
 static int from_row(const gt_winner *w, gt_device_id *dev)
 {
-    if (!gt_limits_for_cc(w->cc_major, w->cc_minor, &dev->lim))
+    const gt_gpu_model m = gt_winner_model(w);
+    if (!gt_device_id_of(&m, dev))
         return say("%s has compute capability %d.%d, which this gemmtune has no limits "
                        "for\n", w->gpu_name, w->cc_major, w->cc_minor), 1;
-    snprintf(dev->name, sizeof dev->name, "%s", w->gpu_name);
-    dev->lim.sm_count = w->sm_count;
     return 0;
-}
-
-static int same_model(const gt_winner *a, const gt_winner *b)
-{
-    return !strcmp(a->gpu_name, b->gpu_name) && a->cc_major == b->cc_major && a->cc_minor == b->cc_minor &&
-           a->sm_count == b->sm_count;
 }
 
 /* The distinct stored models whose name contains name (NULL: any) and whose cc is cc (< 0: any); a model whose
@@ -105,7 +98,7 @@ static int models(const gt_winner_set *set, const char *name, int cc, int *first
     for (int i = 0; i < set->n; ++i) {
         const gt_winner *w = &set->rows[i];
         int seen = 0;
-        for (int j = 0; j < n && !seen; ++j) seen = same_model(&set->rows[first[j]], w);
+        for (int j = 0; j < n && !seen; ++j) seen = gt_winner_same_model(&set->rows[first[j]], w);
         if (seen || (name && !strcasestr(w->gpu_name, name)) || (cc >= 0 && w->cc_major * 10 + w->cc_minor != cc))
             continue;
         if (name && !strcasecmp(w->gpu_name, name)) exact = i;
@@ -195,9 +188,7 @@ static int make_call(const gt_cli_args *a, gt_call *c)
 
 static int is_model(const gt_winner *w, const gt_device_id *dev)
 {
-    gt_gpu_model a = gt_winner_model(w), b = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor,
-                                              .sm_count = dev->lim.sm_count};
-    snprintf(b.name, sizeof b.name, "%s", dev->name);
+    const gt_gpu_model a = gt_winner_model(w), b = gt_device_id_model(dev);
     return gt_gpu_model_equal(&a, &b);
 }
 
