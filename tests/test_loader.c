@@ -3,6 +3,7 @@
  * GPU tests of the loader are in tests/test_loader_gpu.c. Run: build/gt_tests --cpu loader */
 #include "cli.h"
 #include "db.h"
+#include "device.h"
 #include "files.h"
 #include "fixture.h"
 #include "handle.h"
@@ -10,6 +11,7 @@
 #include "loader.h"
 #include "toolkit.h"
 
+#include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -835,4 +837,21 @@ GT_TEST(loader_record_file_is_a_bounded_regular_file, GT_NEEDS_NONE)
     alarm(0);
     unlink(h->record_path), unlink(path), snprintf(path, sizeof path, "%s/fifo", dir), unlink(path), rmdir(dir);
     free(p), free(h), free(dir);
+}
+
+/* The one place a device's limits and model are read from its properties (the loader, explain, the GPU tests). */
+GT_TEST(loader_device_limits_and_model_from_properties, GT_NEEDS_NONE)
+{
+    struct cudaDeviceProp p;
+    memset(&p, 0, sizeof p);
+    memset(p.name, 'H', sizeof p.name - 1); /* a name longer than a model keeps: cut at 127 bytes */
+    p.major = 9, p.minor = 0, p.multiProcessorCount = 132, p.maxThreadsPerBlock = 1024;
+    p.sharedMemPerBlock = 48 * 1024, p.sharedMemPerBlockOptin = 227 * 1024, p.regsPerBlock = 65536;
+    const gt_limits l = gt_device_limits(&p);
+    gt_limits arch;
+    CHECK(gt_limits_for_cc(9, 0, &arch));
+    arch.sm_count = 132; /* an H100's properties are its architecture's limits, with its SM count */
+    CHECK(!memcmp(&l, &arch, sizeof l));
+    const gt_gpu_model m = gt_device_model(&p);
+    CHECK(strlen(m.name) == 127 && m.name[0] == 'H' && m.cc_major == 9 && m.cc_minor == 0 && m.sm_count == 132);
 }

@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "compile.h"
 #include "db.h"
+#include "device.h"
 #include "fixture.h"
 #include "harness.h"
 #include "kernel.h"
@@ -36,8 +37,7 @@ static int this_gpu(gpu_id *g)
     snprintf(g->name, sizeof g->name, "%.127s", p.name);
     g->major = p.major, g->minor = p.minor, g->sms = p.multiProcessorCount;
     snprintf(g->arch, sizeof g->arch, "sm_%d%d", p.major, p.minor);
-    g->lim = (gt_limits){p.major, p.minor, p.maxThreadsPerBlock, (int)p.sharedMemPerBlock,
-                         (int)p.sharedMemPerBlockOptin, p.regsPerBlock, 255, p.multiProcessorCount};
+    g->lim = gt_device_limits(&p);
     return 0;
 }
 

@@ -4,6 +4,7 @@
  * described with --gpu-model/--cc/--sms. Tested by tests/test_loader.c (explain_*) and tests/test_cli_db.c. */
 #include "cli.h"
 #include "cli_db.h"
+#include "device.h"
 #include "loader.h"
 #include "measure.h"
 #include "options.h"
@@ -120,8 +121,7 @@ static int device(int n, gt_device_id *dev, char *how, size_t howlen)
     if (gt_cli_device_model(n, &m, err, sizeof err) < 0 || cudaGetDeviceProperties(&p, n) != cudaSuccess)
         return say("%s\n", err), 1;
     snprintf(dev->name, sizeof dev->name, "%s", m.name);
-    dev->lim = (gt_limits){p.major, p.minor, p.maxThreadsPerBlock, (int)p.sharedMemPerBlock,
-                           (int)p.sharedMemPerBlockOptin, p.regsPerBlock, 255, p.multiProcessorCount};
+    dev->lim = gt_device_limits(&p);
     snprintf(how, howlen, "CUDA device %d of this machine", n);
     return 0;
 }
