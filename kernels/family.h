@@ -112,6 +112,9 @@ typedef struct gt_family {
      * NULL keeps every legal point. */
     int (*in_space)(const gt_params *p, char *why, size_t whylen);
     int test_only;               /* deliberately broken families: never enumerated unless asked by name */
+    int order;                   /* its place in the registry's stable order (the candidates listing, the sweep):
+                                    1.. along the seeds' optimisation path (naive 1 .. multistage 8); 0: after
+                                    those, by name */
 } gt_family;
 
 /* Registry (generated from the files in kernels/, then any registered). Lookup returns NULL for an unknown name. */

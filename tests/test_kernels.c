@@ -25,6 +25,21 @@ GT_TEST(registry_finds_every_family, GT_NEEDS_NONE)
     CHECK(gt_family_at(-1) == NULL && gt_family_at(gt_family_count()) == NULL);
 }
 
+/* The registry's stable order (the candidates listing and the sweep walk it): the seeds' optimisation path, as each
+ * family states its place in it, then the rest by name, then the registered test families. */
+GT_TEST(registry_order_is_the_seeds_path_then_by_name, GT_NEEDS_NONE)
+{
+    char names[512] = "";
+    for (int i = 0; i < gt_family_count(); ++i)
+        if (!gt_family_at(i)->test_only)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s ", gt_family_at(i)->name);
+    CHECK_MSG(!strcmp(names, "naive coalesced smem tile1d tile2d vec4 warptile multistage cublas tf32x3 tf32x3wg "),
+              "%s", names);
+    for (int i = 1; i < gt_family_count(); ++i)
+        CHECK_MSG(!gt_family_at(i - 1)->test_only || gt_family_at(i)->test_only, "a test family before %s",
+                  gt_family_at(i)->name);
+}
+
 GT_TEST(limits_table_knows_sm90, GT_NEEDS_NONE)
 {
     gt_limits l;
