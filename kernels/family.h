@@ -112,6 +112,9 @@ typedef struct gt_family {
      * NULL keeps every legal point. */
     int (*in_space)(const gt_params *p, char *why, size_t whylen);
     int test_only;               /* deliberately broken families: never enumerated unless asked by name */
+    const char *builtin_params;  /* non-NULL on the one family whose kernel with these params is the library's
+                                    built-in kernel, correct for every call (the loader's fallback where cuBLAS is
+                                    not linked in or not wanted): gt_family_builtin finds it */
     int order;                   /* its place in the registry's stable order (the candidates listing, the sweep):
                                     1.. along the seeds' optimisation path (naive 1 .. multistage 8); 0: after
                                     those, by name */
@@ -124,6 +127,9 @@ int gt_family_count(void);
 int gt_family_register(const gt_family *f);
 const gt_family *gt_family_at(int i);
 const gt_family *gt_family_find(const char *name);
+/* The family that provides the built-in kernel (the first, in registry order, whose builtin_params is set; test
+ * families never), its params text in *params. NULL when no family states one. */
+const gt_family *gt_family_builtin(const char **params);
 
 /* The arch a family's source is compiled for on a GPU of arch ("sm_90"): arch itself, or with the family's
  * arch_specific, the arch's own "sm_XYa" ("sm_90a", also for "sm_90f"). Writes into out (n >= 16 always suffices).

@@ -53,6 +53,15 @@ const gt_family *gt_family_at(int i)
     return NULL;
 }
 
+const gt_family *gt_family_builtin(const char **params)
+{
+    for (int i = 0; i < gt_family_count(); ++i) {
+        const gt_family *f = gt_family_at(i);
+        if (f->builtin_params && !f->test_only) return *params = f->builtin_params, f;
+    }
+    return NULL;
+}
+
 const gt_family *gt_family_find(const char *name)
 {
     for (int i = 0; name && i < NFAM; ++i)

@@ -40,6 +40,27 @@ GT_TEST(registry_order_is_the_seeds_path_then_by_name, GT_NEEDS_NONE)
                   gt_family_at(i)->name);
 }
 
+/* The built-in kernel is a field of the family that provides it: one family states it, and it is legal on every
+ * architecture this gemmtune knows (it must run wherever cuBLAS is not there). */
+GT_TEST(registry_builtin_kernel_is_stated_by_one_family, GT_NEEDS_NONE)
+{
+    const char *params = NULL;
+    const gt_family *f = gt_family_builtin(&params);
+    CHECK(f && !strcmp(f->name, "tile2d") && !strcmp(params, "BM=64,BN=64,BK=8,TM=8,TN=8"));
+    int stating = 0;
+    for (int i = 0; i < gt_family_count(); ++i) stating += gt_family_at(i)->builtin_params != NULL;
+    CHECK(stating == 1);
+    gt_params p;
+    char why[256];
+    CHECK(f && gt_params_parse(f, params, &p, why, sizeof why) == 0);
+    for (int major = 7; f && major <= 12; ++major)
+        for (int minor = 0; minor <= 9; ++minor) {
+            gt_limits lim;
+            if (gt_limits_for_cc(major, minor, &lim))
+                CHECK_MSG(f->legal(&p, &lim, why, sizeof why), "sm_%d%d: %s", major, minor, why);
+        }
+}
+
 GT_TEST(limits_table_knows_sm90, GT_NEEDS_NONE)
 {
     gt_limits l;

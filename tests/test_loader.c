@@ -222,7 +222,7 @@ GT_TEST(loader_select_fallbacks, GT_NEEDS_NONE)
     for (int n = 0; n < 2; ++n) { /* no rows; only rows of another model */
         gt_choice ch = pick_(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
         CHECK(ch.rule == GT_RULE_DEFAULT && ch.row == -1);
-        CHECK(!strcmp(kernel_text(&ch, k, sizeof k), GT_DEFAULT_FAMILY " " GT_DEFAULT_PARAMS));
+        CHECK(!strcmp(kernel_text(&ch, k, sizeof k), "tile2d BM=64,BN=64,BK=8,TM=8,TN=8"));
         ch = pick_(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
         CHECK(ch.rule == GT_RULE_CUBLAS && ch.family && !strcmp(ch.family->name, "cublas"));
         gt_loader_describe(&ch, NULL, line, sizeof line);
@@ -576,7 +576,7 @@ GT_TEST(loader_explain_cli_names_the_rule, GT_NEEDS_NONE)
          "rule:     cublas: cublasSgemm (cuBLAS's own choice, FP32 pedantic) (no kernel is tuned for this GPU model",
          "kernel:   cublasSgemm"},
         {"--shape 1024x1024x1024 --gpu-name 'NVIDIA L4' --cc 8.9 --sms 58 --fallback default", "rule:     default",
-         GT_DEFAULT_PARAMS},
+         "BM=64,BN=64,BK=8,TM=8,TN=8"},
         {"--shape 1024x1024x1024 --layout tt --gpu-name '" H100 "' --cc 9.0 --sms 132", "no shape is tuned in layout tt",
          "kernel:   cublasSgemm"},
     };

@@ -31,15 +31,18 @@ static int say(const char *fmt, ...)
 
 static void usage(FILE *out)
 {
+    const char *params;
+    const gt_family *builtin = gt_family_builtin(&params);
     fprintf(out, "usage: gemmtune explain --shape MxNxK [options]\n\n"
                  "Says which rule of the runtime loader fires for a row-major call C[MxN] = op(A)[MxK] op(B)[KxN]\n"
                  "and which kernel it would run: exact (the winner stored for this shape), reuse (a tuned neighbour's,\n"
-                 "where the serving model predicts it beats cuBLAS), cublas, or default (built-in " GT_DEFAULT_FAMILY "),\n"
+                 "where the serving model predicts it beats cuBLAS), cublas, or default (built-in %s),\n"
                  "with the reason no tuned kernel was served, and why a stored row for this very shape was passed\n"
                  "over. Needs no GPU. The GPU is, in\n"
                  "this order: the one described by --gpu-model NAME --cc X.Y --sms N; the stored model --gpu-model\n"
                  "names; the stored model of --arch's compute capability; CUDA device --gpu N; device 0 when this\n"
-                 "machine has a GPU; else the database's only GPU model. The first line says which it used.\n\n");
+                 "machine has a GPU; else the database's only GPU model. The first line says which it used.\n\n",
+            builtin ? builtin->name : "none");
     gt_cli_usage(out, GT_V_EXPLAIN);
 }
 

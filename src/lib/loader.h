@@ -19,10 +19,6 @@ typedef enum {
     GT_RULE_NONE     /* GEMMTUNE_FALLBACK=none and no tuned kernel */
 } gt_rule;
 
-/* The built-in kernel, correct for every call: scalar loads, edge guards, no split-K. */
-#define GT_DEFAULT_FAMILY "tile2d"
-#define GT_DEFAULT_PARAMS "BM=64,BN=64,BK=8,TM=8,TN=8"
-
 /* The GPU a selection is for: model identity and the limits that decide legality (lim.cc_*, lim.sm_count). */
 typedef struct {
     char name[128];

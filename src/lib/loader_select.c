@@ -245,9 +245,11 @@ static void fall_back(const gt_device_id *dev, const gt_call *call, gemmtune_fal
         }
         snprintf(c->why + strlen(c->why), sizeof c->why - strlen(c->why), "; cuBLAS is not linked in");
     }
+    const char *params = NULL;
+    const gt_family *builtin = gt_family_builtin(&params); /* the family descriptor that provides it */
     c->rule = GT_RULE_DEFAULT;
     c->family = NULL;
-    if (!usable(GT_DEFAULT_FAMILY, GT_DEFAULT_PARAMS, dev, call, &c->family, &c->params, why, sizeof why))
+    if (!builtin || !usable(builtin->name, params, dev, call, &c->family, &c->params, why, sizeof why))
         c->rule = GT_RULE_NONE, c->family = NULL;
 }
 
