@@ -18,6 +18,7 @@ GT_TEST(registry_finds_every_family, GT_NEEDS_NONE)
         CHECK_MSG(f->build != GT_BUILD_NVRTC || gt_template_text(f->template_name) != NULL,
                   "%s: template %s not embedded", f->name, f->template_name);
         CHECK_MSG(f->build == GT_BUILD_NVRTC || f->backend, "%s: neither built nor run by a backend", f->name);
+        CHECK_MSG(!f->backend || gt_backend_find(f->backend), "%s: backend %s is in no table", f->name, f->backend);
         for (int j = 0; j < i; ++j) CHECK(gt_family_at(j) != f);
     }
     CHECK(gt_family_find("tile2d") != NULL);
