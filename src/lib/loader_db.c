@@ -143,7 +143,11 @@ static gemmtune_status math_of(const gemmtune_options *opt, gemmtune_math *out, 
         return GEMMTUNE_STATUS_INVALID_VALUE;
     }
     if (e && *e && gt_math_parse(e, &m)) {
-        snprintf(err, errlen, "GEMMTUNE_MATH='%.64s': want fp32 or tf32x3", e);
+        char names[96] = "";
+        for (int i = 0; i < GT_MATH_COUNT; ++i)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     !i ? "" : i == GT_MATH_COUNT - 1 ? " or " : ", ", gt_math_name((gt_math)i));
+        snprintf(err, errlen, "GEMMTUNE_MATH='%.64s': want %s", e, names);
         return GEMMTUNE_STATUS_INVALID_VALUE;
     }
     *out = m == GT_MATH_TF32X3 ? GEMMTUNE_MATH_TF32X3 : GEMMTUNE_MATH_FP32;
