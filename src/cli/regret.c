@@ -86,8 +86,10 @@ int gt_regret_walk(gt_db *db, const gt_winner_filter *filter, const gt_serve_mod
     wvec sel = {0};
     gt_winner *scratch = NULL;
     int rc = -1;
-    const int tf32x3 = filter && (filter->math & GT_MATH_BIT(GT_MATH_TF32X3));
-    if (gt_loader_set_from_db(db, tf32x3 ? GEMMTUNE_MATH_TF32X3 : GEMMTUNE_MATH_FP32, &set, err, errlen) < 0) return -1;
+    gt_math served = GT_MATH_FP32; /* a handle of the first class filter asks for besides FP32 */
+    for (int m = GT_MATH_COUNT - 1; m > GT_MATH_FP32; --m)
+        if (filter && (filter->math & GT_MATH_BIT(m))) served = (gt_math)m;
+    if (gt_loader_set_from_db(db, gt_loader_math_of_class(served), &set, err, errlen) < 0) return -1;
     if (gt_db_winners(db, filter, push, &sel, err, errlen) < 0) goto out;
     if (!(scratch = malloc(((size_t)set.n + 1) * sizeof *scratch))) {
         snprintf(err, errlen, "out of memory");

@@ -25,7 +25,7 @@ typedef int (*gt_regret_fn)(const gt_regret_row *r, void *ctx); /* non-zero stop
 
 /* Walk the regret rows of the winners matching filter (NULL: every FP32 one), in gt_db_winners order, under the
  * serving model's constants model. The rows served from are those a handle reads (gt_loader_set_from_db: FP32, or
- * the faster class of each shape when filter asks for tf32x3). 0, or -1 with err. */
+ * the faster class of each shape when filter asks for another class too). 0, or -1 with err. */
 int gt_regret_walk(gt_db *db, const gt_winner_filter *filter, const gt_serve_model *model, gt_regret_fn fn, void *ctx,
                    char *err, size_t errlen);
 

@@ -80,8 +80,14 @@ typedef struct {
     const char **cubin_arch;
 } gt_winner_set;
 
+/* The math class a handle of math (not GEMMTUNE_MATH_ENV) is served besides FP32: gemmtune_math counts the classes
+ * from GEMMTUNE_MATH_FP32 in gt_math's order. Cannot fail. */
+gt_math gt_loader_math_class(gemmtune_math math);
+/* The same the other way: the gemmtune_math of a handle served class c. Cannot fail. */
+gemmtune_math gt_loader_math_of_class(gt_math c);
 /* Read the winners of an open database (loader_db.c) that a handle of this math may be served: FP32 only, or for
- * TF32X3 the faster of the FP32 and the tf32x3 winner of each shape. Returns 0 or -1 with a message. */
+ * another class the faster of the FP32 winner and that class's winner of each shape. Returns 0 or -1 with a
+ * message. */
 int gt_loader_set_from_db(gt_db *db, gemmtune_math math, gt_winner_set *out, char *err, size_t errlen);
 /* Convert a compiled-in table (loader_table.c, which needs neither SQLite nor NVRTC); refuses rows with an unknown family, bad layout/params or sizes. */
 int gt_loader_set_from_table(const gemmtune_winner_row *rows, int nrows, gt_winner_set *out, char *err,
