@@ -46,7 +46,7 @@ int gt_db_add_trial(gt_db *db, long long sweep_id, const gt_shape *s, const gt_t
 {
     long long shape, cand;
     char msg[DBV_MESSAGE_MAX + 1];
-    if (!t->family || !t->params || !t->source_hash || !t->status) {
+    if (!t->family || !t->params || !t->source_hash || (unsigned)t->status >= GT_ST_COUNT) {
         snprintf(err, errlen, "trial lacks family, params, source hash or status");
         return -1;
     }
@@ -57,7 +57,7 @@ int gt_db_add_trial(gt_db *db, long long sweep_id, const gt_shape *s, const gt_t
         dbi_run(db, err, errlen,
                 "INSERT INTO trials (sweep_id, shape_id, candidate_id, status, message, median_ms, min_ms, max_ms, "
                 "tflops, rel_err, regs, spill_bytes, compile_s, reps) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                "IIIttDDDDDkkDk", sweep_id, shape, cand, t->status, t->message ? msg : NULL, t->median_ms, t->min_ms, t->max_ms,
+                "IIIttDDDDDkkDk", sweep_id, shape, cand, gt_status_name(t->status), t->message ? msg : NULL, t->median_ms, t->min_ms, t->max_ms,
                 t->tflops, t->rel_err, t->regs, t->spill_bytes, t->compile_s, t->reps) < 0)
         goto fail;
     return dbi_commit(db, err, errlen);
@@ -67,7 +67,7 @@ fail:
 }
 
 int gt_db_find_trial(gt_db *db, const gt_gpu_info *gpu, const gt_shape *s, const char *family, const char *params,
-                     const char *source_hash, int *found, char status[32], double *median_ms, char *err,
+                     const char *source_hash, int *found, gt_status *status, double *median_ms, char *err,
                      size_t errlen)
 {
     sqlite3_stmt *st;
@@ -85,9 +85,9 @@ int gt_db_find_trial(gt_db *db, const gt_gpu_info *gpu, const gt_shape *s, const
         return -1;
     int rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
-        *found = 1;
-        dbi_text(st, 0, status, 32);
-        *median_ms = dbi_real(st, 1);
+        const int known = gt_status_parse((const char *)sqlite3_column_text(st, 0));
+        *found = known >= 0;
+        if (*found) *status = (gt_status)known, *median_ms = dbi_real(st, 1);
     }
     if (rc != SQLITE_ROW && rc != SQLITE_DONE) dbi_fail(db, DBI_WHERE, err, errlen);
     sqlite3_finalize(st);

@@ -1,9 +1,8 @@
 /* The results database: SQLite, schema in db/schema.sql + db/migrate_<v>.sql + db/views.sql (versioned by PRAGMA
  * user_version, migrated forward when a writer opens it), WAL for writers, every statement prepared. One gt_db is
  * used by one thread at a time. Every function returns 0 on success or -1 with a message in err; none prints or
- * exits. db/open.c (open modes), db.c (writes), query.c (walks), json.c, header.c, merge.c, model.c; the nearest-shape
- * rule declared here lives in src/lib/nearest.c.
- * Tested by tests/test_db.c, test_export.c, test_report.c, test_nearest.c, test_cli_db.c on databases they create. */
+ * exits. db/open.c (open modes), db.c (writes), query.c (walks), json.c, header.c, merge.c, model.c.
+ * Tested by tests/test_db.c, test_export.c, test_report.c, test_cli_db.c on databases they create. */
 #ifndef GT_DB_H
 #define GT_DB_H
 
@@ -34,7 +33,7 @@ typedef struct {
 /* One measured (or failed) candidate on one shape. Absent numbers are negative. */
 typedef struct {
     const char *family, *params, *source_hash;
-    const char *status;      /* ok, wrong, compile_error, resources, launch_error, faulted, timeout, not_applicable */
+    gt_status status;        /* what became of it (kernels/gt_types.h); stored by name */
     const char *message;     /* compile log excerpt, CUDA error text, max error; may be NULL */
     double median_ms, min_ms, max_ms, tflops, rel_err;
     int regs, spill_bytes;
@@ -50,7 +49,7 @@ typedef struct {
     char family[32];
     char params[256];
     char source_hash[17];
-    char math[16];           /* the math class ("fp32", "tf32x3") */
+    gt_math math;            /* its kernel's math class; GT_MATH_COUNT for a stored name this build does not know */
     double median_ms, spread_pct, tflops;
     double cublas_ms, cublas_tflops, ratio; /* ratio = cublas_ms / median_ms; negative when no baseline */
     long long sweep_id;
@@ -61,6 +60,8 @@ typedef struct {
 /* The GPU model of a sweep's GPU and of a stored winner (compare them with gt_gpu_model_equal). Cannot fail. */
 gt_gpu_model gt_gpu_info_model(const gt_gpu_info *g);
 gt_gpu_model gt_winner_model(const gt_winner *w);
+/* 1 when two winners were tuned on the same GPU model (gt_gpu_model_equal of theirs). Cannot fail. */
+int gt_winner_same_model(const gt_winner *a, const gt_winner *b);
 
 /* Filters for gt_db_winners; zero/NULL fields match everything. */
 typedef struct {
@@ -69,8 +70,9 @@ typedef struct {
     const char *family;
     const char *layout;      /* "nn", "nt", "tn", "tt": any shape of that layout */
     const gt_gpu_model *model; /* exactly this GPU model (name, cc, SM count) */
-    const char *math;        /* math class; NULL means "fp32" for winners (what an FP32 caller may be served) and
-                                every class for trials; "all": every class for winners too */
+    unsigned math;           /* the math classes that match, a set (GT_MATH_BIT(m) each, GT_MATH_ALL every one);
+                                0 means FP32 for winners (what an FP32 caller may be served) and every class for
+                                trials */
 } gt_winner_filter;
 
 typedef int (*gt_winner_fn)(const gt_winner *w, void *ctx); /* non-zero stops the walk */
@@ -80,7 +82,8 @@ typedef struct {
     char gpu_name[128];
     int cc_major, cc_minor, sm_count;
     gt_shape shape;
-    char family[32], params[256], source_hash[17], status[32];
+    char family[32], params[256], source_hash[17];
+    gt_status status;        /* GT_ST_COUNT for a stored name this build does not know */
     char message[256];       /* truncated */
     double median_ms, min_ms, max_ms, tflops, rel_err; /* negative when absent */
     double cublas_ms, ratio; /* ratio = cublas_ms / median_ms; negative when either is absent */
@@ -135,10 +138,10 @@ int gt_db_begin_sweep(gt_db *db, const gt_gpu_info *gpu, const char *command, lo
 /* Store one trial, committed before returning (a kill -9 loses at most the trial in flight). */
 int gt_db_add_trial(gt_db *db, long long sweep_id, const gt_shape *s, const gt_trial *t, char *err, size_t errlen);
 
-/* Resume: the newest stored trial of this candidate on this GPU model and shape. *found = 0 when none;
- * otherwise status (<= 31 chars) and median_ms are filled. */
+/* Resume: the newest stored trial of this candidate on this GPU model and shape. *found = 0 when none (or when its
+ * stored status is none this build knows); otherwise *status and *median_ms are filled. */
 int gt_db_find_trial(gt_db *db, const gt_gpu_info *gpu, const gt_shape *s, const char *family, const char *params,
-                     const char *source_hash, int *found, char status[32], double *median_ms, char *err,
+                     const char *source_hash, int *found, gt_status *status, double *median_ms, char *err,
                      size_t errlen);
 
 /* cuBLAS baseline of a shape on the sweep's GPU model (the newest replaces the older). */
@@ -220,31 +223,6 @@ typedef int (*gt_cubin_fn)(const gt_winner *w, const char *arch, unsigned char *
                            char *err, size_t errlen);
 int gt_db_export_header(gt_db *db, const gt_winner_filter *filter, gt_cubin_fn cubin, void *ctx, char **out,
                         char *err, size_t errlen);
-
-/* Nearest-shape rule, shared by the loader and `gemmtune report`'s regret table (src/lib/nearest.c):
- * among rows[0..n) of the same layout as s, the one minimising
- *     d = |log2(m/m')| + |log2(n/n')| + |log2(k/k')|
- * for which accept(row, ctx) is non-zero (accept NULL: every row). Ties go to the lower index.
- * Returns the index, or -1 when none qualifies. */
-int gt_nearest_shape(const gt_winner *rows, int n, const gt_shape *s, int (*accept)(const gt_winner *, void *),
-                     void *ctx, double *distance);
-
-/* One row of the regret table (`gemmtune report`): a tuned shape's own optimum against the winner the exported
- * table would serve it by the nearest-shape rule if the shape's own row were missing (same GPU model, same
- * layout, another shape), measured on this shape when a trial of that kernel here is stored. */
-typedef struct {
-    gt_winner self;          /* the shape's own winner */
-    int has_pick;            /* 0: no other shape of this GPU model and layout is tuned */
-    gt_winner picked;        /* the nearest other shape's winner */
-    double distance;         /* its nearest-shape distance */
-    double pick_ms;          /* picked's kernel on this shape (newest ok trial), -1 when not measured here */
-    double regret;           /* pick_ms / self.median_ms (>= 1 when the optimum is right), -1 when n/a */
-} gt_regret_row;
-
-typedef int (*gt_regret_fn)(const gt_regret_row *r, void *ctx); /* non-zero stops the walk */
-
-/* Walk the regret rows of the winners matching filter (NULL: all), in gt_db_winners order. */
-int gt_db_regret(gt_db *db, const gt_winner_filter *filter, gt_regret_fn fn, void *ctx, char *err, size_t errlen);
 
 /* Text cut from src/lib/gemmtune.h at build time by name: "winner_row.h", the gemmtune_winner_row definition with its
  * include guard, which the header export writes (one definition for the library and every exported header). NULL

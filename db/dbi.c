@@ -218,8 +218,13 @@ int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f)
         rc |= sqlite3_bind_int(st, 10, f->model->cc_minor);
         rc |= sqlite3_bind_int(st, 11, f->model->sm_count);
     }
-    if (f && f->math && *f->math && strcmp(f->math, "all"))
-        rc |= sqlite3_bind_text(st, 12, f->math, -1, SQLITE_TRANSIENT);
+    if (f && f->math && (f->math & GT_MATH_ALL) != GT_MATH_ALL) { /* the set's names as ",fp32,": see DBI_FILTER_SQL */
+        char set[128] = ",";
+        for (int m = 0; m < GT_MATH_COUNT; ++m)
+            if (f->math & GT_MATH_BIT(m))
+                snprintf(set + strlen(set), sizeof set - strlen(set), "%s,", gt_math_name((gt_math)m));
+        rc |= sqlite3_bind_text(st, 12, set, -1, SQLITE_TRANSIENT);
+    }
     return rc;
 }
 

@@ -63,22 +63,24 @@ int dbi_offer_baseline(gt_db *db, long long model, long long shape, long long sw
                        size_t errlen);
 
 /* gt_winner_filter as SQL over aliases gm (gpu_models), s (shapes), c (candidates): ?1 gpu substring, ?2..?5 and
- * ?13 shape (its batch), ?6 family, ?7 layout, ?8..?11 model, ?12 math class; NULL binds match all. */
+ * ?13 shape (its batch), ?6 family, ?7 layout, ?8..?11 model, ?12 the math classes (their names between commas,
+ * ",fp32,tf32x3,"); NULL binds match all. */
 #define DBI_FILTER_SQL                                                                                          \
     " WHERE (?1 IS NULL OR instr(lower(gm.name), lower(?1)) > 0)"                                             \
     " AND (?2 IS NULL OR (s.m = ?2 AND s.n = ?3 AND s.k = ?4 AND s.layout = ?5 AND s.batch = ?13))"            \
     " AND (?6 IS NULL OR c.family = ?6)"                                                                       \
     " AND (?7 IS NULL OR s.layout = ?7)"                                                                       \
     " AND (?8 IS NULL OR (gm.name = ?8 AND gm.cc_major = ?9 AND gm.cc_minor = ?10 AND gm.sm_count = ?11))" \
-    " AND (?12 IS NULL OR c.math = ?12)"
+    " AND (?12 IS NULL OR instr(?12, ',' || c.math || ',') > 0)"
 
 int dbi_bind_filter(sqlite3_stmt *st, const gt_winner_filter *f);
 
-/* The columns of a GPU model, a shape and a kernel, named as the readers take them (db/query.c), over the aliases gm,
- * s and c. */
+/* The columns of a GPU model, a shape and a kernel, named as the readers take them (db/query.c, db/json.c's export),
+ * over the aliases gm, s and c. */
 #define DBI_ROW_SQL                                                                                             \
-    "gm.name AS gpu, gm.cc_major, gm.cc_minor, gm.sm_count, s.m, s.n, s.k, s.batch, s.layout, c.family, c.params, " \
-    "c.source_hash"
+    "gm.name AS gpu, gm.cc_major AS cc_major, gm.cc_minor AS cc_minor, gm.sm_count AS sm_count, s.m AS m, "         \
+    "s.n AS n, s.k AS k, s.batch AS batch, s.layout AS layout, c.family AS family, c.params AS params, "            \
+    "c.source_hash AS source_hash"
 
 /* What a reader serves of a winner row (aliases w, s, b as above): only a winner whose time is possible on its shape
  * (db/validate.h; the SQL functions are registered by gt_db_open), and its baseline only when it is possible too and

@@ -171,9 +171,10 @@ int gt_db_export_header(gt_db *db, const gt_winner_filter *filter, gt_cubin_fn c
     *out = NULL;
     if (!gt_public_text("winner_row.h")) return snprintf(err, errlen, "internal: gemmtune_winner_row not embedded"), -1;
     /* A table row has no math class, and the loader serves it to every handle: FP32 winners only. */
-    if (filter && filter->math && strcmp(filter->math, "fp32"))
+    char asked[64];
+    if (filter && filter->math && filter->math != GT_MATH_BIT(GT_MATH_FP32))
         return snprintf(err, errlen, "a C header holds FP32 winners only (asked for math '%s'); export JSON instead",
-                        filter->math), -1;
+                        gt_math_set_name(filter->math, asked, sizeof asked)), -1;
     int rc = gt_db_winners(db, filter, add_row, &h, err, errlen);
     if (rc == 0 && !h.failed) {
         put(&all, prologue, GT_VERSION, gt_public_text("winner_row.h"));

@@ -35,69 +35,87 @@ static void add_num_or_null(cJSON *o, const char *key, double v)
     else cJSON_AddNullToObject(o, key);
 }
 
-static void add_text_or_null(cJSON *o, const char *key, sqlite3_stmt *st, int col)
+/* Columns by name (dbi_col), as db/query.c reads them: a column added to the query moves no other. */
+static void add_text_or_null(cJSON *o, const char *key, sqlite3_stmt *st, const char *col)
 {
-    const unsigned char *t = sqlite3_column_text(st, col);
+    const int c = dbi_col(st, col);
+    const unsigned char *t = c < 0 ? NULL : sqlite3_column_text(st, c);
     if (t) cJSON_AddStringToObject(o, key, (const char *)t);
     else cJSON_AddNullToObject(o, key);
 }
 
-static void add_int_or_null(cJSON *o, const char *key, sqlite3_stmt *st, int col)
+static void add_int_or_null(cJSON *o, const char *key, sqlite3_stmt *st, const char *col)
 {
-    if (sqlite3_column_type(st, col) == SQLITE_NULL) cJSON_AddNullToObject(o, key);
-    else cJSON_AddNumberToObject(o, key, sqlite3_column_int64(st, col));
+    const int c = dbi_col(st, col);
+    if (c < 0 || sqlite3_column_type(st, c) == SQLITE_NULL) cJSON_AddNullToObject(o, key);
+    else cJSON_AddNumberToObject(o, key, sqlite3_column_int64(st, c));
+}
+
+static long long col_int(sqlite3_stmt *st, const char *col)
+{
+    const int c = dbi_col(st, col);
+    return c < 0 ? 0 : sqlite3_column_int64(st, c);
+}
+
+static double col_real(sqlite3_stmt *st, const char *col)
+{
+    const int c = dbi_col(st, col);
+    return c < 0 ? -1 : dbi_real(st, c);
+}
+
+static const char *col_text(sqlite3_stmt *st, const char *col)
+{
+    const int c = dbi_col(st, col);
+    return c < 0 ? NULL : (const char *)sqlite3_column_text(st, c);
 }
 
 #define EXPORT_SQL                                                                                                  \
-    "SELECT gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, g.uuid, sw.driver_version, sw.cuda_version, "           \
-    "sw.nvrtc_version, sw.sm_clock_mhz, s.m, s.n, s.k, s.layout, c.family, c.params, c.source_hash, w.median_ms, "   \
-    "w.spread_pct, " DBI_BASELINE_SQL ", sw.uid, sw.started_at, sw.host, sw.gemmtune_version, sw.nvidia_driver, "     \
-    "w.math, s.batch "                                                                                                       \
-    "FROM winners w "                 \
+    "SELECT " DBI_ROW_SQL ", g.uuid AS uuid, sw.driver_version AS driver_version, sw.cuda_version AS cuda_version, "    \
+    "sw.nvrtc_version AS nvrtc_version, sw.sm_clock_mhz AS sm_clock_mhz, w.median_ms AS median_ms, "                  \
+    "w.spread_pct AS spread_pct, " DBI_BASELINE_SQL " AS cublas_ms, sw.uid AS uid, sw.started_at AS started_at, "     \
+    "sw.host AS host, sw.gemmtune_version AS gemmtune_version, sw.nvidia_driver AS nvidia_driver, w.math AS math "   \
+    "FROM winners w "                                                                                                \
     "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "                                  \
     "JOIN candidates c ON c.id = w.candidate_id JOIN sweeps sw ON sw.id = w.sweep_id JOIN gpus g ON g.id = sw.gpu_id " \
     "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL DBI_SERVABLE_SQL   \
     " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k, s.batch"
 
+/* One winner as docs/EXPORT.md's object; each key is read from the column of the same name, but the GPU's name
+ * (column gpu). */
 static cJSON *winner_json(sqlite3_stmt *st)
 {
     cJSON *o = cJSON_CreateObject(), *gpu = cJSON_AddObjectToObject(o, "gpu");
     cJSON *shape = cJSON_AddObjectToObject(o, "shape"), *sweep;
     static const char *const gpu_ints[] = {"cc_major", "cc_minor", "sm_count"};
     static const char *const gpu_opt[] = {"driver_version", "cuda_version", "nvrtc_version", "sm_clock_mhz"};
-    add_text_or_null(gpu, "name", st, 0);
-    for (int i = 0; i < 3; ++i) cJSON_AddNumberToObject(gpu, gpu_ints[i], sqlite3_column_int(st, 1 + i));
-    add_text_or_null(gpu, "uuid", st, 4);
-    add_text_or_null(gpu, "nvidia_driver", st, 23);
-    for (int i = 0; i < 4; ++i) add_int_or_null(gpu, gpu_opt[i], st, 5 + i);
-    double mnk[3], ms = dbi_real(st, 16), cublas = dbi_real(st, 18);
+    static const char *const sweep_text[] = {"uid", "started_at", "host", "gemmtune_version"};
+    add_text_or_null(gpu, "name", st, "gpu");
+    for (int i = 0; i < 3; ++i) cJSON_AddNumberToObject(gpu, gpu_ints[i], (double)col_int(st, gpu_ints[i]));
+    add_text_or_null(gpu, "uuid", st, "uuid");
+    add_text_or_null(gpu, "nvidia_driver", st, "nvidia_driver");
+    for (int i = 0; i < 4; ++i) add_int_or_null(gpu, gpu_opt[i], st, gpu_opt[i]);
+    double mnk[3], ms = col_real(st, "median_ms"), cublas = col_real(st, "cublas_ms");
     static const char *const dims[] = {"m", "n", "k"};
-    for (int i = 0; i < 3; ++i) cJSON_AddNumberToObject(shape, dims[i], mnk[i] = sqlite3_column_int(st, 9 + i));
-    add_text_or_null(shape, "layout", st, 12);
-    const int batch = sqlite3_column_int(st, 25);
+    for (int i = 0; i < 3; ++i) cJSON_AddNumberToObject(shape, dims[i], mnk[i] = (double)col_int(st, dims[i]));
+    add_text_or_null(shape, "layout", st, "layout");
+    const int batch = (int)col_int(st, "batch");
     if (batch > 1) cJSON_AddNumberToObject(shape, "batch", batch); /* one GEMM: left out, as in version 1 */
-    add_text_or_null(o, "family", st, 13);
-    add_text_or_null(o, "params", st, 14);
-    add_text_or_null(o, "source_hash", st, 15);
-    add_text_or_null(o, "math", st, 24);
+    static const char *const kernel[] = {"family", "params", "source_hash", "math"};
+    for (int i = 0; i < 4; ++i) add_text_or_null(o, kernel[i], st, kernel[i]);
     double flop = 2.0 * (batch > 1 ? batch : 1) * mnk[0] * mnk[1] * mnk[2];
     add_exact(o, "median_ms", ms);
-    add_num_or_null(o, "spread_pct", dbi_real(st, 17));
+    add_num_or_null(o, "spread_pct", col_real(st, "spread_pct"));
     add_exact(o, "tflops", flop / (ms * 1e9));
     add_num_or_null(o, "cublas_ms", cublas);
     add_num_or_null(o, "cublas_tflops", cublas > 0 ? flop / (cublas * 1e9) : -1);
     add_num_or_null(o, "ratio_vs_cublas", cublas > 0 ? cublas / ms : -1);
     int ta = 0, tb = 0;
-    const char *layout = (const char *)sqlite3_column_text(st, 12);
+    const char *layout = col_text(st, "layout");
     if (layout && gt_layout_parse(layout, &ta, &tb) == 0)
-        cJSON_AddBoolToObject(o, "stale", gt_kernel_stale((const char *)sqlite3_column_text(st, 13),
-                                                          (const char *)sqlite3_column_text(st, 14), ta, tb, batch > 1,
-                                                          (const char *)sqlite3_column_text(st, 15)));
+        cJSON_AddBoolToObject(o, "stale", gt_kernel_stale(col_text(st, "family"), col_text(st, "params"), ta, tb,
+                                                          batch > 1, col_text(st, "source_hash")));
     sweep = cJSON_AddObjectToObject(o, "sweep");
-    add_text_or_null(sweep, "uid", st, 19);
-    add_text_or_null(sweep, "started_at", st, 20);
-    add_text_or_null(sweep, "host", st, 21);
-    add_text_or_null(sweep, "gemmtune_version", st, 22);
+    for (int i = 0; i < 4; ++i) add_text_or_null(sweep, sweep_text[i], st, sweep_text[i]);
     return o;
 }
 
@@ -311,17 +329,21 @@ static int parse_doc(const cJSON *root, jrow **rows, int *n, char *err, size_t e
 static int same_gpu(gt_db *db, const jrow *r, int i, char *err, size_t errlen)
 {
     sqlite3_stmt *st;
-    char uuid[64], name[128];
+    char uuid[64];
+    gt_gpu_model stored;
+    const gt_gpu_model row = gt_gpu_info_model(&r->gpu);
     if (dbi_prepare(db, &st, err, errlen,
-                    "SELECT g.uuid, gm.name, gm.cc_major, gm.cc_minor, gm.sm_count FROM sweeps sw JOIN gpus g ON "
-                    "g.id = sw.gpu_id JOIN gpu_models gm ON gm.id = g.model_id WHERE sw.uid = ?", "t", r->uid) < 0)
+                    "SELECT g.uuid AS uuid, gm.name AS gpu, gm.cc_major AS cc_major, gm.cc_minor AS cc_minor, "
+                    "gm.sm_count AS sm_count FROM sweeps sw JOIN gpus g ON g.id = sw.gpu_id JOIN gpu_models gm ON "
+                    "gm.id = g.model_id WHERE sw.uid = ?", "t", r->uid) < 0)
         return -1;
     int rc = sqlite3_step(st), same = 1;
     if (rc == SQLITE_ROW) {
-        dbi_text(st, 0, uuid, sizeof uuid);
-        dbi_text(st, 1, name, sizeof name);
-        same = !strcmp(uuid, r->gpu.uuid) && !strcmp(name, r->gpu.name) && sqlite3_column_int(st, 2) == r->gpu.cc_major &&
-               sqlite3_column_int(st, 3) == r->gpu.cc_minor && sqlite3_column_int(st, 4) == r->gpu.sm_count;
+        dbi_text(st, dbi_col(st, "uuid"), uuid, sizeof uuid);
+        dbi_text(st, dbi_col(st, "gpu"), stored.name, sizeof stored.name);
+        stored.cc_major = (int)col_int(st, "cc_major"), stored.cc_minor = (int)col_int(st, "cc_minor");
+        stored.sm_count = (int)col_int(st, "sm_count");
+        same = !strcmp(uuid, r->gpu.uuid) && gt_gpu_model_equal(&stored, &row);
         if (!same) {
             char shown[200];
             dbv_clean_copy(shown, sizeof shown, uuid, 0);

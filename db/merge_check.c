@@ -43,6 +43,13 @@ static int cols(sqlite3_stmt *st, char *why, size_t n, const char *fmt, ...)
     return rc;
 }
 
+/* A walk's flag column by name (a missing one reads 0). */
+static int flag(sqlite3_stmt *st, const char *name)
+{
+    const int c = dbi_col(st, name);
+    return c >= 0 && sqlite3_column_int(st, c);
+}
+
 typedef int (*row_fn)(sqlite3_stmt *st, char *why, size_t n);
 
 /* Run sql over the staged part; row() checks each row (column 0 is its id). On the first bad row err says
@@ -77,8 +84,8 @@ static int gpu_row(sqlite3_stmt *st, char *why, size_t n)
     long long id, mem, l2;
     const char *uuid;
     if (cols(st, why, n, "itii", &id, &uuid, &mem, &l2) < 0 || dbv_gpu_check(uuid, mem, l2, why, n) < 0) return -1;
-    if (!sqlite3_column_int(st, 4)) return snprintf(why, n, "GPU %s refers to no GPU model", uuid), -1;
-    if (sqlite3_column_int(st, 5))
+    if (!flag(st, "has_model")) return snprintf(why, n, "GPU %s refers to no GPU model", uuid), -1;
+    if (flag(st, "clash"))
         return snprintf(why, n, "GPU %s is stored here as another GPU model than the part says", uuid), -1;
     return 0;
 }
@@ -91,8 +98,8 @@ static int sweep_row(sqlite3_stmt *st, char *why, size_t n)
              &s.nvidia_driver, &s.origin, &s.driver_version, &s.cuda_version, &s.nvrtc_version, &s.sm_clock_mhz) < 0 ||
         dbv_sweep_check(&s, why, n) < 0)
         return -1;
-    if (!sqlite3_column_int(st, 12)) return snprintf(why, n, "sweep %s refers to no GPU", s.uid), -1;
-    if (sqlite3_column_int(st, 13))
+    if (!flag(st, "has_gpu")) return snprintf(why, n, "sweep %s refers to no GPU", s.uid), -1;
+    if (flag(st, "clash"))
         return snprintf(why, n, "sweep %s is stored here as a sweep of another GPU than the part says", s.uid), -1;
     return 0;
 }
@@ -115,15 +122,15 @@ static int candidate_row(sqlite3_stmt *st, char *why, size_t n)
     return dbv_kernel_check(&k, NULL, why, n);
 }
 
-/* A shape's batch, the last column of a walk that joins shapes s (NULL, a missing shape, reads 0: refused). */
+/* A shape's batch, column batch of a walk that joins shapes s (NULL, a missing shape, reads 0: refused). */
 static long long batch_col(sqlite3_stmt *st)
 {
-    const int c = sqlite3_column_count(st) - 1;
-    return sqlite3_column_type(st, c) == SQLITE_INTEGER ? sqlite3_column_int64(st, c) : 0;
+    const int c = dbi_col(st, "batch");
+    return c >= 0 && sqlite3_column_type(st, c) == SQLITE_INTEGER ? sqlite3_column_int64(st, c) : 0;
 }
 
-/* Columns 1..: the trial, its shape, kernel and GPU model, then 1 when it refers to a row the part lacks; the
- * shape's batch last. */
+/* Columns 1..: the trial, its shape, kernel and GPU model; by name, lacks (it refers to a row the part lacks) and
+ * the shape's batch. */
 static int trial_row(sqlite3_stmt *st, char *why, size_t n)
 {
     long long id, d[3];
@@ -138,14 +145,14 @@ static int trial_row(sqlite3_stmt *st, char *why, size_t n)
              &d[2], &layout, &k.family, &k.params, &k.source_hash, &k.math, &m.name, &m.cc_major, &m.cc_minor,
              &m.sm_count) < 0)
         return -1;
-    if (sqlite3_column_int(st, 25)) return snprintf(why, n, "refers to a shape, kernel, sweep or GPU the part lacks"), -1;
+    if (flag(st, "lacks")) return snprintf(why, n, "refers to a shape, kernel, sweep or GPU the part lacks"), -1;
     if (dbv_model_check(&m, &lim, why, n) < 0 || dbv_shape_check(d[0], d[1], d[2], batch_col(st), layout, &s, why, n) < 0)
         return -1;
     return dbv_trial_check(&t, &s, &k, &lim, why, n);
 }
 
-/* Columns 1..: the baseline's time and shape, then 1 when it refers to a row the part lacks, then 1 when its GPU
- * model is not its sweep's; the shape's batch last. */
+/* Columns 1..: the baseline's time and shape; by name, lacks (it refers to a row the part lacks), other_model (its
+ * GPU model is not its sweep's) and the shape's batch. */
 static int baseline_row(sqlite3_stmt *st, char *why, size_t n)
 {
     long long id, d[3];
@@ -153,14 +160,14 @@ static int baseline_row(sqlite3_stmt *st, char *why, size_t n)
     double ms;
     gt_shape s;
     if (cols(st, why, n, "iriiit", &id, &ms, &d[0], &d[1], &d[2], &layout) < 0) return -1;
-    if (sqlite3_column_int(st, 6)) return snprintf(why, n, "refers to a GPU model, shape or sweep the part lacks"), -1;
-    if (sqlite3_column_int(st, 7)) return snprintf(why, n, "its GPU model is not the one of its sweep's GPU"), -1;
+    if (flag(st, "lacks")) return snprintf(why, n, "refers to a GPU model, shape or sweep the part lacks"), -1;
+    if (flag(st, "other_model")) return snprintf(why, n, "its GPU model is not the one of its sweep's GPU"), -1;
     if (dbv_shape_check(d[0], d[1], d[2], batch_col(st), layout, &s, why, n) < 0) return -1;
     return dbv_ms_check("cublas_ms", ms, &s, why, n);
 }
 
-/* Columns 1..: the winner's model, shape, kernel, times and its part's baseline, then the same two flags; the
- * shape's batch last. */
+/* Columns 1..: the winner's model, shape, kernel, times and its part's baseline; by name, the same two flags and
+ * the shape's batch. */
 static int winner_row(sqlite3_stmt *st, char *why, size_t n)
 {
     long long id;
@@ -171,8 +178,8 @@ static int winner_row(sqlite3_stmt *st, char *why, size_t n)
              &w.model.sm_count, &w.m, &w.n, &w.k, &w.layout, &w.kernel.family, &w.kernel.params,
              &w.kernel.source_hash, &w.kernel.math, &w.median_ms, &w.spread_pct, &w.cublas_ms) < 0)
         return -1;
-    if (sqlite3_column_int(st, 16)) return snprintf(why, n, "refers to a GPU model, shape, kernel or sweep the part lacks"), -1;
-    if (sqlite3_column_int(st, 17)) return snprintf(why, n, "its GPU model is not the one of its sweep's GPU"), -1;
+    if (flag(st, "lacks")) return snprintf(why, n, "refers to a GPU model, shape, kernel or sweep the part lacks"), -1;
+    if (flag(st, "other_model")) return snprintf(why, n, "its GPU model is not the one of its sweep's GPU"), -1;
     if (!w.kernel.math) return snprintf(why, n, "math: missing"), -1;
     if (!(w.batch = batch_col(st))) return snprintf(why, n, "shape.batch: missing"), -1;
     if (dbv_winner_check(&w, &s, reason, sizeof reason) == 0) return 0;
@@ -202,36 +209,36 @@ static const struct {
 } walks[] = {
     {"gpu_models", "SELECT id, name, cc_major, cc_minor, sm_count FROM src.gpu_models", model_row},
     {"gpus",
-     "SELECT g.id, g.uuid, g.mem_bytes, g.l2_bytes, EXISTS (SELECT 1 FROM src.gpu_models m WHERE m.id = g.model_id), "
+     "SELECT g.id, g.uuid, g.mem_bytes, g.l2_bytes, EXISTS (SELECT 1 FROM src.gpu_models m WHERE m.id = g.model_id) AS has_model, "
      "EXISTS (SELECT 1 FROM main.gpus mg JOIN main.gpu_models mm ON mm.id = mg.model_id JOIN src.gpu_models sm ON "
      "sm.id = g.model_id WHERE mg.uuid = g.uuid AND (mm.name IS NOT sm.name OR mm.cc_major IS NOT sm.cc_major OR "
-     "mm.cc_minor IS NOT sm.cc_minor OR mm.sm_count IS NOT sm.sm_count)) FROM src.gpus g",
+     "mm.cc_minor IS NOT sm.cc_minor OR mm.sm_count IS NOT sm.sm_count)) AS clash FROM src.gpus g",
      gpu_row},
     {"sweeps",
      "SELECT s.id, s.uid, s.started_at, s.host, s.command, s.gemmtune_version, s.nvidia_driver, s.origin, "
      "s.driver_version, s.cuda_version, s.nvrtc_version, s.sm_clock_mhz, EXISTS (SELECT 1 FROM src.gpus g WHERE g.id = "
-     "s.gpu_id), EXISTS (SELECT 1 FROM main.sweeps ms JOIN main.gpus mg ON mg.id = ms.gpu_id JOIN src.gpus sg ON "
-     "sg.id = s.gpu_id WHERE ms.uid = s.uid AND mg.uuid IS NOT sg.uuid) FROM src.sweeps s",
+     "s.gpu_id) AS has_gpu, EXISTS (SELECT 1 FROM main.sweeps ms JOIN main.gpus mg ON mg.id = ms.gpu_id JOIN src.gpus sg ON "
+     "sg.id = s.gpu_id WHERE ms.uid = s.uid AND mg.uuid IS NOT sg.uuid) AS clash FROM src.sweeps s",
      sweep_row},
     {"shapes", "SELECT id, m, n, k, layout, batch FROM src.shapes", shape_row},
     {"candidates", "SELECT id, family, params, source_hash, math FROM src.candidates", candidate_row},
     {"trials",
      "SELECT t.id, t.status, t.message, t.created_at, t.median_ms, t.min_ms, t.max_ms, t.tflops, t.rel_err, "
      "t.compile_s, t.regs, t.spill_bytes, t.reps, s.m, s.n, s.k, s.layout, c.family, c.params, c.source_hash, c.math, "
-     "m.name, m.cc_major, m.cc_minor, m.sm_count, s.id IS NULL OR c.id IS NULL OR m.id IS NULL, s.batch FROM src.trials t "
+     "m.name, m.cc_major, m.cc_minor, m.sm_count, s.id IS NULL OR c.id IS NULL OR m.id IS NULL AS lacks, s.batch AS batch FROM src.trials t "
      "LEFT JOIN src.shapes s ON s.id = t.shape_id LEFT JOIN src.candidates c ON c.id = t.candidate_id LEFT JOIN "
      "src.sweeps w ON w.id = t.sweep_id LEFT JOIN src.gpus g ON g.id = w.gpu_id LEFT JOIN src.gpu_models m ON "
      "m.id = g.model_id",
      trial_row},
     {"baselines",
-     "SELECT b.rowid, b.cublas_ms, s.m, s.n, s.k, s.layout, s.id IS NULL OR m.id IS NULL OR w.id IS NULL, b.model_id "
-     "IS NOT (SELECT g.model_id FROM src.gpus g WHERE g.id = w.gpu_id), s.batch FROM src.baselines b LEFT JOIN src.shapes s ON "
+     "SELECT b.rowid, b.cublas_ms, s.m, s.n, s.k, s.layout, s.id IS NULL OR m.id IS NULL OR w.id IS NULL AS lacks, b.model_id "
+     "IS NOT (SELECT g.model_id FROM src.gpus g WHERE g.id = w.gpu_id) AS other_model, s.batch AS batch FROM src.baselines b LEFT JOIN src.shapes s ON "
      "s.id = b.shape_id LEFT JOIN src.gpu_models m ON m.id = b.model_id LEFT JOIN src.sweeps w ON w.id = b.sweep_id",
      baseline_row},
     {"winners",
      "SELECT w.rowid, m.name, m.cc_major, m.cc_minor, m.sm_count, s.m, s.n, s.k, s.layout, c.family, c.params, "
      "c.source_hash, w.math, w.median_ms, w.spread_pct, b.cublas_ms, m.id IS NULL OR s.id IS NULL OR c.id IS NULL OR "
-     "sw.id IS NULL, w.model_id IS NOT (SELECT g.model_id FROM src.gpus g WHERE g.id = sw.gpu_id), s.batch FROM src.winners w "
+     "sw.id IS NULL AS lacks, w.model_id IS NOT (SELECT g.model_id FROM src.gpus g WHERE g.id = sw.gpu_id) AS other_model, s.batch AS batch FROM src.winners w "
      "LEFT JOIN src.gpu_models m ON m.id = w.model_id LEFT JOIN src.shapes s ON s.id = w.shape_id LEFT JOIN "
      "src.candidates c ON c.id = w.candidate_id LEFT JOIN src.sweeps sw ON sw.id = w.sweep_id LEFT JOIN src.baselines "
      "b ON b.model_id = w.model_id AND b.shape_id = w.shape_id",

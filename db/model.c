@@ -17,3 +17,9 @@ gt_gpu_model gt_winner_model(const gt_winner *w)
     snprintf(m.name, sizeof m.name, "%s", w->gpu_name);
     return m;
 }
+
+int gt_winner_same_model(const gt_winner *a, const gt_winner *b)
+{
+    const gt_gpu_model ma = gt_winner_model(a), mb = gt_winner_model(b);
+    return gt_gpu_model_equal(&ma, &mb);
+}

@@ -46,6 +46,24 @@ static void read_model_shape(sqlite3_stmt *st, char *gpu, size_t gpulen, int *cc
     if (gt_layout_parse(lay, &s->ta, &s->tb) < 0) s->ta = s->tb = 0;
 }
 
+/* The stored names of a math class and a status, as the enums (GT_MATH_COUNT, GT_ST_COUNT: a name this build
+ * does not know). */
+static gt_math math_of(sqlite3_stmt *st)
+{
+    char name[16];
+    gt_math m;
+    col_text(st, "math", name, sizeof name);
+    return gt_math_parse(name, &m) == 0 ? m : GT_MATH_COUNT;
+}
+
+static gt_status status_of(sqlite3_stmt *st)
+{
+    char name[32];
+    col_text(st, "status", name, sizeof name);
+    const int s = gt_status_parse(name);
+    return s >= 0 ? (gt_status)s : GT_ST_COUNT;
+}
+
 static double tflops_of(const gt_shape *s, double ms) { return ms > 0 ? gt_tflops(s, ms) : -1; }
 
 static void read_winner(sqlite3_stmt *st, gt_winner *w)
@@ -59,7 +77,7 @@ static void read_winner(sqlite3_stmt *st, gt_winner *w)
     w->spread_pct = col_real(st, "spread_pct");
     w->cublas_ms = col_real(st, "cublas_ms");
     w->sweep_id = col_int64(st, "sweep_id");
-    col_text(st, "math", w->math, sizeof w->math);
+    w->math = math_of(st);
     w->tflops = tflops_of(&w->shape, w->median_ms);
     w->cublas_tflops = tflops_of(&w->shape, w->cublas_ms);
     w->ratio = w->cublas_ms > 0 && w->median_ms > 0 ? w->cublas_ms / w->median_ms : -1;
@@ -114,7 +132,7 @@ int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, vo
         return -1;
     struct winner_walk c = {fn, ctx};
     gt_winner_filter f = filter ? *filter : (gt_winner_filter){0};
-    if (!f.math) f.math = "fp32";
+    if (!f.math) f.math = GT_MATH_BIT(GT_MATH_FP32);
     return walk(db, st, &f, winner_row, &c, err, errlen);
 }
 
@@ -125,7 +143,7 @@ static void read_trial(sqlite3_stmt *st, gt_trial_row *t)
     col_text(st, "family", t->family, sizeof t->family);
     col_text(st, "params", t->params, sizeof t->params);
     col_text(st, "source_hash", t->source_hash, sizeof t->source_hash);
-    col_text(st, "status", t->status, sizeof t->status);
+    t->status = status_of(st);
     col_text(st, "message", t->message, sizeof t->message);
     t->median_ms = col_real(st, "median_ms");
     t->min_ms = col_real(st, "min_ms");

@@ -25,6 +25,7 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
 
 const gt_family gt_family_coalesced = {
     .name = "coalesced",
+    .order = 2,
     .batched = 1,
     .doc = "one thread per C element, a warp along a row of C so its accesses coalesce (seed 001 matmul_v0)",
     .template_name = "coalesced.cu",

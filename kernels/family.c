@@ -261,6 +261,26 @@ int gt_math_parse(const char *text, gt_math *out)
     return -1;
 }
 
+int gt_math_set_parse(const char *text, unsigned *set)
+{
+    gt_math m;
+    if (text && !strcmp(text, "all")) return *set = GT_MATH_ALL, 0;
+    if (gt_math_parse(text, &m) < 0) return -1;
+    *set = GT_MATH_BIT(m);
+    return 0;
+}
+
+const char *gt_math_set_name(unsigned set, char *buf, size_t n)
+{
+    size_t len = 0;
+    if (n) buf[0] = '\0';
+    if ((set & GT_MATH_ALL) == GT_MATH_ALL) return snprintf(buf, n, "all"), buf;
+    for (int m = 0; m < GT_MATH_COUNT; ++m)
+        if ((set & GT_MATH_BIT(m)) && len < n)
+            len += (size_t)snprintf(buf + len, n - len, "%s%s", len ? "," : "", gt_math_name((gt_math)m));
+    return buf;
+}
+
 const char *gt_layout_name(int ta, int tb)
 {
     static const char *names[] = {"nn", "nt", "tn", "tt"};

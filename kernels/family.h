@@ -73,6 +73,15 @@ const char *gt_math_name(gt_math m);
 /* Parse a math class name. Returns 0, or -1 for an unknown name. */
 int gt_math_parse(const char *text, gt_math *out);
 
+/* A set of math classes (the database's filters): one bit per class. */
+#define GT_MATH_BIT(m) (1u << (unsigned)(m))
+#define GT_MATH_ALL ((1u << GT_MATH_COUNT) - 1u)
+/* Parse "all" (GT_MATH_ALL) or a class name (its bit) into *set. Returns 0, or -1 for other text. */
+int gt_math_set_parse(const char *text, unsigned *set);
+/* The set as gt_math_set_parse reads it: "all" for every class, else its classes' names joined by ',' ("" for
+ * none). Returns buf (n >= 64 holds every set). Cannot fail (truncates). */
+const char *gt_math_set_name(unsigned set, char *buf, size_t n);
+
 typedef struct gt_family {
     const char *name;            /* as `gemmtune candidates` prints it */
     const char *doc;
@@ -103,6 +112,12 @@ typedef struct gt_family {
      * NULL keeps every legal point. */
     int (*in_space)(const gt_params *p, char *why, size_t whylen);
     int test_only;               /* deliberately broken families: never enumerated unless asked by name */
+    const char *builtin_params;  /* non-NULL on the one family whose kernel with these params is the library's
+                                    built-in kernel, correct for every call (the loader's fallback where cuBLAS is
+                                    not linked in or not wanted): gt_family_builtin finds it */
+    int order;                   /* its place in the registry's stable order (the candidates listing, the sweep):
+                                    1.. along the seeds' optimisation path (naive 1 .. multistage 8); 0: after
+                                    those, by name */
 } gt_family;
 
 /* Registry (generated from the files in kernels/, then any registered). Lookup returns NULL for an unknown name. */
@@ -112,6 +127,9 @@ int gt_family_count(void);
 int gt_family_register(const gt_family *f);
 const gt_family *gt_family_at(int i);
 const gt_family *gt_family_find(const char *name);
+/* The family that provides the built-in kernel (the first, in registry order, whose builtin_params is set; test
+ * families never), its params text in *params. NULL when no family states one. */
+const gt_family *gt_family_builtin(const char **params);
 
 /* The arch a family's source is compiled for on a GPU of arch ("sm_90"): arch itself, or with the family's
  * arch_specific, the arch's own "sm_XYa" ("sm_90a", also for "sm_90f"). Writes into out (n >= 16 always suffices).

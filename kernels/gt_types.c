@@ -9,15 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 int gt_gpu_model_equal(const gt_gpu_model *a, const gt_gpu_model *b)
 {
-    return !strcmp(a->name, b->name) && gt_gpu_model_same_cc(a, b) && a->sm_count == b->sm_count;
-}
-
-int gt_gpu_model_same_cc(const gt_gpu_model *a, const gt_gpu_model *b)
-{
-    return a->cc_major == b->cc_major && a->cc_minor == b->cc_minor;
+    return !strcmp(a->name, b->name) && a->cc_major == b->cc_major && a->cc_minor == b->cc_minor &&
+           a->sm_count == b->sm_count;
 }
 
 const char *gt_shape_dims(const gt_shape *s, char *buf, size_t n)
@@ -87,6 +84,13 @@ int gt_status_failed(gt_status s) { return !gt_status_timed(s) && s != GT_ST_PRU
 double gt_tflops(const gt_shape *s, double ms)
 {
     return ms > 0 ? 2.0 * gt_shape_batch(s) * s->m * s->n * (double)s->k / (ms * 1e9) : 0;
+}
+
+double gt_now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 double gt_tolerance(int k) { return 16.0 * sqrt((double)k) * FLT_EPSILON; }

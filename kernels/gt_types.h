@@ -53,10 +53,8 @@ typedef struct {
     int cc_major, cc_minor, sm_count;
 } gt_gpu_model;
 
-/* 1 when a and b are the same GPU model (the only test of it in the code base). */
+/* 1 when a and b are the same GPU model (the only test of it in the code base). Cannot fail. */
 int gt_gpu_model_equal(const gt_gpu_model *a, const gt_gpu_model *b);
-/* 1 when a and b have the same compute capability (a kernel built for one loads on the other). */
-int gt_gpu_model_same_cc(const gt_gpu_model *a, const gt_gpu_model *b);
 
 /* Device limits that decide legality. Inputs to enumeration, so CPU tests can use a table (gt_limits_for_arch). */
 typedef struct {
@@ -93,6 +91,10 @@ int gt_status_parse(const char *name);
 int gt_status_timed(gt_status s);
 /* 1 when the status means the candidate itself is broken (not ok, screened or pruned). */
 int gt_status_failed(gt_status s);
+
+/* Seconds on the monotonic clock (CLOCK_MONOTONIC), for durations and deadlines: the one clock of the code base.
+ * Cannot fail. */
+double gt_now_s(void);
 
 /* 2 batch m n k / t: TFLOPS of a GEMM of shape s taking ms milliseconds (0 when ms <= 0). */
 double gt_tflops(const gt_shape *s, double ms);

@@ -189,6 +189,7 @@ static int applicable(const gt_params *p, const gt_call *call)
 
 const gt_family gt_family_multistage = {
     .name = "multistage",
+    .order = 8,
     .batched = 1,
     .doc = "warp-tiled FFMA with a STAGES-deep cp.async pipeline, rasterized blocks and split-K",
     .template_name = "multistage.cu",

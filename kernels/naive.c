@@ -29,6 +29,7 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
 
 const gt_family gt_family_naive = {
     .name = "naive",
+    .order = 1,
     .batched = 1,
     .doc = "one thread per C element, threadIdx.x along rows as in the seeds (seeds 004, 003 v1)",
     .template_name = "naive.cu",

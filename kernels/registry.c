@@ -1,8 +1,10 @@
 /* Family registry: the generated table (build/gen/families.inc, one line per family file in kernels/) in a stable
- * order: the seeds' optimisation path first, then the rest by name; then families a program registers itself
- * (the tests' deliberately broken ones), in the order registered. */
+ * order: the families that state a place (gt_family.order, the seeds' optimisation path) by it, then the rest by
+ * name; then families a program registers itself (the tests' deliberately broken ones), in the order registered.
+ * Tested by tests/test_kernels.c (registry_*). */
 #include "family.h"
 
+#include <limits.h>
 #include <string.h>
 
 #define GT_FAMILY(name) extern const gt_family gt_family_##name;
@@ -20,15 +22,8 @@ enum { NFAM = (int)(sizeof table / sizeof table[0]), MAX_EXTRA = 8 };
 static const gt_family *extra[MAX_EXTRA];
 static int nextra;
 
-static const char *const path_order[] = {"naive", "coalesced", "smem",      "tile1d", "tile2d",
-                                         "vec4",  "warptile",  "multistage"};
-
-static int rank(const gt_family *f)
-{
-    for (int i = 0; i < (int)(sizeof path_order / sizeof path_order[0]); ++i)
-        if (!strcmp(path_order[i], f->name)) return i;
-    return 100;
-}
+/* A family's place: the one its descriptor states, else after every stated one. */
+static int rank(const gt_family *f) { return f->order > 0 ? f->order : INT_MAX; }
 
 static int before(const gt_family *a, const gt_family *b)
 {
@@ -54,6 +49,15 @@ const gt_family *gt_family_at(int i)
         int below = 0;
         for (int o = 0; o < NFAM; ++o) below += before(table[o], table[c]);
         if (below == i) return table[c];
+    }
+    return NULL;
+}
+
+const gt_family *gt_family_builtin(const char **params)
+{
+    for (int i = 0; i < gt_family_count(); ++i) {
+        const gt_family *f = gt_family_at(i);
+        if (f->builtin_params && !f->test_only) return *params = f->builtin_params, f;
     }
     return NULL;
 }

@@ -28,6 +28,7 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
 
 const gt_family gt_family_smem = {
     .name = "smem",
+    .order = 3,
     .batched = 1,
     .doc = "shared-memory tiles of A and B, one C element per thread (seeds 004, 003 v2, 001 v1)",
     .template_name = "smem.cu",

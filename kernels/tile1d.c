@@ -25,6 +25,7 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
 
 const gt_family gt_family_tile1d = {
     .name = "tile1d",
+    .order = 4,
     .batched = 1,
     .doc = "1D thread tile: each thread computes TM rows of one column of C (seed 002)",
     .template_name = "tile1d.cu",

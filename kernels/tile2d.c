@@ -23,6 +23,8 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
 
 const gt_family gt_family_tile2d = {
     .name = "tile2d",
+    .order = 5,
+    .builtin_params = "BM=64,BN=64,BK=8,TM=8,TN=8", /* scalar loads and edge guards: any call, any arch */
     .batched = 1,
     .doc = "2D thread tile: each thread computes TM x TN of C from registers (seed 000)",
     .template_name = "tile2d.cu",

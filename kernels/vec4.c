@@ -29,6 +29,7 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
 /* applicable() stays NULL: the kernel checks alignment and ld % 4 itself and falls back to scalar loads. */
 const gt_family gt_family_vec4 = {
     .name = "vec4",
+    .order = 6,
     .batched = 1,
     .doc = "2D thread tile with float4 loads and stores, A transposed in shared memory (seed 003 v5, 001 v3)",
     .template_name = "vec4.cu",

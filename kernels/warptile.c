@@ -61,6 +61,7 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
 
 const gt_family gt_family_warptile = {
     .name = "warptile",
+    .order = 7,
     .batched = 1,
     .doc = "warp tiling: block, warp and thread tiles with float4 I/O, split-K and L2 grouping (seed 003 v6)",
     .template_name = "warptile.cu",

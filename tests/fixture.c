@@ -59,7 +59,7 @@ static int add_shape(gt_db *db, long long sweep, int si, double speed, char *err
         source_hash("tile2d", params[i], s, h);
         /* a different candidate wins each shape; the last one fails on all */
         double ms = (flop / 30e9) * (1.0 + 0.1 * ((i + si) % 3)) * speed;
-        gt_trial t = {"tile2d", params[i], h, i < 3 ? "ok" : "resources", i < 3 ? NULL : "too many registers",
+        gt_trial t = {"tile2d", params[i], h, i < 3 ? GT_ST_OK : GT_ST_RESOURCES, i < 3 ? NULL : "too many registers",
                       i < 3 ? ms : -1, i < 3 ? ms * 0.98 : -1, i < 3 ? ms * 1.05 : -1, i < 3 ? flop / (ms * 1e9) : -1,
                       i < 3 ? 1e-6 : -1, 128, 0, 0.5, i < 3 ? 20 : -1};
         if (gt_db_add_trial(db, sweep, s, &t, err, 256) < 0) return -1;

@@ -27,13 +27,6 @@ static pthread_mutex_t progress_mu = PTHREAD_MUTEX_INITIALIZER;
 static char build_dir[4096], src_root[4096], tmp_dir[4096];
 static pid_t tmp_owner;
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 void gt_test_register(gt_test *t)
 {
     gt_test **p = &head; /* keep sorted by file then name so runs are stable */
@@ -101,7 +94,7 @@ int gt_run(const char *cmd, char **output)
 void gt_progress(int done, int total, int failed, const char *what)
 {
     pthread_mutex_lock(&progress_mu);
-    const double t = now_s();
+    const double t = gt_now_s();
     if (t - progress_last >= progress_every) {
         progress_last = t;
         printf("    %d/%d %s, %d failed, %.0f s\n", done, total, what, failed, t - test_t0);
@@ -201,10 +194,10 @@ static int run_one(gt_test *t)
 {
     printf("[ RUN  ] %s\n", t->name);
     cur_failed = cur_skipped = 0;
-    test_t0 = progress_last = now_s();
+    test_t0 = progress_last = gt_now_s();
     if (t->needs == GT_NEEDS_GPU && gt_test_gpu_count() == 0) gt_skip("no CUDA device on this machine");
     else t->fn();
-    const double s = now_s() - test_t0;
+    const double s = gt_now_s() - test_t0;
     if (cur_failed) return printf("[ FAIL ] %s (%d checks, %.1f s)\n", t->name, cur_failed, s), 1;
     if (cur_skipped) return printf("[ SKIP ] %s\n", t->name), 2;
     return printf("[  OK  ] %s (%.1f s)\n", t->name, s), 0;

@@ -162,6 +162,8 @@ GT_TEST(cli_options_one_table_parses_every_verb, GT_NEEDS_NONE)
         {GT_V_QUERY, {"--layout", "nn,tn"}, "bad --layout 'nn,tn'"},
         {GT_V_BENCH, {"--gpu", "0,1"}, "want one CUDA device index"},
         {GT_V_EXPORT, {"--format", "csv"}, "unknown --format 'csv': want one of json,header"},
+        {GT_V_QUERY, {"--math", "fp64"}, "unknown --math 'fp64': want one of fp32,tf32x3,all"},
+        {GT_V_EXEC, {"--math", "all"}, "unknown --math 'all': want one of fp32,tf32x3"},
         {GT_V_QUERY, {"--top"}, "missing value after --top"},
         {GT_V_QUERY, {"--trials=yes"}, "--trials takes no value"},
         {GT_V_TUNE, {"--budget", "5x"}, "bad --budget '5x': want a duration"},

@@ -109,25 +109,27 @@ GT_TEST(db_trials_resume_lookup_by_gpu_model, GT_NEEDS_NONE)
     gt_shape s = {512, 256, 128, 0, 1};
     CHECK(gt_db_open(path, 1, &db, err, sizeof err) == 0);
     CHECK(gt_db_begin_sweep(db, &a, "test", &sw1, err, sizeof err) == 0);
-    gt_trial t = {"tile2d", "BM=64", "00000000000000aa", "wrong", "max error 3e-2", 1.5, 1.4, 1.7, 10, 3e-2, 64, 0, 0.1, 10};
+    gt_trial t = {"tile2d", "BM=64", "00000000000000aa", GT_ST_WRONG, "max error 3e-2", 1.5, 1.4, 1.7, 10, 3e-2, 64, 0, 0.1, 10};
     CHECK(gt_db_add_trial(db, sw1, &s, &t, err, sizeof err) == 0);
-    t.status = "ok", t.median_ms = 1.25, t.message = NULL;
+    t.status = GT_ST_OK, t.median_ms = 1.25, t.message = NULL;
     CHECK(gt_db_begin_sweep(db, &a2, "test", &sw2, err, sizeof err) == 0 && sw2 != sw1);
     CHECK(gt_db_add_trial(db, sw2, &s, &t, err, sizeof err) == 0);
     int found = -1;
-    char status[32];
+    gt_status status = GT_ST_COUNT;
     double ms = 0;
     /* the newest trial wins, and another physical GPU of the same model shares it */
-    CHECK(gt_db_find_trial(db, &a, &s, "tile2d", "BM=64", "00000000000000aa", &found, status, &ms, err, sizeof err) == 0);
-    CHECK(found == 1 && !strcmp(status, "ok") && ms == 1.25);
-    CHECK(gt_db_find_trial(db, &other, &s, "tile2d", "BM=64", "00000000000000aa", &found, status, &ms, err, sizeof err) == 0);
+    CHECK(gt_db_find_trial(db, &a, &s, "tile2d", "BM=64", "00000000000000aa", &found, &status, &ms, err, sizeof err) == 0);
+    CHECK(found == 1 && status == GT_ST_OK && ms == 1.25);
+    CHECK(gt_db_find_trial(db, &other, &s, "tile2d", "BM=64", "00000000000000aa", &found, &status, &ms, err, sizeof err) == 0);
     CHECK(found == 0);
     gt_shape s2 = s;
     s2.tb = 0;
-    CHECK(gt_db_find_trial(db, &a, &s2, "tile2d", "BM=64", "00000000000000aa", &found, status, &ms, err, sizeof err) == 0);
+    CHECK(gt_db_find_trial(db, &a, &s2, "tile2d", "BM=64", "00000000000000aa", &found, &status, &ms, err, sizeof err) == 0);
     CHECK(found == 0);
-    CHECK(gt_db_find_trial(db, &a, &s, "tile2d", "BM=64", "00000000000000bb", &found, status, &ms, err, sizeof err) == 0);
+    CHECK(gt_db_find_trial(db, &a, &s, "tile2d", "BM=64", "00000000000000bb", &found, &status, &ms, err, sizeof err) == 0);
     CHECK(found == 0);
+    t.status = GT_ST_COUNT; /* no status: refused, as a trial without a family is */
+    CHECK(gt_db_add_trial(db, sw2, &s, &t, err, sizeof err) == -1 && strstr(err, "status"));
     gt_db_close(db);
     /* absent numbers are stored as NULL, not as -1 */
     CHECK(gt_fixture_sql_int(path, "SELECT count(*) FROM trials WHERE median_ms IS NULL") == 0);
@@ -226,8 +228,8 @@ GT_TEST(db_winners_filter_gpu_shape_family, GT_NEEDS_NONE)
 static int count_trial(const gt_trial_row *t, void *ctx)
 {
     int *n = ctx;
-    if (n[0] == 0) n[1] = !strcmp(t->status, "ok"); /* the first row of the walk is an ok one */
-    if (!strcmp(t->status, "resources")) n[2]++;
+    if (n[0] == 0) n[1] = t->status == GT_ST_OK; /* the first row of the walk is an ok one */
+    if (t->status == GT_ST_RESOURCES) n[2]++;
     n[3] += t->is_winner;
     n[0]++;
     return 0;
@@ -361,7 +363,7 @@ GT_TEST(db_trial_survives_killed_process, GT_NEEDS_NONE)
         gt_db *db;
         long long sw;
         char e[256];
-        gt_trial t = {"tile2d", "BM=32", "00000000000000cc", "ok", NULL, 0.1, 0.1, 0.1, 1, 0, 32, 0, 0.1, 5};
+        gt_trial t = {"tile2d", "BM=32", "00000000000000cc", GT_ST_OK, NULL, 0.1, 0.1, 0.1, 1, 0, 32, 0, 0.1, 5};
         if (gt_db_open(path, 1, &db, e, sizeof e) || gt_db_begin_sweep(db, &g, "t", &sw, e, sizeof e) ||
             gt_db_add_trial(db, sw, &s, &t, e, sizeof e))
             _exit(1);
@@ -373,10 +375,10 @@ GT_TEST(db_trial_survives_killed_process, GT_NEEDS_NONE)
     CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
     gt_db *db;
     int found = 0;
-    char status[32];
+    gt_status status;
     double ms;
     CHECK(gt_db_open(path, 0, &db, err, sizeof err) == 0);
-    CHECK(gt_db_find_trial(db, &g, &s, "tile2d", "BM=32", "00000000000000cc", &found, status, &ms, err, sizeof err) == 0);
+    CHECK(gt_db_find_trial(db, &g, &s, "tile2d", "BM=32", "00000000000000cc", &found, &status, &ms, err, sizeof err) == 0);
     CHECK(found == 1 && ms == 0.1);
     gt_db_close(db);
     gt_fixture_rm(path);
@@ -459,7 +461,7 @@ GT_TEST(db_batched_shape_is_its_own_shape_through_json, GT_NEEDS_NONE)
           gt_kernel_id(f, &p, 1, 0, 1, hash[1], NULL, err, sizeof err) == 0 && strcmp(hash[0], hash[1]));
     CHECK(gt_db_open(a, GT_DB_CREATE, &db, err, sizeof err) == 0 &&
           gt_db_begin_sweep(db, &gpu, "test", &sw, err, sizeof err) == 0);
-    gt_trial t = {"tile2d", params, NULL, "ok", NULL, 0.02, 0.02, 0.02, 10, 1e-7, 64, 0, 0.1, 10};
+    gt_trial t = {"tile2d", params, NULL, GT_ST_OK, NULL, 0.02, 0.02, 0.02, 10, 1e-7, 64, 0, 0.1, 10};
     const gt_shape *shapes[] = {&one, &many};
     for (int i = 0; i < 2; ++i) { /* a batch's kernel is its own source (GT_BATCHED): its own id */
         t.median_ms = i ? 0.5 : 0.02, t.source_hash = hash[i];

@@ -484,6 +484,13 @@ GT_TEST(merge_refuses_every_invalid_row_naming_the_part, GT_NEEDS_NONE)
         {"UPDATE sweeps SET command = CAST('tune' AS BLOB)", "column command holds a blob"},
         {"UPDATE baselines SET cublas_ms = 1e-300 WHERE rowid = 1", "baselines row 1: cublas_ms"},
         {"UPDATE baselines SET cublas_ms = 1e6 WHERE rowid = 1", "times median_ms"},
+        {"UPDATE baselines SET model_id = 99", "baselines row 1: refers to a GPU model, shape or sweep the part lacks"},
+        {"INSERT INTO gpu_models (name, cc_major, cc_minor, sm_count) VALUES ('NVIDIA X', 9, 0, 100); UPDATE baselines "
+         "SET model_id = (SELECT max(id) FROM gpu_models)", "baselines row 1: its GPU model is not the one of its sweep"},
+        {"INSERT INTO gpu_models (name, cc_major, cc_minor, sm_count) VALUES ('NVIDIA X', 9, 0, 100); UPDATE winners "
+         "SET model_id = (SELECT max(id) FROM gpu_models)", "winners row 1: its GPU model is not the one of its sweep"},
+        {"UPDATE gpus SET model_id = 99", "refers to no GPU model"},
+        {"UPDATE sweeps SET gpu_id = 99", "refers to no GPU"},
         {"DROP TABLE winners; CREATE VIEW winners AS SELECT 1 AS model_id", "holds no table winners"},
     };
     gt_merge_stats st;
@@ -573,7 +580,7 @@ GT_TEST(merge_takes_a_local_database_whatever_its_command_and_logs_held, GT_NEED
     long long sweep;
     gt_gpu_info g = gt_fixture_gpu(0, 3);
     const gt_shape s = {512, 512, 512, 0, 0};
-    gt_trial t = {"tile2d", "BM=64,BN=64,BK=8,TM=8,TN=8", "0123456789abcdef", "compile_error",
+    gt_trial t = {"tile2d", "BM=64,BN=64,BK=8,TM=8,TN=8", "0123456789abcdef", GT_ST_COMPILE_ERROR,
                   "error: \x1b[31mexpected ';'\x1b[0m\n\tat line 3\xff", -1, -1, -1, -1, -1, -1, -1, 0.5, -1};
     CHECK(gt_fixture_db(a, 2, 0, 1.0) == 0 && gt_db_open(b, GT_DB_CREATE, &db, err, sizeof err) == 0);
     CHECK(gt_db_begin_sweep(db, &g, "gemmtune tune --sizes '512\x1b[2J'", &sweep, err, sizeof err) == 0 &&

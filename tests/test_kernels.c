@@ -18,11 +18,48 @@ GT_TEST(registry_finds_every_family, GT_NEEDS_NONE)
         CHECK_MSG(f->build != GT_BUILD_NVRTC || gt_template_text(f->template_name) != NULL,
                   "%s: template %s not embedded", f->name, f->template_name);
         CHECK_MSG(f->build == GT_BUILD_NVRTC || f->backend, "%s: neither built nor run by a backend", f->name);
+        CHECK_MSG(!f->backend || gt_backend_find(f->backend), "%s: backend %s is in no table", f->name, f->backend);
         for (int j = 0; j < i; ++j) CHECK(gt_family_at(j) != f);
     }
     CHECK(gt_family_find("tile2d") != NULL);
     CHECK(gt_family_find("no-such-family") == NULL);
     CHECK(gt_family_at(-1) == NULL && gt_family_at(gt_family_count()) == NULL);
+}
+
+/* The registry's stable order (the candidates listing and the sweep walk it): the seeds' optimisation path, as each
+ * family states its place in it, then the rest by name, then the registered test families. */
+GT_TEST(registry_order_is_the_seeds_path_then_by_name, GT_NEEDS_NONE)
+{
+    char names[512] = "";
+    for (int i = 0; i < gt_family_count(); ++i)
+        if (!gt_family_at(i)->test_only)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s ", gt_family_at(i)->name);
+    CHECK_MSG(!strcmp(names, "naive coalesced smem tile1d tile2d vec4 warptile multistage cublas tf32x3 tf32x3wg "),
+              "%s", names);
+    for (int i = 1; i < gt_family_count(); ++i)
+        CHECK_MSG(!gt_family_at(i - 1)->test_only || gt_family_at(i)->test_only, "a test family before %s",
+                  gt_family_at(i)->name);
+}
+
+/* The built-in kernel is a field of the family that provides it: one family states it, and it is legal on every
+ * architecture this gemmtune knows (it must run wherever cuBLAS is not there). */
+GT_TEST(registry_builtin_kernel_is_stated_by_one_family, GT_NEEDS_NONE)
+{
+    const char *params = NULL;
+    const gt_family *f = gt_family_builtin(&params);
+    CHECK(f && !strcmp(f->name, "tile2d") && !strcmp(params, "BM=64,BN=64,BK=8,TM=8,TN=8"));
+    int stating = 0;
+    for (int i = 0; i < gt_family_count(); ++i) stating += gt_family_at(i)->builtin_params != NULL;
+    CHECK(stating == 1);
+    gt_params p;
+    char why[256];
+    CHECK(f && gt_params_parse(f, params, &p, why, sizeof why) == 0);
+    for (int major = 7; f && major <= 12; ++major)
+        for (int minor = 0; minor <= 9; ++minor) {
+            gt_limits lim;
+            if (gt_limits_for_cc(major, minor, &lim))
+                CHECK_MSG(f->legal(&p, &lim, why, sizeof why), "sm_%d%d: %s", major, minor, why);
+        }
 }
 
 GT_TEST(limits_table_knows_sm90, GT_NEEDS_NONE)

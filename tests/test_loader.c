@@ -3,6 +3,7 @@
  * GPU tests of the loader are in tests/test_loader_gpu.c. Run: build/gt_tests --cpu loader */
 #include "cli.h"
 #include "db.h"
+#include "device.h"
 #include "files.h"
 #include "fixture.h"
 #include "handle.h"
@@ -10,6 +11,7 @@
 #include "loader.h"
 #include "toolkit.h"
 
+#include <cuda_runtime_api.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -220,7 +222,7 @@ GT_TEST(loader_select_fallbacks, GT_NEEDS_NONE)
     for (int n = 0; n < 2; ++n) { /* no rows; only rows of another model */
         gt_choice ch = pick_(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_DEFAULT);
         CHECK(ch.rule == GT_RULE_DEFAULT && ch.row == -1);
-        CHECK(!strcmp(kernel_text(&ch, k, sizeof k), GT_DEFAULT_FAMILY " " GT_DEFAULT_PARAMS));
+        CHECK(!strcmp(kernel_text(&ch, k, sizeof k), "tile2d BM=64,BN=64,BK=8,TM=8,TN=8"));
         ch = pick_(n ? &other : NULL, n, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
         CHECK(ch.rule == GT_RULE_CUBLAS && ch.family && !strcmp(ch.family->name, "cublas"));
         gt_loader_describe(&ch, NULL, line, sizeof line);
@@ -574,7 +576,7 @@ GT_TEST(loader_explain_cli_names_the_rule, GT_NEEDS_NONE)
          "rule:     cublas: cublasSgemm (cuBLAS's own choice, FP32 pedantic) (no kernel is tuned for this GPU model",
          "kernel:   cublasSgemm"},
         {"--shape 1024x1024x1024 --gpu-name 'NVIDIA L4' --cc 8.9 --sms 58 --fallback default", "rule:     default",
-         GT_DEFAULT_PARAMS},
+         "BM=64,BN=64,BK=8,TM=8,TN=8"},
         {"--shape 1024x1024x1024 --layout tt --gpu-name '" H100 "' --cc 9.0 --sms 132", "no shape is tuned in layout tt",
          "kernel:   cublasSgemm"},
     };
@@ -835,4 +837,21 @@ GT_TEST(loader_record_file_is_a_bounded_regular_file, GT_NEEDS_NONE)
     alarm(0);
     unlink(h->record_path), unlink(path), snprintf(path, sizeof path, "%s/fifo", dir), unlink(path), rmdir(dir);
     free(p), free(h), free(dir);
+}
+
+/* The one place a device's limits and model are read from its properties (the loader, explain, the GPU tests). */
+GT_TEST(loader_device_limits_and_model_from_properties, GT_NEEDS_NONE)
+{
+    struct cudaDeviceProp p;
+    memset(&p, 0, sizeof p);
+    memset(p.name, 'H', sizeof p.name - 1); /* a name longer than a model keeps: cut at 127 bytes */
+    p.major = 9, p.minor = 0, p.multiProcessorCount = 132, p.maxThreadsPerBlock = 1024;
+    p.sharedMemPerBlock = 48 * 1024, p.sharedMemPerBlockOptin = 227 * 1024, p.regsPerBlock = 65536;
+    const gt_limits l = gt_device_limits(&p);
+    gt_limits arch;
+    CHECK(gt_limits_for_cc(9, 0, &arch));
+    arch.sm_count = 132; /* an H100's properties are its architecture's limits, with its SM count */
+    CHECK(!memcmp(&l, &arch, sizeof l));
+    const gt_gpu_model m = gt_device_model(&p);
+    CHECK(strlen(m.name) == 127 && m.name[0] == 'H' && m.cc_major == 9 && m.cc_minor == 0 && m.sm_count == 132);
 }

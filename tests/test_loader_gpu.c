@@ -5,6 +5,7 @@
 #include "backend.h"
 #include "compile.h"
 #include "db.h"
+#include "device.h"
 #include "fixture.h"
 #include "harness.h"
 #include "kernel.h"
@@ -36,16 +37,8 @@ static int this_gpu(gpu_id *g)
     snprintf(g->name, sizeof g->name, "%.127s", p.name);
     g->major = p.major, g->minor = p.minor, g->sms = p.multiProcessorCount;
     snprintf(g->arch, sizeof g->arch, "sm_%d%d", p.major, p.minor);
-    g->lim = (gt_limits){p.major, p.minor, p.maxThreadsPerBlock, (int)p.sharedMemPerBlock,
-                         (int)p.sharedMemPerBlockOptin, p.regsPerBlock, 255, p.multiProcessorCount};
+    g->lim = gt_device_limits(&p);
     return 0;
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
 /* The kernels the fixture tables use: tile2d, warptile with split-K, vec4; params and a cubin per layout. */
@@ -161,9 +154,9 @@ static int check(gemmtune_handle h, cublasHandle_t cb, cudaStream_t s, const gt_
     gt_problem_fill(p, seed, b.A, b.B, b.C0);
     cublasSetStream(cb, s);
     gemmtune_status st = upload(p, &b, s) || cudaStreamSynchronize(s) ? GEMMTUNE_STATUS_CUDA_ERROR : GEMMTUNE_SUCCESS;
-    double t0 = now_s();
+    double t0 = gt_now_s();
     if (st == GEMMTUNE_SUCCESS) st = run(h, s, p, &b);
-    if (seconds) *seconds = now_s() - t0;
+    if (seconds) *seconds = gt_now_s() - t0;
     if (st == GEMMTUNE_SUCCESS) st = cublas_ref(cb, p, b.dA, b.dB, b.dR);
     if (st == GEMMTUNE_SUCCESS && download(p, &b, s)) st = GEMMTUNE_STATUS_CUDA_ERROR;
     if (st != GEMMTUNE_SUCCESS) {
@@ -412,13 +405,13 @@ GT_TEST(loader_gpu_warm_dispatch_overhead, GT_NEEDS_GPU)
         double direct[ROUNDS], loader[ROUNDS];
         int fails = 0;
         for (int r = 0; r < ROUNDS && k; ++r) {
-            double t0 = now_s();
+            double t0 = gt_now_s();
             for (int i = 0; i < BATCH; ++i) fails += gt_kernel_launch(k, &L, NULL, &a, err, sizeof err) != 0;
-            direct[r] = (now_s() - t0) / BATCH;
+            direct[r] = (gt_now_s() - t0) / BATCH;
             cudaDeviceSynchronize();
-            t0 = now_s();
+            t0 = gt_now_s();
             for (int i = 0; i < BATCH; ++i) fails += run(h, NULL, &p, &b) != GEMMTUNE_SUCCESS;
-            loader[r] = (now_s() - t0) / BATCH;
+            loader[r] = (gt_now_s() - t0) / BATCH;
             cudaDeviceSynchronize();
         }
         gt_loader_counters_get(h, &after);

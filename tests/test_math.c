@@ -54,13 +54,21 @@ GT_TEST(math_class_names_round_trip, GT_NEEDS_NONE)
     CHECK(gt_math_parse("tf32x3", &m) == 0 && m == GT_MATH_TF32X3);
     CHECK(gt_math_parse("fp32", &m) == 0 && m == GT_MATH_FP32);
     CHECK(gt_math_parse("tf32", &m) == -1 && gt_math_parse(NULL, &m) == -1 && gt_math_name(GT_MATH_COUNT) == NULL);
+    /* the sets the database's filters take: "all" or one class, and back */
+    unsigned set = 0;
+    char text[64];
+    CHECK(gt_math_set_parse("all", &set) == 0 && set == GT_MATH_ALL && !strcmp(gt_math_set_name(set, text, sizeof text), "all"));
+    CHECK(gt_math_set_parse("tf32x3", &set) == 0 && set == GT_MATH_BIT(GT_MATH_TF32X3));
+    CHECK(!strcmp(gt_math_set_name(set, text, sizeof text), "tf32x3"));
+    CHECK(gt_math_set_parse("every", &set) == -1 && gt_math_set_parse(NULL, &set) == -1);
+    CHECK(!strcmp(gt_math_set_name(0, text, sizeof text), ""));
 }
 
 static int count_rows(const gt_winner *w, void *ctx)
 {
     int *n = ctx;
     n[0]++;
-    n[1] += !strcmp(w->math, "tf32x3");
+    n[1] += w->math == GT_MATH_TF32X3;
     return 0;
 }
 
@@ -77,17 +85,21 @@ GT_TEST(math_winners_are_kept_per_class, GT_NEEDS_NONE)
     CHECK(gt_db_open(path, GT_DB_READ, &db, err, sizeof err) == 0);
     int plain[2] = {0}, all[2] = {0}, only[2] = {0};
     CHECK(gt_db_winners(db, NULL, count_rows, plain, err, sizeof err) == 0 && plain[0] == 2 && plain[1] == 0);
-    CHECK(gt_db_winners(db, &(gt_winner_filter){.math = "all"}, count_rows, all, err, sizeof err) == 0);
+    CHECK(gt_db_winners(db, &(gt_winner_filter){.math = GT_MATH_ALL}, count_rows, all, err, sizeof err) == 0);
     CHECK(all[0] == 4 && all[1] == 2);
-    CHECK(gt_db_winners(db, &(gt_winner_filter){.math = "tf32x3"}, count_rows, only, err, sizeof err) == 0);
+    CHECK(gt_db_winners(db, &(gt_winner_filter){.math = GT_MATH_BIT(GT_MATH_TF32X3)}, count_rows, only, err, sizeof err) == 0);
     CHECK(only[0] == 2 && only[1] == 2);
+    int both[2] = {0}; /* a set of classes, named one by one */
+    const unsigned fp32_tf32x3 = GT_MATH_BIT(GT_MATH_FP32) | GT_MATH_BIT(GT_MATH_TF32X3);
+    CHECK(gt_db_winners(db, &(gt_winner_filter){.math = fp32_tf32x3}, count_rows, both, err, sizeof err) == 0);
+    CHECK(both[0] == 4 && both[1] == 2);
     char *text = NULL; /* a C header's rows have no class, so it refuses any but FP32, and holds FP32 rows */
-    CHECK(gt_db_export_header(db, &(gt_winner_filter){.math = "tf32x3"}, NULL, NULL, &text, err, sizeof err) < 0);
-    CHECK_MSG(strstr(err, "FP32 winners only"), "%s", err);
+    CHECK(gt_db_export_header(db, &(gt_winner_filter){.math = GT_MATH_BIT(GT_MATH_TF32X3)}, NULL, NULL, &text, err, sizeof err) < 0);
+    CHECK_MSG(strstr(err, "FP32 winners only") && strstr(err, "'tf32x3'"), "%s", err);
     CHECK(gt_db_export_header(db, NULL, NULL, NULL, &text, err, sizeof err) == 0 && text);
     CHECK(text && strstr(text, "tile2d") && !strstr(text, "test_split3"));
     free(text);
-    CHECK(gt_db_export_json(db, &(gt_winner_filter){.math = "all"}, &text, err, sizeof err) == 0 && text);
+    CHECK(gt_db_export_json(db, &(gt_winner_filter){.math = GT_MATH_ALL}, &text, err, sizeof err) == 0 && text);
     CHECK(text && strstr(text, "\"math\":\t\"tf32x3\"") && strstr(text, "\"math\":\t\"fp32\""));
     free(text);
     gt_db_close(db);
@@ -120,7 +132,7 @@ GT_TEST(math_loader_serves_another_class_only_when_asked, GT_NEEDS_NONE)
     char *keep = saved ? strdup(saved) : NULL;
     setenv("GEMMTUNE_MATH", "tf32", 1);
     CHECK(gt_loader_winners(&opt, &set, NULL, err, sizeof err) == GEMMTUNE_STATUS_INVALID_VALUE);
-    CHECK_MSG(strstr(err, "GEMMTUNE_MATH"), "%s", err);
+    CHECK_MSG(strstr(err, "GEMMTUNE_MATH='tf32': want fp32 or tf32x3"), "%s", err);
     setenv("GEMMTUNE_MATH", "tf32x3", 1);
     CHECK(gt_loader_winners(&opt, &set, NULL, err, sizeof err) == GEMMTUNE_SUCCESS && set.n == 2);
     int served = 0;

@@ -1,8 +1,10 @@
 /* The regret rows behind `gemmtune report` (src/cli/regret.c) on a hand-made database whose times are chosen here:
- * the nearest other shape's winner, its measured time on this shape or n/a, the same-kernel case, GPU models apart. */
+ * each tuned shape served by the loader's rules without its own row (a neighbour's kernel where the serving model
+ * predicts a win, else cuBLAS), that kernel's stored time here or n/a, the same-kernel case, GPU models apart. */
 #include "db.h"
 #include "fixture.h"
 #include "harness.h"
+#include "regret.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -22,60 +24,79 @@ static int collect(const gt_regret_row *r, void *ctx)
     return 0;
 }
 
-static void trial(gt_db *db, long long sw, const gt_shape *s, const char *params, double ms, const char *status)
+/* Kernels of tile2d, legal on sm_80 and sm_90, stored with their real ids (a stale winner is never served). */
+#define PA "BM=64,BN=64,BK=8,TM=8,TN=8"
+#define PB "BM=128,BN=128,BK=8,TM=8,TN=8"
+#define PC "BM=128,BN=64,BK=16,TM=8,TN=4"
+
+static void kernel_id(const char *params, const gt_shape *s, char hash[17])
+{
+    const gt_family *f = gt_family_find("tile2d");
+    gt_params p;
+    CHECK(f && gt_params_parse(f, params, &p, err, sizeof err) == 0 &&
+          gt_kernel_id(f, &p, s->ta, s->tb, 0, hash, NULL, err, sizeof err) == 0);
+}
+
+static void trial(gt_db *db, long long sw, const gt_shape *s, const char *params, double ms, gt_status status)
 {
     char hash[17];
-    gt_hash_hex(params, strlen(params), hash);
+    kernel_id(params, s, hash);
     gt_trial t = {"tile2d", params, hash, status, NULL, ms, ms, ms, 1, 0, 32, 0, 0.1, 10};
     CHECK_MSG(gt_db_add_trial(db, sw, s, &t, err, sizeof err) == 0, "%s", err);
 }
 
-static void winner(gt_db *db, long long sw, const gt_shape *s, const char *params, double ms)
+/* A winner at ms, with cuBLAS at cublas_ms when it is positive. */
+static void winner(gt_db *db, long long sw, const gt_shape *s, const char *params, double ms, double cublas_ms)
 {
     char hash[17];
-    gt_hash_hex(params, strlen(params), hash);
-    trial(db, sw, s, params, ms, "ok");
+    kernel_id(params, s, hash);
+    trial(db, sw, s, params, ms, GT_ST_OK);
     CHECK_MSG(gt_db_set_winner(db, sw, s, "tile2d", params, hash, ms, 1, err, sizeof err) == 0, "%s", err);
+    if (cublas_ms > 0) CHECK_MSG(gt_db_set_baseline(db, sw, s, cublas_ms, err, sizeof err) == 0, "%s", err);
 }
 
-GT_TEST(report_regret_uses_nearest_other_shape, GT_NEEDS_NONE)
+GT_TEST(report_regret_serves_each_shape_by_the_loader_rules, GT_NEEDS_NONE)
 {
     char *path = gt_tmp_path(".db");
     gt_db *db;
     long long sw, sw2;
+    const gt_serve_model model = {.decay = 0.10, .margin = 0.03, .dmax = 1.0};
     gt_gpu_info g = gt_fixture_gpu(0, 0), other = gt_fixture_gpu(2, 0);
-    gt_shape a = {1024, 1024, 1024, 0, 0}, b = {2048, 2048, 2048, 0, 0}, c = {8192, 8192, 8192, 0, 0},
+    gt_shape a = {1024, 1024, 1024, 0, 0}, b = {1024, 1024, 2048, 0, 0}, c = {8192, 8192, 8192, 0, 0},
              d = {1024, 1024, 1024, 1, 1}, e = {1000, 1000, 1000, 0, 0};
     CHECK(gt_db_open(path, 1, &db, err, sizeof err) == 0);
     CHECK(gt_db_begin_sweep(db, &g, "t", &sw, err, sizeof err) == 0);
     CHECK(gt_db_begin_sweep(db, &other, "t", &sw2, err, sizeof err) == 0);
-    winner(db, sw, &a, "KA", 1.0);
-    winner(db, sw, &b, "KB", 8.0);
-    winner(db, sw, &c, "KC", 500.0);
-    winner(db, sw, &d, "KD", 1.1);   /* another layout: never a neighbour of a, b, c */
-    winner(db, sw2, &e, "KE", 0.9);  /* another GPU model, nearer to a than b is: must not be picked */
-    trial(db, sw, &b, "KA", 10.0, "ok");     /* b is served a's kernel: 25% slower than its own */
-    trial(db, sw, &c, "KB", 600.0, "wrong"); /* c is served b's kernel, which failed there: n/a */
-    /* a is served b's kernel, never timed on a: n/a */
+    winner(db, sw, &a, PA, 1.0, 1.5);
+    winner(db, sw, &b, PB, 2.0, 3.0);     /* a's neighbour at d = 1: each is predicted 1.36x cuBLAS on the other */
+    winner(db, sw, &c, PC, 500.0, 600.0); /* no neighbour within dmax: cuBLAS, 20% slower than its own */
+    winner(db, sw, &d, PA, 1.1, -1);      /* another layout, no baseline: cuBLAS, n/a */
+    winner(db, sw2, &e, PC, 0.9, 2.0);    /* another GPU model, nearer to a than b is: never served to a */
+    trial(db, sw, &b, PA, 2.5, GT_ST_OK);    /* b is served a's kernel: 25% slower than its own */
+    trial(db, sw, &a, PB, 1.2, GT_ST_WRONG); /* a is served b's kernel, which failed there: n/a */
     rows v = {0};
-    CHECK(gt_db_regret(db, NULL, collect, &v, err, sizeof err) == 0);
+    CHECK_MSG(gt_regret_walk(db, NULL, &model, collect, &v, err, sizeof err) == 0, "%s", err);
     CHECK(v.n == 5);
     /* order: A100 first (e), then H200 nn a, b, c, then tt d */
-    CHECK(!strncmp(v.r[0].self.gpu_name, "NVIDIA A100", 11) && v.r[0].has_pick == 0 && v.r[0].regret < 0);
-    const gt_regret_row *ra = &v.r[1], *rb = &v.r[2], *rc = &v.r[3], *rd = &v.r[4];
-    CHECK(ra->self.shape.m == 1024 && ra->has_pick && ra->picked.shape.m == 2048 && ra->distance == 3.0);
-    CHECK(ra->pick_ms < 0 && ra->regret < 0);
-    CHECK(rb->self.shape.m == 2048 && rb->has_pick && rb->picked.shape.m == 1024 && !strcmp(rb->picked.params, "KA"));
-    CHECK(rb->pick_ms == 10.0 && rb->regret == 10.0 / 8.0);
-    CHECK(rc->self.shape.m == 8192 && rc->picked.shape.m == 2048 && rc->distance == 6.0 && rc->pick_ms < 0);
-    CHECK(rd->self.shape.ta == 1 && !rd->has_pick);
-    CHECK(rb->self.cublas_ms < 0); /* no baseline stored: the report says n/a */
+    const gt_regret_row *re = &v.r[0], *ra = &v.r[1], *rb = &v.r[2], *rc = &v.r[3], *rd = &v.r[4];
+    CHECK(!strncmp(re->self.gpu_name, "NVIDIA A100", 11) && re->rule == GT_RULE_CUBLAS && re->regret == 2.0 / 0.9);
+    CHECK(ra->self.shape.k == 1024 && ra->rule == GT_RULE_REUSE && ra->picked.shape.k == 2048 && ra->distance == 1.0);
+    CHECK(!strcmp(ra->picked.params, PB) && ra->predicted > 1.03 && ra->served_ms < 0 && ra->regret < 0);
+    CHECK(rb->self.shape.k == 2048 && rb->rule == GT_RULE_REUSE && rb->picked.shape.k == 1024);
+    CHECK(!strcmp(rb->picked.params, PA) && rb->served_ms == 2.5 && rb->regret == 2.5 / 2.0);
+    CHECK(rc->self.shape.m == 8192 && rc->rule == GT_RULE_CUBLAS && rc->served_ms == 600.0 && rc->regret == 1.2);
+    CHECK(rd->self.shape.ta == 1 && rd->rule == GT_RULE_CUBLAS && rd->served_ms < 0 && rd->regret < 0);
     /* the same kernel wins the neighbour: no regret, even without a separate trial */
-    winner(db, sw, &c, "KB", 400.0);
+    winner(db, sw, &b, PA, 1.9, -1);
     v.n = 0;
-    gt_winner_filter f = {.shape = &c};
-    CHECK(gt_db_regret(db, &f, collect, &v, err, sizeof err) == 0 && v.n == 1);
-    CHECK(v.r[0].pick_ms == 400.0 && v.r[0].regret == 1.0);
+    gt_winner_filter f = {.shape = &a};
+    CHECK(gt_regret_walk(db, &f, &model, collect, &v, err, sizeof err) == 0 && v.n == 1);
+    CHECK(v.r[0].rule == GT_RULE_REUSE && v.r[0].served_ms == 1.0 && v.r[0].regret == 1.0);
+    /* a serving model that reuses nothing: cuBLAS for every shape */
+    const gt_serve_model never = {.decay = 0.10, .margin = 100, .dmax = 1.0};
+    v.n = 0;
+    CHECK(gt_regret_walk(db, &f, &never, collect, &v, err, sizeof err) == 0 && v.n == 1);
+    CHECK(v.r[0].rule == GT_RULE_CUBLAS && v.r[0].served_ms == 1.5 && v.r[0].regret == 1.5);
     gt_db_close(db);
     gt_fixture_rm(path);
     free(path);

@@ -116,13 +116,6 @@ static int *costliest_first(const gt_compile_job *jobs, int n)
     return order;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 /* CPU seconds this process has used, all threads. */
 static double cpu_s(void)
 {
@@ -151,13 +144,13 @@ int gt_compile_all(gt_compile_job *jobs, int n, const char *arch, const char *wh
     pool q = {jobs, arch, costliest_first(jobs, n), n, 0, 0, 0, 0, PTHREAD_MUTEX_INITIALIZER};
     pthread_t th[64];
     if (nthreads > 64) nthreads = 64;
-    const double t0 = now_s(), c0 = cpu_s();
+    const double t0 = gt_now_s(), c0 = cpu_s();
     printf("    compiling %d %s for %s on %d threads\n", n, what, arch, nthreads);
     for (int t = 0; t < nthreads; ++t) started += pthread_create(&th[started], NULL, worker, &q) == 0;
     if (!started) worker(&q);
     watch(&q);
     for (int t = 0; t < started; ++t) pthread_join(th[t], NULL);
-    const double wall = now_s() - t0;
+    const double wall = gt_now_s() - t0;
     printf("    %d compiled, %d failed in %.0f s (%.0f s of compiles), %.2f of %ld cores busy\n", n - q.failed,
            q.failed, wall, q.busy, wall > 0 ? (cpu_s() - c0) / wall : 0.0, cores);
     free(q.order);

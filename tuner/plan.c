@@ -1,7 +1,7 @@
 /* The candidates of one shape and layout (see sweep.h): every selected family's legal points (a static space
  * enumerated here, a device space asked of the GPU), this shard's share, in sweep order, stored verdicts taken over
  * so a rerun resumes. Tested by tests/test_tune.c. */
-#include "loader.h"
+#include "serve.h"
 #include "sweep.h"
 
 #include <stdio.h>
@@ -142,15 +142,16 @@ static void shuffle(gt_item *v, int n, unsigned long long seed)
  * wherever validation is required. */
 static void take_stored(gt_sweep *t, gt_shape_ctx *sc)
 {
-    char err[256], status[32];
+    char err[256];
     for (int i = 0; i < sc->n; ++i) {
         gt_item *it = &sc->items[i];
         int found = 0;
         double med = -1;
-        if (gt_db_find_trial(t->db, &t->info, &sc->s, it->f->name, it->params, it->hash, &found, status, &med, err,
-                             sizeof err) || !found || gt_status_parse(status) < 0)
+        gt_status status;
+        if (gt_db_find_trial(t->db, &t->info, &sc->s, it->f->name, it->params, it->hash, &found, &status, &med, err,
+                             sizeof err) || !found)
             continue;
-        it->status = (gt_status)gt_status_parse(status);
+        it->status = status;
         if (gt_status_failed(it->status) && t->o->retry_failed) continue;
         it->have = 1;
         it->median_ms = med;

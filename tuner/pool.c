@@ -29,13 +29,6 @@ struct gt_pool {
     pthread_t *threads;
 };
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 static void compile_job(gt_pool *p, job *j)
 {
     j->pub.rc = p->compile(j->src, j->arch, &j->pub.cb, j->pub.err, sizeof j->pub.err);
@@ -177,7 +170,7 @@ void gt_pool_unwant(gt_pool *p, const int *jobs, int n)
 const gt_pool_job *gt_pool_wait(gt_pool *p, int idx, double *waited_s)
 {
     gt_pool_want(p, &idx, 1);
-    double t0 = now_s();
+    double t0 = gt_now_s();
     pthread_mutex_lock(&p->mu);
     if (p->nthreads == 0 && p->jobs[idx].state == 0) { /* no pool could be started: compile here */
         p->jobs[idx].state = 1;
@@ -187,7 +180,7 @@ const gt_pool_job *gt_pool_wait(gt_pool *p, int idx, double *waited_s)
     while (p->jobs[idx].state != 2) pthread_cond_wait(&p->cv, &p->mu);
     const gt_pool_job *j = &p->jobs[idx].pub;
     pthread_mutex_unlock(&p->mu);
-    if (waited_s) *waited_s += now_s() - t0;
+    if (waited_s) *waited_s += gt_now_s() - t0;
     return j;
 }
 

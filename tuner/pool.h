@@ -7,7 +7,6 @@
 #include "compile.h"
 #include "db.h"
 #include "family.h"
-#include "tune.h"
 
 typedef struct gt_pool gt_pool;
 

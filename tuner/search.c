@@ -18,7 +18,7 @@ static void store(gt_sweep *t, const gt_shape_ctx *sc, int g, const gt_item *it,
         snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%stimed on the proxy %s", msg[0] ? "; " : "",
                  gt_shape_dims(ts, dims, sizeof dims));
     gt_trial tr = {.family = it->f->name, .params = it->params, .source_hash = it->hash,
-                   .status = gt_status_name(r->status), .message = msg[0] ? msg : NULL, .median_ms = r->median_ms,
+                   .status = r->status, .message = msg[0] ? msg : NULL, .median_ms = r->median_ms,
                    .min_ms = r->min_ms, .max_ms = r->max_ms, .rel_err = r->rel_err, .regs = j ? j->cb.regs : r->regs,
                    .spill_bytes = j ? j->cb.spill_bytes : -1, .compile_s = j && !j->cached ? j->cb.seconds : 0,
                    .reps = rc.reps, .tflops = r->median_ms > 0 ? gt_tflops(ts, r->median_ms) : -1};
@@ -41,6 +41,12 @@ static gt_trial_request request(const gt_sweep *t, const gt_shape_ctx *sc, const
         gt_family_launch(it->f, &it->p, &sc->proxy, t->lim.sm_count, &req.launch);
     }
     return req;
+}
+
+int gt_sweep_stopped(const gt_sweep *t)
+{
+    const gt_tune_opts *o = t->o;
+    return (o->interrupt && *o->interrupt) || (o->budget_s > 0 && gt_now_s() - t->t0 > o->budget_s);
 }
 
 int gt_run_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_round rc, double cutoff_ms)

@@ -1,5 +1,6 @@
 /* Internals of a sweep shared by tuner/tune.c (setup, shapes, winner, cross-timing), tuner/plan.c (the candidates
- * of a shape, their order, resume) and tuner/search.c (rounds, pruning, strategies). Not a public interface. */
+ * of a shape, their order, resume) and tuner/search.c (rounds, pruning, strategies). Calls go one way: tune.c calls
+ * plan.c and search.c, which call neither it nor each other. Not a public interface. */
 #ifndef GT_SWEEP_H
 #define GT_SWEEP_H
 
@@ -54,15 +55,14 @@ typedef struct {
     pthread_mutex_t mu;  /* guards the database, the summary and the pool's stores while GPUs run a round */
 } gt_sweep;
 
-double gt_now_s(void);
-int gt_sweep_stopped(const gt_sweep *t); /* interrupted, or the budget is spent */
-
 /* plan.c: the shape's candidates, this shard's share in sweep order, stored verdicts taken over. 0 or -1. */
 int gt_plan_shape(gt_sweep *t, gt_shape_ctx *sc);
 /* An item for f/p on shape s (for cross-timing): its job registered. 0 or -1 with t->err. */
 int gt_plan_item(gt_sweep *t, const gt_family *f, const gt_params *p, const gt_shape *s, gt_item *it);
 
-/* search.c: run one item on GPU g and store its verdict (call with t->mu held; released while the GPU works).
+/* search.c: 1 when the sweep was interrupted or its budget is spent. */
+int gt_sweep_stopped(const gt_sweep *t);
+/* Run one item on GPU g and store its verdict (call with t->mu held; released while the GPU works).
  * shape is what it runs on (sc's s or proxy per rc), cutoff_ms > 0 prunes. 0, or -1 when the GPU side broke. */
 int gt_run_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_round rc, double cutoff_ms);
 /* The strategy's search over sc's items. 0, or -1 when a GPU side broke (t->err). */

@@ -13,19 +13,6 @@
 
 enum { CROSS_MAX = 8 }; /* neighbours cross-timed per shape, nearest first */
 
-double gt_now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-int gt_sweep_stopped(const gt_sweep *t)
-{
-    const gt_tune_opts *o = t->o;
-    return (o->interrupt && *o->interrupt) || (o->budget_s > 0 && gt_now_s() - t->t0 > o->budget_s);
-}
-
 void gt_tune_defaults(gt_tune_opts *o)
 {
     o->layouts[0] = 0;
@@ -147,7 +134,8 @@ static int keep_near(const gt_winner *w, void *vctx)
 /* Time kernel family/params on shape sc (one validated trial) unless an ok trial of it is stored. 1 when run. */
 static int cross_one(gt_sweep *t, gt_shape_ctx *sc, const char *family, const char *params)
 {
-    char err[256], status[32];
+    char err[256];
+    gt_status status;
     const gt_family *f = gt_family_find(family);
     gt_params p;
     gt_item it;
@@ -157,8 +145,8 @@ static int cross_one(gt_sweep *t, gt_shape_ctx *sc, const char *family, const ch
         return 0;
     int found = 0;
     double ms;
-    if (gt_db_find_trial(t->db, &t->info, &sc->s, f->name, it.params, it.hash, &found, status, &ms, err, sizeof err) ||
-        (found && !strcmp(status, "ok")))
+    if (gt_db_find_trial(t->db, &t->info, &sc->s, f->name, it.params, it.hash, &found, &status, &ms, err, sizeof err) ||
+        (found && status == GT_ST_OK))
         return 0;
     pthread_mutex_lock(&t->mu);
     int rc = gt_run_item(t, 0, sc, &it, (gt_round){1, t->o->warmup, t->o->reps, 0, GT_KIND_CROSS}, 0);

@@ -32,9 +32,6 @@ typedef struct {
 
 extern const gt_runner gt_worker_runner;
 
-/* Compiles rendered source (gt_nvrtc_compile's contract). */
-typedef int (*gt_compile_fn)(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen);
-
 /* The outcome of one shape and layout; family is empty when no candidate passed validation. */
 typedef struct {
     gt_shape shape;

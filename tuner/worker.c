@@ -64,20 +64,13 @@ static int write_all(int fd, const void *buf, size_t n)
     return 0;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
-/* Read exactly n bytes before deadline (absolute, now_s() clock; <= 0 means none). 0 ok, -1 EOF/error, -2 timeout. */
+/* Read exactly n bytes before deadline (absolute, gt_now_s() clock; <= 0 means none). 0 ok, -1 EOF/error, -2 timeout. */
 static int read_all(int fd, void *buf, size_t n, double deadline)
 {
     char *p = buf;
     while (n) {
         if (deadline > 0) {
-            double left = deadline - now_s();
+            double left = deadline - gt_now_s();
             if (left <= 0) return -2;
             struct pollfd pfd = {fd, POLLIN, 0};
             int pr = poll(&pfd, 1, (int)(left * 1000) + 1);
@@ -140,7 +133,7 @@ static int spawn(gt_worker *w, char *err, size_t errlen)
     /* The first reply is the device's identity, or why the worker could not open it. */
     msg_req q = {.op = OP_INFO};
     msg_resp r;
-    int rc = write_all(w->to_child, &q, sizeof q) ? -1 : read_all(w->from_child, &r, sizeof r, now_s() + 120);
+    int rc = write_all(w->to_child, &q, sizeof q) ? -1 : read_all(w->from_child, &r, sizeof r, gt_now_s() + 120);
     if (rc || !r.ok) {
         snprintf(err, errlen, "%s", rc ? "the worker process died while opening the GPU" : r.r.message);
         reap(w, NULL, 0);
@@ -194,7 +187,7 @@ static int transact(gt_worker *w, const msg_req *q, const void *payload, double 
     if (w->pid <= 0 && spawn(w, err, errlen)) return -1;
     int rc = write_all(w->to_child, q, sizeof *q);
     if (!rc && q->cubin_size) rc = write_all(w->to_child, payload, q->cubin_size);
-    if (!rc) rc = read_all(w->from_child, r, sizeof *r, now_s() + timeout_s);
+    if (!rc) rc = read_all(w->from_child, r, sizeof *r, gt_now_s() + timeout_s);
     if (!rc && !r->dying) return 0;
     if (rc) {
         memset(r, 0, sizeof *r);

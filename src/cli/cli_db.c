@@ -1,6 +1,7 @@
 /* Helpers for the database verbs (see src/cli/cli_db.h). Tested by tests/test_cli_db.c. */
 #include "cli_db.h"
 #include "cli.h"
+#include "device.h"
 #include "measure.h"
 
 #include <cuda_runtime_api.h>
@@ -35,9 +36,7 @@ int gt_cli_device_model(int dev, gt_gpu_model *m, char *err, size_t errlen)
     if (dev >= n || cudaGetDeviceProperties(&p, dev) != cudaSuccess)
         return snprintf(err, errlen, "--gpu %d: GPU %d does not exist: this machine has %d CUDA device%s (0..%d)", dev,
                         dev, n, n == 1 ? "" : "s", n - 1), -1;
-    memset(m, 0, sizeof *m);
-    snprintf(m->name, sizeof m->name, "%.127s", p.name);
-    m->cc_major = p.major, m->cc_minor = p.minor, m->sm_count = p.multiProcessorCount;
+    *m = gt_device_model(&p);
     return 0;
 }
 
@@ -52,7 +51,8 @@ int gt_cli_filter_from(const gt_cli_args *a, gt_cli_filter *cf, char *err, size_
     }
     if (a->layout.n) cf->f.layout = gt_layout_name(cf->shape.ta, cf->shape.tb);
     cf->f.family = a->family;
-    cf->f.math = a->math;
+    if (a->math && gt_math_set_parse(a->math, &cf->f.math) < 0)
+        return snprintf(err, errlen, "bad --math '%s': want a math class or all", a->math), -1;
     if (a->gpu_model && !*a->gpu_model) return snprintf(err, errlen, "bad --gpu-model '': want part of a GPU name"), -1;
     cf->f.gpu_name = a->gpu_model;
     if (a->gpu.n) {

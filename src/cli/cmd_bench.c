@@ -99,7 +99,7 @@ static int fastest_own(const gt_trial_row *t, void *vctx)
     gt_gpu_model tm = {.cc_major = t->cc_major, .cc_minor = t->cc_minor, .sm_count = t->sm_count};
     snprintf(tm.name, sizeof tm.name, "%s", t->gpu_name);
     /* validated trials, and screens timed at full size (the bench validates its pick before timing it) */
-    const int timed = !strcmp(t->status, "ok") || (!strcmp(t->status, "screened") && !strstr(t->message, "proxy"));
+    const int timed = t->status == GT_ST_OK || (t->status == GT_ST_SCREENED && !strstr(t->message, "proxy"));
     if (!f || f->build != GT_BUILD_NVRTC || !timed || t->median_ms <= 0 || !gt_gpu_model_equal(&tm, &c->model))
         return 0;
     if (!c->found || t->median_ms < c->best.median_ms) c->best = *t, c->found = 1;

@@ -4,6 +4,7 @@
  * described with --gpu-model/--cc/--sms. Tested by tests/test_loader.c (explain_*) and tests/test_cli_db.c. */
 #include "cli.h"
 #include "cli_db.h"
+#include "device.h"
 #include "loader.h"
 #include "measure.h"
 #include "options.h"
@@ -30,15 +31,18 @@ static int say(const char *fmt, ...)
 
 static void usage(FILE *out)
 {
+    const char *params;
+    const gt_family *builtin = gt_family_builtin(&params);
     fprintf(out, "usage: gemmtune explain --shape MxNxK [options]\n\n"
                  "Says which rule of the runtime loader fires for a row-major call C[MxN] = op(A)[MxK] op(B)[KxN]\n"
                  "and which kernel it would run: exact (the winner stored for this shape), reuse (a tuned neighbour's,\n"
-                 "where the serving model predicts it beats cuBLAS), cublas, or default (built-in " GT_DEFAULT_FAMILY "),\n"
+                 "where the serving model predicts it beats cuBLAS), cublas, or default (built-in %s),\n"
                  "with the reason no tuned kernel was served, and why a stored row for this very shape was passed\n"
                  "over. Needs no GPU. The GPU is, in\n"
                  "this order: the one described by --gpu-model NAME --cc X.Y --sms N; the stored model --gpu-model\n"
                  "names; the stored model of --arch's compute capability; CUDA device --gpu N; device 0 when this\n"
-                 "machine has a GPU; else the database's only GPU model. The first line says which it used.\n\n");
+                 "machine has a GPU; else the database's only GPU model. The first line says which it used.\n\n",
+            builtin ? builtin->name : "none");
     gt_cli_usage(out, GT_V_EXPLAIN);
 }
 
@@ -69,11 +73,11 @@ static int described(const gt_cli_args *a, gt_device_id *dev, char *how, size_t 
     char known[200];
     if (sscanf(a->cc, "%d.%d%n", &maj, &min, &n) != 2 || a->cc[n] || maj < 0 || min < 0 || min > 9)
         return say("--cc '%s': want MAJOR.MINOR such as 9.0\n", a->cc), 2;
+    gt_gpu_model m = {.cc_major = maj, .cc_minor = min, .sm_count = (int)a->sms};
+    snprintf(m.name, sizeof m.name, "%s", a->gpu_model);
     gt_arch_list(known, sizeof known);
-    if (!gt_limits_for_cc(maj, min, &dev->lim))
+    if (!gt_device_id_of(&m, dev))
         return say("compute capability %s is no architecture this gemmtune knows (%s)\n", a->cc, known), 2;
-    snprintf(dev->name, sizeof dev->name, "%s", a->gpu_model);
-    dev->lim.sm_count = (int)a->sms;
     snprintf(how, howlen, "as described by --gpu-model, --cc and --sms");
     return 0;
 }
@@ -81,18 +85,11 @@ static int described(const gt_cli_args *a, gt_device_id *dev, char *how, size_t 
 /* A stored model as the device: its name and SM count, limits from its compute capability's table. */
 static int from_row(const gt_winner *w, gt_device_id *dev)
 {
-    if (!gt_limits_for_cc(w->cc_major, w->cc_minor, &dev->lim))
+    const gt_gpu_model m = gt_winner_model(w);
+    if (!gt_device_id_of(&m, dev))
         return say("%s has compute capability %d.%d, which this gemmtune has no limits "
                        "for\n", w->gpu_name, w->cc_major, w->cc_minor), 1;
-    snprintf(dev->name, sizeof dev->name, "%s", w->gpu_name);
-    dev->lim.sm_count = w->sm_count;
     return 0;
-}
-
-static int same_model(const gt_winner *a, const gt_winner *b)
-{
-    return !strcmp(a->gpu_name, b->gpu_name) && a->cc_major == b->cc_major && a->cc_minor == b->cc_minor &&
-           a->sm_count == b->sm_count;
 }
 
 /* The distinct stored models whose name contains name (NULL: any) and whose cc is cc (< 0: any); a model whose
@@ -105,7 +102,7 @@ static int models(const gt_winner_set *set, const char *name, int cc, int *first
     for (int i = 0; i < set->n; ++i) {
         const gt_winner *w = &set->rows[i];
         int seen = 0;
-        for (int j = 0; j < n && !seen; ++j) seen = same_model(&set->rows[first[j]], w);
+        for (int j = 0; j < n && !seen; ++j) seen = gt_winner_same_model(&set->rows[first[j]], w);
         if (seen || (name && !strcasestr(w->gpu_name, name)) || (cc >= 0 && w->cc_major * 10 + w->cc_minor != cc))
             continue;
         if (name && !strcasecmp(w->gpu_name, name)) exact = i;
@@ -127,8 +124,7 @@ static int device(int n, gt_device_id *dev, char *how, size_t howlen)
     if (gt_cli_device_model(n, &m, err, sizeof err) < 0 || cudaGetDeviceProperties(&p, n) != cudaSuccess)
         return say("%s\n", err), 1;
     snprintf(dev->name, sizeof dev->name, "%s", m.name);
-    dev->lim = (gt_limits){p.major, p.minor, p.maxThreadsPerBlock, (int)p.sharedMemPerBlock,
-                           (int)p.sharedMemPerBlockOptin, p.regsPerBlock, 255, p.multiProcessorCount};
+    dev->lim = gt_device_limits(&p);
     snprintf(how, howlen, "CUDA device %d of this machine", n);
     return 0;
 }
@@ -195,9 +191,7 @@ static int make_call(const gt_cli_args *a, gt_call *c)
 
 static int is_model(const gt_winner *w, const gt_device_id *dev)
 {
-    gt_gpu_model a = gt_winner_model(w), b = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor,
-                                              .sm_count = dev->lim.sm_count};
-    snprintf(b.name, sizeof b.name, "%s", dev->name);
+    const gt_gpu_model a = gt_winner_model(w), b = gt_device_id_model(dev);
     return gt_gpu_model_equal(&a, &b);
 }
 

@@ -94,7 +94,7 @@ int gt_cmd_export(int argc, char **argv)
                                         : gt_db_export_header(db, &cf.f, a.with_cubin ? winner_cubin : NULL, db, &text,
                                                               err, sizeof err)) < 0;
     gt_winner_filter all = cf.f;
-    if (!all.math) all.math = strcmp(a.format, "json") ? "fp32" : "all"; /* what each format holds */
+    if (!all.math) all.math = strcmp(a.format, "json") ? GT_MATH_BIT(GT_MATH_FP32) : GT_MATH_ALL; /* what each format holds */
     if (rc == 0) rc = gt_db_winners(db, &all, count_stale, &stale, err, sizeof err) < 0;
     gt_db_close(db);
     if (rc == 0 && !strcmp(a.format, "json") && (rc = printable_json(&text)))

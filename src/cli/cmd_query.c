@@ -81,7 +81,7 @@ static int add_trial(const gt_trial_row *t, void *ctx)
                    gt_kernel_stale(t->family, t->params, t->shape.ta, t->shape.tb,
                                    gt_shape_batch(&t->shape) > 1, t->source_hash));
     if (o) {
-        add_str(o, "status", t->status);
+        add_str(o, "status", gt_status_name(t->status));
         cJSON_AddBoolToObject(o, "winner", t->is_winner);
         add_num(o, "rel_err", t->rel_err);
         add_str(o, "message", t->message);

@@ -1,11 +1,12 @@
 /* gemmtune report: a text summary per GPU model, the per-shape winner vs cuBLAS table, the regret table of the
- * nearest-shape rule (src/cli/regret.c), and with -o a gnuplot chart (SVG or PNG) of TFLOPS per shape.
+ * serving rules (src/cli/regret.h), and with -o a gnuplot chart (SVG or PNG) of TFLOPS per shape.
  * Tested by tests/test_cli_db.c (text, regret numbers, a PNG and an SVG written through gnuplot). */
 #include "cli.h"
 #include "cli_db.h"
 #include "db.h"
 #include "files.h"
 #include "options.h"
+#include "regret.h"
 #include "table.h"
 #include "term.h"
 
@@ -37,12 +38,6 @@ static int push(const gt_winner *w, void *ctx)
     return 0;
 }
 
-static int same_model(const gt_winner *a, const gt_winner *b)
-{
-    return !strcmp(a->gpu_name, b->gpu_name) && a->cc_major == b->cc_major && a->cc_minor == b->cc_minor &&
-           a->sm_count == b->sm_count;
-}
-
 static const char *shape_text(const gt_shape *s, char *buf, size_t n)
 {
     char dims[48];
@@ -51,18 +46,14 @@ static const char *shape_text(const gt_shape *s, char *buf, size_t n)
 }
 
 typedef struct {
-    const gt_winner *model;
     int trials, ok;
 } tcount;
 
 static int count_trials(const gt_trial_row *t, void *ctx)
 {
     tcount *c = ctx;
-    if (strcmp(t->gpu_name, c->model->gpu_name) || t->cc_major != c->model->cc_major ||
-        t->cc_minor != c->model->cc_minor || t->sm_count != c->model->sm_count)
-        return 0;
     c->trials++;
-    c->ok += !strcmp(t->status, "ok");
+    c->ok += t->status == GT_ST_OK;
     return 0;
 }
 
@@ -70,19 +61,20 @@ static int count_trials(const gt_trial_row *t, void *ctx)
 static int print_summary(gt_db *db, const wlist *l, const gt_winner_filter *f, char *err, size_t errlen)
 {
     for (int i = 0; i < l->n; ++i) {
-        if (i && same_model(&l->v[i], &l->v[i - 1])) continue;
+        if (i && gt_winner_same_model(&l->v[i], &l->v[i - 1])) continue;
         int shapes = 0, rated = 0, best = -1, worst = -1;
         double logsum = 0;
-        for (int j = i; j < l->n && same_model(&l->v[j], &l->v[i]); ++j, ++shapes) {
+        for (int j = i; j < l->n && gt_winner_same_model(&l->v[j], &l->v[i]); ++j, ++shapes) {
             const gt_winner *w = &l->v[j];
             if (w->ratio <= 0) continue;
             rated++, logsum += log(w->ratio);
             if (best < 0 || w->ratio > l->v[best].ratio) best = j;
             if (worst < 0 || w->ratio < l->v[worst].ratio) worst = j;
         }
-        tcount c = {&l->v[i], 0, 0};
+        tcount c = {0, 0};
+        const gt_gpu_model model = gt_winner_model(&l->v[i]);
         gt_winner_filter tf = *f;
-        tf.gpu_name = l->v[i].gpu_name;
+        tf.model = &model; /* exactly this model's trials */
         if (gt_db_trials(db, &tf, count_trials, &c, err, errlen) < 0) return -1;
         char b1[64], b2[64];
         gt_term_printf(stdout, "%s (cc %d.%d, %d SMs): %d shape%s tuned, %d trials stored (%d ok)\n", l->v[i].gpu_name,
@@ -126,42 +118,54 @@ static int print_shapes(const wlist *l)
 }
 
 static const gt_col regret_cols[] = {
-    {"gpu", NULL, NULL},           {"shape", NULL, NULL},   {"own_ms", "own ms", "%.4f"},
-    {"nearest", "nearest shape", NULL}, {"here_ms", "here ms", "%.4f"}, {"regret", NULL, NULL},
-    {"cublas_ms", "cuBLAS ms", "%.4f"}, {"its_winner", "its winner", NULL}};
+    {"gpu", NULL, NULL},          {"shape", NULL, NULL},           {"own_ms", "own ms", "%.4f"},
+    {"served", NULL, NULL},       {"predicted", NULL, "%.3fx"},    {"here_ms", "here ms", "%.4f"},
+    {"regret", NULL, NULL},       {"cublas_ms", "cuBLAS ms", "%.4f"}, {"kernel", "served kernel", NULL}};
+
+/* What is served, as the table says it: "reuse of MxNxK ly (d=D)", "cuBLAS", or the rule's name. */
+static const char *served_text(const gt_regret_row *r, char *buf, size_t n)
+{
+    char b[64];
+    if (r->rule == GT_RULE_REUSE)
+        snprintf(buf, n, "reuse of %s (d=%.3g)", shape_text(&r->picked.shape, b, sizeof b), r->distance);
+    else if (r->rule == GT_RULE_CUBLAS) snprintf(buf, n, "cuBLAS");
+    else snprintf(buf, n, "%s", gt_rule_name(r->rule));
+    return buf;
+}
 
 static int add_regret_row(const gt_regret_row *r, void *ctx)
 {
-    char b[64], reg[48];
+    char b[96], reg[48];
     const gt_winner *w = &r->self;
     cJSON *o = gt_table_row(ctx);
     if (!o) return 1;
     cJSON_AddStringToObject(o, "gpu", w->gpu_name);
     cJSON_AddStringToObject(o, "shape", shape_text(&w->shape, b, sizeof b));
     cJSON_AddNumberToObject(o, "own_ms", w->median_ms);
-    if (r->has_pick) cJSON_AddStringToObject(o, "nearest", shape_text(&r->picked.shape, b, sizeof b));
-    if (r->pick_ms > 0) cJSON_AddNumberToObject(o, "here_ms", r->pick_ms);
-    if (!r->has_pick) snprintf(reg, sizeof reg, "n/a (no other shape)");
-    else if (r->pick_ms < 0) snprintf(reg, sizeof reg, "n/a (not measured here)");
-    else snprintf(reg, sizeof reg, "%+.1f%%", (r->regret - 1) * 100);
+    cJSON_AddStringToObject(o, "served", served_text(r, b, sizeof b));
+    if (r->rule == GT_RULE_REUSE) cJSON_AddNumberToObject(o, "predicted", r->predicted);
+    if (r->served_ms > 0) cJSON_AddNumberToObject(o, "here_ms", r->served_ms);
+    if (r->regret > 0) snprintf(reg, sizeof reg, "%+.1f%%", (r->regret - 1) * 100);
+    else snprintf(reg, sizeof reg, "n/a (%s)", r->rule == GT_RULE_CUBLAS ? "no baseline" : "not measured here");
     cJSON_AddStringToObject(o, "regret", reg);
     if (w->cublas_ms > 0) cJSON_AddNumberToObject(o, "cublas_ms", w->cublas_ms);
-    if (r->has_pick) {
-        snprintf(reg, sizeof reg, "%s ", r->picked.family);
-        char *text = malloc(strlen(reg) + strlen(r->picked.params) + 1);
-        if (text) cJSON_AddStringToObject(o, "its_winner", strcat(strcpy(text, reg), r->picked.params));
+    if (r->rule == GT_RULE_REUSE) {
+        char *text = malloc(strlen(r->picked.family) + strlen(r->picked.params) + 2);
+        if (text) sprintf(text, "%s %s", r->picked.family, r->picked.params);
+        if (text) cJSON_AddStringToObject(o, "kernel", text);
         free(text);
     }
     return 0;
 }
 
-static int print_regret(gt_db *db, const gt_winner_filter *f, char *err, size_t errlen)
+static int print_regret(gt_db *db, const gt_winner_filter *f, const gt_serve_model *model, char *err, size_t errlen)
 {
-    printf("\nregret of the nearest-shape rule: each tuned shape served by the nearest OTHER tuned shape's winner\n"
-           "(same GPU model and layout, d = sum |log2 ratio| of m, n, k), timed on this shape when stored\n");
-    gt_table *t = gt_table_new(regret_cols, 8);
+    printf("\nregret of the serving rules: each tuned shape served as if it were not tuned, by the loader's rules over\n"
+           "the other tuned shapes of its GPU model (a neighbour's kernel where the serving model predicts it beats\n"
+           "cuBLAS, else cuBLAS), against its own optimum; timed on this shape when stored\n");
+    gt_table *t = gt_table_new(regret_cols, 9);
     if (!t) return snprintf(err, errlen, "out of memory"), -1;
-    int rc = gt_db_regret(db, f, add_regret_row, t, err, errlen);
+    int rc = gt_regret_walk(db, f, model, add_regret_row, t, err, errlen);
     if (rc == 0) rc = gt_table_print(t, "table", stdout);
     gt_table_free(t);
     return rc;
@@ -197,7 +201,7 @@ static int chart_script(const wlist *l, int png, char **script, size_t *len)
 {
     char name[130];
     int multi = 0;
-    for (int i = 1; i < l->n; ++i) multi |= !same_model(&l->v[i], &l->v[0]);
+    for (int i = 1; i < l->n; ++i) multi |= !gt_winner_same_model(&l->v[i], &l->v[0]);
     FILE *p = open_memstream(script, len);
     if (!p) return -1;
     fprintf(p, "set terminal %s size 1100,%d font 'sans,10'\nset output\nset title noenhanced\nset title ",
@@ -273,9 +277,9 @@ static void usage(FILE *out)
 {
     fprintf(out, "usage: gemmtune report [options]\n\n"
                  "Prints a summary per GPU model (shapes, trials, ratio to cuBLAS), the winner of each shape against\n"
-                 "cuBLAS, and a regret table: for each tuned shape, its own optimum against what the exported table\n"
-                 "would run for it by the nearest-shape rule if the shape were not in it, and cuBLAS. Needs no GPU;\n"
-                 "only reads the database.\n\n");
+                 "cuBLAS, and a regret table: for each tuned shape, its own optimum against what the library would\n"
+                 "serve it if the shape were not tuned (a tuned neighbour's kernel where the serving model predicts a\n"
+                 "win, else cuBLAS), and cuBLAS. Needs no GPU; only reads the database.\n\n");
     gt_cli_usage(out, GT_V_REPORT);
 }
 
@@ -295,7 +299,9 @@ static int report(gt_db *db, const char *path, const gt_cli_filter *cf, const ch
                   size_t errlen)
 {
     wlist l = {0};
-    int rc = gt_db_winners(db, &cf->f, push, &l, err, errlen);
+    gt_serve_model model; /* the regret table's: checked before anything is printed */
+    int rc = gt_serve_model_get(&model, err, errlen);
+    if (rc == 0) rc = gt_db_winners(db, &cf->f, push, &l, err, errlen);
     if (rc == 0 && l.oom) rc = -1, snprintf(err, errlen, "out of memory");
     if (rc == 0 && !l.n)
         rc = -1, snprintf(err, errlen, "no winners stored in %.900s%s", path,
@@ -304,7 +310,7 @@ static int report(gt_db *db, const char *path, const gt_cli_filter *cf, const ch
         gt_term_printf(stdout, "gemmtune report: %s\n", path), printf("\n");
         rc = print_summary(db, &l, &cf->f, err, errlen);
     }
-    if (rc == 0 && (print_shapes(&l) < 0 || print_regret(db, &cf->f, err, errlen) < 0))
+    if (rc == 0 && (print_shapes(&l) < 0 || print_regret(db, &cf->f, &model, err, errlen) < 0))
         rc = -1, snprintf(err + strlen(err), errlen - strlen(err), "%s", err[0] ? "" : "cannot write the output");
     if (rc == 0 && out) {
         fflush(stdout);

@@ -12,6 +12,7 @@ typedef enum {
     A_TEXT,     /* const char *, not empty */
     A_PATH,     /* const char *, a file name: not empty, no control character (gt_cli_check_path) */
     A_CHOICE,   /* const char *, one of choices ("a|b|c") */
+    A_MATH,     /* const char *, a math class's name (gt_math_parse); with max 1, or "all" */
     A_INT,      /* long, 1..max */
     A_REAL,     /* double, 0..max; has_prune_ratio set */
     A_DURATION, /* double seconds */
@@ -54,8 +55,8 @@ static const gt_opt table[] = {
     {"--sms", NULL, "N", A_INT, GT_V_EXPLAIN, O(sms), 100000, NULL, "SM count of the GPU --gpu-model describes"},
     {"--arch", NULL, "sm_XY", A_TEXT, GT_V_EXPLAIN, O(arch), 0, NULL,
      "explain for a GPU of this architecture: the stored model of that compute\n"
-     "capability when there is exactly one, else an unnamed GPU (then only same_cc and\n"
-     "the fallback can apply)"},
+     "capability when there is exactly one, else an unnamed GPU (then only the fallback\n"
+     "can apply)"},
     {"--arch", NULL, "sm_XY", A_TEXT, GT_V_CANDIDATES, O(arch), 0, NULL, "device limits of this architecture (default " GT_DEFAULT_ARCH ")"},
     {"--sizes", NULL, "LIST", A_SIZES, GT_V_TUNE, O(sizes), 0, NULL,
      "N (N x N x N) or MxNxK items, e.g. 1024,2048,3000x5000x700 (default 1024,2048);\n"
@@ -95,17 +96,17 @@ static const gt_opt table[] = {
     {"--record", NULL, "FILE", A_PATH, GT_V_EXEC, O(record), 0, NULL,
      "write the shapes the command called without a tuned kernel to FILE (merged with what it\n"
      "holds; $GEMMTUNE_RECORD); then: gemmtune tune --sizes @FILE"},
-    {"--math", NULL, "CLASS", A_CHOICE, GT_V_EXEC, O(math), 0, "fp32|tf32x3",
+    {"--math", NULL, "CLASS", A_MATH, GT_V_EXEC, O(math), 0, NULL,
      "the arithmetic the command may be served ($GEMMTUNE_MATH): fp32 (default, IEEE FP32 as\n"
      "cuBLAS SGEMM) or tf32x3 (FP32 accuracy from split TF32 products, where tuned and faster)"},
     {"--log", NULL, "FILE", A_PATH, GT_V_EXEC, O(log), 0, NULL,
      "the drop-in's log, one line per new call and outcome ($GEMMTUNE_PRELOAD_LOG): a file, or stderr"},
-    {"--math", NULL, "CLASS", A_CHOICE, GT_V_TUNE, O(math), 0, "fp32|tf32x3|all",
+    {"--math", NULL, "CLASS", A_MATH, GT_V_TUNE, O(math), 1, NULL,
      "the math class whose families are swept when --family is not given: fp32 (default:\n"
      "IEEE FP32 products and sums, as cuBLAS SGEMM), tf32x3 (FP32 accuracy from split TF32\n"
      "tensor-core products, validated against FP64; served only to callers that ask), or all.\n"
      "Each class keeps its own winner per shape"},
-    {"--math", NULL, "CLASS", A_CHOICE, READERS, O(math), 0, "fp32|tf32x3|all",
+    {"--math", NULL, "CLASS", A_MATH, READERS, O(math), 1, NULL,
      "winners of this math class (default: fp32 for query and report, all for JSON export;\n"
      "the C header holds fp32 only); trials of every class unless given"},
     {"--strategy", NULL, "S", A_CHOICE, GT_V_TUNE, O(strategy), 0, "exhaustive|random|halving",
@@ -275,6 +276,19 @@ static int set_choice(const gt_opt *o, const char *typed, const char *val, const
     return snprintf(err, errlen, "unknown %s '%s': want one of %s", typed, val, list), -1;
 }
 
+/* A math class by name (kernels/family.c's table), or with o->max "all" too. */
+static int set_math(const gt_opt *o, const char *typed, const char *val, const char **dst, char *err, size_t errlen)
+{
+    gt_math m;
+    unsigned set;
+    if (o->max ? gt_math_set_parse(val, &set) == 0 : gt_math_parse(val, &m) == 0) return *dst = val, 0;
+    char list[128] = "";
+    for (int i = 0; i < GT_MATH_COUNT; ++i)
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? "," : "", gt_math_name((gt_math)i));
+    if (o->max) snprintf(list + strlen(list), sizeof list - strlen(list), ",all");
+    return snprintf(err, errlen, "unknown %s '%s': want one of %s", typed, val, list), -1;
+}
+
 /* Store val, the value of o (typed as typed), into a. */
 static int set_value(const gt_opt *o, const char *typed, const char *val, gt_cli_args *a, char *err, size_t errlen)
 {
@@ -289,6 +303,7 @@ static int set_value(const gt_opt *o, const char *typed, const char *val, gt_cli
         if (o->kind == A_PATH && gt_cli_check_path(typed, val, err, errlen) < 0) return -1;
         return *(const char **)dst = val, 0;
     case A_CHOICE: return set_choice(o, typed, val, dst, err, errlen);
+    case A_MATH: return set_math(o, typed, val, dst, err, errlen);
     case A_DURATION: n = gt_cli_parse_duration(val, dst, tmp, sizeof tmp); break;
     case A_INT: n = gt_cli_parse_int(typed, val, o->max, dst, tmp, sizeof tmp) < 0 ? -1 : 0; break;
     case A_REAL: {

@@ -1,7 +1,7 @@
-/* The regret table of `gemmtune report`: for each tuned shape, its own optimum against what the exported table
- * would serve it under the nearest-shape rule if the shape itself were missing (src/lib/nearest.c), and cuBLAS.
- * Tested by tests/test_report.c on a fixture database. */
-#include "dbi.h"
+/* The regret table of `gemmtune report` (src/cli/regret.h): the loader's selection run for each tuned shape over
+ * every other winner of its GPU model, the served kernel's stored time on that shape, and the ratio to the optimum.
+ * Tested by tests/test_report.c. */
+#include "regret.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,63 +24,86 @@ static int push(const gt_winner *w, void *ctx)
     return 0;
 }
 
-static int same_model(const gt_winner *a, const gt_winner *b)
+/* The winners of self's GPU model but those of self's own shape, into scratch: what the library would hold if the
+ * shape were not tuned. Returns their number. */
+static int others(const gt_winner_set *set, const gt_winner *self, gt_winner *scratch)
 {
-    return !strcmp(a->gpu_name, b->gpu_name) && a->cc_major == b->cc_major && a->cc_minor == b->cc_minor &&
-           a->sm_count == b->sm_count;
+    int n = 0;
+    for (int i = 0; i < set->n; ++i)
+        if (gt_winner_same_model(&set->rows[i], self) && !gt_shape_equal(&set->rows[i].shape, &self->shape))
+            scratch[n++] = set->rows[i];
+    return n;
 }
 
-/* accept(): another shape of the same GPU model, as the table would hold it without the shape asked for. */
-static int other_shape_same_model(const gt_winner *row, void *ctx)
+/* The newest ok time of kernel w on self's shape and GPU model; -1 when none is stored. */
+static int time_here(gt_db *db, const gt_winner *self, const gt_winner *w, double *ms, char *err, size_t errlen)
 {
-    const gt_winner *self = ctx;
-    return same_model(row, self) && (row->shape.m != self->shape.m || row->shape.n != self->shape.n ||
-                                     row->shape.k != self->shape.k);
-}
-
-static int fill_row(gt_db *db, const wvec *all, const gt_winner *self, gt_regret_row *r, char *err, size_t errlen)
-{
-    memset(r, 0, sizeof *r);
-    r->self = *self;
-    r->pick_ms = r->regret = -1;
-    int i = gt_nearest_shape(all->v, all->n, &self->shape, other_shape_same_model, (void *)self, &r->distance);
-    if (i < 0) return 0;
-    r->has_pick = 1;
-    r->picked = all->v[i];
-    if (!strcmp(r->picked.family, self->family) && !strcmp(r->picked.params, self->params) &&
-        !strcmp(r->picked.source_hash, self->source_hash))
-        r->pick_ms = self->median_ms; /* the same kernel: its time here is the optimum itself */
-    else {
-        gt_gpu_info g;
-        int found = 0;
-        char status[32];
-        double ms = -1;
-        memset(&g, 0, sizeof g);
-        snprintf(g.name, sizeof g.name, "%s", self->gpu_name);
-        g.cc_major = self->cc_major, g.cc_minor = self->cc_minor, g.sm_count = self->sm_count;
-        if (gt_db_find_trial(db, &g, &self->shape, r->picked.family, r->picked.params, r->picked.source_hash, &found,
-                             status, &ms, err, errlen) < 0)
-            return -1;
-        if (found && !strcmp(status, "ok") && ms > 0) r->pick_ms = ms;
-    }
-    if (r->pick_ms > 0) r->regret = r->pick_ms / self->median_ms;
+    gt_gpu_info g;
+    gt_status status;
+    int found = 0;
+    *ms = -1;
+    if (!strcmp(w->family, self->family) && !strcmp(w->params, self->params) &&
+        !strcmp(w->source_hash, self->source_hash))
+        return *ms = self->median_ms, 0; /* the same kernel: its time here is the optimum itself */
+    memset(&g, 0, sizeof g);
+    snprintf(g.name, sizeof g.name, "%s", self->gpu_name);
+    g.cc_major = self->cc_major, g.cc_minor = self->cc_minor, g.sm_count = self->sm_count;
+    double t = -1;
+    if (gt_db_find_trial(db, &g, &self->shape, w->family, w->params, w->source_hash, &found, &status, &t, err,
+                         errlen) < 0)
+        return -1;
+    if (found && status == GT_ST_OK && t > 0) *ms = t;
     return 0;
 }
 
-int gt_db_regret(gt_db *db, const gt_winner_filter *filter, gt_regret_fn fn, void *ctx, char *err, size_t errlen)
+static int fill_row(gt_db *db, const gt_winner_set *set, gt_winner *scratch, const gt_winner *self,
+                    const gt_serve_model *model, gt_regret_row *r, char *err, size_t errlen)
 {
-    wvec all = {0}, sel = {0};
+    gt_device_id dev;
+    const gt_gpu_model m = gt_winner_model(self);
+    memset(r, 0, sizeof *r);
+    r->self = *self;
+    r->served_ms = r->regret = -1;
+    r->rule = GT_RULE_NONE;
+    if (!gt_device_id_of(&m, &dev)) return 0; /* no limits for its architecture: nothing can be judged legal */
+    const int n = others(set, self, scratch);
+    const gt_call call = gt_call_tight(&self->shape);
+    const gt_choice c = gt_loader_select(scratch, n, &dev, &call, GEMMTUNE_FALLBACK_CUBLAS, model);
+    r->rule = c.rule;
+    if (c.rule == GT_RULE_REUSE) {
+        r->picked = scratch[c.row], r->distance = c.distance, r->predicted = c.predicted;
+        if (time_here(db, self, &r->picked, &r->served_ms, err, errlen) < 0) return -1;
+    } else if (c.rule == GT_RULE_CUBLAS && self->cublas_ms > 0)
+        r->served_ms = self->cublas_ms;
+    if (r->served_ms > 0) r->regret = r->served_ms / self->median_ms;
+    return 0;
+}
+
+int gt_regret_walk(gt_db *db, const gt_winner_filter *filter, const gt_serve_model *model, gt_regret_fn fn, void *ctx,
+                   char *err, size_t errlen)
+{
+    gt_winner_set set = {0};
+    wvec sel = {0};
+    gt_winner *scratch = NULL;
     int rc = -1;
-    if (gt_db_winners(db, NULL, push, &all, err, errlen) < 0 || gt_db_winners(db, filter, push, &sel, err, errlen) < 0)
+    gt_math served = GT_MATH_FP32; /* a handle of the first class filter asks for besides FP32 */
+    for (int m = GT_MATH_COUNT - 1; m > GT_MATH_FP32; --m)
+        if (filter && (filter->math & GT_MATH_BIT(m))) served = (gt_math)m;
+    if (gt_loader_set_from_db(db, gt_loader_math_of_class(served), &set, err, errlen) < 0) return -1;
+    if (gt_db_winners(db, filter, push, &sel, err, errlen) < 0) goto out;
+    if (!(scratch = malloc(((size_t)set.n + 1) * sizeof *scratch))) {
+        snprintf(err, errlen, "out of memory");
         goto out;
+    }
     for (int i = 0; i < sel.n; ++i) {
         gt_regret_row r;
-        if (fill_row(db, &all, &sel.v[i], &r, err, errlen) < 0) goto out;
+        if (fill_row(db, &set, scratch, &sel.v[i], model, &r, err, errlen) < 0) goto out;
         if (fn(&r, ctx)) break;
     }
     rc = 0;
 out:
-    free(all.v);
+    gt_loader_set_free(&set);
     free(sel.v);
+    free(scratch);
     return rc;
 }

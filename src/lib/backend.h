@@ -1,6 +1,6 @@
 /* Library backends: how a family that is not built (gt_family.build == GT_BUILD_NONE) is run. The family names
- * its backend (gt_family.backend); the runtime finds it here by that name, and the tuner's worker and the loader
- * call it through this table, never by a family's name. Running needs a GPU (make gpu-test); gt_backend_find and
+ * its backend (gt_family.backend); the runtime finds it by that name in the table of backends (src/lib/backend.c),
+ * and the tuner's worker and the loader call it through the table's entries, never by a family's name. Running needs a GPU (make gpu-test); gt_backend_find and
  * the parameter checks run anywhere (tests/test_vendor.c). */
 #ifndef GT_BACKEND_H
 #define GT_BACKEND_H
@@ -16,6 +16,8 @@ typedef struct gt_backend_plan gt_backend_plan; /* one candidate bound to one ca
 
 typedef struct {
     const char *name;
+    /* 1 when the library can run here (linked in, or found by a resolver); NULL means always. Without a GPU. */
+    int (*available)(void);
     /* Library handles for the current device. 0, or -1 with err (no library, no device). */
     int (*open)(gt_backend_ctx **out, char *err, size_t errlen);
     void (*close)(gt_backend_ctx *ctx);
@@ -41,7 +43,8 @@ typedef struct {
     void (*describe)(const gt_family *f, const gt_params *p, char *buf, size_t n);
 } gt_backend;
 
-/* The backend called name, or NULL when this build has none by that name. */
+/* The backend called name among this build's (the table in src/lib/backend.c, one line per backend file), or
+ * NULL when none has that name or its library is not available here. */
 const gt_backend *gt_backend_find(const char *name);
 
 /* The params of the vendor's default call (cublasSgemm as cuBLAS chooses) for this build's cuBLAS: what the loader

@@ -392,8 +392,9 @@ static void describe(const gt_family *f, const gt_params *p, char *buf, size_t n
                  v[GT_CUBLAS_P_SWIZZLE], v[GT_CUBLAS_P_VER]);
 }
 
-static const gt_backend cublas_backend = {
+const gt_backend gt_backend_cublas = {
     .name = "cublas",
+    .available = load,
     .open = ctx_open,
     .close = ctx_close,
     .candidates = candidates,
@@ -413,8 +414,3 @@ void gt_backend_default_params(const gt_family **f, gt_params *p)
     p->v[GT_CUBLAS_P_VER] = version() > 0 ? version() : 1;
 }
 
-const gt_backend *gt_backend_find(const char *name)
-{
-    if (name && !strcmp(name, cublas_backend.name) && load()) return &cublas_backend;
-    return NULL;
-}

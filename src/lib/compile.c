@@ -53,13 +53,6 @@ static void parse_resources(gt_cubin *c)
     if (u) sscanf(u, "Used %d registers", &c->regs);
 }
 
-static double now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + t.tv_nsec * 1e-9;
-}
-
 int gt_nvrtc_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen)
 {
     const char *hdr_src[16], *hdr_name[16], *opts[NBASE + 1];
@@ -67,7 +60,7 @@ int gt_nvrtc_compile(const char *src, const char *arch, gt_cubin *out, char *err
     char archopt[64];
     nvrtcProgram prog = NULL;
     nvrtcResult r;
-    double t0 = now();
+    double t0 = gt_now_s();
 
     memset(out, 0, sizeof *out);
     out->regs = out->spill_bytes = -1;
@@ -104,7 +97,7 @@ int gt_nvrtc_compile(const char *src, const char *arch, gt_cubin *out, char *err
     parse_resources(out);
     rc = 0;
 done:
-    out->seconds = now() - t0;
+    out->seconds = gt_now_s() - t0;
     nvrtcDestroyProgram(&prog);
     return rc;
 }

@@ -18,6 +18,8 @@ typedef struct {
 /* Compile src for arch ("sm_90"). Returns 0 on success; 1 when the source does not compile (the log says why,
  * also in out->log); -1 when NVRTC itself failed (err says why). out is always safe to gt_cubin_free. */
 int gt_nvrtc_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen);
+/* A compiler with gt_nvrtc_compile's contract (the tuner's compile pool takes one; its tests give a fake). */
+typedef int (*gt_compile_fn)(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen);
 
 void gt_cubin_free(gt_cubin *c);
 

@@ -3,6 +3,7 @@
  * tests/test_loader.c, GPU tests (results against cuBLAS, overheads) in tests/test_loader_gpu.c. */
 #include "abi.h"
 #include "cubin.h"
+#include "device.h"
 #include "handle.h"
 
 #include <cublas_v2.h>
@@ -73,11 +74,9 @@ static gemmtune_status bind_device(struct gemmtune_context *h, const gemmtune_op
     if ((e = cudaGetDeviceProperties(&p, dev)) != cudaSuccess)
         return gt_loader_fail(GEMMTUNE_STATUS_NO_DEVICE, "device %d: %s", dev, cudaGetErrorString(e));
     h->device = dev;
-    snprintf(h->dev.name, sizeof h->dev.name, "%.127s", p.name);
-    h->dev.lim = (gt_limits){.cc_major = p.major, .cc_minor = p.minor, .max_threads_per_block = p.maxThreadsPerBlock,
-                             .max_smem_per_block = (int)p.sharedMemPerBlock,
-                             .max_smem_optin = (int)p.sharedMemPerBlockOptin, .max_regs_per_block = p.regsPerBlock,
-                             .max_regs_per_thread = 255, .sm_count = p.multiProcessorCount};
+    const gt_gpu_model model = gt_device_model(&p);
+    snprintf(h->dev.name, sizeof h->dev.name, "%s", model.name);
+    h->dev.lim = gt_device_limits(&p);
     if (opt && opt->arch) snprintf(h->arch, sizeof h->arch, "%s", opt->arch);
     else snprintf(h->arch, sizeof h->arch, "sm_%d%d", p.major, p.minor);
     return GEMMTUNE_SUCCESS;

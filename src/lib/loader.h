@@ -6,6 +6,7 @@
 #include "db.h"
 #include "family.h"
 #include "gemmtune.h"
+#include "serve.h"
 
 #include <stddef.h>
 
@@ -18,30 +19,17 @@ typedef enum {
     GT_RULE_NONE     /* GEMMTUNE_FALLBACK=none and no tuned kernel */
 } gt_rule;
 
-/* The built-in kernel, correct for every call: scalar loads, edge guards, no split-K. */
-#define GT_DEFAULT_FAMILY "tile2d"
-#define GT_DEFAULT_PARAMS "BM=64,BN=64,BK=8,TM=8,TN=8"
-
 /* The GPU a selection is for: model identity and the limits that decide legality (lim.cc_*, lim.sm_count). */
 typedef struct {
     char name[128];
     gt_limits lim;
 } gt_device_id;
 
-/* The serving model's constants (src/lib/serve.c): a reuse needs predicted >= 1 + margin within distance dmax. */
-typedef struct {
-    double decay, margin, dmax;
-} gt_serve_model;
-
-/* The fitted constants, or $GEMMTUNE_SERVE_MODEL's ("decay=0.25,margin=0.03,dmax=2"). 0, or -1 with err. */
-int gt_serve_model_get(gt_serve_model *out, char *err, size_t errlen);
-/* Predicted speed over cuBLAS of winner w's kernel (f, p) on shape x: 0 when w has no baseline. */
-double gt_serve_predict(const gt_winner *w, const gt_family *f, const gt_params *p, const gt_shape *x, int sm_count,
-                        const gt_serve_model *m);
-/* The busy share of the GPU (last wave, edge tiles) of kernel f/p on shape s. */
-double gt_serve_occupancy(const gt_family *f, const gt_params *p, const gt_shape *s, int sm_count);
-/* |log2 m/m'| + |log2 n/n'| + |log2 k/k'|. */
-double gt_shape_distance(const gt_shape *a, const gt_shape *b);
+/* The GPU model dev is (for gt_gpu_model_equal). Cannot fail. */
+gt_gpu_model gt_device_id_model(const gt_device_id *dev);
+/* The device a stored GPU model stands for: its name and SM count, the limits of its compute capability
+ * (gt_limits_for_cc). Returns 1, or 0 (out untouched) when this gemmtune knows no such architecture. */
+int gt_device_id_of(const gt_gpu_model *m, gt_device_id *out);
 
 /* Outcome of a selection: the rule, the winner row it came from (-1 for cublas/default/none), for reuse the
  * distance and the predicted ratio to cuBLAS (for exact the stored one), the kernel to run (family NULL for none;
@@ -92,8 +80,14 @@ typedef struct {
     const char **cubin_arch;
 } gt_winner_set;
 
+/* The math class a handle of math (not GEMMTUNE_MATH_ENV) is served besides FP32: gemmtune_math counts the classes
+ * from GEMMTUNE_MATH_FP32 in gt_math's order. Cannot fail. */
+gt_math gt_loader_math_class(gemmtune_math math);
+/* The same the other way: the gemmtune_math of a handle served class c. Cannot fail. */
+gemmtune_math gt_loader_math_of_class(gt_math c);
 /* Read the winners of an open database (loader_db.c) that a handle of this math may be served: FP32 only, or for
- * TF32X3 the faster of the FP32 and the tf32x3 winner of each shape. Returns 0 or -1 with a message. */
+ * another class the faster of the FP32 winner and that class's winner of each shape. Returns 0 or -1 with a
+ * message. */
 int gt_loader_set_from_db(gt_db *db, gemmtune_math math, gt_winner_set *out, char *err, size_t errlen);
 /* Convert a compiled-in table (loader_table.c, which needs neither SQLite nor NVRTC); refuses rows with an unknown family, bad layout/params or sizes. */
 int gt_loader_set_from_table(const gemmtune_winner_row *rows, int nrows, gt_winner_set *out, char *err,

@@ -50,11 +50,18 @@ static void keep_fastest(gt_winner_set *s)
     s->n = n;
 }
 
+_Static_assert(GEMMTUNE_MATH_TF32X3 - GEMMTUNE_MATH_FP32 == GT_MATH_TF32X3 && GT_MATH_COUNT == 2,
+               "gemmtune_math names every gt_math, in its order, from GEMMTUNE_MATH_FP32");
+
+gt_math gt_loader_math_class(gemmtune_math math) { return (gt_math)(math - GEMMTUNE_MATH_FP32); }
+
+gemmtune_math gt_loader_math_of_class(gt_math c) { return (gemmtune_math)(GEMMTUNE_MATH_FP32 + c); }
+
 int gt_loader_set_from_db(gt_db *db, gemmtune_math math, gt_winner_set *out, char *err, size_t errlen)
 {
     memset(out, 0, sizeof *out);
     collect_ctx c = {out, 0, 0};
-    const gt_winner_filter f = {.math = math == GEMMTUNE_MATH_TF32X3 ? "all" : "fp32"};
+    const gt_winner_filter f = {.math = GT_MATH_BIT(GT_MATH_FP32) | GT_MATH_BIT(gt_loader_math_class(math))};
     if (gt_db_winners(db, &f, collect, &c, err, errlen)) goto fail;
     if (c.oom) {
         snprintf(err, errlen, "out of memory reading winners");
@@ -138,15 +145,19 @@ static gemmtune_status math_of(const gemmtune_options *opt, gemmtune_math *out, 
     gt_math m = GT_MATH_FP32;
     if (opt && opt->math != GEMMTUNE_MATH_ENV) {
         *out = opt->math;
-        if (opt->math == GEMMTUNE_MATH_FP32 || opt->math == GEMMTUNE_MATH_TF32X3) return GEMMTUNE_SUCCESS;
+        if ((unsigned)gt_loader_math_class(opt->math) < GT_MATH_COUNT) return GEMMTUNE_SUCCESS;
         snprintf(err, errlen, "options.math = %d is not a gemmtune_math", (int)opt->math);
         return GEMMTUNE_STATUS_INVALID_VALUE;
     }
     if (e && *e && gt_math_parse(e, &m)) {
-        snprintf(err, errlen, "GEMMTUNE_MATH='%.64s': want fp32 or tf32x3", e);
+        char names[96] = "";
+        for (int i = 0; i < GT_MATH_COUNT; ++i)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                     !i ? "" : i == GT_MATH_COUNT - 1 ? " or " : ", ", gt_math_name((gt_math)i));
+        snprintf(err, errlen, "GEMMTUNE_MATH='%.64s': want %s", e, names);
         return GEMMTUNE_STATUS_INVALID_VALUE;
     }
-    *out = m == GT_MATH_TF32X3 ? GEMMTUNE_MATH_TF32X3 : GEMMTUNE_MATH_FP32;
+    *out = gt_loader_math_of_class(m);
     return GEMMTUNE_SUCCESS;
 }
 

@@ -133,11 +133,26 @@ static int row_usable(const gt_winner *w, const gt_device_id *dev, const gt_call
     return usable(w->family, w->params, dev, call, fout, pout, why, n);
 }
 
+gt_gpu_model gt_device_id_model(const gt_device_id *dev)
+{
+    gt_gpu_model m = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor, .sm_count = dev->lim.sm_count};
+    snprintf(m.name, sizeof m.name, "%s", dev->name);
+    return m;
+}
+
+int gt_device_id_of(const gt_gpu_model *m, gt_device_id *out)
+{
+    gt_limits lim;
+    if (!gt_limits_for_cc(m->cc_major, m->cc_minor, &lim)) return 0;
+    snprintf(out->name, sizeof out->name, "%s", m->name);
+    out->lim = lim;
+    out->lim.sm_count = m->sm_count;
+    return 1;
+}
+
 static int same_model(const gt_winner *w, const gt_device_id *dev)
 {
-    gt_gpu_model a = gt_winner_model(w), b = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor,
-                                              .sm_count = dev->lim.sm_count};
-    snprintf(b.name, sizeof b.name, "%s", dev->name);
+    const gt_gpu_model a = gt_winner_model(w), b = gt_device_id_model(dev);
     return gt_gpu_model_equal(&a, &b);
 }
 
@@ -230,9 +245,11 @@ static void fall_back(const gt_device_id *dev, const gt_call *call, gemmtune_fal
         }
         snprintf(c->why + strlen(c->why), sizeof c->why - strlen(c->why), "; cuBLAS is not linked in");
     }
+    const char *params = NULL;
+    const gt_family *builtin = gt_family_builtin(&params); /* the family descriptor that provides it */
     c->rule = GT_RULE_DEFAULT;
     c->family = NULL;
-    if (!usable(GT_DEFAULT_FAMILY, GT_DEFAULT_PARAMS, dev, call, &c->family, &c->params, why, sizeof why))
+    if (!builtin || !usable(builtin->name, params, dev, call, &c->family, &c->params, why, sizeof why))
         c->rule = GT_RULE_NONE, c->family = NULL;
 }
 

@@ -7,8 +7,8 @@
  * ratio(S') is the kernel's measured speed over cuBLAS on its own shape, d the log2 distance of the shapes
  * (|log2 m/m'| + |log2 n/n'| + |log2 k/k'|), and Q the fraction of the GPU a launch keeps busy: the last wave's
  * share of the SMs, and the useful share of the edge tiles when the family has BM and BN tiles; 1 for a library
- * algorithm, whose grid is the library's. */
-#include "loader.h"
+ * algorithm, whose grid is the library's. The interface is src/lib/serve.h. */
+#include "serve.h"
 
 #include <math.h>
 #include <stdio.h>
