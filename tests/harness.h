@@ -30,6 +30,8 @@ char *gt_tmp_path(const char *suffix);
 const char *gt_tmp_dir(void);
 /* Run a shell command, capturing stdout+stderr into a malloc'd string (may be NULL); returns the exit status. */
 int gt_run(const char *cmd, char **output);
+/* gt_run of a printf-style command line: *out (the previous output, freed first) receives its output, never NULL. */
+int gt_runf(char **out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* For a long test: "    <done>/<total> <what>, <failed> failed, <s> s" every 10 s ($GT_PROGRESS_S) of the running
  * test (the first after 10 s, so a short test prints none), so a slow run never looks hung. Thread-safe. */
 void gt_progress(int done, int total, int failed, const char *what);

@@ -72,6 +72,20 @@ char *gt_tmp_path(const char *suffix)
     return out;
 }
 
+int gt_runf(char **out, const char *fmt, ...)
+{
+    char cmd[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    free(*out);
+    *out = NULL;
+    int rc = gt_run(cmd, out);
+    if (!*out) *out = strdup("");
+    return rc;
+}
+
 int gt_run(const char *cmd, char **output)
 {
     char *full = malloc(strlen(cmd) + 16);

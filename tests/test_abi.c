@@ -157,20 +157,7 @@ GT_TEST(abi_sized_options_read_member_by_member, GT_NEEDS_NONE)
 
 /* Run a shell command; the output is checked by the caller (freed here on the next call). */
 static char *out;
-static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int sh(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    free(out);
-    out = NULL;
-    int rc = gt_run(cmd, &out);
-    if (!out) out = strdup("");
-    return rc;
-}
+#define sh(...) gt_runf(&out, __VA_ARGS__)
 
 GT_TEST(abi_shared_library_exports_gemmtune_alone, GT_NEEDS_NONE)
 {

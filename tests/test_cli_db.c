@@ -18,20 +18,7 @@
 
 static char *out; /* output of the last run() */
 
-static int run(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int run(const char *fmt, ...)
-{
-    char cmd[8192];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    free(out);
-    out = NULL;
-    int rc = gt_run(cmd, &out);
-    if (!out) out = strdup("");
-    return rc;
-}
+#define run(...) gt_runf(&out, __VA_ARGS__)
 
 static int exists(const char *path)
 {

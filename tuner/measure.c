@@ -2,6 +2,7 @@
  * Operands are generated on the device from a seed (fresh for every check), never zeros. */
 #include "measure.h"
 #include "compile.h"
+#include "device.h"
 #include "family.h"
 
 #include <cublas_v2.h>
@@ -238,15 +239,7 @@ int gt_measure_gpu_info(gt_measure *m, gt_gpu_info *gpu, gt_limits *lim, char *e
     gpu->sm_clock_mhz = sm_clock_now(gpu->uuid);
     if (!gpu->sm_clock_mhz && cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, m->device) == cudaSuccess)
         gpu->sm_clock_mhz = khz / 1000; /* the rated clock, when NVML cannot say the current one */
-    memset(lim, 0, sizeof *lim);
-    lim->cc_major = p.major;
-    lim->cc_minor = p.minor;
-    lim->max_threads_per_block = p.maxThreadsPerBlock;
-    lim->max_smem_per_block = (int)p.sharedMemPerBlock;
-    lim->max_smem_optin = (int)p.sharedMemPerBlockOptin;
-    lim->max_regs_per_block = p.regsPerBlock;
-    lim->max_regs_per_thread = 255;
-    lim->sm_count = p.multiProcessorCount;
+    *lim = gt_device_limits(&p); /* the loader's limits, from the same properties */
     return 0;
 }
 
