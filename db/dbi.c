@@ -188,6 +188,31 @@ int dbi_col(sqlite3_stmt *st, const char *name)
     return -1;
 }
 
+long long dbi_col_int(sqlite3_stmt *st, const char *name)
+{
+    const int c = dbi_col(st, name);
+    return c < 0 ? 0 : sqlite3_column_int64(st, c);
+}
+
+double dbi_col_real(sqlite3_stmt *st, const char *name)
+{
+    const int c = dbi_col(st, name);
+    return c < 0 ? -1 : dbi_real(st, c);
+}
+
+void dbi_col_text(sqlite3_stmt *st, const char *name, char *buf, size_t n)
+{
+    const int c = dbi_col(st, name);
+    if (c < 0) buf[0] = '\0';
+    else dbi_text(st, c, buf, n);
+}
+
+const char *dbi_col_str(sqlite3_stmt *st, const char *name)
+{
+    const int c = dbi_col(st, name);
+    return c < 0 ? NULL : (const char *)sqlite3_column_text(st, c);
+}
+
 void dbi_text(sqlite3_stmt *st, int col, char *buf, size_t n)
 {
     const unsigned char *t = sqlite3_column_text(st, col);

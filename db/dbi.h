@@ -112,6 +112,12 @@ void dbi_text(sqlite3_stmt *st, int col, char *buf, size_t n);
 /* The index of the result column named name (its AS alias), -1 when there is none: readers take columns by name,
  * so a column added to a query moves no other. */
 int dbi_col(sqlite3_stmt *st, const char *name);
+/* A column by name: a missing one reads as 0, -1 (a time: also when NULL), "" (copied text) or NULL (dbi_col_str,
+ * also when NULL). */
+long long dbi_col_int(sqlite3_stmt *st, const char *name);
+double dbi_col_real(sqlite3_stmt *st, const char *name);
+void dbi_col_text(sqlite3_stmt *st, const char *name, char *buf, size_t n);
+const char *dbi_col_str(sqlite3_stmt *st, const char *name);
 /* A column as double, or -1 when NULL. */
 double dbi_real(sqlite3_stmt *st, int col);
 

@@ -51,24 +51,6 @@ static void add_int_or_null(cJSON *o, const char *key, sqlite3_stmt *st, const c
     else cJSON_AddNumberToObject(o, key, sqlite3_column_int64(st, c));
 }
 
-static long long col_int(sqlite3_stmt *st, const char *col)
-{
-    const int c = dbi_col(st, col);
-    return c < 0 ? 0 : sqlite3_column_int64(st, c);
-}
-
-static double col_real(sqlite3_stmt *st, const char *col)
-{
-    const int c = dbi_col(st, col);
-    return c < 0 ? -1 : dbi_real(st, c);
-}
-
-static const char *col_text(sqlite3_stmt *st, const char *col)
-{
-    const int c = dbi_col(st, col);
-    return c < 0 ? NULL : (const char *)sqlite3_column_text(st, c);
-}
-
 #define EXPORT_SQL                                                                                                  \
     "SELECT " DBI_ROW_SQL ", g.uuid AS uuid, sw.driver_version AS driver_version, sw.cuda_version AS cuda_version, "    \
     "sw.nvrtc_version AS nvrtc_version, sw.sm_clock_mhz AS sm_clock_mhz, w.median_ms AS median_ms, "                  \
@@ -90,30 +72,30 @@ static cJSON *winner_json(sqlite3_stmt *st)
     static const char *const gpu_opt[] = {"driver_version", "cuda_version", "nvrtc_version", "sm_clock_mhz"};
     static const char *const sweep_text[] = {"uid", "started_at", "host", "gemmtune_version"};
     add_text_or_null(gpu, "name", st, "gpu");
-    for (int i = 0; i < 3; ++i) cJSON_AddNumberToObject(gpu, gpu_ints[i], (double)col_int(st, gpu_ints[i]));
+    for (int i = 0; i < 3; ++i) cJSON_AddNumberToObject(gpu, gpu_ints[i], (double)dbi_col_int(st, gpu_ints[i]));
     add_text_or_null(gpu, "uuid", st, "uuid");
     add_text_or_null(gpu, "nvidia_driver", st, "nvidia_driver");
     for (int i = 0; i < 4; ++i) add_int_or_null(gpu, gpu_opt[i], st, gpu_opt[i]);
-    double mnk[3], ms = col_real(st, "median_ms"), cublas = col_real(st, "cublas_ms");
+    double mnk[3], ms = dbi_col_real(st, "median_ms"), cublas = dbi_col_real(st, "cublas_ms");
     static const char *const dims[] = {"m", "n", "k"};
-    for (int i = 0; i < 3; ++i) cJSON_AddNumberToObject(shape, dims[i], mnk[i] = (double)col_int(st, dims[i]));
+    for (int i = 0; i < 3; ++i) cJSON_AddNumberToObject(shape, dims[i], mnk[i] = (double)dbi_col_int(st, dims[i]));
     add_text_or_null(shape, "layout", st, "layout");
-    const int batch = (int)col_int(st, "batch");
+    const int batch = (int)dbi_col_int(st, "batch");
     if (batch > 1) cJSON_AddNumberToObject(shape, "batch", batch); /* one GEMM: left out, as in version 1 */
     static const char *const kernel[] = {"family", "params", "source_hash", "math"};
     for (int i = 0; i < 4; ++i) add_text_or_null(o, kernel[i], st, kernel[i]);
     double flop = 2.0 * (batch > 1 ? batch : 1) * mnk[0] * mnk[1] * mnk[2];
     add_exact(o, "median_ms", ms);
-    add_num_or_null(o, "spread_pct", col_real(st, "spread_pct"));
+    add_num_or_null(o, "spread_pct", dbi_col_real(st, "spread_pct"));
     add_exact(o, "tflops", flop / (ms * 1e9));
     add_num_or_null(o, "cublas_ms", cublas);
     add_num_or_null(o, "cublas_tflops", cublas > 0 ? flop / (cublas * 1e9) : -1);
     add_num_or_null(o, "ratio_vs_cublas", cublas > 0 ? cublas / ms : -1);
     int ta = 0, tb = 0;
-    const char *layout = col_text(st, "layout");
+    const char *layout = dbi_col_str(st, "layout");
     if (layout && gt_layout_parse(layout, &ta, &tb) == 0)
-        cJSON_AddBoolToObject(o, "stale", gt_kernel_stale(col_text(st, "family"), col_text(st, "params"), ta, tb,
-                                                          batch > 1, col_text(st, "source_hash")));
+        cJSON_AddBoolToObject(o, "stale", gt_kernel_stale(dbi_col_str(st, "family"), dbi_col_str(st, "params"), ta, tb,
+                                                          batch > 1, dbi_col_str(st, "source_hash")));
     sweep = cJSON_AddObjectToObject(o, "sweep");
     for (int i = 0; i < 4; ++i) add_text_or_null(sweep, sweep_text[i], st, sweep_text[i]);
     return o;
@@ -341,8 +323,8 @@ static int same_gpu(gt_db *db, const jrow *r, int i, char *err, size_t errlen)
     if (rc == SQLITE_ROW) {
         dbi_text(st, dbi_col(st, "uuid"), uuid, sizeof uuid);
         dbi_text(st, dbi_col(st, "gpu"), stored.name, sizeof stored.name);
-        stored.cc_major = (int)col_int(st, "cc_major"), stored.cc_minor = (int)col_int(st, "cc_minor");
-        stored.sm_count = (int)col_int(st, "sm_count");
+        stored.cc_major = (int)dbi_col_int(st, "cc_major"), stored.cc_minor = (int)dbi_col_int(st, "cc_minor");
+        stored.sm_count = (int)dbi_col_int(st, "sm_count");
         same = !strcmp(uuid, r->gpu.uuid) && gt_gpu_model_equal(&stored, &row);
         if (!same) {
             char shown[200];

@@ -8,41 +8,17 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Columns by name (dbi_col): a missing one reads as NULL (0, "", -1 for a time). */
-static int col_int(sqlite3_stmt *st, const char *name)
-{
-    const int c = dbi_col(st, name);
-    return c < 0 ? 0 : sqlite3_column_int(st, c);
-}
-
-static long long col_int64(sqlite3_stmt *st, const char *name)
-{
-    const int c = dbi_col(st, name);
-    return c < 0 ? 0 : sqlite3_column_int64(st, c);
-}
-
-static double col_real(sqlite3_stmt *st, const char *name)
-{
-    const int c = dbi_col(st, name);
-    return c < 0 ? -1 : dbi_real(st, c);
-}
-
-static void col_text(sqlite3_stmt *st, const char *name, char *buf, size_t n)
-{
-    const int c = dbi_col(st, name);
-    if (c < 0) buf[0] = '\0';
-    else dbi_text(st, c, buf, n);
-}
-
 /* The GPU model and shape columns every walk selects (DBI_ROW_SQL). */
 static void read_model_shape(sqlite3_stmt *st, char *gpu, size_t gpulen, int *cc_major, int *cc_minor, int *sms,
                              gt_shape *s)
 {
     char lay[8];
-    col_text(st, "gpu", gpu, gpulen);
-    *cc_major = col_int(st, "cc_major"), *cc_minor = col_int(st, "cc_minor"), *sms = col_int(st, "sm_count");
-    *s = (gt_shape){col_int(st, "m"), col_int(st, "n"), col_int(st, "k"), 0, 0, col_int(st, "batch")};
-    col_text(st, "layout", lay, sizeof lay);
+    dbi_col_text(st, "gpu", gpu, gpulen);
+    *cc_major = (int)dbi_col_int(st, "cc_major"), *cc_minor = (int)dbi_col_int(st, "cc_minor");
+    *sms = (int)dbi_col_int(st, "sm_count");
+    *s = (gt_shape){(int)dbi_col_int(st, "m"), (int)dbi_col_int(st, "n"), (int)dbi_col_int(st, "k"), 0, 0,
+                    (int)dbi_col_int(st, "batch")};
+    dbi_col_text(st, "layout", lay, sizeof lay);
     if (gt_layout_parse(lay, &s->ta, &s->tb) < 0) s->ta = s->tb = 0;
 }
 
@@ -52,14 +28,14 @@ static gt_math math_of(sqlite3_stmt *st)
 {
     char name[16];
     gt_math m;
-    col_text(st, "math", name, sizeof name);
+    dbi_col_text(st, "math", name, sizeof name);
     return gt_math_parse(name, &m) == 0 ? m : GT_MATH_COUNT;
 }
 
 static gt_status status_of(sqlite3_stmt *st)
 {
     char name[32];
-    col_text(st, "status", name, sizeof name);
+    dbi_col_text(st, "status", name, sizeof name);
     const int s = gt_status_parse(name);
     return s >= 0 ? (gt_status)s : GT_ST_COUNT;
 }
@@ -70,13 +46,13 @@ static void read_winner(sqlite3_stmt *st, gt_winner *w)
 {
     memset(w, 0, sizeof *w);
     read_model_shape(st, w->gpu_name, sizeof w->gpu_name, &w->cc_major, &w->cc_minor, &w->sm_count, &w->shape);
-    col_text(st, "family", w->family, sizeof w->family);
-    col_text(st, "params", w->params, sizeof w->params);
-    col_text(st, "source_hash", w->source_hash, sizeof w->source_hash);
-    w->median_ms = col_real(st, "median_ms");
-    w->spread_pct = col_real(st, "spread_pct");
-    w->cublas_ms = col_real(st, "cublas_ms");
-    w->sweep_id = col_int64(st, "sweep_id");
+    dbi_col_text(st, "family", w->family, sizeof w->family);
+    dbi_col_text(st, "params", w->params, sizeof w->params);
+    dbi_col_text(st, "source_hash", w->source_hash, sizeof w->source_hash);
+    w->median_ms = dbi_col_real(st, "median_ms");
+    w->spread_pct = dbi_col_real(st, "spread_pct");
+    w->cublas_ms = dbi_col_real(st, "cublas_ms");
+    w->sweep_id = dbi_col_int(st, "sweep_id");
     w->math = math_of(st);
     w->tflops = tflops_of(&w->shape, w->median_ms);
     w->cublas_tflops = tflops_of(&w->shape, w->cublas_ms);
@@ -127,7 +103,8 @@ int gt_db_winners(gt_db *db, const gt_winner_filter *filter, gt_winner_fn fn, vo
                     "JOIN gpu_models gm ON gm.id = w.model_id JOIN shapes s ON s.id = w.shape_id "
                     "JOIN candidates c ON c.id = w.candidate_id "
                     "LEFT JOIN baselines b ON b.model_id = w.model_id AND b.shape_id = w.shape_id" DBI_FILTER_SQL
-                    DBI_SERVABLE_SQL " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k, s.batch",
+                    DBI_SERVABLE_SQL
+                    " ORDER BY gm.name, gm.cc_major, gm.cc_minor, gm.sm_count, s.layout, s.m, s.n, s.k, s.batch",
                     NULL) < 0)
         return -1;
     struct winner_walk c = {fn, ctx};
@@ -140,20 +117,20 @@ static void read_trial(sqlite3_stmt *st, gt_trial_row *t)
 {
     memset(t, 0, sizeof *t);
     read_model_shape(st, t->gpu_name, sizeof t->gpu_name, &t->cc_major, &t->cc_minor, &t->sm_count, &t->shape);
-    col_text(st, "family", t->family, sizeof t->family);
-    col_text(st, "params", t->params, sizeof t->params);
-    col_text(st, "source_hash", t->source_hash, sizeof t->source_hash);
+    dbi_col_text(st, "family", t->family, sizeof t->family);
+    dbi_col_text(st, "params", t->params, sizeof t->params);
+    dbi_col_text(st, "source_hash", t->source_hash, sizeof t->source_hash);
     t->status = status_of(st);
-    col_text(st, "message", t->message, sizeof t->message);
-    t->median_ms = col_real(st, "median_ms");
-    t->min_ms = col_real(st, "min_ms");
-    t->max_ms = col_real(st, "max_ms");
-    t->tflops = col_real(st, "tflops");
-    t->rel_err = col_real(st, "rel_err");
-    t->cublas_ms = col_real(st, "cublas_ms");
-    t->id = col_int64(st, "id");
-    t->sweep_id = col_int64(st, "sweep_id");
-    t->is_winner = col_int(st, "is_winner");
+    dbi_col_text(st, "message", t->message, sizeof t->message);
+    t->median_ms = dbi_col_real(st, "median_ms");
+    t->min_ms = dbi_col_real(st, "min_ms");
+    t->max_ms = dbi_col_real(st, "max_ms");
+    t->tflops = dbi_col_real(st, "tflops");
+    t->rel_err = dbi_col_real(st, "rel_err");
+    t->cublas_ms = dbi_col_real(st, "cublas_ms");
+    t->id = dbi_col_int(st, "id");
+    t->sweep_id = dbi_col_int(st, "sweep_id");
+    t->is_winner = (int)dbi_col_int(st, "is_winner");
     t->ratio = t->cublas_ms > 0 && t->median_ms > 0 ? t->cublas_ms / t->median_ms : -1;
 }
 
