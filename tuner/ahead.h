@@ -2,7 +2,8 @@
  * in sweep order), made for an architecture named instead of asked of a GPU, and their sources registered with the
  * compile pool (tuner/pool.c). Listed, for `tune --dry-run`; or compiled and put in the database's cubin cache, for
  * `gemmtune precompile`, so that a later sweep of the same plan on that architecture compiles nothing.
- * Tested on the CPU by tests/test_tune.c (tune_precompile_*, tune_dry_run_*, with a fake GPU and compiler). */
+ * Driven by src/cli/cmd_precompile.c and cmd_tune.c; tested on the CPU by tests/test_tune.c
+ * (tune_precompile_*, tune_dry_run_*, with a fake GPU and compiler) and tests/test_cli_plan.c (the CLI). */
 #ifndef GT_AHEAD_H
 #define GT_AHEAD_H
 
