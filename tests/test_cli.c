@@ -158,7 +158,7 @@ GT_TEST(cli_options_one_table_parses_every_verb, GT_NEEDS_NONE)
         unsigned verb;
         const char *args[4], *says;
     } bad[] = {
-        {GT_V_QUERY, {"--sizes", "64"}, "an option of tune and bench, not of query"},
+        {GT_V_QUERY, {"--sizes", "64"}, "an option of tune, bench and precompile, not of query"},
         {GT_V_QUERY, {"--layout", "nn,tn"}, "bad --layout 'nn,tn'"},
         {GT_V_BENCH, {"--gpu", "0,1"}, "want one CUDA device index"},
         {GT_V_EXPORT, {"--format", "csv"}, "unknown --format 'csv': want one of json,header"},
@@ -205,6 +205,7 @@ GT_TEST(cli_help_is_drawn_from_the_option_table, GT_NEEDS_NONE)
         {"explain", GT_V_EXPLAIN, {"--arch sm_XY", "--gpu-model", "--fallback F", "--gpu N"}},
         {"bench", GT_V_BENCH, {"--sizes LIST", "docs/BENCHMARKS.md", "--format F", NULL}},
         {"candidates", GT_V_CANDIDATES, {"--count", "--arch sm_XY", NULL}},
+        {"precompile", GT_V_PRECOMPILE, {"--arch sm_XY", "--sizes LIST", "--jobs N", "cache.key"}},
     };
     for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; ++i) {
         char *out = NULL, args[64];

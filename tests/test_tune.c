@@ -1,6 +1,8 @@
 /* The sweep's logic on the CPU: strategies, resume, sharding, pruning, family ceilings, device-space candidates
- * and interruption, driven through gt_tune_run with a fake runner (synthetic times, no GPU) and a fake compiler.
+ * and interruption, driven through gt_tune_run with a fake runner (synthetic times, no GPU) and a fake compiler;
+ * and the plan ahead of the GPU (tuner/ahead.c: precompile, tune --dry-run) against what such a sweep does.
  * Run: build/gt_tests --cpu tune */
+#include "ahead.h"
 #include "cublas_family.h"
 #include "fixture.h"
 #include "harness.h"
@@ -439,4 +441,132 @@ GT_TEST(tune_proxy_cuts_k_for_slow_shapes_only, GT_NEEDS_NONE)
     CHECK(gt_tune_proxy(&big, 1000, 1).k == 256);
     const gt_shape p = gt_tune_proxy(&big, 21.5, 1);
     CHECK(p.m == 8192 && p.n == 8192);
+}
+
+/* ---- the plan ahead of the GPU (tuner/ahead.c) ---- */
+
+/* A planned candidate, as the fake GPU's log names a trial: the shape it ran on, family and params. */
+static void log_item(const gt_ahead_item *e, void *ctx)
+{
+    (void)ctx;
+    if (fake.n == fake.cap) fake.log = realloc(fake.log, (size_t)(fake.cap = fake.cap ? 2 * fake.cap : 1024) * sizeof *fake.log);
+    call *c = &fake.log[fake.n++];
+    snprintf(c->family, sizeof c->family, "%s", e->f->name);
+    snprintf(c->params, sizeof c->params, "%s", e->params);
+    c->shape = *e->shape;
+    c->checks = e->cached;
+}
+
+static int cmp_trial(const void *a, const void *b)
+{
+    const call *x = a, *y = b;
+    int c = memcmp(&x->shape, &y->shape, sizeof x->shape);
+    return c ? c : cmp_call(a, b);
+}
+
+/* The log's trials of built families (the vendor's are asked of the GPU), sorted, into *out; their count. */
+static int built_trials(call **out)
+{
+    int n = 0;
+    *out = malloc(((size_t)fake.n + 1) * sizeof **out);
+    for (int i = 0; i < fake.n; ++i)
+        if (gt_family_find(fake.log[i].family)->build == GT_BUILD_NVRTC) (*out)[n++] = fake.log[i];
+    qsort(*out, (size_t)n, sizeof **out, cmp_trial);
+    return n;
+}
+
+/* Issue 30: precompile fills a fresh database's cache with exactly what a sweep of the same plan looks up (its
+ * ids, and sm_90a for the arch-specific family), so the sweep compiles nothing; a second precompile neither. */
+GT_TEST(tune_precompile_caches_what_the_sweep_looks_up, GT_NEEDS_NONE)
+{
+    static const char *const fams[] = {"naive", "tf32x3wg", "cublas"};
+    const gt_shape two[2] = {shape_a, {64, 96, 32, 0, 0, 3}}; /* a batch has kernels of its own */
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s;
+    gt_ahead_summary a1, a2;
+    gt_ahead_opts ao = {.arch = "sm_90", .compile = 1};
+    setup(&o, db, two, 2);
+    o.families = fams, o.nfamilies = 3, o.nlayouts = 2, o.layouts[1] = 3; /* nn and tt */
+    CHECK_MSG(gt_ahead_run(&o, &ao, &a1, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(a1.compiled == a1.sources && a1.sources > 0 && a1.cached == 0 && a1.failed == 0 && a1.device == 4,
+              "%d sources: %d compiled, %d cached, %d failed, %d device", a1.sources, a1.compiled, a1.cached,
+              a1.failed, a1.device);
+    CHECK(count(db, "SELECT count(*) FROM cubins WHERE arch = 'sm_90a'") ==
+          count(db, "SELECT count(DISTINCT source_hash) FROM cubins WHERE arch = 'sm_90a'"));
+    CHECK(count(db, "SELECT count(*) FROM cubins WHERE arch = 'sm_90a'") > 0);
+    CHECK(count(db, "SELECT count(*) FROM cubins") == a1.sources);
+    CHECK_MSG(gt_ahead_run(&o, &ao, &a2, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(a2.compiled == 0 && a2.cached == a1.sources, "again: %d compiled, %d cached", a2.compiled, a2.cached);
+    setup(&o, db, two, 2);
+    o.families = fams, o.nfamilies = 3, o.nlayouts = 2, o.layouts[1] = 3;
+    o.strategy = GT_STRATEGY_EXHAUSTIVE, o.prune_best = o.prune_ratio = 0, o.topk = 0, o.cross = 0;
+    CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(s.compiled == 0 && s.cache_hits == a1.sources, "the sweep: %d compiled, %d of %d from the cache",
+              s.compiled, s.cache_hits, a1.sources);
+    gt_tune_summary_free(&s);
+    gt_fixture_rm(db);
+    free(db);
+}
+
+/* Issue 30: the dry run of each shard lists exactly the candidates that shard's sweep runs (the vendor's aside:
+ * asked of the GPU), with a device family before the built one in the registry, and the shards partition the
+ * whole. */
+GT_TEST(tune_dry_run_lists_each_shards_trials, GT_NEEDS_NONE)
+{
+    static const char *const fams[] = {"tf32x3wg", "cublas", "coalesced"};
+    const gt_shape two[2] = {shape_a, {256, 512, 384, 0, 0}};
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s;
+    gt_ahead_summary a;
+    gt_ahead_opts ao = {.arch = "sm_90", .on_item = log_item};
+    call *whole = NULL, *planned = NULL, *ran = NULL;
+    int nwhole = 0, total = 0;
+    for (int i = -1; i < 4; ++i) { /* -1: unsharded; 4 shards, as the vendor's 3 candidates would shift a share */
+        setup(&o, db, two, 2);
+        o.families = fams, o.nfamilies = 3, o.nlayouts = 2, o.layouts[1] = 2; /* nn and tn */
+        o.strategy = GT_STRATEGY_EXHAUSTIVE, o.prune_best = o.prune_ratio = 0, o.topk = 0, o.cross = 0;
+        o.shard_i = i < 0 ? 0 : i, o.shard_n = i < 0 ? 1 : 4;
+        CHECK_MSG(gt_ahead_run(&o, &ao, &a, err, sizeof err) == 0, "%s", err);
+        const int np = built_trials(&planned);
+        CHECK_MSG(np == a.candidates && a.shapes == 4 && a.device == 4, "%d listed, %d counted", np, a.candidates);
+        fake.n = 0;
+        CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
+        gt_tune_summary_free(&s);
+        gt_fixture_rm(db);
+        const int nr = built_trials(&ran);
+        int same = np == nr;
+        for (int j = 0; same && j < np; ++j) same = !cmp_trial(&planned[j], &ran[j]);
+        CHECK_MSG(same, "shard %d: %d listed, %d run, or another set", i, np, nr);
+        if (i < 0) whole = planned, nwhole = np, planned = NULL;
+        else total += np;
+        for (int j = 0; i >= 0 && j < np; ++j)
+            CHECK(bsearch(&planned[j], whole, (size_t)nwhole, sizeof *whole, cmp_trial));
+        free(planned), free(ran);
+    }
+    CHECK_MSG(total == nwhole && nwhole > 0, "the shards list %d, the whole %d", total, nwhole);
+    free(whole);
+    free(db);
+}
+
+/* Without sizes, precompile plans the default space: every legal point of every family, whatever its
+ * applicability rules (multistage's split-K and stream-K caps). */
+GT_TEST(tune_precompile_default_shape_admits_the_whole_space, GT_NEEDS_NONE)
+{
+    static const char *const fams[] = {"multistage"};
+    const gt_shape any = gt_ahead_any_shape();
+    gt_tune_opts o;
+    gt_ahead_summary a;
+    gt_ahead_opts ao = {.arch = "sm_90"};
+    char err[512];
+    gt_limits l;
+    gt_limits_for_arch("sm_90", &l);
+    setup(&o, NULL, &any, 1);
+    o.families = fams, o.nfamilies = 1;
+    CHECK_MSG(gt_ahead_run(&o, &ao, &a, err, sizeof err) == 0, "%s", err);
+    const int want = gt_enumerate(gt_family_find("multistage"), &l, NULL, NULL);
+    CHECK_MSG(a.candidates == want && a.sources == want, "%d planned, %d in the space", a.candidates, want);
+    ao.arch = "sm_90a";
+    CHECK(gt_ahead_run(&o, &ao, &a, err, sizeof err) == -1 && strstr(err, "sm_90a"));
 }

@@ -1,6 +1,7 @@
 /* The candidates of one shape and layout (see sweep.h): every selected family's legal points (a static space
  * enumerated here, a device space asked of the GPU), this shard's share, in sweep order, stored verdicts taken over
- * so a rerun resumes. Tested by tests/test_tune.c. */
+ * so a rerun resumes. With no GPU (tuner/ahead.c) the static spaces alone. Tested by tests/test_tune.c (the plan
+ * without a GPU by its tune_precompile and tune_dry_run tests). */
 #include "serve.h"
 #include "sweep.h"
 
@@ -16,7 +17,7 @@ typedef struct {
     int failed;
 } collect_ctx;
 
-static int family_selected(const gt_tune_opts *o, const gt_family *f)
+int gt_plan_selected(const gt_tune_opts *o, const gt_family *f)
 {
     if (!o->families) return !f->test_only && (o->math < 0 || f->math == (gt_math)o->math);
     for (int i = 0; i < o->nfamilies; ++i)
@@ -66,12 +67,14 @@ static int collect_one(const gt_family *f, const gt_params *p, void *vctx)
     return 0;
 }
 
-/* A device space: the backend's candidates for this shape, asked of the first GPU. */
+/* A device space: the backend's candidates for this shape, asked of the first GPU; none without one (a plan ahead
+ * of the GPU lists the family as asked at run time). */
 static int collect_device(collect_ctx *c, const gt_family *f)
 {
     gt_params cand[GT_MAX_DEVICE_CANDIDATES];
     char err[512];
     int n = 0;
+    if (!c->t->gpu) return 0;
     if (c->t->run->candidates(c->t->gpu[0], f, c->s, cand, &n, err, sizeof err))
         return snprintf(c->t->err, c->t->errlen, "%s", err), -1;
     char why[128];
@@ -143,6 +146,7 @@ static void shuffle(gt_item *v, int n, unsigned long long seed)
 static void take_stored(gt_sweep *t, gt_shape_ctx *sc)
 {
     char err[256];
+    if (!t->gpu) return; /* no GPU model to look its trials up by */
     for (int i = 0; i < sc->n; ++i) {
         gt_item *it = &sc->items[i];
         int found = 0;
@@ -162,12 +166,15 @@ static void take_stored(gt_sweep *t, gt_shape_ctx *sc)
 int gt_plan_shape(gt_sweep *t, gt_shape_ctx *sc)
 {
     collect_ctx c = {.t = t, .s = &sc->s};
-    for (int i = 0; i < gt_family_count() && !c.failed; ++i) {
-        const gt_family *f = gt_family_at(i);
-        if (!family_selected(t->o, f)) continue;
-        if (f->space == GT_SPACE_STATIC) gt_enumerate(f, &t->lim, collect_one, &c);
-        else if (collect_device(&c, f)) c.failed = 1;
-    }
+    /* The static spaces first, so that which shard runs a point of theirs does not depend on how many candidates
+     * a GPU's library offers (tune --dry-run and precompile know it without a GPU); the device spaces after them. */
+    for (int dev = 0; dev < 2; ++dev)
+        for (int i = 0; i < gt_family_count() && !c.failed; ++i) {
+            const gt_family *f = gt_family_at(i);
+            if (!gt_plan_selected(t->o, f) || (f->space == GT_SPACE_DEVICE) != dev) continue;
+            if (!dev) gt_enumerate(f, &t->lim, collect_one, &c);
+            else if (collect_device(&c, f)) c.failed = 1;
+        }
     if (c.failed) return free(c.v), -1;
     mark_probes(c.v, c.n, &sc->s, t->lim.sm_count);
     if (t->o->strategy == GT_STRATEGY_RANDOM) shuffle(c.v, c.n, t->o->seed);

@@ -184,13 +184,32 @@ const gt_pool_job *gt_pool_wait(gt_pool *p, int idx, double *waited_s)
     return j;
 }
 
-void gt_pool_store(gt_pool *p, int idx)
+int gt_pool_store(gt_pool *p, int idx, char *err, size_t errlen)
 {
-    char err[256];
+    int rc = 0;
     pthread_mutex_lock(&p->mu);
     job *jb = &p->jobs[idx];
     gt_pool_job *j = &jb->pub;
-    if (!j->stored && j->rc == 0 && gt_cubin_cache_put(p->db, j->hash, jb->arch, &j->cb, err, sizeof err) == 0)
-        j->stored = 1;
+    if (!j->stored && j->rc == 0) {
+        rc = gt_cubin_cache_put(p->db, j->hash, jb->arch, &j->cb, err, errlen);
+        j->stored = rc == 0;
+    }
     pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+int gt_pool_count(gt_pool *p)
+{
+    pthread_mutex_lock(&p->mu);
+    const int n = p->njobs;
+    pthread_mutex_unlock(&p->mu);
+    return n;
+}
+
+int gt_pool_cached(gt_pool *p, int idx)
+{
+    pthread_mutex_lock(&p->mu);
+    const int c = p->jobs[idx].pub.cached;
+    pthread_mutex_unlock(&p->mu);
+    return c;
 }

@@ -1,6 +1,7 @@
 /* The compile pool of a sweep: each distinct rendered source (a candidate in one layout) is registered once,
  * taken from the database's cubin cache when it is there, otherwise compiled by a thread pool in the order the
- * GPUs will ask for it, so compiles run ahead of the GPU. Used by tuner/tune.c; tested through tests/test_tune.c. */
+ * GPUs will ask for it, so compiles run ahead of the GPU. Used by tuner/tune.c and, with no GPU, by tuner/ahead.c
+ * (precompile, tune --dry-run); tested through tests/test_tune.c. */
 #ifndef GT_POOL_H
 #define GT_POOL_H
 
@@ -37,7 +38,12 @@ void gt_pool_unwant(gt_pool *p, const int *jobs, int n);
 /* The job, compiled; blocks until it is. *waited_s (may be NULL) adds the time spent waiting. The pointer stays
  * valid until the next gt_pool_add. */
 const gt_pool_job *gt_pool_wait(gt_pool *p, int job, double *waited_s);
-/* After a successful trial: put the cubin into the cache (once). Caller holds the database. */
-void gt_pool_store(gt_pool *p, int job);
+/* After a trial, or a compile ahead of the GPU: put the job's cubin into the cache (once). Caller holds the
+ * database. 0 when it is there now (or did not compile: nothing to store), -1 with err when the cache refused it. */
+int gt_pool_store(gt_pool *p, int job, char *err, size_t errlen);
+/* The jobs registered so far (indices 0 .. count-1, in the order gt_pool_add first saw them). Cannot fail. */
+int gt_pool_count(gt_pool *p);
+/* 1 when job's cubin came from the cache (the compiler will not run for it), else 0; never waits. Cannot fail. */
+int gt_pool_cached(gt_pool *p, int job);
 
 #endif

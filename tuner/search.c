@@ -66,7 +66,8 @@ int gt_run_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_roun
         t->gpu_seconds += gt_now_s() - t0;
         if (rc2) return snprintf(t->err, t->errlen, "GPU %d: %s", t->o->gpus[g], err), -1;
         if (rc.screen && r.status == GT_ST_OK) r.status = GT_ST_SCREENED;
-        if (j) gt_pool_store(t->pool, it->job); /* whatever the verdict: the next sweep of this source compiles nothing */
+        /* whatever the verdict: the next sweep of this source compiles nothing (a refusal costs only a compile) */
+        if (j) gt_pool_store(t->pool, it->job, err, sizeof err);
     }
     store(t, sc, g, it, j, &r, rc);
     it->have = 1;

@@ -55,10 +55,17 @@ typedef struct {
     pthread_mutex_t mu;  /* guards the database, the summary and the pool's stores while GPUs run a round */
 } gt_sweep;
 
-/* plan.c: the shape's candidates, this shard's share in sweep order, stored verdicts taken over. 0 or -1. */
+/* plan.c: the shape's candidates, this shard's share in sweep order, stored verdicts taken over. With t->gpu NULL
+ * (a plan ahead of the GPU: tuner/ahead.c) the static spaces only, nothing taken over. 0 or -1. */
 int gt_plan_shape(gt_sweep *t, gt_shape_ctx *sc);
+/* 1 when the sweep's options select family f (--family, else its math class; test-only families only by name). */
+int gt_plan_selected(const gt_tune_opts *o, const gt_family *f);
 /* An item for f/p on shape s (for cross-timing): its job registered. 0 or -1 with t->err. */
 int gt_plan_item(gt_sweep *t, const gt_family *f, const gt_params *p, const gt_shape *s, gt_item *it);
+
+/* tune.c: the i-th shape and layout of the sweep into *s (each shape in every layout, or in its own). 1, or 0 past
+ * the last. */
+int gt_sweep_shape(const gt_tune_opts *o, int i, gt_shape *s);
 
 /* search.c: 1 when the sweep was interrupted or its budget is spent. */
 int gt_sweep_stopped(const gt_sweep *t);

@@ -290,8 +290,7 @@ static void teardown(gt_sweep *t)
     pthread_mutex_destroy(&t->mu);
 }
 
-/* The shapes and layouts to tune, in order. */
-static int next_shape(const gt_tune_opts *o, int i, gt_shape *s)
+int gt_sweep_shape(const gt_tune_opts *o, int i, gt_shape *s)
 {
     const int per = o->shape_layouts ? 1 : (o->nlayouts ? o->nlayouts : 1);
     if (i >= o->nshapes * per) return 0;
@@ -310,7 +309,7 @@ int gt_tune_run(const gt_tune_opts *o, gt_tune_summary *sum, char *err, size_t e
     pthread_mutex_init(&t.mu, NULL);
     if (start_gpus(&t) || (o->on_gpu && o->on_gpu(&t.info, o->ctx, err, errlen)) || begin_sweeps(&t)) goto out;
     rc = 0;
-    for (int i = 0; rc == 0 && !gt_sweep_stopped(&t) && next_shape(o, i, &s); ++i) rc = tune_shape(&t, &s);
+    for (int i = 0; rc == 0 && !gt_sweep_stopped(&t) && gt_sweep_shape(o, i, &s); ++i) rc = tune_shape(&t, &s);
     sum->interrupted = o->interrupt && *o->interrupt;
     if (rc == 0 && sum->interrupted) rc = 130;
 out:

@@ -18,6 +18,7 @@ int gt_cmd_report(int argc, char **argv);
 int gt_cmd_explain(int argc, char **argv);
 int gt_cmd_bench(int argc, char **argv);
 int gt_cmd_exec(int argc, char **argv);
+int gt_cmd_precompile(int argc, char **argv);
 
 /* What `gemmtune exec` says at the end, to out: the calls of cmd served and forwarded (by entry point and reason,
  * from the drop-in's summary file) and, with record, the shapes recorded there. Cannot fail. */

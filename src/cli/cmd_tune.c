@@ -1,6 +1,9 @@
-/* gemmtune tune (the default verb): parse the sweep's options and run tuner/tune.c. CLI tests in tests/test_cli.c. */
+/* gemmtune tune (the default verb): parse the sweep's options and run tuner/tune.c, or with --dry-run list its plan
+ * (tuner/ahead.c). CLI tests in tests/test_cli.c and tests/test_cli_plan.c. */
+#include "ahead.h"
 #include "cli.h"
 #include "cli_db.h"
+#include "cli_plan.h"
 #include "options.h"
 #include "db.h"
 #include "family.h"
@@ -29,28 +32,12 @@ static void usage(FILE *out)
 
 typedef struct {
     gt_cli_args a;
-    char *families[64];
+    char *families[GT_CLI_MAX_FAMILIES];
     char db[4096];
     char command[1024];
     char shard_from[160];
     int progress;
 } tune_args;
-
-static int parse_families(const char *text, gt_tune_opts *o, tune_args *t, char *err, size_t errlen)
-{
-    char *copy = strdup(text), *save = NULL;
-    for (char *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (!gt_family_find(tok) || o->nfamilies == 64) {
-            snprintf(err, errlen, "unknown family '%s' (see gemmtune candidates --count)", tok);
-            free(copy);
-            return -1;
-        }
-        t->families[o->nfamilies++] = strdup(tok);
-    }
-    free(copy);
-    o->families = (const char *const *)t->families;
-    return o->nfamilies ? 0 : (snprintf(err, errlen, "empty --family list"), -1);
-}
 
 static const char *env(const char *name) { return getenv(name); }
 
@@ -60,12 +47,9 @@ static int to_opts(tune_args *t, gt_tune_opts *o, char *err, size_t errlen)
     const gt_cli_args *a = &t->a;
     o->gpus = a->gpu.v;
     o->ngpus = a->gpu.n ? a->gpu.n : 1; /* a.gpu.v[0] = 0 */
-    if (a->layout.n) memcpy(o->layouts, a->layout.v, sizeof o->layouts), o->nlayouts = a->layout.n;
-    if (a->family && parse_families(a->family, o, t, err, errlen) < 0) return -1;
-    if (a->math) {
-        gt_math m;
-        o->math = !strcmp(a->math, "all") ? -1 : gt_math_parse(a->math, &m) == 0 ? (int)m : GT_MATH_FP32;
-    }
+    if (gt_cli_plan_opts(a, o, t->families, err, errlen) < 0) return -1;
+    if (a->arch && !a->dry_run)
+        return snprintf(err, errlen, "--arch goes with --dry-run: a sweep compiles for the GPU it runs on"), -1;
     if (a->strategy)
         o->strategy = !strcmp(a->strategy, "random")    ? GT_STRATEGY_RANDOM
                       : !strcmp(a->strategy, "halving") ? GT_STRATEGY_HALVING
@@ -80,7 +64,6 @@ static int to_opts(tune_args *t, gt_tune_opts *o, char *err, size_t errlen)
     if (a->warmup) o->warmup = (int)a->warmup;
     if (a->topk) o->topk = (int)a->topk;
     if (a->final_reps) o->final_reps = (int)a->final_reps;
-    if (a->jobs) o->jobs = (int)a->jobs;
     if (a->trial_timeout) o->timeout_floor_s = (double)a->trial_timeout;
     if (a->prune_ratio >= 0) o->prune_ratio = a->prune_ratio;
     if (a->prune_best >= 0) o->prune_best = a->prune_best;
@@ -89,9 +72,6 @@ static int to_opts(tune_args *t, gt_tune_opts *o, char *err, size_t errlen)
     if (a->no_cross) o->cross = 0;
     if (a->progress >= 0) t->progress = a->progress;
     o->retry_failed = a->retry_failed;
-    o->shape_layouts = a->sizes_with_layout;
-    if (o->shape_layouts && a->layout.n)
-        return snprintf(err, errlen, "--layout and sizes with their own layout (MxNxK:nn) do not go together"), -1;
     return 0;
 }
 
@@ -262,6 +242,59 @@ static int sweep(gt_tune_opts *o, const char *db)
     return rc;
 }
 
+/* ---- --dry-run: the plan, listed (tuner/ahead.c) ---- */
+
+static const char *variant_name(int variant, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%s", gt_layout_name(variant >> 1 & 1, variant & 1), variant & 4 ? "/batch" : "");
+    return buf;
+}
+
+static void dry_shape(const gt_shape *s, int n, void *ctx)
+{
+    char dims[48];
+    (void)ctx;
+    printf("\n%s %s: %d candidate%s\n", gt_shape_dims(s, dims, sizeof dims), gt_layout_name(s->ta, s->tb), n,
+           n == 1 ? "" : "s");
+    printf("  %-10s %-8s %-10s %-16s  %s\n", "family", "layout", "cubin", "id", "params");
+}
+
+static void dry_item(const gt_ahead_item *e, void *ctx)
+{
+    char var[16];
+    (void)ctx;
+    gt_term_printf(stdout, "  %-10s %-8s %-10s %-16s  %s\n", e->f->name, variant_name(e->variant, var, sizeof var),
+                   e->cached < 0 ? "-" : e->cached ? "cached" : "to compile", e->hash, e->params);
+}
+
+static void dry_device(const gt_shape *s, const gt_family *f, void *ctx)
+{
+    char var[16];
+    (void)ctx;
+    printf("  %-10s %-8s %-10s %-16s  %s\n", f->name, variant_name(gt_variant(s), var, sizeof var), "-", "-",
+           "(candidates asked of the GPU at run time)");
+}
+
+/* The plan of this sweep (or shard) for --arch, or for the first GPU's; nothing run, nothing written. 0, 1 (the
+ * database cannot be read) or 2 (no architecture). */
+static int dry_run(gt_tune_opts *o, const gt_cli_args *a, const char *db)
+{
+    char err[1024], arch[16];
+    gt_ahead_opts ao = {.arch = arch, .on_shape = dry_shape, .on_item = dry_item, .on_device = dry_device};
+    gt_ahead_summary sum;
+    if (gt_cli_plan_arch(a->arch, o->gpus[0], arch, sizeof arch, &ao.sms, err, sizeof err) < 0)
+        return gt_term_printf(stderr, "gemmtune: %s\n", err), 2;
+    printf("dry run for %s%s", arch, ao.sms ? "" : " (sweep order for an unknown SM count)");
+    if (o->shard_n > 1) printf(", shard %d/%d", o->shard_i, o->shard_n);
+    printf(": nothing is run or written\n");
+    if (gt_ahead_run(o, &ao, &sum, err, sizeof err) < 0) return gt_term_printf(stderr, "gemmtune: %s\n", err), 1;
+    printf("\n%d candidates over %d (shape, layout) pair%s: %d distinct sources, %d cubins cached, %d to compile\n",
+           sum.candidates, sum.shapes, sum.shapes == 1 ? "" : "s", sum.sources, sum.cached, sum.sources - sum.cached);
+    if (sum.device) printf("and %d lists of candidates asked of the GPU at run time (nothing to compile)\n", sum.device);
+    gt_term_printf(stdout, "cubin cache: %s\n", db);
+    return 0;
+}
+
 /* A preset first, then the command line (its values point into *pv, kept until the end). 1 for --help. */
 static int parse_all(int argc, char **argv, tune_args *t, char ***pv, int *pn, char *err, size_t errlen)
 {
@@ -297,6 +330,11 @@ int gt_cmd_tune(int argc, char **argv)
     if (c < 0 || to_opts(&t, &o, err, sizeof err) < 0) goto bad;
     if (!t.a.sizes.n && (t.a.sizes.n = gt_cli_parse_sizes("1024,2048", &t.a.sizes.v, err, sizeof err)) < 0) goto bad;
     if (gt_cli_db_path(t.a.db, t.db, sizeof t.db, err, sizeof err) < 0) goto bad;
+    if (t.a.dry_run) {
+        o.shapes = t.a.sizes.v, o.nshapes = t.a.sizes.n, o.db_path = t.db;
+        rc = dry_run(&o, &t.a, t.db);
+        goto out;
+    }
     if (gt_db_check_writable(t.db, err, sizeof err) < 0) { /* before the GPUs start, not after */
         gt_term_printf(stderr, "gemmtune: %s\n", err);
         rc = 1;

@@ -14,6 +14,7 @@ static const struct {
 } verbs[] = {
     {"tune", gt_cmd_tune, "tune SGEMM for shapes on a GPU and store every trial (the verb when options come first)"},
     {"candidates", gt_cmd_candidates, "list the legal candidates of each family, no GPU needed"},
+    {"precompile", gt_cmd_precompile, "compile and cache what a sweep would compile, no GPU needed (docs/CLUSTER.md)"},
     {"query", gt_cmd_query, "print stored winners or trials with their ratio to cuBLAS"},
     {"export", gt_cmd_export, "write the winners as JSON or as a C header"},
     {"import", gt_cmd_import, "read winners from an exported JSON file"},

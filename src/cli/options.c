@@ -34,6 +34,7 @@ typedef struct {
 
 #define O(f) offsetof(gt_cli_args, f)
 #define READERS (GT_V_QUERY | GT_V_EXPORT | GT_V_REPORT)
+#define PLANS (GT_V_TUNE | GT_V_PRECOMPILE) /* what a sweep's plan is made of: tune's and precompile's */
 #define DEFAULT_DB "$GEMMTUNE_DB,\nelse $XDG_DATA_HOME/gemmtune/gemmtune.db (~/.local/share/gemmtune/gemmtune.db)"
 
 static const gt_opt table[] = {
@@ -58,29 +59,41 @@ static const gt_opt table[] = {
      "capability when there is exactly one, else an unnamed GPU (then only the fallback\n"
      "can apply)"},
     {"--arch", NULL, "sm_XY", A_TEXT, GT_V_CANDIDATES, O(arch), 0, NULL, "device limits of this architecture (default " GT_DEFAULT_ARCH ")"},
+    {"--arch", NULL, "sm_XY", A_TEXT, GT_V_PRECOMPILE, O(arch), 0, NULL,
+     "the architecture of the GPUs that will tune, e.g. sm_90 for H100 and H200 (an\n"
+     "arch-specific family compiles for its sm_90a itself); required where there is no GPU,\n"
+     "else that of --gpu's device"},
+    {"--arch", NULL, "sm_XY", A_TEXT, GT_V_TUNE, O(arch), 0, NULL,
+     "with --dry-run: plan for this architecture instead of asking the first --gpu"},
+    {"--gpu", NULL, "N", A_GPUS, GT_V_PRECOMPILE, O(gpu), 1, NULL,
+     "without --arch, compile for the architecture of CUDA device N (default 0)"},
     {"--sizes", NULL, "LIST", A_SIZES, GT_V_TUNE, O(sizes), 0, NULL,
      "N (N x N x N) or MxNxK items, e.g. 1024,2048,3000x5000x700 (default 1024,2048);\n"
      "MxNxK:tn tunes an item in its own layout only; @FILE reads the items from a file,\n"
      "e.g. the calls a program recorded with GEMMTUNE_RECORD=FILE (docs/LOADER.md);\n"
      "what fits in the GPU's memory is checked when the sweep starts"},
+    {"--sizes", NULL, "LIST", A_SIZES, GT_V_PRECOMPILE, O(sizes), 0, NULL,
+     "compile what a sweep of these sizes would: N, MxNxK, BxMxNxK (a batch) or MxNxK:tn\n"
+     "items, or @FILE, as tune takes them (default: every family's whole default space,\n"
+     "single GEMMs; the sizes only narrow it, and a batch adds its own kernels)"},
     {"--sizes", NULL, "LIST", A_SIZES, GT_V_BENCH, O(sizes), 0, NULL,
      "N, MxNxK or MxNxK:layout items, or @FILE (default: the public benchmark suite of\n"
      "docs/BENCHMARKS.md, " GT_BENCH_SUITE_1 ",\n" GT_BENCH_SUITE_2 ")"},
     {"--shape", NULL, "S", A_SHAPE, READERS, O(shape), 0, NULL,
      "one shape, MxNxK or N (N x N x N), of the layout --layout names (default nn)"},
     {"--shape", NULL, "S", A_SHAPE, GT_V_EXPLAIN, O(shape), 0, NULL, "the call's shape, MxNxK or N (required)"},
-    {"--layout", "--layouts", "LIST", A_LAYOUTS, GT_V_TUNE, O(layout), 4, NULL,
+    {"--layout", "--layouts", "LIST", A_LAYOUTS, PLANS, O(layout), 4, NULL,
      "row-major layouts, a comma list of nn, nt, tn, tt (t = that operand stored\n"
      "transposed; default nn)"},
     {"--layout", "--layouts", "L", A_LAYOUTS, GT_V_BENCH | GT_V_EXPLAIN, O(layout), 1, NULL,
      "row-major layout: nn, nt, tn or tt (default nn)"},
     {"--layout", "--layouts", "L", A_LAYOUTS, READERS, O(layout), 1, NULL, "only this layout: nn, nt, tn or tt"},
-    {"--family", NULL, "LIST", A_TEXT, GT_V_TUNE, O(family), 0, NULL,
+    {"--family", NULL, "LIST", A_TEXT, PLANS, O(family), 0, NULL,
      "only these families (gemmtune candidates --count lists them; default all)"},
     {"--family", NULL, "F", A_TEXT, READERS, O(family), 0, NULL, "only this kernel family"},
     {"--family", NULL, "F", A_TEXT, GT_V_CANDIDATES, O(family), 0, NULL,
      "only family F; test-only families (never swept) are listed only when named"},
-    {"--db", NULL, "PATH", A_PATH, GT_V_TUNE | GT_V_IMPORT | GT_V_MERGE, O(db), 0, NULL,
+    {"--db", NULL, "PATH", A_PATH, GT_V_TUNE | GT_V_IMPORT | GT_V_MERGE | GT_V_PRECOMPILE, O(db), 0, NULL,
      "database to write, created with its folders if needed; default " DEFAULT_DB},
     {"--db", NULL, "PATH", A_PATH, READERS, O(db), 0, NULL,
      "database to read; it is only read, so it may be another user's, and a missing one is\n"
@@ -101,7 +114,7 @@ static const gt_opt table[] = {
      "cuBLAS SGEMM) or tf32x3 (FP32 accuracy from split TF32 products, where tuned and faster)"},
     {"--log", NULL, "FILE", A_PATH, GT_V_EXEC, O(log), 0, NULL,
      "the drop-in's log, one line per new call and outcome ($GEMMTUNE_PRELOAD_LOG): a file, or stderr"},
-    {"--math", NULL, "CLASS", A_MATH, GT_V_TUNE, O(math), 1, NULL,
+    {"--math", NULL, "CLASS", A_MATH, PLANS, O(math), 1, NULL,
      "the math class whose families are swept when --family is not given: fp32 (default:\n"
      "IEEE FP32 products and sums, as cuBLAS SGEMM), tf32x3 (FP32 accuracy from split TF32\n"
      "tensor-core products, validated against FP64; served only to callers that ask), or all.\n"
@@ -131,7 +144,12 @@ static const gt_opt table[] = {
     {"--shard", NULL, "I/N|auto", A_TEXT, GT_V_TUNE, O(shard), 0, NULL,
      "run only the I-th of N deterministic parts of the work (0 <= I < N); auto takes I and\n"
      "N from Slurm (job array, else task rank: docs/CLUSTER.md)"},
-    {"--jobs", NULL, "N", A_INT, GT_V_TUNE, O(jobs), 1024, NULL, "NVRTC compile threads (default: the host's cores)"},
+    {"--jobs", NULL, "N", A_INT, PLANS, O(jobs), 1024, NULL, "NVRTC compile threads (default: the host's cores)"},
+    {"--dry-run", NULL, NULL, A_FLAG, GT_V_TUNE, O(dry_run), 1, NULL,
+     "print the trials the sweep (or this --shard of it) would run, per shape: family,\n"
+     "params, layout, and whether the cubin is cached; runs nothing, writes nothing, and\n"
+     "needs no GPU with --arch (families whose candidates a GPU's library gives, such as\n"
+     "cublas, are listed as asked of the GPU at run time)"},
     {"--prune-ratio", NULL, "R", A_REAL, GT_V_TUNE, O(prune_ratio), 1000000, NULL,
      "a candidate whose first run is R times slower than cuBLAS is stored as 'pruned' and\n"
      "not validated or timed further (default 20; 0 = never)"},
@@ -213,9 +231,10 @@ static const gt_opt *find(unsigned verb, const char *arg, size_t *len)
 
 static const char *verb_name(unsigned verb)
 {
-    static const char *const names[] = {"tune", "candidates", "query", "export", "import", "merge", "report", "explain",
-                                        "bench"};
-    for (int i = 0; i < 9; ++i)
+    static const char *const names[] = {"tune",    "candidates", "query", "export", "import",    "merge",
+                                        "report",  "explain",    "bench", "exec",   "precompile"};
+    _Static_assert(1u << (sizeof names / sizeof names[0] - 1) == GT_V_LAST, "one name per verb, in bit order");
+    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); ++i)
         if (verb == 1u << i) return names[i];
     return "?";
 }
@@ -225,13 +244,13 @@ static int unknown(unsigned verb, const char *arg, char *err, size_t errlen)
 {
     size_t len;
     unsigned others = 0;
-    for (unsigned v = 1; v <= GT_V_BENCH; v <<= 1)
+    for (unsigned v = 1; v <= GT_V_LAST; v <<= 1)
         if (v != verb && find(v, arg, &len)) others |= v;
     size_t used = (size_t)snprintf(err, errlen, "unknown option '%.*s'", (int)strcspn(arg, "="), arg);
     if (others && used < errlen) {
         int left = __builtin_popcount(others), first = 1;
         used += (size_t)snprintf(err + used, errlen - used, " (an option of");
-        for (unsigned v = 1; v <= GT_V_BENCH && used < errlen; v <<= 1) {
+        for (unsigned v = 1; v <= GT_V_LAST && used < errlen; v <<= 1) {
             if (!(others & v)) continue;
             left--;
             used += (size_t)snprintf(err + used, errlen - used, "%s %s", first ? "" : left ? "," : " and", verb_name(v));

@@ -26,6 +26,8 @@ enum {
     GT_V_EXPLAIN = 1 << 7,
     GT_V_BENCH = 1 << 8,
     GT_V_EXEC = 1 << 9,
+    GT_V_PRECOMPILE = 1 << 10,
+    GT_V_LAST = GT_V_PRECOMPILE,
 };
 
 typedef struct {
@@ -52,6 +54,7 @@ typedef struct {
     int has_prune_ratio, no_cross;
     long max_trials, seed, reps, warmup, topk, final_reps, jobs, trial_timeout;
     int retry_failed, progress; /* progress: -1 not given, 0 or 1 */
+    int dry_run;
     /* query, export, candidates */
     int trials, gpus, sweeps, with_cubin, count;
     long top;
