@@ -211,6 +211,17 @@ static gemmtune_status launch(struct gemmtune_context *h, const gt_plan *p, void
     return GEMMTUNE_SUCCESS;
 }
 
+/* The call's plan: the lock-free lookup, else made under the handle's lock. */
+static gemmtune_status plan_of(struct gemmtune_context *h, const gt_call *c, void *stream, gt_plan **out)
+{
+    const unsigned b = call_hash(c);
+    if ((*out = find_plan(h, c, b))) return GEMMTUNE_SUCCESS;
+    pthread_mutex_lock(&h->lock);
+    gemmtune_status st = make_plan(h, c, b, stream, out);
+    pthread_mutex_unlock(&h->lock);
+    return st;
+}
+
 /* gemmtune_sgemm and gemmtune_sgemm_strided_batched (batch <= 1: one GEMM, strides unused); fn names the entry. */
 static gemmtune_status sgemm(gemmtune_handle h, void *stream, const char *fn, gemmtune_op transa, gemmtune_op transb,
                              int m, int n, int k, float alpha, const float *A, int lda, long long sa, const float *B,
@@ -228,14 +239,9 @@ static gemmtune_status sgemm(gemmtune_handle h, void *stream, const char *fn, ge
     if ((k && (!A || !B)) || !C) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "%s: NULL matrix", fn);
     if (cudaGetDevice(&cur) != cudaSuccess || cur != h->device)
         return gt_loader_fail(GEMMTUNE_STATUS_WRONG_DEVICE, "current device %d, handle's %d", cur, h->device);
-    const unsigned b = call_hash(&c);
-    gt_plan *p = find_plan(h, &c, b);
-    if (!p) {
-        pthread_mutex_lock(&h->lock);
-        gemmtune_status st = make_plan(h, &c, b, stream, &p);
-        pthread_mutex_unlock(&h->lock);
-        if (st) return st;
-    }
+    gt_plan *p;
+    gemmtune_status st = plan_of(h, &c, stream, &p);
+    if (st) return st;
     if (h->record_path[0]) atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
     if (p->choice.rule == GT_RULE_NONE) return gt_loader_fail_text(GEMMTUNE_STATUS_NO_KERNEL, p->note);
     gt_args a = {.m = c.shape.m, .n = c.shape.n, .k = k, .ta = c.shape.ta, .tb = c.shape.tb, .alpha = alpha,
@@ -254,14 +260,8 @@ int gemmtune_runs_own_kernel(gemmtune_handle h, void *stream, gemmtune_op transa
     if (!h || k < 1 || gt_loader_map_call(h->column_major, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &c, &swap,
                                           err, sizeof err))
         return -1;
-    const unsigned b = call_hash(&c);
-    gt_plan *p = find_plan(h, &c, b);
-    if (!p) {
-        pthread_mutex_lock(&h->lock);
-        gemmtune_status st = make_plan(h, &c, b, stream, &p);
-        pthread_mutex_unlock(&h->lock);
-        if (st) return -1;
-    }
+    gt_plan *p;
+    if (plan_of(h, &c, stream, &p)) return -1;
     const int own = p->choice.rule != GT_RULE_NONE && !p->bplan;
     if (!own && h->record_path[0]) atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed); /* run elsewhere */
     return own;
