@@ -224,3 +224,16 @@ char *gt_fixture_dump(const char *path)
     return out;
 }
 
+int gt_fixture_damage_index(const char *path, const char *index)
+{
+    char q[200];
+    snprintf(q, sizeof q, "SELECT rootpage FROM sqlite_master WHERE name = '%s'", index);
+    const long long page = gt_fixture_sql_int(path, q), size = gt_fixture_sql_int(path, "PRAGMA page_size");
+    FILE *f = page > 0 && size > 0 ? fopen(path, "r+b") : NULL;
+    if (!f) return -1;
+    unsigned char junk[64];
+    memset(junk, 0xA5, sizeof junk);
+    int rc = fseek(f, (long)((page - 1) * size + 12), SEEK_SET) == 0 && fwrite(junk, 1, sizeof junk, f) == sizeof junk;
+    return fclose(f) == 0 && rc ? 0 : -1;
+}
+

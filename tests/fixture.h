@@ -46,4 +46,7 @@ char *gt_fixture_dump(const char *path);
 /* Remove path and its -wal, -shm, -journal companions. */
 void gt_fixture_rm(const char *path);
 
+/* Flip bytes of the root page of the named index of the database at path, as a damaged disk would. 0 or -1. */
+int gt_fixture_damage_index(const char *path, const char *index);
+
 #endif

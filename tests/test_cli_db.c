@@ -510,20 +510,6 @@ static void mutate_row(const char *json, int i, const char *key, const char *val
     cJSON_Delete(root);
 }
 
-/* Flip bytes of the root page of the named index, as a damaged disk would. */
-static int damage_index(const char *path, const char *index)
-{
-    char q[200];
-    snprintf(q, sizeof q, "SELECT rootpage FROM sqlite_master WHERE name = '%s'", index);
-    const long long page = gt_fixture_sql_int(path, q), size = gt_fixture_sql_int(path, "PRAGMA page_size");
-    FILE *f = page > 0 && size > 0 ? fopen(path, "r+b") : NULL;
-    if (!f) return -1;
-    unsigned char junk[64];
-    memset(junk, 0xA5, sizeof junk);
-    int rc = fseek(f, (long)((page - 1) * size + 12), SEEK_SET) == 0 && fwrite(junk, 1, sizeof junk, f) == sizeof junk;
-    return fclose(f) == 0 && rc ? 0 : -1;
-}
-
 /* Issue 25: an import refused after the database was opened (here: a file size limit, as on a full disk) leaves
  * no new database and no WAL behind; an import into a damaged database names the database, not the JSON file. */
 GT_TEST(cli_import_failing_late_leaves_no_file_and_blames_the_right_file, GT_NEEDS_NONE)
@@ -550,7 +536,7 @@ GT_TEST(cli_import_failing_late_leaves_no_file_and_blames_the_right_file, GT_NEE
         snprintf(side, sizeof side, "%s%s", fresh, ext[i]);
         CHECK_MSG(!exists(side), "%s left behind", side);
     }
-    CHECK(gt_fixture_copy(src, fresh) == 0 && damage_index(fresh, "sqlite_autoindex_candidates_1") == 0);
+    CHECK(gt_fixture_copy(src, fresh) == 0 && gt_fixture_damage_index(fresh, "sqlite_autoindex_candidates_1") == 0);
     refused(fresh, 1, "is damaged", GT_CLI " import --db %s %s", fresh, json);
     CHECK_MSG(strstr(out, fresh) && !strstr(out, json), "the JSON file is blamed: %s", out);
     gt_fixture_rm(src), gt_fixture_rm(fresh), unlink(json), unlink(big);

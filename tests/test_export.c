@@ -515,20 +515,6 @@ GT_TEST(merge_refuses_every_invalid_row_naming_the_part, GT_NEEDS_NONE)
     free(a), free(b), free(bad), free(copy);
 }
 
-/* Flip bytes of the root page of the named index, as a damaged disk would. */
-static int damage_index(const char *path, const char *index)
-{
-    char q[200];
-    snprintf(q, sizeof q, "SELECT rootpage FROM sqlite_master WHERE name = '%s'", index);
-    const long long page = gt_fixture_sql_int(path, q), size = gt_fixture_sql_int(path, "PRAGMA page_size");
-    FILE *f = page > 0 && size > 0 ? fopen(path, "r+b") : NULL;
-    if (!f) return -1;
-    unsigned char junk[64];
-    memset(junk, 0xA5, sizeof junk);
-    int rc = fseek(f, (long)((page - 1) * size + 12), SEEK_SET) == 0 && fwrite(junk, 1, sizeof junk, f) == sizeof junk;
-    return fclose(f) == 0 && rc ? 0 : -1;
-}
-
 /* Issue 25: several parts are merged all or nothing, naming the part at fault; a damaged part (SQLite's
  * integrity_check) is refused; cubins are never taken from a part; and a damaged database is named as such. */
 GT_TEST(merge_all_or_nothing_whole_parts_no_cubins, GT_NEEDS_NONE)
@@ -548,7 +534,7 @@ GT_TEST(merge_all_or_nothing_whole_parts_no_cubins, GT_NEEDS_NONE)
     CHECK_MSG(gt_fixture_same_bytes(a, copy), "the good parts before the bad one were merged");
     /* a damaged part: SQLite's integrity check fails, and nothing of it is read */
     gt_fixture_rm(bad);
-    CHECK(gt_fixture_copy(b, bad) == 0 && damage_index(bad, "sqlite_autoindex_candidates_1") == 0);
+    CHECK(gt_fixture_copy(b, bad) == 0 && gt_fixture_damage_index(bad, "sqlite_autoindex_candidates_1") == 0);
     CHECK_MSG(merge_into(a, bad, st) == -1 && strstr(err, "damaged") && strstr(err, bad), "%s", err);
     CHECK(gt_fixture_same_bytes(a, copy));
     /* a 9-byte garbage cubin in a part never reaches this database */
@@ -563,7 +549,7 @@ GT_TEST(merge_all_or_nothing_whole_parts_no_cubins, GT_NEEDS_NONE)
     gt_db_close(db);
     CHECK(gt_fixture_sql_int(a, "SELECT count(*) FROM cubins") == 0);
     /* a damaged database to merge into: it is the one named */
-    CHECK(gt_fixture_copy(c, copy) == 0 && damage_index(copy, "sqlite_autoindex_candidates_1") == 0);
+    CHECK(gt_fixture_copy(c, copy) == 0 && gt_fixture_damage_index(copy, "sqlite_autoindex_candidates_1") == 0);
     CHECK(gt_db_open(copy, GT_DB_WRITE, &db, err, sizeof err) == 0);
     CHECK_MSG(gt_db_merge(db, b, st, err, sizeof err) == -1 && strstr(err, "damaged") && strstr(err, copy), "%s", err);
     gt_db_close(db);
