@@ -1,6 +1,7 @@
 /* The tests' fixture builder (see tests/fixture.h): databases built through the db API, the version-1 file, file
  * and SQL helpers. Used by the db, export, CLI, report and loader tests. */
 #include "fixture.h"
+#include "harness.h"
 
 #include <limits.h>
 #include <sqlite3.h>
@@ -237,3 +238,16 @@ int gt_fixture_damage_index(const char *path, const char *index)
     return fclose(f) == 0 && rc ? 0 : -1;
 }
 
+void gt_fixture_preload_env(char *buf, size_t n, const char *also)
+{
+    if (strstr(gt_build_dir(), "asan"))
+        snprintf(buf, n, "ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 LD_PRELOAD=\"$(cc -print-file-name=libasan.so)"
+                 " %s/libgemmtune_cublas.so %s\"", gt_build_dir(), also);
+    else snprintf(buf, n, "LD_PRELOAD=\"%s/libgemmtune_cublas.so %s\"", gt_build_dir(), also);
+}
+
+char *gt_fixture_text(const char *path)
+{
+    size_t n;
+    return (char *)gt_fixture_slurp(path, &n);
+}

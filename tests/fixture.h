@@ -49,4 +49,12 @@ void gt_fixture_rm(const char *path);
 /* Flip bytes of the root page of the named index of the database at path, as a damaged disk would. 0 or -1. */
 int gt_fixture_damage_index(const char *path, const char *index);
 
+/* The environment prefix of a shell command that preloads this build's libgemmtune_cublas.so (then also, which may
+ * be "") into a child. An ASan build's library needs the ASan runtime loaded first; the CUDA runtime's leaks in a
+ * child are not a test's business. */
+void gt_fixture_preload_env(char *buf, size_t n, const char *also);
+
+/* A text file's contents, NUL-terminated (NULL when unreadable). Caller frees. */
+char *gt_fixture_text(const char *path);
+
 #endif

@@ -3,6 +3,7 @@
  * in front of the real one (whose errors must come back unchanged). GPU: preload_gpu_* here, and the full check
  * tests/preload/run_check.sh.   Run: build/gt_tests --cpu preload */
 #include "cli.h"
+#include "fixture.h"
 #include "harness.h"
 #include "preload.h"
 
@@ -277,29 +278,7 @@ GT_TEST(preload_library_exports_only_cublas_entry_points, GT_NEEDS_NONE)
     free(out);
 }
 
-/* The environment prefix that preloads this build's library into a child. An ASan build's library needs the
- * ASan runtime loaded first; the CUDA runtime's leaks in a child are not this test's business. The child sees
- * no GPU, so no call can reach a kernel launch with the stand-in's host pointers. */
-static void preload_prefix_with(char *buf, size_t n, const char *also)
-{
-    if (asan_build())
-        snprintf(buf, n, "ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 LD_PRELOAD=\"$(cc -print-file-name=libasan.so)"
-                 " %s/libgemmtune_cublas.so %s\"", gt_build_dir(), also);
-    else snprintf(buf, n, "LD_PRELOAD=\"%s/libgemmtune_cublas.so %s\"", gt_build_dir(), also);
-}
-
-static void preload_prefix(char *buf, size_t n) { preload_prefix_with(buf, n, ""); }
-
-static char *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = calloc(1, 1 << 16);
-    size_t n = fread(buf, 1, (1 << 16) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
+static void preload_prefix(char *buf, size_t n) { gt_fixture_preload_env(buf, n, ""); }
 
 static int count_lines(const char *s, const char *needle)
 {
@@ -322,7 +301,7 @@ GT_TEST(preload_interposer_forwards_untouched_to_a_stand_in_cublas, GT_NEEDS_NON
     rc = gt_run(cmd, &with);
     CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s\nwithout the preload:\n%s", cmd, with, plain);
     CHECK_MSG(with && strstr(with, "sgemm_reentry: status=0 reached=3 same=1 deepest=2"), "%s", with);
-    char *text = read_file(log);
+    char *text = gt_fixture_text(log);
     static const char *const want[] = {
         "serving FP32 GEMM", "forwarded to cuBLAS: device pointer mode", "forwarded to cuBLAS: math mode allows TF32",
         "forwarded to cuBLAS: invalid arguments", "forwarded to cuBLAS: the handle's getters failed",
@@ -344,7 +323,7 @@ GT_TEST(preload_forwards_each_entry_point_to_its_own_symbol, GT_NEEDS_NONE)
 {
     char pre[4400], cmd[16384], *plain = NULL, *with = NULL, also[4200];
     snprintf(also, sizeof also, "%s/tests/nogemmex/libfakecublas.so", gt_build_dir());
-    preload_prefix_with(pre, sizeof pre, also);
+    gt_fixture_preload_env(pre, sizeof pre, also);
     gt_run(DRIVE " 2>/dev/null", &plain);
     snprintf(cmd, sizeof cmd, "%s " DRIVE " 2>&1", pre);
     int rc = gt_run(cmd, &with);
@@ -417,7 +396,7 @@ GT_TEST(preload_switch_off_is_pure_pass_through, GT_NEEDS_NONE)
     snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD=off GEMMTUNE_PRELOAD_LOG=%s " DRIVE, pre, log);
     int rc = gt_run(cmd, &with);
     CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s", cmd, with);
-    char *text = read_file(log);
+    char *text = gt_fixture_text(log);
     CHECK_MSG(text && strstr(text, "pass-through (GEMMTUNE_PRELOAD=off)") && !strstr(text, "forwarded to cuBLAS:") &&
               strstr(text, "0 calls served by gemmtune, 0 forwarded"), "%s", text);
     free(with), free(text);
@@ -522,7 +501,7 @@ GT_TEST(preload_gpu_records_from_nothing, GT_NEEDS_GPU)
     CHECK_MSG(rc == 0 && count_lines(out, "gemmtune: no database at GEMMTUNE_DB=") == 1 &&
               count_lines(out, "gemmtune: the winners cannot be read") == 1, "%s ->\n%s", cmd, out);
     snprintf(path, sizeof path, "%s/shapes.txt", dir);
-    text = read_file(path);
+    text = gt_fixture_text(path);
     CHECK_MSG(text && strstr(text, "\n512x512x512:nn 4\n") && strstr(text, "\n1000x1000x1000:nn 4\n"), "%s",
               text ? text : "(no record file)");
     gt_shape *list = NULL;
@@ -532,7 +511,7 @@ GT_TEST(preload_gpu_records_from_nothing, GT_NEEDS_GPU)
     CHECK_MSG(gt_cli_parse_size_list(arg, &list, &with, err, sizeof err) == 2 && with == 1, "%s", err);
     free(list), free(text);
     snprintf(path, sizeof path, "%s/run.txt", dir);
-    text = read_file(path);
+    text = gt_fixture_text(path);
     CHECK_MSG(text && count_lines(text, ":") >= 10, "%s", text ? text : "(no record file)");
     free(text), free(out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
@@ -575,7 +554,7 @@ GT_TEST(preload_gpu_cublas_loaded_locally_is_found, GT_NEEDS_GPU)
              pre, dir);
     int rc = gt_run(cmd, &out);
     snprintf(path, sizeof path, "%s/log", dir);
-    log = read_file(path);
+    log = gt_fixture_text(path);
     CHECK_MSG(rc == 0 && strstr(out, "user_run: 0") && log && strstr(log, "100x100x100 nn served by cublas: cublasSgemm") &&
               strstr(log, "3 calls served by gemmtune"), "%s ->\n%s\n%s", cmd, out, log ? log : "(no log)");
     free(out), free(log);

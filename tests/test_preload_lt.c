@@ -5,6 +5,7 @@
 #include "bias.h"
 #include "compile.h"
 #include "family.h"
+#include "fixture.h"
 #include "harness.h"
 #include "preload.h"
 
@@ -199,26 +200,8 @@ GT_TEST(preload_lt_attribute_roles_names_and_log, GT_NEEDS_NONE)
 
 /* ---- the interposer in front of a stand-in cuBLASLt ---- */
 
-static int asan_build(void) { return strstr(gt_build_dir(), "asan") != NULL; }
 
-static void preload_prefix(char *buf, size_t n)
-{
-    if (asan_build())
-        snprintf(buf, n, "ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=0 LD_PRELOAD=\"$(cc -print-file-name=libasan.so)"
-                 " %s/libgemmtune_cublas.so\"", gt_build_dir());
-    else snprintf(buf, n, "LD_PRELOAD=%s/libgemmtune_cublas.so", gt_build_dir());
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return NULL;
-    char *buf = calloc(1, 1 << 16);
-    size_t n = fread(buf, 1, (1 << 16) - 1, f);
-    buf[n] = '\0';
-    fclose(f);
-    return buf;
-}
+static void preload_prefix(char *buf, size_t n) { gt_fixture_preload_env(buf, n, ""); }
 
 #define DRIVE_LT "CUDA_VISIBLE_DEVICES= " GT_BUILD "/tests/drive_fake_lt"
 
@@ -235,7 +218,7 @@ GT_TEST(preload_lt_interposer_with_a_stand_in_cublaslt, GT_NEEDS_NONE)
     snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD_LOG=%s " DRIVE_LT " 2>/dev/null", pre, log);
     rc = gt_run(cmd, &with);
     CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s\nwithout the preload:\n%s", cmd, with, plain);
-    char *text = slurp(log);
+    char *text = gt_fixture_text(log);
     static const char *const want[] = {
         "64x32x16 nn forwarded to cuBLASLt: no usable current CUDA device",
         "48x32x16 tn forwarded to cuBLASLt: no usable current CUDA device",
@@ -283,7 +266,7 @@ GT_TEST(preload_lt_switch_off_and_numerics_override, GT_NEEDS_NONE)
     gt_run(DRIVE_LT " 2>/dev/null", &plain);
     snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD=off GEMMTUNE_PRELOAD_LOG=%s " DRIVE_LT " 2>/dev/null", pre, log);
     int rc = gt_run(cmd, &with);
-    char *text = slurp(log);
+    char *text = gt_fixture_text(log);
     CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s", cmd, with);
     CHECK_MSG(text && !strstr(text, "[cublasLtMatmul") && strstr(text, "0 calls served by gemmtune, 0 forwarded"),
               "%s", text);
@@ -291,7 +274,7 @@ GT_TEST(preload_lt_switch_off_and_numerics_override, GT_NEEDS_NONE)
     unlink(log);
     snprintf(cmd, sizeof cmd, "%s NVIDIA_TF32_OVERRIDE=1 GEMMTUNE_PRELOAD_LOG=%s " DRIVE_LT " 2>/dev/null", pre, log);
     rc = gt_run(cmd, &with);
-    text = slurp(log);
+    text = gt_fixture_text(log);
     CHECK_MSG(rc == 0 && with && plain && !strcmp(plain, with), "%s ->\n%s", cmd, with);
     CHECK_MSG(text && strstr(text, "64x32x16 nn forwarded to cuBLASLt: FP32 numerics overridden by the environment: "
                                    "NVIDIA_TF32_OVERRIDE"), "%s", text);
