@@ -304,7 +304,8 @@ char *gt_render(const gt_family *f, const gt_params *p, int ta, int tb, int batc
     size_t used = (size_t)snprintf(out, cap, "// gemmtune family %s\n#define GT_TA %d\n#define GT_TB %d\n%s", f->name,
                                    ta ? 1 : 0, tb ? 1 : 0, batched ? "#define GT_BATCHED 1\n" : "");
     for (int i = 0; i < f->nparams; ++i)
-        used += (size_t)snprintf(out + used, cap - used, "#define %s %d\n", f->params[i].name, p->v[i]);
+        if (!f->params[i].launch_only)
+            used += (size_t)snprintf(out + used, cap - used, "#define %s %d\n", f->params[i].name, p->v[i]);
     memcpy(out + used, tpl, strlen(tpl) + 1);
     return out;
 }

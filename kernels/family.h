@@ -39,6 +39,9 @@ typedef struct {
     int optional;                /* added after kernels were stored: a params text may omit it, meaning values[0],
                                     and the canonical text omits it at values[0], so stored texts keep naming the
                                     same kernel */
+    int launch_only;             /* only launch() reads it (skinny's FILL, which sizes the K split): gt_render leaves
+                                    it out, so candidates that differ in it alone share one source, id and cubin,
+                                    and a sweep compiles them once */
 } gt_param;
 
 /* How a candidate becomes runnable. */
@@ -168,7 +171,7 @@ int gt_param_get(const gt_family *f, const gt_params *p, const char *name, int d
 int gt_layout_parse(const char *text, int *ta, int *tb);
 const char *gt_layout_name(int ta, int tb);
 
-/* Render CUDA source: #define lines for every param and the layout, with batched (a shape whose batch is above 1)
+/* Render CUDA source: #define lines for every param (but launch_only ones) and the layout, with batched (a shape whose batch is above 1)
  * also `#define GT_BATCHED 1` (gt_gemm then takes the batch's strides and walks grid z: templates/common.cuh; one
  * GEMM's source is the same as before batches existed), then the template text. Returns a malloc'd string (caller
  * frees) or NULL if the template is missing (message in err). */

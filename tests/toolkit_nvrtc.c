@@ -26,9 +26,21 @@ typedef struct {
     int n, cap;
 } job_list;
 
+/* 1 when p and q differ in launch-only params alone. */
+static int same_kernel(const gt_family *f, const gt_params *p, const gt_params *q)
+{
+    for (int i = 0; i < f->nparams; ++i)
+        if (!f->params[i].launch_only && p->v[i] != q->v[i]) return 0;
+    return 1;
+}
+
+/* One job per kernel: candidates that differ in a launch-only param alone share a source (gt_render), as a
+ * sweep's compile pool shares it. */
 static int add_job(const gt_family *f, const gt_params *p, void *ctx)
 {
     job_list *l = ctx;
+    for (int i = l->n - 1; i >= 0 && l->jobs[i].f == f; --i)
+        if (same_kernel(f, &l->jobs[i].p, p)) return 0;
     if (l->n == l->cap) l->jobs = realloc(l->jobs, (l->cap = l->cap ? 2 * l->cap : 256) * sizeof *l->jobs);
     l->jobs[l->n++] = gt_compile_job_make(f, p, 0, 0);
     return 0;
