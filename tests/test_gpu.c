@@ -130,8 +130,9 @@ static void check_variant(gt_worker *w, const gt_family *f, const gt_params *p, 
     free(src);
 }
 
-/* The issue's bar: every family, several candidates each, on 1x1x1, 7x13x5, 127x129x131, 1025x1023x1021 and
- * 4096^3, and strided batches of 3 x 67x45x129 and 5 x 129x127x257, all four layouts, alpha 1.5 with beta 0 over
+/* The issue's bar: every family, several candidates each, on 1x1x1, 7x13x5, 127x129x131, 1025x1023x1021,
+ * 4096^3 and the skinny 33x1031x2049 and 1031x7x777, and strided batches of 3 x 67x45x129, 5 x 129x127x257 and
+ * 3 x 17x100x300, all four layouts, alpha 1.5 with beta 0 over
  * NaN C and beta 0.5, tight / padded / unaligned ld (a batch's matrices back to back, padding included). The
  * worker runs the beta 0.5 check twice: C must be bitwise the same (split-K and stream-K included). */
 GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
@@ -143,7 +144,8 @@ GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
     if (!w) return;
     static const gt_shape shapes[] = {{1, 1, 1, 0, 0},          {7, 13, 5, 0, 0},         {127, 129, 131, 0, 0},
                                       {1025, 1023, 1021, 0, 0}, {67, 45, 129, 0, 0, 3},   {129, 127, 257, 0, 0, 5},
-                                      {4096, 4096, 4096, 0, 0}};
+                                      {4096, 4096, 4096, 0, 0}, {33, 1031, 2049, 0, 0},   {1031, 7, 777, 0, 0},
+                                      {17, 100, 300, 0, 0, 3}};
     static const int pads[3][3] = {{0, 0, 0}, {4, 8, 4}, {1, 3, 2}};
     const char *only = getenv("GT_GPU_FAMILY");
     for (int fi = 0; fi < gt_family_count(); ++fi) {

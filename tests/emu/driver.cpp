@@ -53,7 +53,7 @@ template <class F> void run_grid(const unsigned grid[3], const unsigned block[3]
 // gt_splitk_reduce has no barrier: run serially.
 void run_reduce(const gt_launch &L, const gt_problem &p, float *ws, float *C)
 {
-#if SPLITK > 1
+#if SPLITK > 1 || GT_SPLITK_AT_LAUNCH
     blockDim = {L.rblock[0], 1, 1};
     for (unsigned x = 0; x < L.rgrid[0]; ++x)
         for (unsigned t = 0; t < L.rblock[0]; ++t) {
@@ -71,8 +71,10 @@ int geometry(const gt_problem &p, gt_launch *L)
     gt_shape s = {p.m, p.n, p.k, p.ta, p.tb};
     fam->launch(&prm, &s, EMU_SMS, L);
     const size_t mn = (size_t)p.m * p.n;
+#if !GT_SPLITK_AT_LAUNCH // a template that reads the split from the launch has no SPLITK
     if (L->splitk != SPLITK) return printf("launch: splitk %d, template SPLITK %d\n", L->splitk, SPLITK), -1;
-    if (L->splitk > 1 && (L->ws_bytes != (size_t)L->splitk * mn * 4 || (size_t)L->rgrid[0] * L->rblock[0] < mn))
+#endif
+    if (L->splitk > 1 && (L->ws_bytes < (size_t)L->splitk * mn * 4 || (size_t)L->rgrid[0] * L->rblock[0] < mn))
         return printf("launch: split-K workspace %zu B or reduce grid too small\n", L->ws_bytes), -1;
     return 0;
 }
@@ -83,6 +85,11 @@ int run_case(const Case &c)
     gt_problem p = gt_problem_make(0, GT_TA, GT_TB, c.m, c.n, c.k, 0, c.alpha, c.beta);
     p.lda = ld_for(p.lda, c.pad), p.ldb = ld_for(p.ldb, c.pad), p.ldc = ld_for(p.ldc, c.pad);
     gt_launch L;
+    gt_call call = {};
+    call.shape.m = p.m, call.shape.n = p.n, call.shape.k = p.k, call.shape.ta = p.ta, call.shape.tb = p.tb;
+    call.lda = p.lda, call.ldb = p.ldb, call.ldc = p.ldc;
+    if (fam->applicable && !fam->applicable(&prm, &call))
+        return printf("%dx%dx%d: not applicable to this candidate, skipped: ok\n", p.m, p.n, p.k), 1;
     if (geometry(p, &L)) return 0;
     const size_t na = gt_problem_elems(&p, 'A'), nb = gt_problem_elems(&p, 'B'), nc = gt_problem_elems(&p, 'C');
     std::vector<float> ab(na + c.off), bb(nb + c.off), cb(nc + c.off), c0(nc); // exact extents (plus offset)
@@ -107,7 +114,8 @@ int run_case(const Case &c)
 }
 
 // Both emulators' cases: small and odd shapes with every ld variant (run.py), and multistage's edge, split and
-// steady-loop shapes (the old driver): K whole and ragged, interior blocks with aligned ld.
+// steady-loop shapes (the old driver): K whole and ragged, interior blocks with aligned ld; skinny shapes, small
+// M or N with K long enough to split.
 const Case cases[] = {
     {1, 1, 1, 0, 0, 1.5f, 0.0f},       {1, 1, 1, 3, 1, 1.5f, 0.5f},       {1, 1, 1, -1, 2, 1.5f, 0.0f},
     {7, 13, 5, 0, 0, 1.5f, 0.5f},      {7, 13, 5, 3, 1, 1.5f, 0.0f},      {7, 13, 5, 4, 0, 1.5f, 0.5f},
@@ -118,6 +126,8 @@ const Case cases[] = {
     {127, 129, 131, -2, 2, 1.5f, 0.0f}, {260, 136, 17, 4, 0, 1.5f, 0.0f}, {130, 300, 40, 0, 2, -1.0f, 0.5f},
     {300, 260, 20, -1, 0, 1.5f, 0.5f}, {64, 64, 1000, 0, 0, 1.5f, 0.5f},  {300, 260, 333, 2, 0, 1.5f, 0.0f},
     {1100, 300, 24, 0, 0, 1.5f, 0.5f}, {512, 384, 200, 0, 0, 1.5f, 0.5f}, {520, 260, 203, 4, 0, 1.5f, 0.0f},
+    {300, 33, 257, -1, 0, 1.5f, 0.5f}, {300, 33, 257, 1, 1, 1.5f, 0.0f}, {1025, 7, 400, 0, 0, 1.5f, 0.0f},
+    {45, 303, 475, -1, 0, 1.5f, 0.5f},
 };
 } // namespace
 

@@ -1,0 +1,119 @@
+/* Family skinny: GEMMs with one small side (M or N, as SIDE says, up to SR rows), which read the large operand once
+ * and split K over the GPU, reduced in a fixed order. Template: templates/skinny.cu. Tested by
+ * tests/test_skinny.c. */
+#include "family.h"
+
+#include <stdio.h>
+
+enum { P_SIDE, P_SR, P_TL, P_WARPS, P_KC, P_STAGES, P_FILL, NPARAMS };
+
+#define REJECT(...) return snprintf(why, n, __VA_ARGS__), 0
+
+/* The small side of the shape for this SIDE, and the large one. */
+static int small_side(const gt_params *p, const gt_shape *s) { return p->v[P_SIDE] ? s->n : s->m; }
+static int large_side(const gt_params *p, const gt_shape *s) { return p->v[P_SIDE] ? s->m : s->n; }
+
+/* Y along L (a stage of KC x BL) or along K (BL rows of KC + 4): the rule of SK_Y_LMAJOR in the template. */
+static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? ta : !tb; }
+
+/* Dynamic shared memory in layout (ta, tb): STAGES stages of KC x SR floats of X and of the block's Y tile. */
+static long smem_bytes(const gt_params *p, int ta, int tb)
+{
+    const long kc = p->v[P_KC], bl = 32L * p->v[P_WARPS] * p->v[P_TL];
+    return 4L * p->v[P_STAGES] * (kc * p->v[P_SR] + (y_lmajor(p, ta, tb) ? kc * bl : bl * (kc + 4)));
+}
+
+/* Registers per thread: the sums, a k-step's Y, a broadcast of X and ~32 for addresses, predicates and loop
+ * state (ptxas -v: SR=64 TL=2 uses 170 of 255). */
+static long regs_estimate(const gt_params *p)
+{
+    const long sr = p->v[P_SR], tl = p->v[P_TL];
+    return sr * tl + 4 * tl + 4 + 32;
+}
+
+static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
+{
+    const int *v = p->v;
+    if (v[P_SIDE] < 0 || v[P_SIDE] > 1) REJECT("SIDE=%d: 0 (M small) or 1 (N small)", v[P_SIDE]);
+    if (v[P_SR] < 4 || v[P_SR] > 256 || v[P_SR] % 4) REJECT("SR=%d: a multiple of 4 in 4..256", v[P_SR]);
+    if (v[P_TL] != 1 && v[P_TL] != 2 && v[P_TL] != 4) REJECT("TL=%d: 1, 2 or 4", v[P_TL]);
+    if (v[P_WARPS] < 1 || v[P_WARPS] > 32) REJECT("WARPS=%d outside 1..32", v[P_WARPS]);
+    if (v[P_KC] < 4 || v[P_KC] > 64 || v[P_KC] % 4) REJECT("KC=%d: a multiple of 4 in 4..64", v[P_KC]);
+    if (v[P_STAGES] < 2 || v[P_STAGES] > 8) REJECT("STAGES=%d outside 2..8", v[P_STAGES]);
+    if (v[P_FILL] < 1 || v[P_FILL] > 256) REJECT("FILL=%d outside 1..256", v[P_FILL]);
+    const long smem = smem_bytes(p, 0, 1) > smem_bytes(p, 0, 0) ? smem_bytes(p, 0, 1) : smem_bytes(p, 0, 0);
+    return gt_block_fits_dynamic(32L * v[P_WARPS], 1, smem, regs_estimate(p), lim, why, n);
+}
+
+/* The default space (measured on an H100 over ten skinny shapes, docs/BENCHMARKS.md): four columns per lane only
+ * for up to 16 rows (where the large operand's bandwidth is the limit), one column only from 16 rows, at most 128
+ * sums per lane, three stages and four warps (other depths and widths won by under 1% there). */
+static int in_space(const gt_params *p, char *why, size_t n)
+{
+    const int sr = p->v[P_SR], tl = p->v[P_TL];
+    if (sr * tl > 128) REJECT("default space: at most 128 sums per lane");
+    if ((tl == 4 && sr > 16) || (tl == 1 && sr < 16)) REJECT("default space: TL=4 up to SR=16, TL=1 from SR=16");
+    return 1;
+}
+
+/* K slices: enough blocks for FILL warps per SM, each slice at least two stages deep, at most 64 slices, and few
+ * enough that the slices' partial sums (z S L floats, written and read once) stay under a quarter of Y's L K; one
+ * for a batch (its matrices fill the GPU, and grid z walks them). */
+static int slices(const gt_params *p, const gt_shape *s, int sms, long tiles)
+{
+    const long chunks = gt_cdiv(s->k, p->v[P_KC]), traffic = s->k / (4L * small_side(p, s));
+    long z = gt_cdiv((long long)p->v[P_FILL] * (sms > 0 ? sms : 1), (long long)tiles * p->v[P_WARPS]);
+    z = z < chunks / 2 ? z : chunks / 2;
+    z = z < traffic ? z : traffic;
+    z = z < 64 ? z : 64;
+    return gt_shape_batch(s) > 1 || z < 1 ? 1 : (int)z;
+}
+
+/* One block per BL columns of L and K slice; with slices, a workspace of the slice count (64 floats, as SK_HEAD)
+ * and every slice's S x L partial sums, and gt_splitk_reduce with a thread per element of C. */
+static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
+{
+    const long bl = 32L * p->v[P_WARPS] * p->v[P_TL], tiles = gt_cdiv(large_side(p, s), bl);
+    const int z = slices(p, s, sms, tiles);
+    *out = (gt_launch){.grid = {(unsigned)tiles, 1, (unsigned)z},
+                       .block = {32u * (unsigned)p->v[P_WARPS], 1, 1},
+                       .smem = (unsigned)smem_bytes(p, s->ta, s->tb),
+                       .splitk = z};
+    if (z > 1) {
+        const size_t mn = (size_t)s->m * (size_t)s->n;
+        out->ws_bytes = (64 + (size_t)z * mn) * sizeof(float);
+        out->rgrid[0] = gt_cdiv((long long)mn, 256);
+        out->rgrid[1] = out->rgrid[2] = 1;
+        out->rblock[0] = 256;
+        out->rblock[1] = out->rblock[2] = 1;
+    }
+}
+
+/* Any layout, ld and alignment (loads pick their width at run time) where the small side fits SR rows, and not
+ * so far below SR that most of the arithmetic would be on padding (SR under twice the side, plus 8). */
+static int applicable(const gt_params *p, const gt_call *call)
+{
+    const int s = small_side(p, &call->shape), sr = p->v[P_SR];
+    return s <= sr && sr < 2 * s + 8;
+}
+
+const gt_family gt_family_skinny = {
+    .name = "skinny",
+    .batched = 1,
+    .doc = "one side of C small: every lane holds all its rows, the large operand read once through a cp.async "
+           "pipeline, K split over the GPU and reduced in order",
+    .template_name = "skinny.cu",
+    .nparams = NPARAMS,
+    .params = {{"SIDE", "the small side: 0 M, 1 N", 2, {0, 1}},
+               {"SR", "rows of the small side per lane (at least the side)", 9, {8, 16, 24, 32, 40, 48, 64, 96, 128}},
+               {"TL", "columns of the large side per lane", 3, {1, 2, 4}},
+               {"WARPS", "warps per block", 1, {4}},
+               {"KC", "K depth of a pipeline stage", 2, {16, 8}},
+               {"STAGES", "pipeline stages in flight", 1, {3}},
+               {"FILL", "warps per SM the K split aims for (launch only: no compile of its own)", 3, {16, 8, 32},
+                .launch_only = 1}},
+    .legal = legal,
+    .in_space = in_space,
+    .launch = launch,
+    .applicable = applicable,
+};

@@ -1,0 +1,130 @@
+/* Family skinny without a GPU: constraints, launch geometry (the block, the K split and its workspace), which calls
+ * a kernel takes, the launch-only FILL, and NVRTC compiles of both sides in every layout with zero spills. Its
+ * results against cuBLAS: tests/test_gpu.c (every family) and the CPU emulator (tests/emu/run.sh skinny).
+ * Run: build/gt_tests --cpu skinny */
+#include "family.h"
+#include "harness.h"
+#include "toolkit.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* SIDE SR TL WARPS KC STAGES FILL */
+static const gt_params m40 = {{0, 40, 2, 4, 16, 3, 16}};  /* M up to 40, two columns per lane */
+static const gt_params n16 = {{1, 16, 4, 4, 8, 3, 8}};    /* N up to 16, four columns per lane */
+static const gt_params m8 = {{0, 8, 4, 2, 8, 3, 32}};     /* GEMV-like */
+static const gt_params n128 = {{1, 128, 1, 4, 16, 3, 16}}; /* the widest small side */
+
+static const gt_family *fam(void) { return gt_family_find("skinny"); }
+
+static int legal(const gt_params *p, char *why, size_t n)
+{
+    gt_limits lim;
+    gt_limits_for_arch("sm_90", &lim);
+    return fam()->legal(p, &lim, why, n);
+}
+
+GT_TEST(skinny_constraints_reject_bad_points, GT_NEEDS_NONE)
+{
+    char why[256];
+    CHECK(fam() && legal(&m40, why, sizeof why) && legal(&n16, why, sizeof why) && legal(&n128, why, sizeof why));
+    static const struct {
+        gt_params p;
+        const char *word;
+    } bad[] = {{{{2, 40, 2, 4, 16, 3, 16}}, "SIDE"},   {{{0, 42, 2, 4, 16, 3, 16}}, "SR"},
+               {{{0, 40, 3, 4, 16, 3, 16}}, "TL"},     {{{0, 40, 2, 0, 16, 3, 16}}, "WARPS"},
+               {{{0, 40, 2, 4, 10, 3, 16}}, "KC"},     {{{0, 40, 2, 4, 16, 1, 16}}, "STAGES"},
+               {{{0, 40, 2, 4, 16, 3, 0}}, "FILL"},    {{{0, 256, 4, 4, 16, 3, 16}}, "registers"},
+               {{{0, 128, 1, 32, 64, 8, 16}}, "shared memory"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        why[0] = '\0';
+        CHECK_MSG(!legal(&bad[i].p, why, sizeof why) && strstr(why, bad[i].word), "point %zu: '%s'", i, why);
+    }
+}
+
+/* The block holds all SR rows for 32 WARPS TL columns; K is split to fill FILL warps per SM, at most half the
+ * stages, 64 slices, and a quarter of Y's bytes in partial sums; a batch never splits. */
+GT_TEST(skinny_launch_geometry, GT_NEEDS_NONE)
+{
+    gt_launch L;
+    const gt_shape big = {33, 8191, 4097, 0, 0};
+    fam()->launch(&m40, &big, 132, &L);
+    /* 32 tiles of 256 columns x 4 warps: ceil(16 x 132 / 128) = 17 slices, under 257 / 2 and 4097 / (4 x 33) */
+    CHECK(L.grid[0] == 32 && L.grid[1] == 1 && L.grid[2] == 17 && L.block[0] == 128 && L.splitk == 17);
+    CHECK(L.smem == 4u * 3 * (16 * 40 + 16 * 256) && L.ws_zero == 0);
+    CHECK(L.ws_bytes == (64 + 17ull * 33 * 8191) * 4 && L.rgrid[0] == (33u * 8191 + 255) / 256 && L.rblock[0] == 256);
+    const gt_shape tall = {10240, 16, 10240, 1, 0}; /* N small; A stored K x M: Y along L */
+    fam()->launch(&n16, &tall, 132, &L);
+    CHECK(L.grid[0] == 20 && L.grid[2] == 14 && L.block[0] == 128); /* ceil(8 x 132 / (20 x 4)) = 14 */
+    CHECK(L.smem == 4u * 3 * (8 * 16 + 8 * 512));
+    const gt_shape tall_nt = {10240, 16, 10240, 0, 1}; /* A along K: a lane's column is a row of KC + 4 */
+    fam()->launch(&n16, &tall_nt, 132, &L);
+    CHECK(L.smem == 4u * 3 * (8 * 16 + 512 * 12));
+    const gt_shape short_k = {64, 4096, 100, 0, 0}; /* 100 / (4 x 64) < 1: no split */
+    fam()->launch(&m40, &short_k, 132, &L);
+    CHECK(L.grid[2] == 1 && L.splitk == 1 && L.ws_bytes == 0);
+    const gt_shape gemv = {1, 1 << 20, 1 << 20, 0, 0};
+    fam()->launch(&m8, &gemv, 132, &L);
+    CHECK(L.grid[0] == (1u << 20) / 256 && L.grid[2] == 1); /* 4096 tiles already fill the GPU */
+    const gt_shape dot = {1, 256, 1 << 20, 0, 0}; /* one tile, a long K: at most 64 slices */
+    fam()->launch(&m8, &dot, 132, &L);
+    CHECK(L.grid[0] == 1 && L.grid[2] == 64);
+    gt_launch B;
+    CHECK(gt_family_launch(fam(), &m40, &(gt_shape){33, 8191, 4097, 0, 0, 8}, 132, &B));
+    CHECK(B.grid[2] == 8 && B.splitk <= 1 && B.ws_bytes == 0); /* a batch walks grid z, never split */
+}
+
+/* A kernel takes the calls whose small side fits its SR rows without being mostly padding. */
+GT_TEST(skinny_takes_calls_its_rows_fit, GT_NEEDS_NONE)
+{
+    gt_call c = gt_call_tight(&(gt_shape){33, 8191, 4097, 0, 0});
+    CHECK(fam()->applicable(&m40, &c));
+    c.shape.m = 41;
+    CHECK(!fam()->applicable(&m40, &c)); /* more rows than the lane holds */
+    c.shape.m = 16;
+    CHECK(!fam()->applicable(&m40, &c)); /* 40 >= 2 x 16 + 8: mostly padding */
+    c.shape.m = 17;
+    CHECK(fam()->applicable(&m40, &c));
+    c.shape = (gt_shape){4096, 16, 4096, 1, 1};
+    CHECK(fam()->applicable(&n16, &c) && !fam()->applicable(&m40, &c)); /* SIDE picks N */
+}
+
+/* FILL only sizes the split: two candidates that differ in it are one kernel (one source, id and compile). */
+GT_TEST(skinny_fill_is_launch_only, GT_NEEDS_NONE)
+{
+    gt_params a = m40, b = m40;
+    b.v[6] = 32;
+    char ia[17], ib[17], err[256];
+    char *src = NULL;
+    CHECK(gt_kernel_id(fam(), &a, 0, 0, 0, ia, &src, err, sizeof err) == 0);
+    CHECK(gt_kernel_id(fam(), &b, 0, 0, 0, ib, NULL, err, sizeof err) == 0 && !strcmp(ia, ib));
+    CHECK(src && !strstr(src, "#define FILL") && strstr(src, "#define SR 40\n"));
+    free(src);
+    b = m40, b.v[1] = 48;
+    CHECK(gt_kernel_id(fam(), &b, 0, 0, 0, ib, NULL, err, sizeof err) == 0 && strcmp(ia, ib));
+    gt_launch La, Lb;
+    b = m40, b.v[6] = 32;
+    const gt_shape s = {33, 8191, 4097, 0, 0};
+    fam()->launch(&a, &s, 132, &La), fam()->launch(&b, &s, 132, &Lb);
+    CHECK(La.grid[2] < Lb.grid[2]); /* but it does split K differently */
+}
+
+/* Both sides in every layout (each moves Y and X between their along-L / along-K paths) and a batch: compiled
+ * with no spills, registers within the cap, and gt_splitk_reduce beside gt_gemm. */
+GT_TEST(skinny_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
+{
+    const gt_params *keys[] = {&m40, &n16};
+    gt_compile_job jobs[8];
+    int n = 0;
+    for (size_t i = 0; i < 2; ++i)
+        for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
+    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
+    gt_compile_all(jobs, n, "sm_90", "skinny configurations");
+    for (int i = 0; i < n; ++i) {
+        const gt_compile_job *j = &jobs[i];
+        CHECK_MSG(j->rc == 0 && j->spill_bytes == 0 && j->stack_bytes == 0, "%s: rc %d, %d B spills: %s",
+                  gt_layout_name(j->ta, j->tb), j->rc, j->spill_bytes, j->err);
+        CHECK(j->has_gemm && j->has_reduce && j->regs > 0 && j->regs <= 255);
+        printf("    %s %s: %d registers\n", j->p.v[0] ? "N small" : "M small", gt_layout_name(j->ta, j->tb), j->regs);
+    }
+}
