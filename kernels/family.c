@@ -127,6 +127,18 @@ int gt_family_launch(const gt_family *f, const gt_params *p, const gt_shape *s, 
     return 1;
 }
 
+int gt_launch_extra_add(gt_launch_extra *x, const void *value, size_t size, size_t align)
+{
+    if (!align || align > 64 || (align & (align - 1)) || x->nextra >= GT_LAUNCH_MAX_EXTRA) return -1;
+    const size_t end = x->nextra ? (size_t)x->offset[x->nextra - 1] + x->size[x->nextra - 1] : 0;
+    const size_t at = (end + align - 1) & ~(align - 1);
+    if (size > GT_LAUNCH_EXTRA_BYTES || at > GT_LAUNCH_EXTRA_BYTES - size) return -1;
+    memcpy(x->bytes + at, value, size);
+    x->offset[x->nextra] = (unsigned)at;
+    x->size[x->nextra++] = (unsigned)size;
+    return 0;
+}
+
 enum { MAX_TEMPLATES = 8 };
 static struct {
     const char *name, *text;

@@ -31,6 +31,26 @@ typedef struct {
     unsigned rgrid[3], rblock[3];
 } gt_launch;
 
+/* Per-call host state a family's launch_hook supplies for one launch of gt_gemm: launch attributes as plain ints,
+ * and kernel parameters appended, in order, after gt_gemm's own (GT_GEMM_ARGS of templates/common.cuh: 12 for one
+ * GEMM, 15 for a batched kernel), each held as bytes here (a TMA descriptor built from the call's pointers, a
+ * struct of the call's values). gt_launch_extra_add appends one. Plain C: src/lib/kernel.c turns it into the
+ * launch. */
+#define GT_LAUNCH_MAX_EXTRA 8         /* extra kernel parameters */
+#define GT_LAUNCH_EXTRA_BYTES 1024    /* their bytes together, alignment padding included */
+typedef struct {
+    unsigned cluster[3];              /* thread-block cluster dims (sm_90 on), each dividing the grid's; all 0: no
+                                         cluster (a plain launch, as without a hook) */
+    int nextra;                       /* parameters appended */
+    unsigned offset[GT_LAUNCH_MAX_EXTRA], size[GT_LAUNCH_MAX_EXTRA]; /* parameter i: size bytes at bytes + offset */
+    _Alignas(64) unsigned char bytes[GT_LAUNCH_EXTRA_BYTES]; /* 64: a CUtensorMap's alignment */
+} gt_launch_extra;
+
+/* Append a kernel parameter of size bytes, copied from value, at the next offset that is a multiple of align (a
+ * power of two, at most 64: the parameter's own alignment in the kernel). Returns 0, or -1 when the parameters or
+ * their bytes would exceed GT_LAUNCH_MAX_EXTRA or GT_LAUNCH_EXTRA_BYTES, or align is no such power (x untouched). */
+int gt_launch_extra_add(gt_launch_extra *x, const void *value, size_t size, size_t align);
+
 typedef struct {
     const char *name;            /* as in the template: BM, BN, ... */
     const char *doc;             /* unit or meaning */
@@ -118,6 +138,19 @@ typedef struct gt_family {
     int order;                   /* its place in the registry's stable order (the candidates listing, the sweep):
                                     1.. along the seeds' optimisation path (naive 1 .. multistage 8); 0: after
                                     those, by name */
+    /* NULL for a family whose kernel needs only gt_gemm's own arguments (every built-in one). Otherwise called by
+     * gt_kernel_launch, the one launch path of the loader and the tuner's worker, on the host before each launch
+     * of gt_gemm for a call: a the call's device arguments as that launch gets them (for a batch walked in several
+     * launches, A, B and C advanced to the launch's first matrix and batch its count), stream its cudaStream_t, L
+     * its geometry. It fills out (zeroed before the call) with the launch's extra parameters and cluster.
+     * Lifetime: out is the caller's and lives until that launch is enqueued, which copies the parameters, so a
+     * hook keeps no state of a call and must not synchronise or allocate; it may run on several threads at once,
+     * and inside stream capture. Failure: a hook that cannot serve the call (a pointer or ld its descriptor cannot
+     * take; what applicable() can see, it should refuse there, so selection never picks it) returns -1 with a
+     * reason in err; the call is then not run by this kernel (nothing of it is enqueued when the first launch's
+     * hook refuses) and the launch reports the error: never a wrong result. Returns 0. */
+    int (*launch_hook)(const gt_params *p, const gt_launch *L, const gt_args *a, void *stream, gt_launch_extra *out,
+                       char *err, size_t errlen);
 } gt_family;
 
 /* Registry (generated from the files in kernels/, then any registered). Lookup returns NULL for an unknown name. */
