@@ -3,6 +3,7 @@
  * binary starts without a driver. The argument building (gt_kernel_argv_make) is tested on the CPU
  * (tests/test_kernels.c); the launches by the GPU tests (make gpu-test). */
 #include "kernel.h"
+#include "cuda_check.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,15 +17,6 @@ struct gt_kernel {
     gt_params params;
 };
 
-#define CUDA_TRY(call)                                                                                   \
-    do {                                                                                                 \
-        cudaError_t e_ = (call);                                                                         \
-        if (e_ != cudaSuccess) {                                                                         \
-            snprintf(err, errlen, "%s:%d: %s: %s", __FILE__, __LINE__, #call, cudaGetErrorString(e_));   \
-            goto fail;                                                                                   \
-        }                                                                                                \
-    } while (0)
-
 int gt_kernel_load(const void *cubin, size_t size, unsigned max_smem, const gt_family *f, const gt_params *p,
                    gt_kernel **out, char *err, size_t errlen)
 {
@@ -37,14 +29,15 @@ int gt_kernel_load(const void *cubin, size_t size, unsigned max_smem, const gt_f
     }
     k->family = f;
     if (p) k->params = *p;
-    CUDA_TRY(cudaLibraryLoadData(&k->lib, cubin, NULL, NULL, 0, NULL, NULL, 0));
-    CUDA_TRY(cudaLibraryGetKernel(&k->gemm, k->lib, "gt_gemm"));
+    GT_CUDA_TRY_GOTO(cudaLibraryLoadData(&k->lib, cubin, NULL, NULL, 0, NULL, NULL, 0));
+    GT_CUDA_TRY_GOTO(cudaLibraryGetKernel(&k->gemm, k->lib, "gt_gemm"));
     if (cudaLibraryGetKernel(&k->reduce, k->lib, "gt_splitk_reduce") != cudaSuccess) {
         k->reduce = NULL;
         (void)cudaGetLastError();
     }
     if (max_smem > 48 * 1024)
-        CUDA_TRY(cudaFuncSetAttribute((const void *)k->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)max_smem));
+        GT_CUDA_TRY_GOTO(cudaFuncSetAttribute((const void *)k->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              (int)max_smem));
     struct cudaFuncAttributes attr;
     k->regs = cudaFuncGetAttributes(&attr, (const void *)k->gemm) == cudaSuccess ? attr.numRegs : -1;
     *out = k;
@@ -109,20 +102,18 @@ static int launch_gemm(const gt_kernel *k, const gt_launch *L, const unsigned gr
     gt_launch_extra x;
     gt_kernel_argv v;
     if (gt_kernel_prepare(k->family, &k->params, L, grid, a, batched, (void *)stream, &x, &v, err, errlen)) return -1;
-    if (first && L->ws_zero) CUDA_TRY(cudaMemsetAsync(a->ws, 0, L->ws_zero, stream));
+    if (first && L->ws_zero) GT_CUDA_TRY(cudaMemsetAsync(a->ws, 0, L->ws_zero, stream));
     dim3 g = {grid[0], grid[1], grid[2]}, block = {L->block[0], L->block[1], L->block[2]};
     if (!(x.cluster[0] | x.cluster[1] | x.cluster[2])) {
-        CUDA_TRY(cudaLaunchKernel((const void *)k->gemm, g, block, v.ptr, L->smem, stream));
+        GT_CUDA_TRY(cudaLaunchKernel((const void *)k->gemm, g, block, v.ptr, L->smem, stream));
         return 0;
     }
     cudaLaunchAttribute attr = {.id = cudaLaunchAttributeClusterDimension};
     attr.val.clusterDim.x = x.cluster[0], attr.val.clusterDim.y = x.cluster[1], attr.val.clusterDim.z = x.cluster[2];
     cudaLaunchConfig_t cfg = {.gridDim = g, .blockDim = block, .dynamicSmemBytes = L->smem, .stream = stream,
                               .attrs = &attr, .numAttrs = 1};
-    CUDA_TRY(cudaLaunchKernelExC(&cfg, (const void *)k->gemm, v.ptr));
+    GT_CUDA_TRY(cudaLaunchKernelExC(&cfg, (const void *)k->gemm, v.ptr));
     return 0;
-fail:
-    return -1;
 }
 
 int gt_kernel_launch(const gt_kernel *k, const gt_launch *L, cudaStream_t stream, const gt_args *a, char *err,
@@ -148,11 +139,9 @@ int gt_kernel_launch(const gt_kernel *k, const gt_launch *L, cudaStream_t stream
         const float *cws = a->ws;
         void *rargs[] = {&m, &n, &alpha, &cws, &beta, &C, &ldc};
         dim3 rgrid = {L->rgrid[0], L->rgrid[1], L->rgrid[2]}, rblock = {L->rblock[0], L->rblock[1], L->rblock[2]};
-        CUDA_TRY(cudaLaunchKernel((const void *)k->reduce, rgrid, rblock, rargs, 0, stream));
+        GT_CUDA_TRY(cudaLaunchKernel((const void *)k->reduce, rgrid, rblock, rargs, 0, stream));
     }
     return 0;
-fail:
-    return -1;
 }
 
 int gt_kernel_regs(const gt_kernel *k) { return k ? k->regs : -1; }
