@@ -262,8 +262,19 @@ int gt_layout_parse(const char *text, int *ta, int *tb)
 
 const char *gt_math_name(gt_math m)
 {
-    static const char *names[GT_MATH_COUNT] = {"fp32", "tf32x3"};
+#define NAME_(id, name, ref, doc) name,
+    static const char *names[GT_MATH_COUNT] = {GT_MATH_CLASSES(NAME_)};
+#undef NAME_
     return (unsigned)m < GT_MATH_COUNT ? names[m] : NULL;
+}
+
+gt_reference gt_family_reference(const gt_family *f)
+{
+#define REF_(id, name, ref, doc) ref,
+    static const gt_reference least[GT_MATH_COUNT] = {GT_MATH_CLASSES(REF_)};
+#undef REF_
+    const gt_reference own = f->reference, cls = (unsigned)f->math < GT_MATH_COUNT ? least[f->math] : GT_REF_FP64;
+    return own > cls ? own : cls;
 }
 
 int gt_math_parse(const char *text, gt_math *out)

@@ -73,22 +73,34 @@ typedef enum {
     GT_SPACE_DEVICE      /* asked of the backend on the GPU, per shape and layout (a library's own heuristic) */
 } gt_space;
 
-/* The arithmetic a family promises. Stored with every trial and winner; the loader serves a class only to a
- * handle that asks for it. */
-typedef enum {
-    GT_MATH_FP32 = 0, /* IEEE FP32 products and sums (FFMA), as cuBLAS SGEMM without TF32 */
-    GT_MATH_TF32X3,   /* each operand split into two TF32 parts, three tensor-core products summed in FP32: FP32
-                         accuracy by other means, so checked against FP64 */
-    GT_MATH_COUNT
-} gt_math;
-
-/* What a candidate's result is validated against (tuner/measure.c). */
+/* What a candidate's result is validated against (tuner/measure.c), least strict first. */
 typedef enum {
     GT_REF_CUBLAS_FP32 = 0, /* cuBLAS SGEMM, pedantic FP32: per-element error under 16 sqrt(K) eps of |A||B| */
     GT_REF_FP64             /* cuBLAS DGEMM on the same inputs: the error may not exceed cuBLAS FP32's on them */
 } gt_reference;
 
-/* "fp32", "tf32x3"; NULL past the end. */
+/* The arithmetic a family promises, one row a class: X(ID, name, the least reference its families are validated
+ * against, what it promises). Stored with every trial and winner by name; the loader serves a class only to a
+ * handle that asks for it, besides the first row, FP32, which every caller is served. Everything said of a class
+ * comes from its row: the enum gt_math (GT_MATH_<ID>, in this order), gt_math_name and gt_math_parse, the
+ * validation (gt_family_reference), the CLI's help (GT_MATH_HELP), and the public gemmtune_math
+ * (GEMMTUNE_MATH_FP32 + the row's place, src/lib/loader_db.c). So a class is its families' files plus a row here. */
+#define GT_MATH_CLASSES(X)                                                                                      \
+    X(FP32, "fp32", GT_REF_CUBLAS_FP32, "IEEE FP32 products and sums, as cuBLAS SGEMM pedantic")                \
+    X(TF32X3, "tf32x3", GT_REF_FP64, "FP32 accuracy from split TF32 tensor-core products, checked against FP64")
+
+#define GT_MATH_ENUM_(id, name, ref, doc) GT_MATH_##id,
+typedef enum {
+    GT_MATH_CLASSES(GT_MATH_ENUM_)
+    GT_MATH_COUNT
+} gt_math;
+#undef GT_MATH_ENUM_
+
+/* The classes as help lines, one string literal: "\n  fp32: IEEE FP32 ..." each. */
+#define GT_MATH_HELP_(id, name, ref, doc) "\n  " name ": " doc
+#define GT_MATH_HELP GT_MATH_CLASSES(GT_MATH_HELP_)
+
+/* The class's name from its row ("fp32"); NULL past the end. */
 const char *gt_math_name(gt_math m);
 /* Parse a math class name. Returns 0, or -1 for an unknown name. */
 int gt_math_parse(const char *text, gt_math *out);
@@ -152,6 +164,10 @@ typedef struct gt_family {
     int (*launch_hook)(const gt_params *p, const gt_launch *L, const gt_args *a, void *stream, gt_launch_extra *out,
                        char *err, size_t errlen);
 } gt_family;
+
+/* What f's candidates are validated against: its own reference, or its class's where that is stricter (a family
+ * of a class that promises FP32 accuracy by other means is checked against FP64 even if it says less). Cannot fail. */
+gt_reference gt_family_reference(const gt_family *f);
 
 /* Registry (generated from the files in kernels/, then any registered). Lookup returns NULL for an unknown name. */
 int gt_family_count(void);

@@ -400,7 +400,7 @@ static int validate(gt_measure *m, const msg_req *q, cand_ctx *c, msg_resp *r)
             return -1;
         }
     }
-    return c->f && c->f->reference == GT_REF_FP64 ? validate_fp64(m, q, c, r) : 0;
+    return c->f && gt_family_reference(c->f) == GT_REF_FP64 ? validate_fp64(m, q, c, r) : 0;
 }
 
 /* Time at the request's timing shape; 1 when the first judged run was over the cutoff (pruned). */
