@@ -127,6 +127,18 @@ int gt_family_launch(const gt_family *f, const gt_params *p, const gt_shape *s, 
     return 1;
 }
 
+int gt_launch_extra_add(gt_launch_extra *x, const void *value, size_t size, size_t align)
+{
+    if (!align || align > 64 || (align & (align - 1)) || x->nextra >= GT_LAUNCH_MAX_EXTRA) return -1;
+    const size_t end = x->nextra ? (size_t)x->offset[x->nextra - 1] + x->size[x->nextra - 1] : 0;
+    const size_t at = (end + align - 1) & ~(align - 1);
+    if (size > GT_LAUNCH_EXTRA_BYTES || at > GT_LAUNCH_EXTRA_BYTES - size) return -1;
+    memcpy(x->bytes + at, value, size);
+    x->offset[x->nextra] = (unsigned)at;
+    x->size[x->nextra++] = (unsigned)size;
+    return 0;
+}
+
 enum { MAX_TEMPLATES = 8 };
 static struct {
     const char *name, *text;
@@ -250,8 +262,19 @@ int gt_layout_parse(const char *text, int *ta, int *tb)
 
 const char *gt_math_name(gt_math m)
 {
-    static const char *names[GT_MATH_COUNT] = {"fp32", "tf32x3"};
+#define NAME_(id, name, ref, doc) name,
+    static const char *names[GT_MATH_COUNT] = {GT_MATH_CLASSES(NAME_)};
+#undef NAME_
     return (unsigned)m < GT_MATH_COUNT ? names[m] : NULL;
+}
+
+gt_reference gt_family_reference(const gt_family *f)
+{
+#define REF_(id, name, ref, doc) ref,
+    static const gt_reference least[GT_MATH_COUNT] = {GT_MATH_CLASSES(REF_)};
+#undef REF_
+    const gt_reference own = f->reference, cls = (unsigned)f->math < GT_MATH_COUNT ? least[f->math] : GT_REF_FP64;
+    return own > cls ? own : cls;
 }
 
 int gt_math_parse(const char *text, gt_math *out)

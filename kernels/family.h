@@ -31,6 +31,26 @@ typedef struct {
     unsigned rgrid[3], rblock[3];
 } gt_launch;
 
+/* Per-call host state a family's launch_hook supplies for one launch of gt_gemm: launch attributes as plain ints,
+ * and kernel parameters appended, in order, after gt_gemm's own (GT_GEMM_ARGS of templates/common.cuh: 12 for one
+ * GEMM, 15 for a batched kernel), each held as bytes here (a TMA descriptor built from the call's pointers, a
+ * struct of the call's values). gt_launch_extra_add appends one. Plain C: src/lib/kernel.c turns it into the
+ * launch. */
+#define GT_LAUNCH_MAX_EXTRA 8         /* extra kernel parameters */
+#define GT_LAUNCH_EXTRA_BYTES 1024    /* their bytes together, alignment padding included */
+typedef struct {
+    unsigned cluster[3];              /* thread-block cluster dims (sm_90 on), each dividing the grid's; all 0: no
+                                         cluster (a plain launch, as without a hook) */
+    int nextra;                       /* parameters appended */
+    unsigned offset[GT_LAUNCH_MAX_EXTRA], size[GT_LAUNCH_MAX_EXTRA]; /* parameter i: size bytes at bytes + offset */
+    _Alignas(64) unsigned char bytes[GT_LAUNCH_EXTRA_BYTES]; /* 64: a CUtensorMap's alignment */
+} gt_launch_extra;
+
+/* Append a kernel parameter of size bytes, copied from value, at the next offset that is a multiple of align (a
+ * power of two, at most 64: the parameter's own alignment in the kernel). Returns 0, or -1 when the parameters or
+ * their bytes would exceed GT_LAUNCH_MAX_EXTRA or GT_LAUNCH_EXTRA_BYTES, or align is no such power (x untouched). */
+int gt_launch_extra_add(gt_launch_extra *x, const void *value, size_t size, size_t align);
+
 typedef struct {
     const char *name;            /* as in the template: BM, BN, ... */
     const char *doc;             /* unit or meaning */
@@ -56,22 +76,34 @@ typedef enum {
     GT_SPACE_DEVICE      /* asked of the backend on the GPU, per shape and layout (a library's own heuristic) */
 } gt_space;
 
-/* The arithmetic a family promises. Stored with every trial and winner; the loader serves a class only to a
- * handle that asks for it. */
-typedef enum {
-    GT_MATH_FP32 = 0, /* IEEE FP32 products and sums (FFMA), as cuBLAS SGEMM without TF32 */
-    GT_MATH_TF32X3,   /* each operand split into two TF32 parts, three tensor-core products summed in FP32: FP32
-                         accuracy by other means, so checked against FP64 */
-    GT_MATH_COUNT
-} gt_math;
-
-/* What a candidate's result is validated against (tuner/measure.c). */
+/* What a candidate's result is validated against (tuner/measure.c), least strict first. */
 typedef enum {
     GT_REF_CUBLAS_FP32 = 0, /* cuBLAS SGEMM, pedantic FP32: per-element error under 16 sqrt(K) eps of |A||B| */
     GT_REF_FP64             /* cuBLAS DGEMM on the same inputs: the error may not exceed cuBLAS FP32's on them */
 } gt_reference;
 
-/* "fp32", "tf32x3"; NULL past the end. */
+/* The arithmetic a family promises, one row a class: X(ID, name, the least reference its families are validated
+ * against, what it promises). Stored with every trial and winner by name; the loader serves a class only to a
+ * handle that asks for it, besides the first row, FP32, which every caller is served. Everything said of a class
+ * comes from its row: the enum gt_math (GT_MATH_<ID>, in this order), gt_math_name and gt_math_parse, the
+ * validation (gt_family_reference), the CLI's help (GT_MATH_HELP), and the public gemmtune_math
+ * (GEMMTUNE_MATH_FP32 + the row's place, src/lib/loader_db.c). So a class is its families' files plus a row here. */
+#define GT_MATH_CLASSES(X)                                                                                      \
+    X(FP32, "fp32", GT_REF_CUBLAS_FP32, "IEEE FP32 products and sums, as cuBLAS SGEMM pedantic")                \
+    X(TF32X3, "tf32x3", GT_REF_FP64, "FP32 accuracy from split TF32 tensor-core products, checked against FP64")
+
+#define GT_MATH_ENUM_(id, name, ref, doc) GT_MATH_##id,
+typedef enum {
+    GT_MATH_CLASSES(GT_MATH_ENUM_)
+    GT_MATH_COUNT
+} gt_math;
+#undef GT_MATH_ENUM_
+
+/* The classes as help lines, one string literal: "\n  fp32: IEEE FP32 ..." each. */
+#define GT_MATH_HELP_(id, name, ref, doc) "\n  " name ": " doc
+#define GT_MATH_HELP GT_MATH_CLASSES(GT_MATH_HELP_)
+
+/* The class's name from its row ("fp32"); NULL past the end. */
 const char *gt_math_name(gt_math m);
 /* Parse a math class name. Returns 0, or -1 for an unknown name. */
 int gt_math_parse(const char *text, gt_math *out);
@@ -121,7 +153,24 @@ typedef struct gt_family {
     int order;                   /* its place in the registry's stable order (the candidates listing, the sweep):
                                     1.. along the seeds' optimisation path (naive 1 .. multistage 8); 0: after
                                     those, by name */
+    /* NULL for a family whose kernel needs only gt_gemm's own arguments (every built-in one). Otherwise called by
+     * gt_kernel_launch, the one launch path of the loader and the tuner's worker, on the host before each launch
+     * of gt_gemm for a call: a the call's device arguments as that launch gets them (for a batch walked in several
+     * launches, A, B and C advanced to the launch's first matrix and batch its count), stream its cudaStream_t, L
+     * its geometry. It fills out (zeroed before the call) with the launch's extra parameters and cluster.
+     * Lifetime: out is the caller's and lives until that launch is enqueued, which copies the parameters, so a
+     * hook keeps no state of a call and must not synchronise or allocate; it may run on several threads at once,
+     * and inside stream capture. Failure: a hook that cannot serve the call (a pointer or ld its descriptor cannot
+     * take; what applicable() can see, it should refuse there, so selection never picks it) returns -1 with a
+     * reason in err; the call is then not run by this kernel (nothing of it is enqueued when the first launch's
+     * hook refuses) and the launch reports the error: never a wrong result. Returns 0. */
+    int (*launch_hook)(const gt_params *p, const gt_launch *L, const gt_args *a, void *stream, gt_launch_extra *out,
+                       char *err, size_t errlen);
 } gt_family;
+
+/* What f's candidates are validated against: its own reference, or its class's where that is stricter (a family
+ * of a class that promises FP32 accuracy by other means is checked against FP64 even if it says less). Cannot fail. */
+gt_reference gt_family_reference(const gt_family *f);
 
 /* Registry (generated from the files in kernels/, then any registered). Lookup returns NULL for an unknown name. */
 int gt_family_count(void);

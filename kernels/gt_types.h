@@ -1,6 +1,6 @@
-/* The low-level types every layer shares: a GEMM shape and call, a GPU model and its one comparison, device
- * limits, the trial-status vocabulary (documented here and nowhere else), the TFLOPS formula and the validation
- * tolerance.
+/* The low-level types every layer shares: a GEMM shape, call and device arguments, a GPU model and its one
+ * comparison, device limits, the trial-status vocabulary (documented here and nowhere else), the TFLOPS formula and
+ * the validation tolerance.
  * Plain C, nothing CUDA. Tested by tests/test_kernels.c. */
 #ifndef GT_TYPES_H
 #define GT_TYPES_H
@@ -29,6 +29,21 @@ typedef struct {
     int align_a, align_b, align_c;
     long long stride_a, stride_b, stride_c;
 } gt_call;
+
+/* Device-side arguments of one GEMM call (row-major, see templates/common.cuh): what gt_kernel_launch
+ * (src/lib/kernel.h) passes to gt_gemm, what a backend runs, and what a family's launch hook sees (family.h). The
+ * pointers are device addresses. */
+typedef struct {
+    int m, n, k;
+    int ta, tb;         /* layout (baked into a candidate's cubin; read by cuBLAS runs) */
+    float alpha, beta;
+    const float *A, *B;
+    float *C;
+    int lda, ldb, ldc;
+    float *ws;          /* split-K workspace of at least gt_launch.ws_bytes, NULL when splitk == 1 */
+    int batch;          /* matrices in a strided batch; 0 and 1 both mean one GEMM */
+    long long sa, sb, sc; /* elements from one matrix of A, B, C to the next (batch > 1) */
+} gt_args;
 
 /* s's sizes as `--sizes` writes them: "512x512x128", or batch first, "64x512x512x128", for a batch. Returns buf
  * (n >= 48 always suffices). Cannot fail. */

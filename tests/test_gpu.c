@@ -41,7 +41,7 @@ typedef struct {
  * short for it (tf32x3 below K ~ 2000). At 4096^3, issue 16's bar, no refusal is accepted. */
 static int refused_on_accuracy(const gt_family *f, const gt_shape *s, const gt_trial_result *r)
 {
-    return f->reference == GT_REF_FP64 && r->status == GT_ST_WRONG && s->k < 4096 &&
+    return gt_family_reference(f) == GT_REF_FP64 && r->status == GT_ST_WRONG && s->k < 4096 &&
            !strncmp(r->message, "error against FP64", 18);
 }
 
@@ -202,6 +202,47 @@ GT_TEST(gpu_faulting_and_hanging_candidates_are_quarantined, GT_NEEDS_GPU)
     CHECK(gt_worker_restarts(w) == before + 2);
     CHECK(trial_of("tile2d", w, arch, &lim, 60, &r) == 0); /* the replacement worker serves the next trial */
     CHECK_MSG(r.status == GT_ST_OK && r.median_ms > 0, "%s %s", gt_status_name(r.status), r.message);
+}
+
+/* The launch hook on a GPU, through the worker's gt_kernel_launch: test_hook's kernel reads its operands from the
+ * parameters its hook appends, and checks its cluster, so it passes the checks against cuBLAS only when the hook
+ * saw the call and its parameters and cluster reached the launch. A call its hook refuses (an ld that is no
+ * multiple of 4) fails as a launch error that names the hook, never as a wrong result. */
+GT_TEST(gpu_launch_hook_family_computes_through_its_params, GT_NEEDS_GPU)
+{
+    gt_limits lim;
+    char arch[16], err[512];
+    gt_worker *w = shared_worker(&lim, arch);
+    const gt_family *f = gt_family_find("test_hook");
+    CHECK(w != NULL && f != NULL);
+    if (!w || !f) return;
+    for (int cl = 0; cl <= 2; cl += 2) {
+        gt_params p = {{cl}};
+        char why[128];
+        if (!f->legal(&p, &lim, why, sizeof why)) {
+            printf("    CLUSTER=%d skipped on %s: %s\n", cl, arch, why);
+            continue;
+        }
+        for (int v = 0; v < 4; ++v) {
+            gt_shape s = {96, 160, 68, v >> 1, v & 1};
+            char *src = gt_render(f, &p, s.ta, s.tb, 0, err, sizeof err);
+            gt_cubin cb = {0};
+            CHECK_MSG(src && gt_nvrtc_compile(src, arch, &cb, err, sizeof err) == 0, "%s", err);
+            gt_trial_request req = {.family = f, .params = p, .cubin = cb.data, .cubin_size = cb.size, .shape = s,
+                                    .checks = 1, .warmup = 1, .reps = 3, .seed = 11, .timeout_s = 60};
+            gt_trial_result r;
+            gt_family_launch(f, &p, &s, GT_TEST_SMS, &req.launch);
+            CHECK(cb.data && gt_worker_trial(w, &req, &r, err, sizeof err) == 0);
+            CHECK_MSG(r.status == GT_ST_OK, "CLUSTER=%d %s: %s %s", cl, gt_layout_name(s.ta, s.tb),
+                      gt_status_name(r.status), r.message);
+            req.pad_a = 1, req.reps = 0;
+            CHECK(cb.data && gt_worker_trial(w, &req, &r, err, sizeof err) == 0);
+            CHECK_MSG(r.status == GT_ST_LAUNCH_ERROR && strstr(r.message, "launch hook of test_hook"),
+                      "CLUSTER=%d padded: %s %s", cl, gt_status_name(r.status), r.message);
+            gt_cubin_free(&cb);
+            free(src);
+        }
+    }
 }
 
 /* A small sweep with a faulting and a hanging family mixed in: it completes, stores them as faulted/timeout,

@@ -397,7 +397,8 @@ GT_TEST(loader_gpu_warm_dispatch_overhead, GT_NEEDS_GPU)
         gt_launch L;
         f->launch(&prm, &(gt_shape){64, 64, 64, 0, 0}, GT_TEST_SMS, &L);
         gt_kernel *k = NULL;
-        CHECK(gt_kernel_load(kern_cubin[kf][0].data, kern_cubin[kf][0].size, L.smem, &k, err, sizeof err) == 0);
+        CHECK(gt_kernel_load(kern_cubin[kf][0].data, kern_cubin[kf][0].size, L.smem, f, &prm, &k, err, sizeof err) ==
+              0);
         float *ws = NULL;
         if (L.ws_bytes) cudaMalloc((void **)&ws, L.ws_bytes);
         gt_args a = {.m = 64, .n = 64, .k = 64, .alpha = 1, .beta = 0, .A = b.dA, .B = b.dB, .C = b.dC, .lda = 64,

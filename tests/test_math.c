@@ -72,6 +72,39 @@ static int count_rows(const gt_winner *w, void *ctx)
     return 0;
 }
 
+/* A class is one row of GT_MATH_CLASSES: its name, the public value (GEMMTUNE_MATH_FP32 + its place), the least
+ * reference its families are validated against, and the CLI's help all come from it. */
+GT_TEST(math_class_facts_come_from_its_row, GT_NEEDS_NONE)
+{
+#define ROW_(id, name_, ref_, doc_) {GT_MATH_##id, name_, ref_, doc_},
+    static const struct {
+        gt_math m;
+        const char *name;
+        gt_reference ref;
+        const char *doc;
+    } rows[] = {GT_MATH_CLASSES(ROW_)};
+#undef ROW_
+    char *tune = NULL, *exec = NULL;
+    CHECK(gt_run(GT_CLI " tune --help", &tune) == 0 && gt_run(GT_CLI " exec --help", &exec) == 0);
+    CHECK(sizeof rows / sizeof rows[0] == GT_MATH_COUNT && rows[0].m == GT_MATH_FP32);
+    for (int i = 0; i < GT_MATH_COUNT; ++i) {
+        gt_math m = GT_MATH_COUNT;
+        char line[256];
+        CHECK(rows[i].m == (gt_math)i && gt_math_parse(rows[i].name, &m) == 0 && m == rows[i].m);
+        CHECK(gt_loader_math_class(gt_loader_math_of_class(m)) == m);
+        gt_family f = {.math = m}; /* a family that states no reference gets its class's */
+        CHECK(gt_family_reference(&f) == rows[i].ref);
+        f.reference = GT_REF_FP64; /* nor can a family's be weaker than its class's, while it may be stricter */
+        CHECK(gt_family_reference(&f) == GT_REF_FP64);
+        snprintf(line, sizeof line, "%s: %s\n", rows[i].name, rows[i].doc);
+        CHECK_MSG(tune && exec && strstr(tune, line) && strstr(exec, line), "the help lacks '%s'", line);
+    }
+    CHECK(gt_family_reference(gt_family_find("test_split3")) == GT_REF_FP64);
+    CHECK(gt_loader_math_of_class(GT_MATH_TF32X3) == GEMMTUNE_MATH_TF32X3);
+    free(tune);
+    free(exec);
+}
+
 GT_TEST(math_winners_are_kept_per_class, GT_NEEDS_NONE)
 {
     char *path = two_class_db(), err[512];

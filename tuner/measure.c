@@ -2,6 +2,7 @@
  * Operands are generated on the device from a seed (fresh for every check), never zeros. */
 #include "measure.h"
 #include "compile.h"
+#include "cuda_check.h"
 #include "device.h"
 #include "family.h"
 
@@ -35,22 +36,8 @@ struct gt_measure {
     int timed_ready;
 };
 
-#define CUDA_TRY(call)                                                                                         \
-    do {                                                                                                       \
-        cudaError_t e_ = (call);                                                                               \
-        if (e_ != cudaSuccess) {                                                                               \
-            snprintf(err, errlen, "%s: %s", #call, cudaGetErrorString(e_));                                    \
-            return -1;                                                                                         \
-        }                                                                                                      \
-    } while (0)
 #define CUBLAS_TRY(call)                                                                                       \
-    do {                                                                                                       \
-        cublasStatus_t s_ = (call);                                                                            \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                     \
-            snprintf(err, errlen, "%s: cuBLAS status %d", #call, (int)s_);                                    \
-            return -1;                                                                                         \
-        }                                                                                                      \
-    } while (0)
+    GT_TRY_GEN(cublasStatus_t, CUBLAS_STATUS_SUCCESS, cublasGetStatusString, call, #call, return -1)
 
 static int reserve(dbuf *b, size_t n, char *err, size_t errlen)
 {
@@ -58,7 +45,7 @@ static int reserve(dbuf *b, size_t n, char *err, size_t errlen)
     if (b->p) cudaFree(b->p);
     b->p = NULL;
     b->cap = 0;
-    CUDA_TRY(cudaMalloc((void **)&b->p, n * sizeof(float)));
+    GT_CUDA_TRY(cudaMalloc((void **)&b->p, n * sizeof(float)));
     b->cap = n;
     return 0;
 }
@@ -77,18 +64,15 @@ static int load_util(gt_measure *m, const char *arch, char *err, size_t errlen)
     }
     cudaError_t e = cudaLibraryLoadData(&m->util, cb.data, NULL, NULL, 0, NULL, NULL, 0);
     gt_cubin_free(&cb);
-    if (e != cudaSuccess) {
-        snprintf(err, errlen, "loading helper kernels: %s", cudaGetErrorString(e));
-        return -1;
-    }
-    CUDA_TRY(cudaLibraryGetKernel(&m->k_fill, m->util, "gt_fill"));
-    CUDA_TRY(cudaLibraryGetKernel(&m->k_set, m->util, "gt_set"));
-    CUDA_TRY(cudaLibraryGetKernel(&m->k_abs, m->util, "gt_abs"));
-    CUDA_TRY(cudaLibraryGetKernel(&m->k_compare, m->util, "gt_compare"));
-    CUDA_TRY(cudaLibraryGetKernel(&m->k_same, m->util, "gt_same"));
-    CUDA_TRY(cudaLibraryGetKernel(&m->k_scale, m->util, "gt_scale"));
-    CUDA_TRY(cudaLibraryGetKernel(&m->k_widen, m->util, "gt_widen"));
-    CUDA_TRY(cudaLibraryGetKernel(&m->k_compare64, m->util, "gt_compare64"));
+    GT_CUDA_CHECK(e, "loading helper kernels", return -1);
+    GT_CUDA_TRY(cudaLibraryGetKernel(&m->k_fill, m->util, "gt_fill"));
+    GT_CUDA_TRY(cudaLibraryGetKernel(&m->k_set, m->util, "gt_set"));
+    GT_CUDA_TRY(cudaLibraryGetKernel(&m->k_abs, m->util, "gt_abs"));
+    GT_CUDA_TRY(cudaLibraryGetKernel(&m->k_compare, m->util, "gt_compare"));
+    GT_CUDA_TRY(cudaLibraryGetKernel(&m->k_same, m->util, "gt_same"));
+    GT_CUDA_TRY(cudaLibraryGetKernel(&m->k_scale, m->util, "gt_scale"));
+    GT_CUDA_TRY(cudaLibraryGetKernel(&m->k_widen, m->util, "gt_widen"));
+    GT_CUDA_TRY(cudaLibraryGetKernel(&m->k_compare64, m->util, "gt_compare64"));
     return 0;
 }
 
@@ -104,6 +88,22 @@ int gt_measure_device_count(char *why, size_t whylen)
         snprintf(why, whylen, "the NVIDIA driver is older than the CUDA runtime gemmtune was built with: update it");
     else snprintf(why, whylen, "%s", cudaGetErrorString(e));
     if (h) dlclose(h);
+    return 0;
+}
+
+/* The device's stream, pedantic cuBLAS handle, events and reduction word. 0, or -1 with the failing call in err
+ * (a cuBLAS failure leaves no CUDA error to ask for afterwards). */
+static int setup(gt_measure *m, int device, struct cudaDeviceProp *prop, char *err, size_t errlen)
+{
+    GT_CUDA_TRY(cudaSetDevice(device));
+    GT_CUDA_TRY(cudaGetDeviceProperties(prop, device));
+    GT_CUDA_TRY(cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking));
+    CUBLAS_TRY(cublasCreate(&m->cublas));
+    CUBLAS_TRY(cublasSetMathMode(m->cublas, CUBLAS_PEDANTIC_MATH));
+    CUBLAS_TRY(cublasSetStream(m->cublas, m->stream));
+    GT_CUDA_TRY(cudaEventCreate(&m->ev[0]));
+    GT_CUDA_TRY(cudaEventCreate(&m->ev[1]));
+    GT_CUDA_TRY(cudaMalloc((void **)&m->maxbits, sizeof(unsigned)));
     return 0;
 }
 
@@ -128,28 +128,21 @@ int gt_measure_open(int device, gt_measure **out, char *err, size_t errlen)
         free(m);
         return -1;
     }
-    if (cudaSetDevice(device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess ||
-        cudaStreamCreateWithFlags(&m->stream, cudaStreamNonBlocking) != cudaSuccess ||
-        cublasCreate(&m->cublas) != CUBLAS_STATUS_SUCCESS ||
-        cublasSetMathMode(m->cublas, CUBLAS_PEDANTIC_MATH) != CUBLAS_STATUS_SUCCESS ||
-        cublasSetStream(m->cublas, m->stream) != CUBLAS_STATUS_SUCCESS ||
-        cudaEventCreate(&m->ev[0]) != cudaSuccess || cudaEventCreate(&m->ev[1]) != cudaSuccess ||
-        cudaMalloc((void **)&m->maxbits, sizeof(unsigned)) != cudaSuccess) {
-        snprintf(err, errlen, "setting up GPU %d: %s", device, cudaGetErrorString(cudaGetLastError()));
-        gt_measure_close(m);
-        return -1;
+    if (setup(m, device, &prop, why, sizeof why)) {
+        snprintf(err, errlen, "setting up GPU %d: %s", device, why);
+        goto fail;
     }
     m->sm_count = prop.multiProcessorCount;
     /* Twice the L2 so one pass of writes evicts every operand line. */
     m->flush_bytes = 2 * (size_t)(prop.l2CacheSize > 0 ? prop.l2CacheSize : 64 << 20);
     snprintf(arch, sizeof arch, "sm_%d%d", prop.major, prop.minor);
-    if (cudaMalloc(&m->flush, m->flush_bytes) != cudaSuccess || load_util(m, arch, err, errlen) != 0) {
-        if (!*err) snprintf(err, errlen, "allocating the L2 flush buffer");
-        gt_measure_close(m);
-        return -1;
-    }
+    GT_CUDA_CHECK(cudaMalloc(&m->flush, m->flush_bytes), "allocating the L2 flush buffer", goto fail);
+    if (load_util(m, arch, err, errlen) != 0) goto fail;
     *out = m;
     return 0;
+fail:
+    gt_measure_close(m);
+    return -1;
 }
 
 void gt_measure_close(gt_measure *m)
@@ -222,7 +215,7 @@ static void nvidia_driver(char *out, size_t n)
 int gt_measure_gpu_info(gt_measure *m, gt_gpu_info *gpu, gt_limits *lim, char *err, size_t errlen)
 {
     struct cudaDeviceProp p;
-    CUDA_TRY(cudaGetDeviceProperties(&p, m->device));
+    GT_CUDA_TRY(cudaGetDeviceProperties(&p, m->device));
     memset(gpu, 0, sizeof *gpu);
     snprintf(gpu->name, sizeof gpu->name, "%.127s", p.name);
     gpu->cc_major = p.major;
@@ -249,7 +242,7 @@ static int util(gt_measure *m, cudaKernel_t k, void **args, size_t n, char *err,
     unsigned blocks = (unsigned)((n + 255) / 256);
     if (blocks > 8u * (unsigned)m->sm_count) blocks = 8u * (unsigned)m->sm_count;
     if (blocks == 0) blocks = 1;
-    CUDA_TRY(cudaLaunchKernel((const void *)k, (dim3){blocks, 1, 1}, (dim3){256, 1, 1}, args, 0, m->stream));
+    GT_CUDA_TRY(cudaLaunchKernel((const void *)k, (dim3){blocks, 1, 1}, (dim3){256, 1, 1}, args, 0, m->stream));
     return 0;
 }
 
@@ -355,8 +348,8 @@ static int make_operands(gt_measure *m, const gt_check_spec *sp, const geom *g, 
         return -1;
     if (sp->beta != 0.0f ? fill(m, m->c0.p, nc, sp->seed * 3 + 3, err, errlen) : set(m, m->c0.p, nc, NAN, err, errlen))
         return -1;
-    CUDA_TRY(cudaMemcpyAsync(m->c.p, m->c0.p, nc * 4, cudaMemcpyDeviceToDevice, m->stream));
-    CUDA_TRY(cudaMemcpyAsync(m->ref.p, m->c0.p, nc * 4, cudaMemcpyDeviceToDevice, m->stream));
+    GT_CUDA_TRY(cudaMemcpyAsync(m->c.p, m->c0.p, nc * 4, cudaMemcpyDeviceToDevice, m->stream));
+    GT_CUDA_TRY(cudaMemcpyAsync(m->ref.p, m->c0.p, nc * 4, cudaMemcpyDeviceToDevice, m->stream));
     if (absval(m, m->a.p, m->aa.p, na, err, errlen) || absval(m, m->b.p, m->ab.p, nb, err, errlen)) return -1;
     return 0;
 }
@@ -364,10 +357,10 @@ static int make_operands(gt_measure *m, const gt_check_spec *sp, const geom *g, 
 /* A reduction helper into m->maxbits (its last argument), zeroed first: *out gets the word it leaves. */
 static int util_word(gt_measure *m, cudaKernel_t k, void **args, size_t n, unsigned *out, char *err, size_t errlen)
 {
-    CUDA_TRY(cudaMemsetAsync(m->maxbits, 0, sizeof(unsigned), m->stream));
+    GT_CUDA_TRY(cudaMemsetAsync(m->maxbits, 0, sizeof(unsigned), m->stream));
     if (util(m, k, args, n, err, errlen)) return -1;
-    CUDA_TRY(cudaMemcpyAsync(out, m->maxbits, sizeof *out, cudaMemcpyDeviceToHost, m->stream));
-    CUDA_TRY(cudaStreamSynchronize(m->stream));
+    GT_CUDA_TRY(cudaMemcpyAsync(out, m->maxbits, sizeof *out, cudaMemcpyDeviceToHost, m->stream));
+    GT_CUDA_TRY(cudaStreamSynchronize(m->stream));
     return 0;
 }
 
@@ -378,7 +371,7 @@ static int rerun_same(gt_measure *m, const gt_args *first, gt_run_fn run, void *
     const size_t nc = (size_t)first->m * first->ldc * (first->batch > 1 ? first->batch : 1);
     gt_args again = *first;
     again.C = m->ref.p;
-    CUDA_TRY(cudaMemcpyAsync(m->ref.p, m->c0.p, nc * 4, cudaMemcpyDeviceToDevice, m->stream));
+    GT_CUDA_TRY(cudaMemcpyAsync(m->ref.p, m->c0.p, nc * 4, cudaMemcpyDeviceToDevice, m->stream));
     if (run(ctx, &again, m->stream, err, errlen)) return -1;
     const float *a = first->C, *b = again.C;
     unsigned long long n = nc;
@@ -408,9 +401,9 @@ static int check_runs(gt_measure *m, const gt_check_spec *sp, const geom *g, int
     if (gt_measure_cublas_run(m, &absargs, m->stream, err, errlen) ||
         gt_measure_cublas_run(m, &refargs, m->stream, err, errlen) || (fp64 && dgemm(m, sp, g, err, errlen)))
         return -1;
-    CUDA_TRY(cudaStreamSynchronize(m->stream));
+    GT_CUDA_TRY(cudaStreamSynchronize(m->stream));
     if (run(ctx, runargs, m->stream, err, errlen)) return -1;
-    CUDA_TRY(cudaStreamSynchronize(m->stream));
+    GT_CUDA_TRY(cudaStreamSynchronize(m->stream));
     return 0;
 }
 
@@ -508,13 +501,12 @@ static int timing_operands(gt_measure *m, const gt_shape *s, const geom *g, char
 static int timed_launch(gt_measure *m, gt_run_fn run, void *ctx, const gt_args *a, int flush, int i, float *ms,
                         char *err, size_t errlen)
 {
-    if ((flush && cudaMemsetAsync(m->flush, i & 0xff, m->flush_bytes, m->stream) != cudaSuccess) ||
-        cudaEventRecord(m->ev[0], m->stream) != cudaSuccess || run(ctx, a, m->stream, err, errlen) ||
-        cudaEventRecord(m->ev[1], m->stream) != cudaSuccess || cudaEventSynchronize(m->ev[1]) != cudaSuccess ||
-        cudaEventElapsedTime(ms, m->ev[0], m->ev[1]) != cudaSuccess) {
-        if (!*err) snprintf(err, errlen, "timing: %s", cudaGetErrorString(cudaGetLastError()));
-        return -1;
-    }
+    if (flush) GT_CUDA_CHECK(cudaMemsetAsync(m->flush, i & 0xff, m->flush_bytes, m->stream), "timing", return -1);
+    GT_CUDA_CHECK(cudaEventRecord(m->ev[0], m->stream), "timing", return -1);
+    if (run(ctx, a, m->stream, err, errlen)) return -1;
+    GT_CUDA_CHECK(cudaEventRecord(m->ev[1], m->stream), "timing", return -1);
+    GT_CUDA_CHECK(cudaEventSynchronize(m->ev[1]), "timing", return -1);
+    GT_CUDA_CHECK(cudaEventElapsedTime(ms, m->ev[0], m->ev[1]), "timing", return -1);
     return 0;
 }
 

@@ -327,7 +327,7 @@ static int prepare(gt_measure *m, const msg_req *q, const void *cubin, cand_ctx 
     *c = (cand_ctx){.m = m, .L = &q->launch, .f = f, .p = &q->params, .plan_status = GT_ST_OK};
     if (!f) snprintf(err, sizeof err, "this worker has no family '%s'", q->family);
     else if (f->build == GT_BUILD_NVRTC) {
-        if (gt_kernel_load(cubin, q->cubin_size, q->launch.smem, k, err, sizeof err) == 0) {
+        if (gt_kernel_load(cubin, q->cubin_size, q->launch.smem, f, &q->params, k, err, sizeof err) == 0) {
             c->k = *k;
             r->r.regs = gt_kernel_regs(*k);
             if (!q->launch.ws_bytes || (c->ws = gt_measure_scratch(m, q->launch.ws_bytes, err, sizeof err))) return 0;
@@ -400,7 +400,7 @@ static int validate(gt_measure *m, const msg_req *q, cand_ctx *c, msg_resp *r)
             return -1;
         }
     }
-    return c->f && c->f->reference == GT_REF_FP64 ? validate_fp64(m, q, c, r) : 0;
+    return c->f && gt_family_reference(c->f) == GT_REF_FP64 ? validate_fp64(m, q, c, r) : 0;
 }
 
 /* Time at the request's timing shape; 1 when the first judged run was over the cutoff (pruned). */

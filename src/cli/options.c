@@ -110,15 +110,14 @@ static const gt_opt table[] = {
      "write the shapes the command called without a tuned kernel to FILE (merged with what it\n"
      "holds; $GEMMTUNE_RECORD); then: gemmtune tune --sizes @FILE"},
     {"--math", NULL, "CLASS", A_MATH, GT_V_EXEC, O(math), 0, NULL,
-     "the arithmetic the command may be served ($GEMMTUNE_MATH): fp32 (default, IEEE FP32 as\n"
-     "cuBLAS SGEMM) or tf32x3 (FP32 accuracy from split TF32 products, where tuned and faster)"},
+     "the arithmetic the command may be served ($GEMMTUNE_MATH; default fp32): a class besides fp32\n"
+     "adds its winners where tuned and faster than fp32's. The classes:" GT_MATH_HELP},
     {"--log", NULL, "FILE", A_PATH, GT_V_EXEC, O(log), 0, NULL,
      "the drop-in's log, one line per new call and outcome ($GEMMTUNE_PRELOAD_LOG): a file, or stderr"},
     {"--math", NULL, "CLASS", A_MATH, PLANS, O(math), 1, NULL,
-     "the math class whose families are swept when --family is not given: fp32 (default:\n"
-     "IEEE FP32 products and sums, as cuBLAS SGEMM), tf32x3 (FP32 accuracy from split TF32\n"
-     "tensor-core products, validated against FP64; served only to callers that ask), or all.\n"
-     "Each class keeps its own winner per shape"},
+     "the math class whose families are swept when --family is not given (default fp32), or all.\n"
+     "Each class keeps its own winner per shape; one besides fp32 is served only to callers that\n"
+     "ask. The classes:" GT_MATH_HELP},
     {"--math", NULL, "CLASS", A_MATH, READERS, O(math), 1, NULL,
      "winners of this math class (default: fp32 for query and report, all for JSON export;\n"
      "the C header holds fp32 only); trials of every class unless given"},

@@ -11,6 +11,7 @@
 #include "bias.h"
 
 #include "compile.h"
+#include "cuda_check.h"
 #include "family.h"
 
 #include <cuda_runtime_api.h>
@@ -104,10 +105,7 @@ int gt_bias_broadcast(int device, void *stream, int m, int n, const float *bias,
     dim3 grid = {(unsigned)((m + THREADS - 1) / THREADS), (unsigned)(n < MAX_GRID_Y ? n : MAX_GRID_Y), 1};
     dim3 block = {THREADS, 1, 1};
     void *args[] = {&m, &n, &bias, &D, &ld};
-    cudaError_t e = cudaLaunchKernel((const void *)k, grid, block, args, 0, (cudaStream_t)stream);
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        return snprintf(err, errlen, "bias broadcast launch: %s", cudaGetErrorString(e)), -1;
-    }
+    GT_CUDA_CHECK(cudaLaunchKernel((const void *)k, grid, block, args, 0, (cudaStream_t)stream),
+                  "bias broadcast launch", (void)cudaGetLastError(); return -1);
     return 0;
 }

@@ -89,9 +89,10 @@ typedef enum {
 
 /* The arithmetic a handle may be served. FP32 is the default; TF32X3 adds the tuned winners of the tf32x3 families
  * (each operand split into two TF32 parts, three tensor-core products summed in FP32: validated against FP64 to be
- * no less accurate than cuBLAS FP32 on the same inputs) wherever they beat the FP32 winner. */
+ * no less accurate than cuBLAS FP32 on the same inputs) wherever they beat the FP32 winner. A class newer than
+ * this header is asked for by name: GEMMTUNE_MATH_ENV with $GEMMTUNE_MATH (`gemmtune tune --help` lists them). */
 typedef enum {
-    GEMMTUNE_MATH_ENV = 0,   /* $GEMMTUNE_MATH ("fp32" or "tf32x3"), else FP32 */
+    GEMMTUNE_MATH_ENV = 0,   /* $GEMMTUNE_MATH (a class's name: "fp32", "tf32x3"), else FP32 */
     GEMMTUNE_MATH_FP32 = 1,  /* IEEE FP32 products and sums only, as cuBLAS SGEMM pedantic */
     GEMMTUNE_MATH_TF32X3 = 2 /* FP32 or tf32x3 winners, whichever is faster on the shape */
 } gemmtune_math;

@@ -10,28 +10,51 @@
 
 typedef struct gt_kernel gt_kernel;
 
-/* Device-side arguments of one GEMM call (row-major, see templates/common.cuh). */
-typedef struct {
-    int m, n, k;
-    int ta, tb;         /* layout (baked into a candidate's cubin; read by cuBLAS runs) */
-    float alpha, beta;
-    const float *A, *B;
-    float *C;
-    int lda, ldb, ldc;
-    float *ws;          /* split-K workspace of at least gt_launch.ws_bytes, NULL when splitk == 1 */
-    int batch;          /* matrices in a strided batch; 0 and 1 both mean one GEMM */
-    long long sa, sb, sc; /* elements from one matrix of A, B, C to the next (batch > 1) */
-} gt_args;
-
-/* Load a cubin on the current device; max_smem is the largest dynamic shared memory it will launch with (the
- * opt-in attribute is raised when above 48 KiB). Returns 0, or -1 with the CUDA error in err. */
-int gt_kernel_load(const void *cubin, size_t size, unsigned max_smem, gt_kernel **out, char *err, size_t errlen);
+/* Load a cubin on the current device as candidate (f, p) (f NULL: a kernel of no family, launched without a
+ * hook); max_smem is the largest dynamic shared memory it will launch with (the opt-in attribute is raised when
+ * above 48 KiB). Returns 0, or -1 with the CUDA error in err. */
+int gt_kernel_load(const void *cubin, size_t size, unsigned max_smem, const gt_family *f, const gt_params *p,
+                   gt_kernel **out, char *err, size_t errlen);
 
 /* Enqueue the GEMM (and the split-K reduce when L->splitk > 1) on stream. A batch of a->batch matrices runs with
- * grid z over them, in launches of L->grid[2] matrices (gt_family_launch made L for the batch). Never synchronises
- * or allocates. Returns 0, or -1 with the launch error in err. */
+ * grid z over them, in launches of L->grid[2] matrices (gt_family_launch made L for the batch). Where the family
+ * has a launch_hook, it is asked before each launch of gt_gemm (family.h states its contract) and its parameters
+ * and cluster go with that launch; a hook's refusal fails the call with "launch hook of <family>: <reason>".
+ * Never synchronises or allocates. Returns 0, or -1 with the launch error in err. */
 int gt_kernel_launch(const gt_kernel *k, const gt_launch *L, cudaStream_t stream, const gt_args *a, char *err,
                      size_t errlen);
+
+/* gt_gemm's own parameters (GT_GEMM_ARGS, templates/common.cuh): 12 for one GEMM, then sa, sb, sc for a batched
+ * kernel. */
+#define GT_GEMM_NARGS 12
+#define GT_GEMM_NARGS_BATCHED 15
+
+/* One launch of gt_gemm as cudaLaunchKernel takes it: ptr[0 .. count) points at each parameter in order, gt_gemm's
+ * own at the values held here, then a hook's extra ones into its gt_launch_extra's bytes. It points into itself
+ * and into that extra, so neither may move or end while ptr is used. */
+typedef struct {
+    int m, n, k, lda, ldb, ldc;
+    float alpha, beta;
+    const float *A, *B;
+    float *C, *ws;
+    long long sa, sb, sc;
+    int count;
+    void *ptr[GT_GEMM_NARGS_BATCHED + GT_LAUNCH_MAX_EXTRA];
+} gt_kernel_argv;
+
+/* Fill v for one launch over grid of a kernel rendered batched or not, from a and the hook's extra x (NULL: none).
+ * Returns 0, or -1 with err when x is not one gt_launch_extra_add could make (too many parameters, one outside
+ * the bytes) or its cluster is not all 0 yet some dimension does not divide grid's. No CUDA: the CPU tests call it. */
+int gt_kernel_argv_make(gt_kernel_argv *v, const gt_args *a, int batched, const unsigned grid[3],
+                        const gt_launch_extra *x, char *err, size_t errlen);
+
+/* The host side of one launch of gt_gemm over grid for a call: family f's launch_hook (none when f or its hook is
+ * NULL: x then asks for no parameter and no cluster) fills x from a and stream, and v is made from a and x
+ * (gt_kernel_argv_make). What gt_kernel_launch does before each launch, without CUDA (the CPU tests call it). Returns 0, or -1 with
+ * "launch hook of <family>: <reason>" in err when the hook refuses the call or fills x wrongly. */
+int gt_kernel_prepare(const gt_family *f, const gt_params *p, const gt_launch *L, const unsigned grid[3],
+                      const gt_args *a, int batched, void *stream, gt_launch_extra *x, gt_kernel_argv *v, char *err,
+                      size_t errlen);
 
 /* Registers per thread of gt_gemm as loaded, or -1. */
 int gt_kernel_regs(const gt_kernel *k);

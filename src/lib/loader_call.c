@@ -76,7 +76,7 @@ static gemmtune_status load_kernel(struct gemmtune_context *h, const gt_choice *
     }
     gt_kentry *e = calloc(1, sizeof *e);
     if (!e) st = gt_loader_fail(GEMMTUNE_STATUS_ALLOC_FAILED, "kernel cache entry");
-    else if (gt_kernel_load(bin, size, smem, &e->k, err, sizeof err))
+    else if (gt_kernel_load(bin, size, smem, c->family, &c->params, &e->k, err, sizeof err))
         st = gt_loader_fail(GEMMTUNE_STATUS_CUDA_ERROR, "loading %s on %s: %s", c->family->name, h->arch, err);
     free(data);
     if (st) return free(e), st;

@@ -50,8 +50,11 @@ static void keep_fastest(gt_winner_set *s)
     s->n = n;
 }
 
-_Static_assert(GEMMTUNE_MATH_TF32X3 - GEMMTUNE_MATH_FP32 == GT_MATH_TF32X3 && GT_MATH_COUNT == 2,
-               "gemmtune_math names every gt_math, in its order, from GEMMTUNE_MATH_FP32");
+/* gemmtune_math is GEMMTUNE_MATH_FP32 + a class's row in GT_MATH_CLASSES: the constants gemmtune.h names stay in
+ * step with the rows; a class added since needs no edit here (a caller names it through $GEMMTUNE_MATH). */
+_Static_assert(GEMMTUNE_MATH_FP32 - GEMMTUNE_MATH_FP32 == GT_MATH_FP32 &&
+                   GEMMTUNE_MATH_TF32X3 - GEMMTUNE_MATH_FP32 == GT_MATH_TF32X3,
+               "gemmtune_math names gt_math's classes in their order, from GEMMTUNE_MATH_FP32");
 
 gt_math gt_loader_math_class(gemmtune_math math) { return (gt_math)(math - GEMMTUNE_MATH_FP32); }
 
