@@ -71,7 +71,7 @@ PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/check_cublas $(BUILD)/ch
                 $(BUILD)/tests/libfakecublasLt.so $(BUILD)/tests/drive_fake_lt
 ALL_OBJ   := $(LIB_OBJ) $(TUNER_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BUILD)/obj/src/cli/main.o
 
-.PHONY: all test gpu-test run asan clean install deps probe
+.PHONY: all test gpu-test slurm-test run asan clean install deps probe
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/gemmtune $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so $(BUILD)/gt_tests $(PRELOAD_BINS)
@@ -226,6 +226,11 @@ test: all
 
 gpu-test: all
 	$(BUILD)/gt_tests --gpu
+
+# --shard auto under a real one-node Slurm cluster (root; installs slurm-wlm and munge if absent): not in test or CI.
+# SLURM_ARGS=--gpu adds the real sharded sweep, merged, against an unsharded one (tests/cluster/slurm.sh --help).
+slurm-test: $(BUILD)/gemmtune
+	GT_SLURM_BIN=$(abspath $(BUILD)/gemmtune) tests/cluster/slurm.sh $(SLURM_ARGS)
 
 run: all
 	$(BUILD)/gemmtune --gpu 0 --sizes $(SIZES)

@@ -1,5 +1,6 @@
 /* The plan ahead of the GPU through the CLI (issue 30): gemmtune precompile fills the cubin cache and a second run
- * compiles nothing; tune --dry-run's shards partition its whole list; both refuse bad arguments with exit 2.
+ * compiles nothing; tune --dry-run's shards partition its whole list, and --shard auto names its Slurm task; both
+ * refuse bad arguments with exit 2.
  * Run: build/gt_tests --cpu cli_precompile cli_tune_dry_run */
 #include "family.h"
 #include "harness.h"
@@ -125,6 +126,22 @@ GT_TEST(cli_tune_dry_run_shards_partition_the_plan, GT_NEEDS_NONE)
     CHECK(access(db, F_OK) != 0);
     free_lines(&whole);
     free_lines(&parts);
+    free(out);
+    free(db);
+}
+
+/* tune --dry-run --shard auto inside a Slurm array task names its part and where it came from, as the sweep's first
+ * line does (tests/cluster/slurm.sh checks every task of a real array by it); without Slurm's variables it is refused. */
+GT_TEST(cli_tune_dry_run_shard_auto_names_the_slurm_task, GT_NEEDS_NONE)
+{
+    const char *plan = "tune --dry-run --arch sm_90 --family naive --sizes 64 --shard auto";
+    char *out = NULL, *db = gt_tmp_path(".db");
+    int rc = gt_runf(&out, "env -u SLURM_PROCID SLURM_ARRAY_TASK_ID=6 SLURM_ARRAY_TASK_COUNT=3 SLURM_ARRAY_TASK_MIN=2 "
+                           "SLURM_ARRAY_TASK_MAX=6 SLURM_ARRAY_TASK_STEP=2 " GT_CLI " %s --db %s", plan, db);
+    CHECK_MSG(rc == 0 && strstr(out, "shard 2/3 (Slurm job array: task 6 of 3 tasks from 2)\n"), "exit %d: %s", rc, out);
+    rc = gt_runf(&out, "env -u SLURM_ARRAY_TASK_ID -u SLURM_PROCID " GT_CLI " %s --db %s", plan, db);
+    CHECK_MSG(rc == 2 && strstr(out, "no Slurm job array or task rank"), "outside Slurm: exit %d: %s", rc, out);
+    CHECK(access(db, F_OK) != 0);
     free(out);
     free(db);
 }

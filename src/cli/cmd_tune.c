@@ -275,15 +275,17 @@ static void dry_device(const gt_shape *s, const gt_family *f, void *ctx)
            "(candidates asked of the GPU at run time)");
 }
 
-/* The plan of this sweep (or shard) for --arch, or for the first GPU's; nothing run, nothing written. 0, 1 (the
- * database cannot be read) or 2 (no architecture). */
-static int dry_run(gt_tune_opts *o, const gt_cli_args *a, const char *db)
+/* The plan of this sweep (or shard) for --arch, or for the first GPU's; nothing run, nothing written. A part taken
+ * from Slurm (--shard auto) is named first with where it came from, as the sweep names it. 0, 1 (the database cannot
+ * be read) or 2 (no architecture). */
+static int dry_run(gt_tune_opts *o, const gt_cli_args *a, const char *db, const char *shard_from)
 {
     char err[1024], arch[16];
     gt_ahead_opts ao = {.arch = arch, .on_shape = dry_shape, .on_item = dry_item, .on_device = dry_device};
     gt_ahead_summary sum;
     if (gt_cli_plan_arch(a->arch, o->gpus[0], arch, sizeof arch, &ao.sms, err, sizeof err) < 0)
         return gt_term_printf(stderr, "gemmtune: %s\n", err), 2;
+    if (shard_from[0]) printf("shard %d/%d (%s)\n", o->shard_i, o->shard_n, shard_from);
     printf("dry run for %s%s", arch, ao.sms ? "" : " (sweep order for an unknown SM count)");
     if (o->shard_n > 1) printf(", shard %d/%d", o->shard_i, o->shard_n);
     printf(": nothing is run or written\n");
@@ -332,7 +334,7 @@ int gt_cmd_tune(int argc, char **argv)
     if (gt_cli_db_path(t.a.db, t.db, sizeof t.db, err, sizeof err) < 0) goto bad;
     if (t.a.dry_run) {
         o.shapes = t.a.sizes.v, o.nshapes = t.a.sizes.n, o.db_path = t.db;
-        rc = dry_run(&o, &t.a, t.db);
+        rc = dry_run(&o, &t.a, t.db, t.shard_from);
         goto out;
     }
     if (gt_db_check_writable(t.db, err, sizeof err) < 0) { /* before the GPUs start, not after */
