@@ -186,11 +186,11 @@ $(BUILD)/check_lt: tests/preload/check_lt.c | deps
 	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< $(LDFLAGS_ALL) -lcublasLt -lcudart_static -lpthread -ldl -lrt -lm
 
 # Per-call cost of cuBLAS, gemmtune_sgemm and the drop-in, in one process (tests/preload/overhead.sh runs it).
-# --no-as-needed: the library reaches NVRTC through weak symbols only, which --as-needed would drop (its built-in
-# kernel path then had no compiler).
+# The library reaches its compiler (src/lib/compile.c) through weak references only, which take no member out of
+# the static archive: -u names it, so the built-in kernel path has NVRTC (and --no-as-needed keeps libnvrtc).
 $(BUILD)/preload_overhead: tests/preload/overhead.c src/lib/gemmtune.h $(BUILD)/libgemmtune.a | deps
-	$(CC) $(CPPFLAGS_ALL) -Isrc/lib $(PROG_CFLAGS) -o $@ $< $(BUILD)/libgemmtune.a $(LDFLAGS_ALL) -Wl,--no-as-needed \
-	  $(LIB_LIBS) -lcudart
+	$(CC) $(CPPFLAGS_ALL) -Isrc/lib $(PROG_CFLAGS) -o $@ $< -Wl,-u,gt_nvrtc_compile $(BUILD)/libgemmtune.a \
+	  $(LDFLAGS_ALL) -Wl,--no-as-needed $(LIB_LIBS) -lcudart
 
 # A stand-in cuBLAS that records what reaches it, for the CPU tests of the interposer (tests/test_preload.c), and
 # one of cuBLASLt (tests/test_preload_lt.c); the cuBLAS one calls cuBLASLt from inside, as the real one does.
