@@ -53,34 +53,60 @@ void gt_tune_summary_free(gt_tune_summary *s)
 
 /* ---- the winner ---- */
 
-/* Re-time the topk validated candidates of math class m at full size with final_reps on a cold L2 and store the
- * fastest as that class's winner: each class keeps its own, so a class a caller must ask for never displaces the
+int gt_pick_winner(const gt_item *items, const int *idx, int k)
+{
+    int best = -1, vendor = -1;
+    for (int i = 0; i < k; ++i) {
+        const gt_item *it = &items[idx[i]];
+        if (it->status != GT_ST_OK) continue;
+        if (best < 0 || it->median_ms < items[best].median_ms) best = idx[i];
+        if (it->f->backend && (vendor < 0 || it->median_ms < items[vendor].median_ms)) vendor = idx[i];
+    }
+    if (best >= 0 && vendor >= 0 && !items[best].f->backend &&
+        items[best].median_ms * (1.0 + GT_OWN_MARGIN) >= items[vendor].median_ms)
+        return vendor;
+    return best;
+}
+
+/* The topk ranked items of class m into order (fastest first), then the fastest library candidate of the class
+ * where none is among them, so the winner is always weighed against the vendor's best in the same re-timing.
+ * Returns the count. */
+static int retime_set(const gt_shape_ctx *sc, gt_math m, int topk, int *order)
+{
+    const int n = gt_ranked(sc->items, sc->n, GT_ST_OK, order);
+    int k = 0, vendor = -1, has_vendor = 0;
+    for (int i = 0; i < n; ++i) {
+        const gt_item *it = &sc->items[order[i]];
+        if (it->f->math != m) continue;
+        if (k < topk) order[k++] = order[i], has_vendor |= it->f->backend != NULL;
+        else if (vendor < 0 && it->f->backend) vendor = order[i];
+    }
+    if (k > 0 && !has_vendor && vendor >= 0) order[k++] = vendor; /* --top-k 0: nothing is re-timed */
+    return k;
+}
+
+/* Re-time the topk validated candidates of math class m (and the vendor's best) at full size with final_reps on a
+ * cold L2 and store gt_pick_winner's choice as that class's winner: each class keeps its own, so a class a caller must ask for never displaces the
  * FP32 winner. res reports the first class that has one (FP32 before the others). */
 static int finalize_class(gt_sweep *t, gt_shape_ctx *sc, gt_math m, gt_shape_result *res)
 {
-    int *order = malloc(((size_t)sc->n + 1) * sizeof *order), best = -1, k = 0;
-    double best_med = INFINITY, spread = 0;
+    int *order = malloc(((size_t)sc->n + 1) * sizeof *order), done = 0;
     char err[512];
     if (!order) return snprintf(t->err, t->errlen, "out of memory"), -1;
-    const int n = gt_ranked(sc->items, sc->n, GT_ST_OK, order);
-    for (int i = 0; i < n; ++i)
-        if (sc->items[order[i]].f->math == m) order[k++] = order[i];
-    if (k > t->o->topk) k = t->o->topk;
+    const int k = retime_set(sc, m, t->o->topk, order);
     pthread_mutex_lock(&t->mu);
-    for (int i = 0; i < k && !gt_sweep_stopped(t); ++i) {
-        gt_item *it = &sc->items[order[i]];
-        if (gt_run_item(t, 0, sc, it, (gt_round){0, 2, t->o->final_reps, 0, GT_KIND_RETIME}, 0)) {
+    for (; done < k && !gt_sweep_stopped(t); ++done)
+        if (gt_run_item(t, 0, sc, &sc->items[order[done]], (gt_round){0, 2, t->o->final_reps, 0, GT_KIND_RETIME}, 0)) {
             pthread_mutex_unlock(&t->mu);
             free(order);
             return -1;
         }
-        if (it->status == GT_ST_OK && it->median_ms < best_med)
-            best = order[i], best_med = it->median_ms, spread = it->spread_pct;
-    }
     pthread_mutex_unlock(&t->mu);
+    const int best = gt_pick_winner(sc->items, order, done);
     free(order);
     if (best < 0) return 0;
     const gt_item *w = &sc->items[best];
+    const double best_med = w->median_ms, spread = w->spread_pct;
     if (gt_db_set_winner(t->db, t->sweeps[0], &sc->s, w->f->name, w->params, w->hash, best_med, spread, err, sizeof err))
         fprintf(stderr, "gemmtune: storing the winner failed: %s\n", err);
     if (res->family[0]) return 0;
