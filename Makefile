@@ -240,7 +240,7 @@ run: all
 # the same share of the other compiling tests; the rest in full.
 asan:
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" OPT="-O1 -g" all
-	GT_SAMPLE=40 ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:abort_on_error=1 \
+	GT_SAMPLE=16 ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 LSAN_OPTIONS=suppressions=tests/lsan.supp build-asan/gt_tests --cpu
 
 # gemmtune.pc is written at install time so it names this PREFIX: Libs for the shared library (with rpaths, as

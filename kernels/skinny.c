@@ -48,13 +48,16 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 /* The default space (measured on an H100 over ten skinny shapes, docs/BENCHMARKS.md): rows in steps of 4 for two
  * columns per lane (a row of padding costs more than its share: 33 rows ran 14% faster in 36 than in 40), four
  * columns only up to 16 rows (where the large operand's bandwidth is the limit), one column from 16 rows in steps
- * of 8; 16 to 128 sums per lane; three stages and four warps (other depths and widths won by under 1% there). */
+ * of 8; 16 to 128 sums per lane; three stages and four warps (other depths and widths won by under 1% there);
+ * stages 16 deep only for one column per lane (10240x96x10240 wants 8, 37x7454x391 16; the wider tiles won with
+ * 8 or within 2% of it). */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     const int sr = p->v[P_SR], tl = p->v[P_TL];
     if (sr * tl > 128 || sr * tl < 16) REJECT("default space: 16 to 128 sums per lane");
     if ((tl == 4 && sr > 16) || (tl == 1 && (sr < 16 || sr % 8)))
         REJECT("default space: TL=4 up to SR=16, TL=1 from SR=16 in steps of 8");
+    if (tl > 1 && p->v[P_KC] != 8) REJECT("default space: KC=16 only with TL=1");
     return 1;
 }
 

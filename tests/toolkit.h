@@ -89,7 +89,7 @@ int gt_compile_all(gt_compile_job *jobs, int n, const char *arch, const char *wh
  * CHECK failures name the job. One line per job with its registers. */
 void gt_compile_all_clean(gt_compile_job *jobs, int n, const char *arch, const char *what);
 
-/* How many of its n compiles a test should keep: all (0) unless $GT_SAMPLE is set (make asan: 40), which is the
+/* How many of its n compiles a test should keep: all (0) unless $GT_SAMPLE is set (make asan: 16), which is the
  * sample of the whole default space; a test compiling n keeps the same share, GT_SAMPLE * n / (default space),
  * at least 1 (and gt_sample_jobs keeps each family's first and last). */
 int gt_sample_wanted(int n);

@@ -1,5 +1,6 @@
 /* The NVRTC compile pool of the test toolkit (tests/toolkit.h): one thread per core, costliest compiles first so
- * no core idles at the end, progress every 10 s, and the GT_SAMPLE spread sample for sanitizer runs. */
+ * no core idles at the end, progress every 10 s, the GT_SAMPLE spread sample for sanitizer runs, and each kernel
+ * compiled once per process (a memo by kernel id and arch). */
 #include "compile.h"
 #include "harness.h"
 #include "toolkit.h"
@@ -62,16 +63,68 @@ static int has_symbol(const gt_cubin *c, const char *sym)
     return c->data && memmem(c->data, c->size, sym, strlen(sym)) != NULL;
 }
 
+/* What this process has compiled, by kernel id and arch: NVRTC gives one source the same result every time, so
+ * a kernel that several tests compile (the NVRTC test's every default candidate, a family's own layouts) is
+ * compiled once per run of the tests. */
+typedef struct {
+    char id[17], arch[20];
+    gt_compile_job result;
+} memo_entry;
+static struct {
+    pthread_mutex_t mu;
+    memo_entry *v;
+    int n, cap;
+} memo = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, 0};
+
+/* Copies the remembered result of (id, arch) into j's outcome fields: 1, or 0 when there is none. */
+static int memo_get(const char *id, const char *arch, gt_compile_job *j)
+{
+    int hit = 0;
+    pthread_mutex_lock(&memo.mu);
+    for (int i = 0; i < memo.n && !hit; ++i)
+        if (!strcmp(memo.v[i].id, id) && !strcmp(memo.v[i].arch, arch)) {
+            const gt_compile_job *r = &memo.v[i].result;
+            j->rc = r->rc, j->regs = r->regs, j->spill_bytes = r->spill_bytes, j->stack_bytes = r->stack_bytes;
+            j->seconds = r->seconds, j->has_gemm = r->has_gemm, j->has_reduce = r->has_reduce;
+            memcpy(j->err, r->err, sizeof j->err);
+            hit = 1;
+        }
+    pthread_mutex_unlock(&memo.mu);
+    return hit;
+}
+
+static void memo_put(const char *id, const char *arch, const gt_compile_job *j)
+{
+    pthread_mutex_lock(&memo.mu);
+    if (memo.n == memo.cap) {
+        memo_entry *grown = realloc(memo.v, (size_t)(memo.cap = memo.cap ? 2 * memo.cap : 512) * sizeof *grown);
+        if (grown) memo.v = grown;
+        else memo.cap = memo.n;
+    }
+    if (memo.n < memo.cap) {
+        memo_entry *e = &memo.v[memo.n++];
+        snprintf(e->id, sizeof e->id, "%s", id), snprintf(e->arch, sizeof e->arch, "%s", arch);
+        e->result = *j;
+    }
+    pthread_mutex_unlock(&memo.mu);
+}
+
 static void compile_one(gt_compile_job *j, const char *arch)
 {
     gt_cubin cb;
-    char farch[20];
+    char farch[20], id[17];
     memset(&cb, 0, sizeof cb);
     gt_family_arch(j->f, arch, farch, sizeof farch); /* sm_90a for an arch-specific family */
     char *src = gt_render(j->f, &j->p, j->ta, j->tb, 0, j->err, sizeof j->err);
+    if (src) gt_source_id(src, id);
+    if (src && memo_get(id, farch, j)) {
+        free(src);
+        return;
+    }
     j->rc = src ? gt_nvrtc_compile(src, farch, &cb, j->err, sizeof j->err) : -1;
     j->regs = cb.regs, j->spill_bytes = cb.spill_bytes, j->stack_bytes = cb.stack_bytes, j->seconds = cb.seconds;
     j->has_gemm = has_symbol(&cb, "gt_gemm"), j->has_reduce = has_symbol(&cb, "gt_splitk_reduce");
+    if (src) memo_put(id, farch, j);
     gt_cubin_free(&cb);
     free(src);
 }
