@@ -573,22 +573,28 @@ GT_TEST(tune_precompile_default_shape_admits_the_whole_space, GT_NEEDS_NONE)
     CHECK(gt_ahead_run(&o, &ao, &a, err, sizeof err) == -1 && strstr(err, "sm_90a"));
 }
 
-/* The winner of a re-timing: the fastest, but a kernel of our own displaces the vendor's best only by a lead of
- * more than GT_OWN_MARGIN (a smaller one is noise that could serve a program slower than cuBLAS). */
+/* The winner of a re-timing: the fastest, but anything displaces the library's own choice (its family's first
+ * candidate) only by a lead of more than GT_OWN_MARGIN (a smaller one is noise that could serve a program slower
+ * than cuBLAS); with the library's own choice not re-timed, its fastest candidate is the reference. */
 GT_TEST(tune_own_kernel_wins_only_by_a_margin, GT_NEEDS_NONE)
 {
     const gt_family *own = gt_family_find("multistage"), *vendor = gt_family_find("cublas");
     CHECK(own && vendor && !own->backend && vendor->backend);
-    gt_item it[4] = {{.f = own, .status = GT_ST_OK, .median_ms = 1.000},
-                     {.f = vendor, .status = GT_ST_OK, .median_ms = 1.005},
-                     {.f = own, .status = GT_ST_OK, .median_ms = 0.990},
-                     {.f = own, .status = GT_ST_WRONG, .median_ms = 0.5}};
-    int idx[] = {3, 2, 0, 1};
-    CHECK(gt_pick_winner(it, idx, 4) == 1);   /* 0.990 leads 1.005 by 1.5%: the vendor's */
+    gt_item it[5] = {{.f = own, .seq = 5, .status = GT_ST_OK, .median_ms = 1.000},
+                     {.f = vendor, .seq = 1, .status = GT_ST_OK, .median_ms = 1.005}, /* cuBLAS's own choice */
+                     {.f = own, .seq = 6, .status = GT_ST_OK, .median_ms = 0.990},
+                     {.f = own, .seq = 7, .status = GT_ST_WRONG, .median_ms = 0.5},
+                     {.f = vendor, .seq = 2, .status = GT_ST_OK, .median_ms = 0.995}}; /* a cuBLASLt algorithm */
+    int idx[] = {3, 2, 0, 1, 4};
+    CHECK(gt_pick_winner(it, idx, 5) == 1);   /* 0.990 leads 1.005 by 1.5%, the algorithm by 1%: cuBLAS's own */
     it[1].median_ms = 1.030;                  /* a lead of 4%: ours */
-    CHECK(gt_pick_winner(it, idx, 4) == 2);
-    it[1].median_ms = 0.980;                  /* the vendor is fastest outright */
-    CHECK(gt_pick_winner(it, idx, 4) == 1);
-    CHECK(gt_pick_winner(it, idx, 3) == 2);   /* no vendor re-timed: the fastest own */
+    CHECK(gt_pick_winner(it, idx, 5) == 2);
+    it[4].median_ms = 0.950;                  /* the algorithm leads by 8%: it wins */
+    CHECK(gt_pick_winner(it, idx, 5) == 4);
+    it[4].median_ms = 0.995, it[1].median_ms = 0.980; /* cuBLAS's own is fastest outright */
+    CHECK(gt_pick_winner(it, idx, 5) == 1);
+    int no_own_choice[] = {2, 0, 4};          /* its own choice not re-timed: the algorithm is the reference */
+    CHECK(gt_pick_winner(it, no_own_choice, 3) == 4);
+    CHECK(gt_pick_winner(it, idx, 3) == 2);   /* no library candidate re-timed: the fastest */
     CHECK(gt_pick_winner(it, idx, 1) == -1);  /* nothing OK */
 }

@@ -74,13 +74,13 @@ int gt_sweep_stopped(const gt_sweep *t);
 int gt_run_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_round rc, double cutoff_ms);
 /* The strategy's search over sc's items. 0, or -1 when a GPU side broke (t->err). */
 int gt_search(gt_sweep *t, gt_shape_ctx *sc);
-/* A kernel of our own displaces the fastest library candidate (a family with a backend: cuBLAS) only when it is
- * faster by more than this share: the final re-times run one after another, and a smaller lead is within what a
- * later, interleaved timing (gemmtune bench) finds either way, so serving it could run a program slower. */
+/* Any candidate displaces the library's own choice (cuBLAS's, the first candidate its family lists) only when it
+ * is faster by more than this share: the final re-times run one after another, and a smaller lead is within what
+ * a later, interleaved timing (gemmtune bench) finds either way, so serving it could run a program slower. */
 #define GT_OWN_MARGIN 0.02
-/* The winner among the re-timed items idx[0..k) (status GT_ST_OK): the fastest, unless it is our own and the
- * fastest library candidate among them is within GT_OWN_MARGIN of it. Returns its index into items, or -1 when
- * none is OK. Pure: tests/test_tune.c. */
+/* The winner among the re-timed items idx[0..k) (status GT_ST_OK): the fastest, unless the library's own choice
+ * is among them (else the fastest library candidate) and within GT_OWN_MARGIN of it. Returns its index into items,
+ * or -1 when none is OK. Pure: tests/test_tune.c. */
 int gt_pick_winner(const gt_item *items, const int *idx, int k);
 /* Indices of items with a time that can rank them (status want, or any timed status when want < 0), fastest
  * first. Returns the count. */

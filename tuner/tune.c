@@ -53,39 +53,51 @@ void gt_tune_summary_free(gt_tune_summary *s)
 
 /* ---- the winner ---- */
 
-int gt_pick_winner(const gt_item *items, const int *idx, int k)
+/* The reference among items idx[0..k) (status OK): the library's own choice, its family's first candidate
+ * (lowest seq: a backend lists it first), else the fastest library candidate. -1 when none. */
+static int reference(const gt_item *items, const int *idx, int k)
 {
-    int best = -1, vendor = -1;
+    int first = -1, fastest = -1;
     for (int i = 0; i < k; ++i) {
         const gt_item *it = &items[idx[i]];
-        if (it->status != GT_ST_OK) continue;
-        if (best < 0 || it->median_ms < items[best].median_ms) best = idx[i];
-        if (it->f->backend && (vendor < 0 || it->median_ms < items[vendor].median_ms)) vendor = idx[i];
+        if (it->status != GT_ST_OK || !it->f->backend) continue;
+        if (first < 0 || it->seq < items[first].seq) first = idx[i];
+        if (fastest < 0 || it->median_ms < items[fastest].median_ms) fastest = idx[i];
     }
-    if (best >= 0 && vendor >= 0 && !items[best].f->backend &&
-        items[best].median_ms * (1.0 + GT_OWN_MARGIN) >= items[vendor].median_ms)
-        return vendor;
+    return first >= 0 ? first : fastest;
+}
+
+int gt_pick_winner(const gt_item *items, const int *idx, int k)
+{
+    int best = -1;
+    for (int i = 0; i < k; ++i)
+        if (items[idx[i]].status == GT_ST_OK && (best < 0 || items[idx[i]].median_ms < items[best].median_ms))
+            best = idx[i];
+    const int ref = reference(items, idx, k);
+    if (best >= 0 && ref >= 0 && best != ref && items[best].median_ms * (1.0 + GT_OWN_MARGIN) >= items[ref].median_ms)
+        return ref;
     return best;
 }
 
-/* The topk ranked items of class m into order (fastest first), then the fastest library candidate of the class
- * where none is among them, so the winner is always weighed against the vendor's best in the same re-timing.
+/* The topk ranked items of class m into order (fastest first), then the library's own choice (its family's first
+ * candidate) where it is not among them, so the winner is always weighed against it in the same re-timing.
  * Returns the count. */
 static int retime_set(const gt_shape_ctx *sc, gt_math m, int topk, int *order)
 {
     const int n = gt_ranked(sc->items, sc->n, GT_ST_OK, order);
-    int k = 0, vendor = -1, has_vendor = 0;
+    int k = 0, ref = -1, in = 0;
     for (int i = 0; i < n; ++i) {
         const gt_item *it = &sc->items[order[i]];
         if (it->f->math != m) continue;
-        if (k < topk) order[k++] = order[i], has_vendor |= it->f->backend != NULL;
-        else if (vendor < 0 && it->f->backend) vendor = order[i];
+        if (it->f->backend && (ref < 0 || it->seq < sc->items[ref].seq)) ref = order[i];
+        if (k < topk) order[k++] = order[i];
     }
-    if (k > 0 && !has_vendor && vendor >= 0) order[k++] = vendor; /* --top-k 0: nothing is re-timed */
+    for (int i = 0; i < k; ++i) in |= order[i] == ref;
+    if (k > 0 && ref >= 0 && !in) order[k++] = ref; /* --top-k 0: nothing is re-timed */
     return k;
 }
 
-/* Re-time the topk validated candidates of math class m (and the vendor's best) at full size with final_reps on a
+/* Re-time the topk validated candidates of math class m (and the library's own choice) at full size with final_reps on a
  * cold L2 and store gt_pick_winner's choice as that class's winner: each class keeps its own, so a class a caller must ask for never displaces the
  * FP32 winner. res reports the first class that has one (FP32 before the others). */
 static int finalize_class(gt_sweep *t, gt_shape_ctx *sc, gt_math m, gt_shape_result *res)

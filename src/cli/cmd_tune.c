@@ -22,8 +22,8 @@ static void usage(FILE *out)
             "usage: gemmtune [tune] [options]     (with no verb and options first, the verb is tune)\n\n"
             "Tunes SGEMM on the GPU(s) for each size and layout: every legal candidate of every kernel family is\n"
             "compiled with NVRTC, validated against cuBLAS FP32 (pedantic), timed, and stored; the fastest few (and\n"
-            "the vendor's best) are re-timed on a cold L2 and the best is stored as the winner for this GPU model and\n"
-            "shape, ours only when more than 2%% faster than the vendor's. Rerunning the\n"
+            "cuBLAS's own choice) are re-timed on a cold L2 and the best is stored as the winner for this GPU model\n"
+            "and shape, another than cuBLAS's own only when more than 2%% faster. Rerunning the\n"
             "same command resumes: stored trials are skipped. Before the first trial it says how much GPU memory\n"
             "the largest shape needs, and refuses shapes that cannot fit.\n\n");
     gt_cli_usage(out, GT_V_TUNE);
