@@ -23,7 +23,7 @@ static void usage(FILE *out)
             "Tunes SGEMM on the GPU(s) for each size and layout: every legal candidate of every kernel family is\n"
             "compiled with NVRTC, validated against cuBLAS FP32 (pedantic), timed, and stored; the fastest few (and\n"
             "cuBLAS's own choice) are re-timed on a cold L2 and the best is stored as the winner for this GPU model\n"
-            "and shape, another than cuBLAS's own only when more than 2%% faster. Rerunning the\n"
+            "and shape; any other candidate wins only when it is more than 2%% faster than cuBLAS's own. Rerunning the\n"
             "same command resumes: stored trials are skipped. Before the first trial it says how much GPU memory\n"
             "the largest shape needs, and refuses shapes that cannot fit.\n\n");
     gt_cli_usage(out, GT_V_TUNE);
