@@ -9,6 +9,7 @@
 
 #include "gt_types.h"
 
+#include <stdalign.h> /* alignas, in C and in C++ (the CPU emulator's driver includes this header) */
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,7 +44,7 @@ typedef struct {
                                          cluster (a plain launch, as without a hook) */
     int nextra;                       /* parameters appended */
     unsigned offset[GT_LAUNCH_MAX_EXTRA], size[GT_LAUNCH_MAX_EXTRA]; /* parameter i: size bytes at bytes + offset */
-    _Alignas(64) unsigned char bytes[GT_LAUNCH_EXTRA_BYTES]; /* 64: a CUtensorMap's alignment */
+    alignas(64) unsigned char bytes[GT_LAUNCH_EXTRA_BYTES]; /* 64: a CUtensorMap's alignment */
 } gt_launch_extra;
 
 /* Append a kernel parameter of size bytes, copied from value, at the next offset that is a multiple of align (a

@@ -94,9 +94,10 @@ one()
 rm -f "$OUT"/*.verdict
 jobs_max=${JOBS:-$(nproc)}
 runs=0
+declare -A made # each family's template rewritten once: a second rewrite would race with its running builds
 for spec in "$@"; do
     fam=${spec%%:*}
-    emulable "$fam"
+    [ -n "${made[$fam]:-}" ] || { emulable "$fam"; made[$fam]=1; }
     if [ "$spec" != "$fam" ]; then cands=${spec#*:}; else cands=$(pick "$fam"); fi
     for params in $cands; do
         for lay in "0 0" "0 1" "1 0" "1 1"; do
