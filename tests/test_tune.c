@@ -575,7 +575,7 @@ GT_TEST(tune_precompile_default_shape_admits_the_whole_space, GT_NEEDS_NONE)
 
 /* The winner of a re-timing: the fastest, but anything displaces the library's own choice (its family's first
  * candidate) only by a lead of more than GT_OWN_MARGIN (a smaller one is noise that could serve a program slower
- * than cuBLAS); with the library's own choice not re-timed, its fastest candidate is the reference. */
+ * than cuBLAS); with the library's own choice not re-timed, its first-listed candidate there is the reference. */
 GT_TEST(tune_own_kernel_wins_only_by_a_margin, GT_NEEDS_NONE)
 {
     const gt_family *own = gt_family_find("multistage"), *vendor = gt_family_find("cublas");

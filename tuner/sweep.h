@@ -78,8 +78,8 @@ int gt_search(gt_sweep *t, gt_shape_ctx *sc);
  * is faster by more than this share: the final re-times run one after another, and a smaller lead is within what
  * a later, interleaved timing (gemmtune bench) finds either way, so serving it could run a program slower. */
 #define GT_OWN_MARGIN 0.02
-/* The winner among the re-timed items idx[0..k) (status GT_ST_OK): the fastest, unless the library's own choice
- * is among them (else the fastest library candidate) and within GT_OWN_MARGIN of it. Returns its index into items,
+/* The winner among the re-timed items idx[0..k) (status GT_ST_OK): the fastest, unless it is within GT_OWN_MARGIN
+ * of the library's own choice (of the library candidates among them, the one its family lists first). Returns its index into items,
  * or -1 when none is OK. Pure: tests/test_tune.c. */
 int gt_pick_winner(const gt_item *items, const int *idx, int k);
 /* Indices of items with a time that can rank them (status want, or any timed status when want < 0), fastest

@@ -53,18 +53,16 @@ void gt_tune_summary_free(gt_tune_summary *s)
 
 /* ---- the winner ---- */
 
-/* The reference among items idx[0..k) (status OK): the library's own choice, its family's first candidate
- * (lowest seq: a backend lists it first), else the fastest library candidate. -1 when none. */
+/* The reference among items idx[0..k): the library's own choice, the OK library candidate its family lists first
+ * (lowest seq: a backend lists its own choice first), or the first listed of those present. -1 when none. */
 static int reference(const gt_item *items, const int *idx, int k)
 {
-    int first = -1, fastest = -1;
+    int ref = -1;
     for (int i = 0; i < k; ++i) {
         const gt_item *it = &items[idx[i]];
-        if (it->status != GT_ST_OK || !it->f->backend) continue;
-        if (first < 0 || it->seq < items[first].seq) first = idx[i];
-        if (fastest < 0 || it->median_ms < items[fastest].median_ms) fastest = idx[i];
+        if (it->status == GT_ST_OK && it->f->backend && (ref < 0 || it->seq < items[ref].seq)) ref = idx[i];
     }
-    return first >= 0 ? first : fastest;
+    return ref;
 }
 
 int gt_pick_winner(const gt_item *items, const int *idx, int k)
@@ -79,27 +77,25 @@ int gt_pick_winner(const gt_item *items, const int *idx, int k)
     return best;
 }
 
-/* The topk ranked items of class m into order (fastest first), then the library's own choice (its family's first
- * candidate) where it is not among them, so the winner is always weighed against it in the same re-timing.
- * Returns the count. */
+/* The topk ranked items of class m into order (fastest first), then the library's own choice (reference()) where
+ * it is not among them, so the winner is always weighed against it in the same re-timing. Returns the count. */
 static int retime_set(const gt_shape_ctx *sc, gt_math m, int topk, int *order)
 {
     const int n = gt_ranked(sc->items, sc->n, GT_ST_OK, order);
-    int k = 0, ref = -1, in = 0;
-    for (int i = 0; i < n; ++i) {
-        const gt_item *it = &sc->items[order[i]];
-        if (it->f->math != m) continue;
-        if (it->f->backend && (ref < 0 || it->seq < sc->items[ref].seq)) ref = order[i];
-        if (k < topk) order[k++] = order[i];
-    }
-    for (int i = 0; i < k; ++i) in |= order[i] == ref;
-    if (k > 0 && ref >= 0 && !in) order[k++] = ref; /* --top-k 0: nothing is re-timed */
+    int k = 0;
+    for (int i = 0; i < n; ++i)
+        if (sc->items[order[i]].f->math == m) order[k++] = order[i];
+    const int ref = reference(sc->items, order, k);
+    if (k > topk) k = topk;
+    for (int i = 0; i < k; ++i)
+        if (order[i] == ref) return k;
+    if (k > 0 && ref >= 0) order[k++] = ref; /* --top-k 0: nothing is re-timed */
     return k;
 }
 
-/* Re-time the topk validated candidates of math class m (and the library's own choice) at full size with final_reps on a
- * cold L2 and store gt_pick_winner's choice as that class's winner: each class keeps its own, so a class a caller must ask for never displaces the
- * FP32 winner. res reports the first class that has one (FP32 before the others). */
+/* Re-time the topk validated candidates of math class m (and the library's own choice) at full size with
+ * final_reps on a cold L2 and store gt_pick_winner's choice as that class's winner: each class keeps its own, so a
+ * class a caller must ask for never displaces the FP32 winner. res reports the first class that has one (FP32 before the others). */
 static int finalize_class(gt_sweep *t, gt_shape_ctx *sc, gt_math m, gt_shape_result *res)
 {
     int *order = malloc(((size_t)sc->n + 1) * sizeof *order), done = 0;
