@@ -65,6 +65,26 @@ __device__ __forceinline__ int sk_col(int warp, int lane, int j)
 #endif
 }
 
+// The W floats at src (W = 1, 2 or 4), of which the first n are in range, to the shared address d, the rest
+// zero-filled: one 16-byte copy where W is 4 and vec (src 16-byte aligned), else W 4-byte ones; base stands in for
+// src where nothing is read. STREAM: with Y's evict-first L2 policy (stream.cuh).
+template <int W, bool STREAM>
+__device__ __forceinline__ void sk_copy(unsigned d, const float *src, int n, bool vec, const float *base,
+                                        unsigned long long policy)
+{
+    if (W == 4 && vec) {
+        const float *from = n > 0 ? src : base;
+        if constexpr (STREAM) gt_cp_async_stream<16>(d, from, 4 * max(n, 0), policy);
+        else gt_cp_async<16>(d, from, 4 * max(n, 0));
+        return;
+    }
+#pragma unroll
+    for (int i = 0; i < W; ++i) {
+        if constexpr (STREAM) gt_cp_async_stream<4>(d + 4 * i, i < n ? src + i : base, i < n ? 4 : 0, policy);
+        else gt_cp_async<4>(d + 4 * i, i < n ? src + i : base, i < n ? 4 : 0);
+    }
+}
+
 // Floats of one stage of Y: ys[KC][BL] along L (a lane's TL columns side by side), ys[BL][KC + 4] along K (a
 // lane's column as one row; 16-byte reads of four k without bank conflicts).
 #if SK_Y_LMAJOR
@@ -73,8 +93,7 @@ __device__ __forceinline__ int sk_col(int warp, int lane, int j)
 #define SK_YSTAGE (BL * (KC + 4))
 #endif
 
-// The lane's own stage of Y <- Y(kb .. kb + KC, its columns), zero past k1 and L: 16-byte copies where vy and the
-// four floats are in range, else 4-byte ones.
+// The lane's own stage of Y <- Y(kb .. kb + KC, its columns), zero past k1 and L.
 __device__ __forceinline__ void sk_load_y(const sk_ops &o, float *ys, int warp, int lane, int kb)
 {
 #if SK_Y_LMAJOR
@@ -83,33 +102,18 @@ __device__ __forceinline__ void sk_load_y(const sk_ops &o, float *ys, int warp, 
 #pragma unroll
         for (int j = 0; j < TL; j += 4) {
             const int c = sk_col(warp, lane, j), l = o.l0 + c, gk = kb + k;
-            const float *src = o.Y + (size_t)gk * o.ldy + l;
-            const unsigned d = (unsigned)__cvta_generic_to_shared(ys + k * BL + c);
-            const int n = gk < o.k1 ? min(min(TL, 4), o.L - l) : 0;
-            if (TL >= 4 && o.vy && n == 4) {
-                gt_cp_async_stream<16>(d, src, 16, o.stream);
-                continue;
-            }
-#pragma unroll
-            for (int i = 0; i < (TL < 4 ? TL : 4); ++i)
-                gt_cp_async_stream<4>(d + 4 * i, i < n ? src + i : o.Y, i < n ? 4 : 0, o.stream);
+            sk_copy<(TL < 4 ? TL : 4), true>((unsigned)__cvta_generic_to_shared(ys + k * BL + c),
+                                             o.Y + (size_t)gk * o.ldy + l, gk < o.k1 ? min(min(TL, 4), o.L - l) : 0,
+                                             o.vy, o.Y, o.stream);
         }
 #else
 #pragma unroll
     for (int j = 0; j < TL; ++j) {
         const int c = sk_col(warp, lane, j), l = o.l0 + c;
 #pragma unroll
-        for (int k = 0; k < KC; k += 4) {
-            const int gk = kb + k, n = l < o.L ? min(4, o.k1 - gk) : 0;
-            const float *src = o.Y + (size_t)l * o.ldy + gk;
-            const unsigned d = (unsigned)__cvta_generic_to_shared(ys + c * (KC + 4) + k);
-            if (o.vy && n == 4) {
-                gt_cp_async_stream<16>(d, src, 16, o.stream);
-                continue;
-            }
-#pragma unroll
-            for (int i = 0; i < 4; ++i) gt_cp_async_stream<4>(d + 4 * i, i < n ? src + i : o.Y, i < n ? 4 : 0, o.stream);
-        }
+        for (int k = 0; k < KC; k += 4)
+            sk_copy<4, true>((unsigned)__cvta_generic_to_shared(ys + c * (KC + 4) + k), o.Y + (size_t)l * o.ldy + kb + k,
+                             l < o.L ? min(4, o.k1 - kb - k) : 0, o.vy, o.Y, o.stream);
     }
 #endif
 }
@@ -122,14 +126,8 @@ __device__ __forceinline__ void sk_load_x(const sk_ops &o, float *xs, int kb)
     for (int e = threadIdx.x; e < KC * SR / 4; e += 32 * WARPS) {
         const int k = e / (SR / 4), s = e % (SR / 4) * 4, gk = kb + k;
         const int n = gk < o.k1 ? min(4, o.S - s) : 0;
-        const float *src = o.X + (size_t)gk * o.ldx + s;
-        const unsigned d = (unsigned)__cvta_generic_to_shared(xs + k * SR + s);
-        if (o.vx) {
-            gt_cp_async<16>(d, n > 0 ? src : o.X, 4 * max(n, 0));
-            continue;
-        }
-#pragma unroll
-        for (int i = 0; i < 4; ++i) gt_cp_async<4>(d + 4 * i, i < n ? src + i : o.X, i < n ? 4 : 0);
+        sk_copy<4, false>((unsigned)__cvta_generic_to_shared(xs + k * SR + s), o.X + (size_t)gk * o.ldx + s, n, o.vx,
+                          o.X, 0);
     }
 #else
 #pragma unroll
@@ -185,6 +183,13 @@ __device__ __forceinline__ void sk_compute(const float *xs, const float *ys, int
     }
 }
 
+// Buffer b of both pipelines <- the stage of K from kb.
+__device__ __forceinline__ void sk_load_stage(const sk_ops &o, float *xs, float *ys, int warp, int lane, int b, int kb)
+{
+    sk_load_x(o, xs + b * (KC * SR), kb);
+    sk_load_y(o, ys + b * SK_YSTAGE, warp, lane, kb);
+}
+
 // Wait for stage c, then start the copies of stage c + STAGES - 1 into the buffers every thread has finished.
 // Returns stage c's buffer index.
 __device__ __forceinline__ int sk_next_stage(const sk_ops &o, float *xs, float *ys, int warp, int lane, int k0, int c,
@@ -192,11 +197,8 @@ __device__ __forceinline__ int sk_next_stage(const sk_ops &o, float *xs, float *
 {
     gt_cp_async_wait<STAGES - 2>();
     __syncthreads();
-    const int next = c + STAGES - 1, b = next % STAGES;
-    if (next < chunks) {
-        sk_load_x(o, xs + b * (KC * SR), k0 + next * KC);
-        sk_load_y(o, ys + b * SK_YSTAGE, warp, lane, k0 + next * KC);
-    }
+    const int next = c + STAGES - 1;
+    if (next < chunks) sk_load_stage(o, xs, ys, warp, lane, next % STAGES, k0 + next * KC);
     gt_cp_async_commit();
     return c % STAGES;
 }
@@ -269,10 +271,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
         for (int j = 0; j < TL; ++j) acc[r][j] = 0.0f;
 #pragma unroll
     for (int c = 0; c < STAGES - 1; ++c) {
-        if (c < chunks) {
-            sk_load_x(o, xs + c * (KC * SR), k0 + c * KC);
-            sk_load_y(o, ys + c * SK_YSTAGE, warp, lane, k0 + c * KC);
-        }
+        if (c < chunks) sk_load_stage(o, xs, ys, warp, lane, c, k0 + c * KC);
         gt_cp_async_commit();
     }
 #pragma unroll 1
