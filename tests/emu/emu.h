@@ -38,7 +38,6 @@ inline void __syncthreads() { emu_bar->arrive_and_wait(); }
 inline void __threadfence() {}
 inline unsigned atomicAdd(unsigned *p, unsigned v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 inline float4 __ldcg(const float4 *p) { return *p; }
-inline float __ldcg(const float *p) { return *p; }
 
 inline float4 *emu_smem;       // dynamic shared memory of the block being run
 inline size_t emu_smem_bytes;
@@ -100,8 +99,6 @@ inline float4 emu_lds128(unsigned a)
     if (a % 16 || a + 16 > emu_smem_bytes) emu_fail("ld.shared.v4 outside shared memory or misaligned");
     return *(const float4 *)((const char *)emu_smem + a);
 }
-// __ldg: a read-only load is a load.
-template <class T> inline T __ldg(const T *p) { return *p; }
 // templates/stream.cuh's copies: the L2 policy means nothing here.
 #define GT_STREAM_CUH
 inline unsigned long long gt_evict_first() { return 0; }
