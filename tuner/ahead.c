@@ -67,13 +67,10 @@ static int note_origins(ahead *h, const gt_shape_ctx *sc)
 
 static void list_items(ahead *h, const gt_shape_ctx *sc)
 {
-    char arch[20];
     if (h->a->on_shape) h->a->on_shape(&sc->s, sc->n, h->a->ctx);
     for (int i = 0; i < sc->n && h->a->on_item; ++i) {
         const gt_item *it = &sc->items[i];
-        gt_family_arch(it->f, h->t.arch, arch, sizeof arch);
-        gt_ahead_item e = {&sc->s, it->f, it->params, it->hash, arch, gt_variant(&sc->s),
-                           it->job >= 0 ? gt_pool_cached(h->t.pool, it->job) : -1};
+        gt_ahead_item e = {&sc->s, it->f, it->params, it->hash, it->job >= 0 ? gt_pool_cached(h->t.pool, it->job) : -1};
         h->a->on_item(&e, h->a->ctx);
     }
     for (int i = 0; i < gt_family_count(); ++i) {
@@ -127,12 +124,6 @@ static int compile_all(ahead *h)
     return 0;
 }
 
-static void count_cached(ahead *h)
-{
-    h->sum->sources = gt_pool_count(h->t.pool);
-    for (int i = 0; i < h->sum->sources; ++i) h->sum->cached += gt_pool_cached(h->t.pool, i);
-}
-
 int gt_ahead_run(const gt_tune_opts *o, const gt_ahead_opts *a, gt_ahead_summary *sum, char *err, size_t errlen)
 {
     ahead h = {.a = a, .sum = sum};
@@ -141,7 +132,8 @@ int gt_ahead_run(const gt_tune_opts *o, const gt_ahead_opts *a, gt_ahead_summary
     memset(sum, 0, sizeof *sum);
     int rc = setup(&h, o, err, errlen);
     for (int i = 0; rc == 0 && gt_sweep_shape(o, i, &s); ++i) rc = plan_shape(&h, &s);
-    if (rc == 0) count_cached(&h);
+    if (rc == 0) /* the plan counted each new source it found in the cache (tuner/plan.c) */
+        sum->sources = gt_pool_count(h.t.pool), sum->cached = h.tsum.cache_hits;
     if (rc == 0 && a->compile) rc = compile_all(&h);
     gt_pool_free(h.t.pool, NULL);
     gt_db_close(h.t.db);

@@ -14,9 +14,7 @@ typedef struct {
     const gt_shape *shape;   /* the shape and layout it was planned for */
     const gt_family *f;
     const char *params;      /* canonical text */
-    const char *hash;        /* its kernel id (gt_kernel_id): the cubin cache's key with arch */
-    const char *arch;        /* what its source compiles for (gt_family_arch: sm_90a for an arch-specific family) */
-    int variant;             /* gt_variant: layout and batched-ness, all its source depends on besides params */
+    const char *hash;        /* its kernel id (gt_kernel_id): the cubin cache's key with the family's arch */
     int cached;              /* 1: its cubin is in the cache for arch; 0: it would be compiled; -1: nothing to build */
 } gt_ahead_item;
 

@@ -245,9 +245,10 @@ static int sweep(gt_tune_opts *o, const char *db)
 
 /* ---- --dry-run: the plan, listed (tuner/ahead.c) ---- */
 
-static const char *variant_name(int variant, char *buf, size_t n)
+/* What a shape's sources depend on besides params: "tn", or "tn/batch" for a batch. */
+static const char *variant_name(const gt_shape *s, char *buf, size_t n)
 {
-    snprintf(buf, n, "%s%s", gt_layout_name(variant >> 1 & 1, variant & 1), variant & 4 ? "/batch" : "");
+    snprintf(buf, n, "%s%s", gt_layout_name(s->ta, s->tb), gt_shape_batch(s) > 1 ? "/batch" : "");
     return buf;
 }
 
@@ -264,7 +265,7 @@ static void dry_item(const gt_ahead_item *e, void *ctx)
 {
     char var[16];
     (void)ctx;
-    gt_term_printf(stdout, "  %-10s %-8s %-10s %-16s  %s\n", e->f->name, variant_name(e->variant, var, sizeof var),
+    gt_term_printf(stdout, "  %-10s %-8s %-10s %-16s  %s\n", e->f->name, variant_name(e->shape, var, sizeof var),
                    e->cached < 0 ? "-" : e->cached ? "cached" : "to compile", e->hash, e->params);
 }
 
@@ -272,7 +273,7 @@ static void dry_device(const gt_shape *s, const gt_family *f, void *ctx)
 {
     char var[16];
     (void)ctx;
-    printf("  %-10s %-8s %-10s %-16s  %s\n", f->name, variant_name(gt_variant(s), var, sizeof var), "-", "-",
+    printf("  %-10s %-8s %-10s %-16s  %s\n", f->name, variant_name(s, var, sizeof var), "-", "-",
            "(candidates asked of the GPU at run time)");
 }
 
