@@ -189,12 +189,6 @@ static int make_call(const gt_cli_args *a, gt_call *c)
     return 0;
 }
 
-static int is_model(const gt_winner *w, const gt_device_id *dev)
-{
-    const gt_gpu_model a = gt_winner_model(w), b = gt_device_id_model(dev);
-    return gt_gpu_model_equal(&a, &b);
-}
-
 /* Why a stored row cannot serve this call on this device (as the loader's selection judges it); 0 when it can. */
 static int unusable(const gt_winner *w, const gt_device_id *dev, const gt_call *call, char *why, size_t n)
 {
@@ -219,7 +213,7 @@ static void print_notes(const gt_device_id *dev, const gt_call *c, const gt_winn
     int model = 0, in_layout = 0, seen[4] = {0};
     for (int i = 0; i < set->n; ++i) {
         const gt_winner *w = &set->rows[i];
-        if (!is_model(w, dev)) continue;
+        if (!gt_winner_on_device(w, dev)) continue;
         model++;
         seen[w->shape.ta * 2 + w->shape.tb] = 1;
         in_layout += w->shape.ta == c->shape.ta && w->shape.tb == c->shape.tb;
@@ -243,7 +237,7 @@ static void print_choice(const gt_device_id *dev, const char *how, const gt_call
 {
     char line[1024];
     int model = 0;
-    for (int i = 0; i < set->n; ++i) model += is_model(&set->rows[i], dev);
+    for (int i = 0; i < set->n; ++i) model += gt_winner_on_device(&set->rows[i], dev);
     gt_term_printf(stdout, "gpu:      %s (cc %d.%d, %d SMs): %s\n", dev->name, dev->lim.cc_major, dev->lim.cc_minor,
                    dev->lim.sm_count, how);
     char dims[48];

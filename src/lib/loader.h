@@ -25,8 +25,8 @@ typedef struct {
     gt_limits lim;
 } gt_device_id;
 
-/* The GPU model dev is (for gt_gpu_model_equal). Cannot fail. */
-gt_gpu_model gt_device_id_model(const gt_device_id *dev);
+/* 1 when stored row w was tuned on dev's GPU model (gt_gpu_model_equal). Cannot fail. */
+int gt_winner_on_device(const gt_winner *w, const gt_device_id *dev);
 /* The device a stored GPU model stands for: its name and SM count, the limits of its compute capability
  * (gt_limits_for_cc). Returns 1, or 0 (out untouched) when this gemmtune knows no such architecture. */
 int gt_device_id_of(const gt_gpu_model *m, gt_device_id *out);

@@ -133,12 +133,6 @@ static int row_usable(const gt_winner *w, const gt_device_id *dev, const gt_call
     return usable(w->family, w->params, dev, call, fout, pout, why, n);
 }
 
-gt_gpu_model gt_device_id_model(const gt_device_id *dev)
-{
-    gt_gpu_model m = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor, .sm_count = dev->lim.sm_count};
-    snprintf(m.name, sizeof m.name, "%s", dev->name);
-    return m;
-}
 
 int gt_device_id_of(const gt_gpu_model *m, gt_device_id *out)
 {
@@ -150,9 +144,11 @@ int gt_device_id_of(const gt_gpu_model *m, gt_device_id *out)
     return 1;
 }
 
-static int same_model(const gt_winner *w, const gt_device_id *dev)
+int gt_winner_on_device(const gt_winner *w, const gt_device_id *dev)
 {
-    const gt_gpu_model a = gt_winner_model(w), b = gt_device_id_model(dev);
+    gt_gpu_model b = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor, .sm_count = dev->lim.sm_count};
+    snprintf(b.name, sizeof b.name, "%s", dev->name);
+    const gt_gpu_model a = gt_winner_model(w);
     return gt_gpu_model_equal(&a, &b);
 }
 
@@ -163,7 +159,7 @@ static int exact(const gt_winner *rows, int n, const gt_device_id *dev, const gt
     const gt_shape *s = &call->shape;
     char why[256];
     for (int i = 0; i < n; ++i) {
-        if (!gt_shape_equal(&rows[i].shape, s) || !same_model(&rows[i], dev)) continue;
+        if (!gt_shape_equal(&rows[i].shape, s) || !gt_winner_on_device(&rows[i], dev)) continue;
         if (row_usable(&rows[i], dev, call, &c->family, &c->params, why, sizeof why)) {
             const gt_backend *be = c->family->backend ? gt_backend_find(c->family->backend) : NULL;
             if (!be && rows[i].ratio > 0 && rows[i].ratio < 1.0) { /* a sweep without the vendor family */
@@ -196,7 +192,7 @@ static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt
     const gt_family *bf = NULL;
     char why[256];
     for (int i = 0; i < n; ++i) {
-        if (!same_model(&rows[i], dev)) continue;
+        if (!gt_winner_on_device(&rows[i], dev)) continue;
         model_rows++;
         if (!same_layout(&rows[i].shape, s)) continue;
         layout_rows++;
