@@ -3,6 +3,7 @@
 #include "family.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,24 @@ int gt_family_launch(const gt_family *f, const gt_params *p, const gt_shape *s, 
         return 0;
     if (f->build == GT_BUILD_NVRTC) out->grid[2] = batch < GT_BATCH_PER_LAUNCH ? (unsigned)batch : GT_BATCH_PER_LAUNCH;
     return 1;
+}
+
+void gt_family_work(const gt_family *f, const gt_params *p, const gt_shape *s, const gt_launch *L, gt_work *out)
+{
+    memset(out, 0, sizeof *out);
+    if (f->work) {
+        f->work(p, s, out);
+        return;
+    }
+    out->tile_m = gt_param_get(f, p, "BM", 0);
+    out->tile_n = gt_param_get(f, p, "BN", 0);
+    const double blocks = (double)L->grid[0] * L->grid[1] * L->grid[2] / (L->splitk > 1 ? L->splitk : 1);
+    if (out->tile_m <= 0 || out->tile_n <= 0) /* the whole of C over the blocks, as a square */
+        out->tile_m = out->tile_n = (int)ceil(sqrt((double)s->m * s->n * gt_shape_batch(s) / (blocks > 0 ? blocks : 1)));
+    const double threads = (double)L->block[0] * L->block[1] * L->block[2];
+    const double r = (double)out->tile_m * out->tile_n / (threads > 0 ? threads : 1);
+    const double regs = 28 + 1.25 * r + 4 * sqrt(r);
+    out->regs = regs < 255 ? (int)regs : 255;
 }
 
 int gt_launch_extra_add(gt_launch_extra *x, const void *value, size_t size, size_t align)

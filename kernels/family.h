@@ -118,6 +118,8 @@ int gt_math_set_parse(const char *text, unsigned *set);
  * none). Returns buf (n >= 64 holds every set). Cannot fail (truncates). */
 const char *gt_math_set_name(unsigned set, char *buf, size_t n);
 
+struct gt_work;
+
 typedef struct gt_family {
     const char *name;            /* as `gemmtune candidates` prints it */
     const char *doc;
@@ -167,7 +169,22 @@ typedef struct gt_family {
      * hook refuses) and the launch reports the error: never a wrong result. Returns 0. */
     int (*launch_hook)(const gt_params *p, const gt_launch *L, const gt_args *a, void *stream, gt_launch_extra *out,
                        char *err, size_t errlen);
+    /* What the tuner's cost model (tuner/model.h) needs of a block beyond its launch: its tile of C and an estimate
+     * of its registers per thread. NULL: gt_family_work's default (BM x BN params, registers from the results per
+     * thread). */
+    void (*work)(const gt_params *p, const gt_shape *s, struct gt_work *out);
 } gt_family;
+
+/* A block's work as the cost model sees it: tile_m x tile_n results of C (before any K split), regs registers per
+ * thread (an estimate: the compiled count is known only after compiling). */
+typedef struct gt_work {
+    int tile_m, tile_n, regs;
+} gt_work;
+
+/* f's work hook, or the default: tile from the params BM and BN (a family without them: the whole of C over the
+ * launch's blocks, as a square), registers 28 + 1.25 r + 4 sqrt(r) for r results per thread (at most 255). L is
+ * p's launch on s. Cannot fail. */
+void gt_family_work(const gt_family *f, const gt_params *p, const gt_shape *s, const gt_launch *L, gt_work *out);
 
 /* What f's candidates are validated against: its own reference, or its class's where that is stricter (a family
  * of a class that promises FP32 accuracy by other means is checked against FP64 even if it says less). Cannot fail. */

@@ -174,6 +174,14 @@ static void launch(const gt_params *p, const gt_shape *sh, int sms, gt_launch *o
     if (s.sk > 0) launch_stream_k(&s, sh, sms, out);
 }
 
+/* The cost model's view of a block: its BM x BN tile and the registers legal() estimates. */
+static void work(const gt_params *p, const gt_shape *sh, gt_work *out)
+{
+    const shape_t s = unpack(p);
+    (void)sh;
+    *out = (gt_work){.tile_m = s.bm, .tile_n = s.bn, .regs = regs_estimate(&s)};
+}
+
 /* Every layout, alignment and ld works (the kernel picks 16-byte copies at run time); only a split-K workspace
  * beyond WS_CAP is refused, so a sweep never allocates gigabytes for a split that cannot pay off (stream-K's is
  * at most two tiles per block), and stream-K past a K whose iteration count would overflow the template's int
@@ -213,4 +221,5 @@ const gt_family gt_family_multistage = {
     .in_space = in_space,
     .launch = launch,
     .applicable = applicable,
+    .work = work,
 };

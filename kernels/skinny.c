@@ -94,6 +94,16 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
     }
 }
 
+/* The cost model's view of a block: SR rows of the small side by the block's columns of the large one. */
+static void work(const gt_params *p, const gt_shape *s, gt_work *out)
+{
+    const int bl = 32 * p->v[P_WARPS] * p->v[P_TL];
+    (void)s;
+    out->tile_m = p->v[P_SIDE] ? bl : p->v[P_SR];
+    out->tile_n = p->v[P_SIDE] ? p->v[P_SR] : bl;
+    out->regs = (int)regs_estimate(p);
+}
+
 /* Any layout, ld and alignment (loads pick their width at run time) where the small side fits SR rows, and not
  * so far below SR that most of the arithmetic would be on padding (SR under twice the side, plus 8). */
 static int applicable(const gt_params *p, const gt_call *call)
@@ -122,4 +132,5 @@ const gt_family gt_family_skinny = {
     .in_space = in_space,
     .launch = launch,
     .applicable = applicable,
+    .work = work,
 };
