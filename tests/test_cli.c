@@ -87,6 +87,7 @@ GT_TEST(cli_tune_rejects_bad_arguments, GT_NEEDS_NONE)
         {"--layouts qq", "--layouts"},      {"--family nope", "unknown family"}, {"--strategy best", "--strategy"},
         {"--budget 5x", "duration"},        {"--shard 3/2", "--shard"},          {"--reps -1", "--reps"},
         {"--preset nope", "unknown preset"}, {"--bogus", "option"},              {"tune extra", "unexpected"},
+        {"--model-stop 0.5", "--model-stop"}, {"--model-stop x", "--model-stop"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         char *out = NULL, *db = gt_tmp_path(".db"), args[512];

@@ -152,17 +152,23 @@ static void judge_family(round_q *q, const gt_item *it)
     }
 }
 
-/* The family was cut: stored as pruned without running. */
-static void skip_cut(round_q *q, int g, gt_item *it)
+void gt_skip_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_round rc, const char *why)
 {
-    const int f = fam_slot(it->f);
     gt_trial_result r = {.status = GT_ST_PRUNED, .median_ms = -1, .min_ms = -1, .max_ms = -1, .rel_err = -1};
-    snprintf(r.message, sizeof r.message, "family ceiling: the best of its probes took %.4g ms, over %.3g x the best "
-             "so far (%.4g ms)", q->fam_best[f], q->t->o->family_ceiling, q->best_ms);
-    store(q->t, q->sc, g, it, NULL, &r, q->rc);
+    snprintf(r.message, sizeof r.message, "%s", why);
+    store(t, sc, g, it, NULL, &r, rc);
     it->have = 1;
     it->status = GT_ST_PRUNED;
     it->median_ms = -1;
+}
+
+/* The family was cut: stored as pruned without running. */
+static void skip_cut(round_q *q, int g, gt_item *it)
+{
+    char why[256];
+    snprintf(why, sizeof why, "family ceiling: the best of its probes took %.4g ms, over %.3g x the best so far "
+             "(%.4g ms)", q->fam_best[fam_slot(it->f)], q->t->o->family_ceiling, q->best_ms);
+    gt_skip_item(q->t, g, q->sc, it, q->rc, why);
     q->t->sum->trials_run++;
 }
 
@@ -187,8 +193,7 @@ static void *gpu_loop(void *arg)
     return NULL;
 }
 
-/* Run order[0..n) on every GPU at once. 0, or -1 when a worker could not be restarted. */
-static int run_round(gt_sweep *t, gt_shape_ctx *sc, const int *order, int n, gt_round rc)
+int gt_run_round(gt_sweep *t, gt_shape_ctx *sc, const int *order, int n, gt_round rc)
 {
     round_q q = {.t = t, .sc = sc, .order = order, .n = n, .rc = rc, .t_start = gt_now_s()};
     const double scale = rc.screen ? (double)sc->proxy.k / sc->s.k : 1.0;
@@ -253,7 +258,8 @@ static int survivors(gt_item *items, int *alive, int na, int keep)
     return live < keep ? live : keep;
 }
 
-/* Successive halving: screen every candidate on the proxy with one run (not validated), keep the fastest eighth
+/* Successive halving: screen every candidate on the proxy with one run (not validated; with a model stop, the ones
+ * the cost model leads to: tuner/guide.c), keep the fastest eighth
  * and screen it again with twice the runs, then quarters, until at most 4 * topk remain; validate and time those
  * at full size. Only validated candidates can win. */
 static int halving(gt_sweep *t, gt_shape_ctx *sc, int *order)
@@ -261,7 +267,10 @@ static int halving(gt_sweep *t, gt_shape_ctx *sc, int *order)
     const gt_tune_opts *o = t->o;
     int reps = 1, eta = 8, rc = -1, k = pending(sc->items, sc->n, order);
     int *alive = malloc(((size_t)sc->n + 1) * sizeof *alive);
-    if (!alive || run_round(t, sc, order, k, (gt_round){0, 1, reps, 1, GT_KIND_SEARCH})) goto out;
+    const gt_round first = {0, 1, reps, 1, GT_KIND_SEARCH};
+    /* a space the compile pool gets through in a few rounds anyway is screened whole: guiding it would only wait */
+    const int guide = o->model_stop > 0 && k > 4 * (o->jobs > 0 ? o->jobs : 1);
+    if (!alive || (guide ? gt_guided_screen(t, sc, first) : gt_run_round(t, sc, order, k, first))) goto out;
     int na = gt_ranked(sc->items, sc->n, -1, alive);
     for (;;) {
         const int floor = 4 * o->topk;
@@ -273,11 +282,11 @@ static int halving(gt_sweep *t, gt_shape_ctx *sc, int *order)
             if (sc->items[alive[i]].status != GT_ST_OK) order[m++] = alive[i];
         for (int i = 0; i < m; ++i) sc->items[order[i]].have = 0;
         if (na <= floor || gt_sweep_stopped(t)) {
-            rc = run_round(t, sc, order, m, (gt_round){1, o->warmup, o->reps, 0, GT_KIND_SEARCH});
+            rc = gt_run_round(t, sc, order, m, (gt_round){1, o->warmup, o->reps, 0, GT_KIND_SEARCH});
             break;
         }
         reps = reps * 2 < o->reps ? reps * 2 : o->reps;
-        if (run_round(t, sc, order, m, (gt_round){0, 1, reps, 1, GT_KIND_SEARCH})) break;
+        if (gt_run_round(t, sc, order, m, (gt_round){0, 1, reps, 1, GT_KIND_SEARCH})) break;
     }
 out:
     free(alive);
@@ -289,7 +298,7 @@ int gt_search(gt_sweep *t, gt_shape_ctx *sc)
     int *order = malloc(((size_t)sc->n + 1) * sizeof *order), rc;
     if (!order) return snprintf(t->err, t->errlen, "out of memory"), -1;
     if (t->o->strategy == GT_STRATEGY_HALVING) rc = halving(t, sc, order);
-    else rc = run_round(t, sc, order, pending(sc->items, sc->n, order), (gt_round){1, t->o->warmup, t->o->reps, 0, GT_KIND_SEARCH});
+    else rc = gt_run_round(t, sc, order, pending(sc->items, sc->n, order), (gt_round){1, t->o->warmup, t->o->reps, 0, GT_KIND_SEARCH});
     free(order);
     return rc;
 }

@@ -18,6 +18,7 @@ typedef struct {
     int job;        /* compile job, -1 when the family is not built */
     int probe;      /* one of its family's spread probes: screened first, decides the family's ceiling */
     int seq;        /* position in the enumeration, for a stable sweep order */
+    double pred;    /* the cost model's seconds on the screened shape (tuner/model.h); 0: not modelled */
     gt_launch L;    /* at the full shape */
     int have;       /* a verdict exists (run now or stored) */
     gt_status status;
@@ -67,6 +68,19 @@ int gt_plan_item(gt_sweep *t, const gt_family *f, const gt_params *p, const gt_s
  * the last. */
 int gt_sweep_shape(const gt_tune_opts *o, int i, gt_shape *s);
 
+/* search.c: run order[0..n) (indices into sc->items) on every GPU at once. 0, or -1 when a worker could not be
+ * restarted. */
+int gt_run_round(gt_sweep *t, gt_shape_ctx *sc, const int *order, int n, gt_round rc);
+/* Store item it as 'pruned' without running it, with why as the trial's message (call with t->mu held, or while no
+ * round runs). */
+void gt_skip_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_round rc, const char *why);
+/* guide.c: the first screen of the halving strategy led by the cost model (tuner/model.h). Library candidates
+ * first; then each family's candidates in waves, in the order of their predicted time (spread over the candidates
+ * the model cannot tell apart), each family stopping once its prediction, times the smallest measured/predicted
+ * ratio of its screens, exceeds o->model_stop x the best screen so far; then the neighbours (at most two params
+ * changed) of each family's best that is within that factor, while they improve it. What is left is stored
+ * 'pruned', uncompiled, with the model's numbers (t->sum->unscreened). 0, or -1 when a GPU side broke. */
+int gt_guided_screen(gt_sweep *t, gt_shape_ctx *sc, gt_round rc);
 /* search.c: 1 when the sweep was interrupted or its budget is spent. */
 int gt_sweep_stopped(const gt_sweep *t);
 /* Run one item on GPU g and store its verdict (call with t->mu held; released while the GPU works).

@@ -28,6 +28,7 @@ void gt_tune_defaults(gt_tune_opts *o)
     o->prune_ratio = 20;
     o->prune_best = 4;
     o->family_ceiling = 3;
+    o->model_stop = 1.1;
     o->screen_ms = 1;
     o->cross = 1;
     long n = sysconf(_SC_NPROCESSORS_ONLN);

@@ -77,6 +77,10 @@ typedef struct {
     double prune_best;       /* > 0: ... or this many times slower than the best so far in its round (default 4) */
     double family_ceiling;   /* > 0: a family whose spread probes are all this many times slower than the best so
                                 far skips its other candidates in a screen, stored 'pruned' (default 3) */
+    double model_stop;       /* > 0, with halving: screen each family's candidates in the cost model's order
+                                (tuner/model.h) and stop compiling a family once its prediction, calibrated on its
+                                screens, is this many times the best screen so far; then its best's neighbours
+                                (default 1.1); 0 screens every candidate */
     double screen_ms;        /* > 0: screening rounds time a proxy with K cut so cuBLAS would take about this long
                                 (default 1); 0 screens at full size */
     int cross;               /* time the tuned neighbours' winners here and this winner there (default 1) */
@@ -97,6 +101,7 @@ typedef struct {
     int retimed;         /* the best few re-timed at full size before the winner is chosen */
     int cross_trials;    /* neighbours' winners timed here and this winner there */
     int trials_skipped, trials_failed, compiled, cache_hits, restarts, interrupted;
+    int unscreened;      /* candidates the cost model left uncompiled (stored as 'pruned' with its reason) */
     double gpu_seconds;  /* wall time spent inside worker trials: the sweep's GPU cost */
     double wall_seconds; /* the whole sweep */
     double wait_seconds; /* time a GPU sat waiting for a compile */

@@ -20,8 +20,10 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "usage: gemmtune [tune] [options]     (with no verb and options first, the verb is tune)\n\n"
-            "Tunes SGEMM on the GPU(s) for each size and layout: every legal candidate of every kernel family is\n"
-            "compiled with NVRTC, validated against cuBLAS FP32 (pedantic), timed, and stored; the fastest few (and\n"
+            "Tunes SGEMM on the GPU(s) for each size and layout: the candidates of every kernel family are compiled\n"
+            "with NVRTC in the order a cost model predicts them fast (a family stops once its prediction, calibrated\n"
+            "on its own screens, cannot reach the best so far: --model-stop), screened, validated against cuBLAS\n"
+            "FP32 (pedantic), timed, and stored, each left candidate as 'pruned' with the reason; the fastest few (and\n"
             "cuBLAS's own choice) are re-timed on a cold L2 and the best is stored as the winner for this GPU model\n"
             "and shape; any other candidate wins only when it is more than 2%% faster than cuBLAS's own. Rerunning the\n"
             "same command resumes: stored trials are skipped. Before the first trial it says how much GPU memory\n"
@@ -69,6 +71,10 @@ static int to_opts(tune_args *t, gt_tune_opts *o, char *err, size_t errlen)
     if (a->prune_ratio >= 0) o->prune_ratio = a->prune_ratio;
     if (a->prune_best >= 0) o->prune_best = a->prune_best;
     if (a->family_ceiling >= 0) o->family_ceiling = a->family_ceiling;
+    if (a->model_stop > 0 && a->model_stop < 1)
+        return snprintf(err, errlen, "--model-stop %g: 0 (screen every candidate) or at least 1 (a family stops once "
+                        "its prediction is that many times the best)", a->model_stop), -1;
+    if (a->model_stop >= 0) o->model_stop = a->model_stop;
     if (a->screen_ms >= 0) o->screen_ms = a->screen_ms;
     if (a->no_cross) o->cross = 0;
     if (a->progress >= 0) t->progress = a->progress;
@@ -205,11 +211,11 @@ static void summary(const gt_tune_summary *s, const char *db)
     for (int i = 0; i < s->nshapes; ++i) print_shape(&s->shapes[i], stdout);
     const double idle = s->wall_seconds > 0 ? 100.0 * (1 - s->gpu_seconds / s->wall_seconds) : 0;
     printf("\n%d trials run (%d failed: stored with their reason; %d cross-timings of neighbours' winners), "
-           "%d already stored and skipped\n"
+           "%d already stored and skipped, %d left unscreened by the cost model\n"
            "%d kernels compiled, %d taken from the cubin cache, %d worker restarts\n"
            "%.1f s wall, %.1f s of GPU time; the GPU sat idle %.0f%% of the wall time (%.1f s of it waiting for "
            "compiles)\nresults: %s   (gemmtune query --db %s)\n",
-           s->trials_run, s->trials_failed, s->cross_trials, s->trials_skipped, s->compiled, s->cache_hits,
+           s->trials_run, s->trials_failed, s->cross_trials, s->trials_skipped, s->unscreened, s->compiled, s->cache_hits,
            s->restarts, s->wall_seconds, s->gpu_seconds, idle, s->wait_seconds, db, db);
 }
 

@@ -145,10 +145,11 @@ static const gt_opt table[] = {
      "N from Slurm (job array, else task rank: docs/CLUSTER.md)"},
     {"--jobs", NULL, "N", A_INT, PLANS, O(jobs), 1024, NULL, "NVRTC compile threads (default: the host's cores)"},
     {"--dry-run", NULL, NULL, A_FLAG, GT_V_TUNE, O(dry_run), 1, NULL,
-     "print the trials the sweep (or this --shard of it) would run, per shape: family,\n"
+     "print the trials the sweep (or this --shard of it) may run, per shape: family,\n"
      "params, layout, and whether the cubin is cached; runs nothing, writes nothing, and\n"
      "needs no GPU with --arch (families whose candidates a GPU's library gives, such as\n"
-     "cublas, are listed as asked of the GPU at run time)"},
+     "cublas, are listed as asked of the GPU at run time; the cost model decides on the\n"
+     "GPU which of the listed ones it compiles: --model-stop)"},
     {"--prune-ratio", NULL, "R", A_REAL, GT_V_TUNE, O(prune_ratio), 1000000, NULL,
      "a candidate whose first run is R times slower than cuBLAS is stored as 'pruned' and\n"
      "not validated or timed further (default 20; 0 = never)"},
@@ -157,6 +158,12 @@ static const gt_opt table[] = {
     {"--family-ceiling", NULL, "R", A_REAL, GT_V_TUNE, O(family_ceiling), 1000000, NULL,
      "in a screen, a family whose spread probes are all R times slower than the best so\n"
      "far skips its other candidates, stored as 'pruned' (default 3; 0 = never)"},
+    {"--model-stop", NULL, "R", A_REAL, GT_V_TUNE, O(model_stop), 1000000, NULL,
+     "halving: compile and screen each family's candidates in the order a cost model\n"
+     "predicts (tuner/model.h), stop a family once its prediction, calibrated on its own\n"
+     "screens, is R times the best screen so far, then try its best's neighbours; the\n"
+     "rest are stored as 'pruned', unscreened (default 1.1; 0 = screen every candidate; a\n"
+     "shape of at most 4 candidates per --jobs thread is screened whole)"},
     {"--screen-ms", NULL, "T", A_REAL, GT_V_TUNE, O(screen_ms), 1000000, NULL,
      "screens time a proxy with K cut so cuBLAS would take about T ms (default 1; 0 =\n"
      "screen at full size); the winner is always timed at full size"},
@@ -202,7 +209,7 @@ void gt_cli_args_init(gt_cli_args *a)
 {
     memset(a, 0, sizeof *a);
     a->progress = -1;
-    a->prune_ratio = a->prune_best = a->family_ceiling = a->screen_ms = -1;
+    a->prune_ratio = a->prune_best = a->family_ceiling = a->model_stop = a->screen_ms = -1;
 }
 
 void gt_cli_args_free(gt_cli_args *a)

@@ -1,0 +1,283 @@
+/* The halving strategy's first screen, led by the cost model (see sweep.h, gt_guided_screen): a sweep compiles the
+ * candidates that can win, not every candidate. Each family is a lane of its modelled candidates in screening
+ * order; waves take a few from every lane that still runs, one GPU round each, so the compile pool works on
+ * several families at once. Tested by tests/test_tune.c (tune_model_*). */
+#include "model.h"
+#include "sweep.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Measured on an H100's recorded screens of eight shapes (tests/perf/replay.c, docs/BENCHMARKS.md). */
+enum {
+    WAVE = 4,     /* candidates a lane screens per round */
+    AHEAD = 4,    /* and compiles ahead meanwhile, once its screens have kept it going, so the pool never idles */
+    PATIENCE = 1, /* rounds without a 0.5% gain before a lane stops */
+    MIN_SCREENS = 8, /* screens before the model may stop a lane that is within 1.3x of the best */
+    NEAR = 2,     /* a neighbour differs from the family's best in at most this many params */
+    REFINE = 4,   /* rounds of neighbours at most */
+};
+
+typedef struct {
+    const gt_family *f;
+    int *idx, n;      /* the family's modelled items in screening order */
+    double calib;     /* smallest measured over predicted time of its screens; 0 before one */
+    int best;         /* its fastest screened item, -1 before one */
+    int stopped;
+    int stale;        /* rounds in a row that did not improve its best by 0.5% */
+    int screened;     /* its items with a time */
+} lane;
+
+typedef struct {
+    gt_sweep *t;
+    gt_shape_ctx *sc;
+    gt_round rc;
+    lane *lanes;
+    int nlanes;
+    int *batch, nb;
+    int *ahead, na;
+    double best_ms; /* the best screen of any candidate so far */
+} guide;
+
+/* ---- the order of a lane ---- */
+
+typedef struct {
+    int item, rank;
+    double pred;
+} slot;
+
+static int by_pred(const void *a, const void *b)
+{
+    const slot *x = a, *y = b;
+    return x->pred < y->pred ? -1 : x->pred > y->pred ? 1 : x->item - y->item;
+}
+
+static int by_rank(const void *a, const void *b)
+{
+    const slot *x = a, *y = b;
+    return x->rank != y->rank ? x->rank - y->rank : by_pred(a, b);
+}
+
+/* Predicted order, spread over the candidates the model cannot tell apart: among predictions within 2% of each other
+ * (params it does not see: pipeline depth, rasterization, ...) the first of each such group comes before any second,
+ * so early screens span the tiles and the neighbour search settles the rest. */
+static void order_lane(const gt_item *items, int *idx, int n)
+{
+    slot *s = malloc(((size_t)n + 1) * sizeof *s);
+    if (!s) return; /* enumeration order then: slower, still complete */
+    for (int i = 0; i < n; ++i) s[i] = (slot){idx[i], 0, items[idx[i]].pred};
+    qsort(s, (size_t)n, sizeof *s, by_pred);
+    for (int i = 0, start = 0; i < n; ++i) {
+        if (floor(log(s[i].pred) / log(1.02)) != floor(log(s[start].pred) / log(1.02))) start = i;
+        s[i].rank = i - start;
+    }
+    qsort(s, (size_t)n, sizeof *s, by_rank);
+    for (int i = 0; i < n; ++i) idx[i] = s[i].item;
+    free(s);
+}
+
+/* One lane per built family with modelled items; items[].pred filled for the screened shape. */
+static int make_lanes(guide *g)
+{
+    gt_shape_ctx *sc = g->sc;
+    g->lanes = calloc((size_t)sc->n + 1, sizeof *g->lanes);
+    g->batch = malloc(((size_t)sc->n + 1) * sizeof *g->batch);
+    g->ahead = malloc(((size_t)sc->n + 1) * sizeof *g->ahead);
+    if (!g->lanes || !g->batch || !g->ahead) return -1;
+    for (int i = 0; i < sc->n; ++i) {
+        gt_item *it = &sc->items[i];
+        it->pred = gt_model_time(it->f, &it->p, &sc->proxy, &g->t->lim);
+        if (it->pred <= 0) continue;
+        int l = 0;
+        while (l < g->nlanes && g->lanes[l].f != it->f) ++l;
+        if (l == g->nlanes) {
+            g->lanes[g->nlanes++] = (lane){.f = it->f, .best = -1};
+            if (!(g->lanes[l].idx = malloc(((size_t)sc->n + 1) * sizeof(int)))) return -1;
+        }
+        g->lanes[l].idx[g->lanes[l].n++] = i;
+    }
+    for (int l = 0; l < g->nlanes; ++l) order_lane(sc->items, g->lanes[l].idx, g->lanes[l].n);
+    return 0;
+}
+
+/* ---- what the screens say ---- */
+
+/* The prediction of item i in ms. */
+static double predicted_ms(const guide *g, int i) { return g->sc->items[i].pred * 1e3; }
+
+static void absorb(guide *g, lane *ln, int i)
+{
+    const gt_item *it = &g->sc->items[i];
+    if (!it->have || it->median_ms <= 0) return;
+    ln->screened++;
+    const double ratio = it->median_ms / predicted_ms(g, i);
+    if (ln->calib <= 0 || ratio < ln->calib) ln->calib = ratio;
+    if (!gt_status_timed(it->status)) return;
+    if (ln->best < 0 || it->median_ms < g->sc->items[ln->best].median_ms) ln->best = i;
+    if (g->best_ms <= 0 || it->median_ms < g->best_ms) g->best_ms = it->median_ms;
+}
+
+/* What every lane's screens say now: its calibration, count and best, and the best of all. */
+static void absorb_all(guide *g)
+{
+    for (int l = 0; l < g->nlanes; ++l) {
+        lane *ln = &g->lanes[l];
+        ln->calib = 0, ln->screened = 0;
+        for (int k = 0; k < ln->n; ++k) absorb(g, ln, ln->idx[k]);
+    }
+}
+
+/* The calibrated prediction of item i puts it out of reach of the best so far. */
+static int out_of_reach(const guide *g, const lane *ln, int i)
+{
+    if (ln->screened < MIN_SCREENS && (ln->best < 0 || g->sc->items[ln->best].median_ms < 1.3 * g->best_ms)) return 0;
+    return ln->calib > 0 && g->best_ms > 0 && ln->calib * predicted_ms(g, i) > g->t->o->model_stop * g->best_ms;
+}
+
+/* The round's compiles first, then the ones ahead of it; the round then waits only for its own. */
+static int run_batch(guide *g)
+{
+    int *jobs = malloc(((size_t)g->nb + g->na + 1) * sizeof *jobs), n = 0;
+    for (int i = 0; jobs && i < g->nb; ++i) jobs[n++] = g->sc->items[g->batch[i]].job;
+    for (int i = 0; jobs && i < g->na; ++i) jobs[n++] = g->sc->items[g->ahead[i]].job;
+    if (jobs) gt_pool_want(g->t->pool, jobs, n);
+    free(jobs);
+    g->na = 0;
+    return g->nb ? gt_run_round(g->t, g->sc, g->batch, g->nb, g->rc) : 0;
+}
+
+/* ---- the phases ---- */
+
+/* The library's candidates (the model has no grid for them): the yardstick every lane is cut against. */
+static int screen_unmodelled(guide *g)
+{
+    g->nb = 0;
+    for (int i = 0; i < g->sc->n; ++i)
+        if (!g->sc->items[i].have && g->sc->items[i].pred <= 0) g->batch[g->nb++] = i;
+    int rc = run_batch(g);
+    for (int i = 0; i < g->sc->n; ++i) {
+        const gt_item *it = &g->sc->items[i];
+        if (it->have && gt_status_timed(it->status) && it->median_ms > 0 && (g->best_ms <= 0 || it->median_ms < g->best_ms))
+            g->best_ms = it->median_ms;
+    }
+    return rc;
+}
+
+/* The first WAVE unscreened items of a lane that are within reach (a later screen may bring one skipped here
+ * back: the calibration only falls). The lane stops when none is. */
+static void fill_wave(guide *g, lane *ln, int wave, int ahead)
+{
+    int taken = 0;
+    ahead = ln->calib > 0 ? ahead : 0; /* only a lane its screens kept going */
+    for (int k = 0; k < ln->n && taken < wave + ahead && !ln->stopped; ++k) {
+        const int i = ln->idx[k];
+        if (g->sc->items[i].have || out_of_reach(g, ln, i)) continue;
+        if (taken++ < wave) g->batch[g->nb++] = i;
+        else g->ahead[g->na++] = i;
+    }
+    if (!taken) ln->stopped = 1;
+}
+
+static int waves(guide *g)
+{
+    for (;;) {
+        g->nb = 0;
+        int before[g->nlanes > 0 ? g->nlanes : 1], live = 0;
+        for (int l = 0; l < g->nlanes; ++l) {
+            if (g->lanes[l].stale >= PATIENCE) g->lanes[l].stopped = 1;
+            live += !g->lanes[l].stopped;
+        }
+        /* a round and the compiles ahead of it each keep every compile thread busy, however few lanes still run */
+        const int share = live ? (g->t->o->jobs + live - 1) / live : 0;
+        for (int l = 0; l < g->nlanes; ++l) {
+            before[l] = g->lanes[l].best;
+            fill_wave(g, &g->lanes[l], share > WAVE ? share : WAVE, share > AHEAD ? share : AHEAD);
+        }
+        if (!g->nb) return 0;
+        if (run_batch(g)) return -1;
+        absorb_all(g);
+        for (int l = 0; l < g->nlanes; ++l) {
+            lane *ln = &g->lanes[l];
+            const int gained = ln->best >= 0 && (before[l] < 0 || g->sc->items[ln->best].median_ms < 0.995 * g->sc->items[before[l]].median_ms);
+            ln->stale = gained ? 0 : ln->stale + 1;
+        }
+        if (gt_sweep_stopped(g->t)) return 0;
+    }
+}
+
+static int param_distance(const gt_family *f, const gt_params *a, const gt_params *b)
+{
+    int d = 0;
+    for (int i = 0; i < f->nparams; ++i) d += a->v[i] != b->v[i];
+    return d;
+}
+
+/* Rounds of the unscreened neighbours of each family's best that is within reach, while some family improves. */
+static int neighbours(guide *g)
+{
+    for (int round = 0; round < REFINE && !gt_sweep_stopped(g->t); ++round) {
+        int before[g->nlanes > 0 ? g->nlanes : 1];
+        g->nb = 0;
+        for (int l = 0; l < g->nlanes; ++l) {
+            const lane *ln = &g->lanes[l];
+            before[l] = ln->best;
+            if (ln->best < 0 || g->sc->items[ln->best].median_ms > g->t->o->model_stop * g->best_ms) continue;
+            const gt_item *b = &g->sc->items[ln->best];
+            for (int k = 0; k < ln->n; ++k) {
+                const gt_item *it = &g->sc->items[ln->idx[k]];
+                if (!it->have && param_distance(ln->f, &it->p, &b->p) <= NEAR) g->batch[g->nb++] = ln->idx[k];
+            }
+        }
+        if (!g->nb) return 0;
+        if (run_batch(g)) return -1;
+        absorb_all(g);
+        int improved = 0;
+        for (int l = 0; l < g->nlanes; ++l) improved |= g->lanes[l].best != before[l];
+        if (!improved) return 0;
+    }
+    return 0;
+}
+
+/* What no phase screened: stored 'pruned', uncompiled, with the model's numbers. */
+static void leave_rest(guide *g)
+{
+    char why[300];
+    for (int l = 0; l < g->nlanes; ++l) {
+        const lane *ln = &g->lanes[l];
+        for (int k = 0; k < ln->n; ++k) {
+            gt_item *it = &g->sc->items[ln->idx[k]];
+            if (it->have) continue;
+            snprintf(why, sizeof why, "not screened: the cost model, calibrated on its family's screens, predicts "
+                     "%.4g ms, over %.3g x the best screen so far (%.4g ms)", ln->calib * predicted_ms(g, ln->idx[k]),
+                     g->t->o->model_stop, g->best_ms);
+            gt_skip_item(g->t, 0, g->sc, it, g->rc, why);
+            g->t->sum->unscreened++;
+        }
+    }
+}
+
+int gt_guided_screen(gt_sweep *t, gt_shape_ctx *sc, gt_round rc)
+{
+    guide g = {.t = t, .sc = sc, .rc = rc};
+    int ret = -1;
+    if (make_lanes(&g)) {
+        snprintf(t->err, t->errlen, "out of memory");
+        goto out;
+    }
+    absorb_all(&g); /* a resumed sweep's stored screens calibrate too */
+    if (screen_unmodelled(&g) || waves(&g) || neighbours(&g)) goto out;
+    if (!gt_sweep_stopped(t)) { /* an interrupted sweep leaves them for the rerun */
+        pthread_mutex_lock(&t->mu);
+        leave_rest(&g);
+        pthread_mutex_unlock(&t->mu);
+    }
+    ret = 0;
+out:
+    for (int l = 0; l < g.nlanes; ++l) free(g.lanes[l].idx);
+    free(g.lanes);
+    free(g.batch);
+    free(g.ahead);
+    return ret;
+}
