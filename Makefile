@@ -221,6 +221,10 @@ $(BUILD)/gemmtune: $(BUILD)/obj/src/cli/main.o $(CLI_OBJ) $(TUNER_OBJ) $(LIB_OBJ
 $(BUILD)/gt_tests: $(TEST_OBJ) $(CLI_OBJ) $(TUNER_OBJ) $(LIB_OBJ) $(PRELOAD_PURE)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
 
+# A sweep replayed on recorded trials, no GPU (tests/perf/replay.c): what a strategy compiles and chooses.
+$(BUILD)/replay: tests/perf/replay.c $(TUNER_OBJ) $(LIB_OBJ)
+	$(CC) $(CPPFLAGS_ALL) $(INC_tuner) $(CFLAGS_ALL) -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
+
 test: all
 	$(BUILD)/gt_tests --cpu
 

@@ -1,0 +1,259 @@
+/* Replays a sweep on recorded trials, without a GPU: the tuner's own strategy code (tuner/) runs against a runner
+ * that answers each trial with the time a real GPU gave the same candidate on the same shape, and a compiler that
+ * compiles nothing. What it reports is what the strategy would have compiled and chosen there. Used to tune the
+ * guided screen (tuner/guide.c) on an H100's data: docs/BENCHMARKS.md, "compile less".
+ *
+ *   make build/replay
+ *   build/replay TRIALS.csv [--model-stop R] [--jobs N] [--no-vendor]
+ *
+ * TRIALS.csv: `SELECT m,n,k,layout,family,params,status,message,median_ms,cublas_ms FROM v_trials` of a sweep that
+ * screened every candidate (--model-stop 0 --family-ceiling 0), with a header line. A screen is answered with the
+ * candidate's first recorded time, a full-size trial with its validated time where one was recorded, else with
+ * the screen's scaled by K. */
+#include "family.h"
+#include "tune.h"
+
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+typedef struct {
+    gt_shape s;
+    char family[32], params[256];
+    double screen_ms, ok_ms;
+    int screen_k;
+} rec;
+
+static rec *recs;
+static int nrecs;
+static int compiles;
+
+/* Split one CSV line into at most max fields (quotes hold commas). Returns the count. */
+static int fields(char *line, char **out, int max)
+{
+    int n = 0;
+    for (char *p = line; n < max;) {
+        char *q = p;
+        if (*p == '"') {
+            out[n++] = ++p;
+            while (*p && *p != '"') ++p;
+            if (*p) *p++ = 0;
+        } else {
+            out[n++] = p;
+            while (*p && *p != ',' && *p != '\n' && *p != '\r') ++p;
+        }
+        (void)q;
+        if (*p != ',') {
+            *p = 0;
+            break;
+        }
+        *p++ = 0;
+    }
+    return n;
+}
+
+/* The record of family/params on s, or on the shape s is the screening proxy of (the same M and N, K cut). */
+static rec *find(const gt_shape *s, const char *family, const char *params)
+{
+    for (int i = 0; i < nrecs; ++i)
+        if (recs[i].s.m == s->m && recs[i].s.n == s->n && recs[i].s.k >= s->k && !strcmp(recs[i].family, family) &&
+            !strcmp(recs[i].params, params))
+            return &recs[i];
+    return NULL;
+}
+
+static int load(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char line[4096];
+    if (!f || !fgets(line, sizeof line, f)) return -1;
+    while (fgets(line, sizeof line, f)) {
+        char *v[10];
+        if (fields(line, v, 10) < 10) continue;
+        gt_shape s = {atoi(v[0]), atoi(v[1]), atoi(v[2]), 0, 0};
+        const double ms = atof(v[8]);
+        rec *r = find(&s, v[4], v[5]);
+        if (!r) {
+            recs = realloc(recs, (size_t)(nrecs + 1) * sizeof *recs);
+            r = &recs[nrecs++];
+            memset(r, 0, sizeof *r);
+            r->s = s;
+            snprintf(r->family, sizeof r->family, "%s", v[4]);
+            snprintf(r->params, sizeof r->params, "%s", v[5]);
+            const char *px = strstr(v[7], "proxy ");
+            int pm, pn, pk;
+            r->screen_k = px && sscanf(px, "proxy %dx%dx%d", &pm, &pn, &pk) == 3 ? pk : s.k;
+            r->screen_ms = ms;
+        }
+        if (!strcmp(v[6], "ok") && ms > 0) r->ok_ms = ms;
+    }
+    fclose(f);
+    return 0;
+}
+
+static int r_start(int device, void **self, char *err, size_t errlen)
+{
+    (void)err, (void)errlen;
+    *self = (void *)(long)(device + 1);
+    return 0;
+}
+static void r_stop(void *self) { (void)self; }
+static void r_info(void *self, gt_gpu_info *gpu, gt_limits *lim)
+{
+    (void)self;
+    memset(gpu, 0, sizeof *gpu);
+    snprintf(gpu->name, sizeof gpu->name, "replay");
+    gpu->cc_major = 9, gpu->sm_count = 132;
+    snprintf(gpu->uuid, sizeof gpu->uuid, "GPU-replay");
+    gpu->mem_bytes = 80ull << 30;
+    if (lim) gt_limits_for_arch("sm_90", lim), lim->sm_count = 132;
+}
+
+static int r_baseline(void *self, const gt_shape *s, int warmup, int reps, double *ms, char *err, size_t errlen)
+{
+    (void)self, (void)warmup, (void)reps;
+    for (int i = 0; i < nrecs; ++i)
+        if (recs[i].s.m == s->m && recs[i].s.n == s->n && recs[i].s.k == s->k && !strcmp(recs[i].family, "cublas") &&
+            recs[i].ok_ms > 0 && strstr(recs[i].params, "API=0,ALGO=0,"))
+            return *ms = recs[i].ok_ms, 0;
+    for (int i = 0; i < nrecs; ++i)
+        if (recs[i].s.m == s->m && recs[i].s.n == s->n && recs[i].s.k == s->k && !strcmp(recs[i].family, "cublas"))
+            return *ms = recs[i].screen_ms * s->k / recs[i].screen_k, 0;
+    return snprintf(err, errlen, "no cuBLAS time recorded for %dx%dx%d", s->m, s->n, s->k), -1;
+}
+
+static int r_candidates(void *self, const gt_family *f, const gt_shape *s, gt_params *out, int *n, char *err,
+                        size_t errlen)
+{
+    (void)self;
+    *n = 0;
+    for (int i = 0; i < nrecs && *n < GT_MAX_DEVICE_CANDIDATES; ++i)
+        if (recs[i].s.m == s->m && recs[i].s.n == s->n && recs[i].s.k == s->k && !strcmp(recs[i].family, f->name) &&
+            gt_params_parse(f, recs[i].params, &out[*n], err, errlen) == 0)
+            ++*n;
+    return 0;
+}
+
+static int r_trial(void *self, const gt_trial_request *req, gt_trial_result *out, char *err, size_t errlen)
+{
+    (void)self, (void)err, (void)errlen;
+    char params[256];
+    gt_params_format(req->family, &req->params, params, sizeof params);
+    const rec *r = find(&req->shape, req->family->name, params);
+    memset(out, 0, sizeof *out);
+    out->rel_err = req->checks ? 1e-7 : -1;
+    const gt_shape *ts = req->time_shape.k > 0 ? &req->time_shape : &req->shape;
+    if (!r) { /* the recording has none (stored as a failure there): a verdict, not a time */
+        out->status = GT_ST_COMPILE_ERROR, out->median_ms = out->min_ms = out->max_ms = -1;
+        snprintf(out->message, sizeof out->message, "not in the recording");
+        return 0;
+    }
+    double ms = r->screen_ms * ts->k / r->screen_k;
+    if (req->checks && r->ok_ms > 0 && ts->k == r->s.k) ms = r->ok_ms;
+    out->median_ms = out->min_ms = out->max_ms = ms;
+    out->status = req->cutoff_ms > 0 && ms > req->cutoff_ms ? GT_ST_PRUNED : GT_ST_OK;
+    return 0;
+}
+
+static int r_restarts(void *self) { (void)self; return 0; }
+static const gt_runner replay = {r_start, r_stop, r_info, r_baseline, r_candidates, r_trial, r_restarts};
+
+static int no_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen)
+{
+    (void)src, (void)arch, (void)err, (void)errlen;
+    memset(out, 0, sizeof *out);
+    out->data = malloc(8);
+    memcpy(out->data, "\177ELFfake", 8);
+    out->size = 8, out->regs = 32;
+    __atomic_add_fetch(&compiles, 1, __ATOMIC_RELAXED);
+    return 0;
+}
+
+/* A record's time at full size: validated where it was, else its screen's scaled by K. */
+static double full_ms(const rec *r) { return r->ok_ms > 0 ? r->ok_ms : r->screen_ms * r->s.k / r->screen_k; }
+
+/* The fastest built candidate (not the library's) that the replayed sweep screened on s, by its recorded full-size
+ * time, and the fastest recorded at all. */
+static void own_best(const char *db, const gt_shape *s, double *found, double *best)
+{
+    sqlite3 *h;
+    sqlite3_stmt *st;
+    *found = *best = 0;
+    for (int i = 0; i < nrecs; ++i)
+        if (recs[i].s.m == s->m && recs[i].s.n == s->n && recs[i].s.k == s->k && strcmp(recs[i].family, "cublas") &&
+            recs[i].screen_ms > 0 && (*best <= 0 || full_ms(&recs[i]) < *best))
+            *best = full_ms(&recs[i]);
+    if (sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) return;
+    if (sqlite3_prepare_v2(h, "SELECT DISTINCT family, params FROM v_trials WHERE status IN ('ok', 'screened') AND "
+                              "family != 'cublas'", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const rec *r = find(s, (const char *)sqlite3_column_text(st, 0), (const char *)sqlite3_column_text(st, 1));
+            if (r && r->screen_ms > 0 && (*found <= 0 || full_ms(r) < *found)) *found = full_ms(r);
+        }
+        sqlite3_finalize(st);
+    }
+    sqlite3_close(h);
+}
+
+/* The fastest validated time recorded on s (the all-screen sweep's choice, up to its re-timing). */
+static const rec *recorded_best(const gt_shape *s)
+{
+    const rec *b = NULL;
+    for (int i = 0; i < nrecs; ++i)
+        if (recs[i].s.m == s->m && recs[i].s.n == s->n && recs[i].s.k == s->k && recs[i].ok_ms > 0 &&
+            (!b || recs[i].ok_ms < b->ok_ms))
+            b = &recs[i];
+    return b;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || load(argv[1]) || !nrecs) return fprintf(stderr, "usage: replay TRIALS.csv [--model-stop R]\n"), 2;
+    gt_shape shapes[64];
+    int nshapes = 0, gpus[1] = {0};
+    for (int i = 0; i < nrecs && nshapes < 64; ++i) {
+        int seen = 0;
+        for (int j = 0; j < nshapes; ++j) seen |= shapes[j].m == recs[i].s.m && shapes[j].n == recs[i].s.n && shapes[j].k == recs[i].s.k;
+        if (!seen) shapes[nshapes++] = recs[i].s;
+    }
+    gt_tune_opts o;
+    memset(&o, 0, sizeof o);
+    gt_tune_defaults(&o);
+    const char *built[64];
+    int nbuilt = 0;
+    for (int i = 0; i < gt_family_count(); ++i)
+        if (gt_family_at(i)->build == GT_BUILD_NVRTC && !gt_family_at(i)->test_only && gt_family_at(i)->math == GT_MATH_FP32)
+            built[nbuilt++] = gt_family_at(i)->name;
+    for (int i = 2; i < argc; ++i)
+        if (!strcmp(argv[i], "--model-stop") && i + 1 < argc) o.model_stop = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) o.jobs = atoi(argv[++i]); /* sizes the lookahead */
+        else if (!strcmp(argv[i], "--no-vendor")) o.families = built, o.nfamilies = nbuilt; /* as a class without one */
+    o.cross = 0, o.gpus = gpus, o.ngpus = 1, o.command = "replay", o.runner = &replay, o.compile = no_compile;
+    printf("%-16s %9s %9s %8s %10s %10s %8s  %s\n", "shape", "compiled", "unscreen", "ratio", "chosen ms", "best ms",
+           "own", "chosen");
+    int total = 0;
+    for (int i = 0; i < nshapes; ++i) {
+        char db[] = "/tmp/replay-XXXXXX", err[512];
+        close(mkstemp(db));
+        remove(db);
+        gt_tune_summary sum;
+        o.db_path = db, o.shapes = &shapes[i], o.nshapes = 1;
+        compiles = 0;
+        if (gt_tune_run(&o, &sum, err, sizeof err)) return fprintf(stderr, "replay: %s\n", err), 1;
+        const rec *b = recorded_best(&shapes[i]);
+        const rec *w = find(&shapes[i], sum.shapes[0].family, sum.shapes[0].params);
+        const double wms = w && w->ok_ms > 0 ? w->ok_ms : sum.shapes[0].median_ms;
+        double found, best;
+        own_best(db, &shapes[i], &found, &best);
+        printf("%5dx%5dx%5d %9d %9d %8.3f %10.4f %10.4f %8.3f  %s %.50s\n", shapes[i].m, shapes[i].n, shapes[i].k,
+               compiles, sum.unscreened, b ? wms / b->ok_ms : 0, wms, b ? b->ok_ms : 0, best > 0 ? found / best : 0,
+               sum.shapes[0].family, sum.shapes[0].params);
+        total += compiles;
+        gt_tune_summary_free(&sum);
+        remove(db);
+    }
+    printf("total compiled %d\n", total);
+    return 0;
+}
