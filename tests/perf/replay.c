@@ -5,6 +5,7 @@
  *
  *   make build/replay
  *   build/replay TRIALS.csv [--model-stop R] [--jobs N] [--no-vendor]
+ *   build/replay <(zcat tests/perf/h100_screens.csv.gz) --jobs 16     (an H100's screens of eight suite shapes)
  *
  * TRIALS.csv: `SELECT m,n,k,layout,family,params,status,message,median_ms,cublas_ms FROM v_trials` of a sweep that
  * screened every candidate (--model-stop 0 --family-ceiling 0), with a header line. A screen is answered with the
