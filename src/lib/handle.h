@@ -64,6 +64,9 @@ struct gemmtune_context {
     gt_loader_counters count; /* under lock */
     _Atomic(gt_plan *) buckets[GT_NBUCKET];
     _Atomic(gt_wsentry *) ws;
+    _Atomic(void *) cu_ctx;   /* a CUDA context of the handle's device seen current at a call (its device's, for
+                                 good), so a later call checks the device with the driver's cheap cuCtxGetCurrent
+                                 instead of cudaGetDevice; NULL until one is seen */
 };
 
 /* Write the handle's untuned calls into its record file, merged with what the file holds. 0, or -1 with err. */

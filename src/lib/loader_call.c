@@ -4,6 +4,7 @@
 #include "handle.h"
 
 #include <cuda_runtime_api.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,34 @@ static gemmtune_status plan_of(struct gemmtune_context *h, const gt_call *c, voi
     return st;
 }
 
+/* The driver's cuCtxGetCurrent, found once through the runtime; NULL where the driver has none. */
+typedef int (*ctx_get_fn)(void **ctx);
+static ctx_get_fn ctx_get;
+static pthread_once_t ctx_get_once = PTHREAD_ONCE_INIT;
+
+static void find_ctx_get(void)
+{
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+        ctx_get = (ctx_get_fn)fn;
+    else (void)cudaGetLastError();
+}
+
+/* Whether the calling thread is on h's device (*cur: the device it is on, when asked of the runtime). A context
+ * belongs to one device, so the context current now being one already seen on h's device settles it for the price
+ * of a thread-local read; cudaGetDevice, several times dearer, only answers the first call and a changed context. */
+static int on_device(struct gemmtune_context *h, int *cur)
+{
+    void *now = NULL, *seen = atomic_load_explicit(&h->cu_ctx, memory_order_relaxed);
+    pthread_once(&ctx_get_once, find_ctx_get);
+    if (seen && ctx_get && ctx_get(&now) == 0 && now == seen) return 1;
+    if (cudaGetDevice(cur) != cudaSuccess || *cur != h->device) return 0;
+    if (!seen && ctx_get && ctx_get(&now) == 0 && now) atomic_store_explicit(&h->cu_ctx, now, memory_order_relaxed);
+    return 1;
+}
+
 /* gemmtune_sgemm and gemmtune_sgemm_strided_batched (batch <= 1: one GEMM, strides unused); fn names the entry. */
 static gemmtune_status sgemm(gemmtune_handle h, void *stream, const char *fn, gemmtune_op transa, gemmtune_op transb,
                              int m, int n, int k, float alpha, const float *A, int lda, long long sa, const float *B,
@@ -237,7 +266,7 @@ static gemmtune_status sgemm(gemmtune_handle h, void *stream, const char *fn, ge
         return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "%s: %s", fn, err);
     if (m == 0 || n == 0 || batch == 0 || (k == 0 && beta == 1.0f)) return GEMMTUNE_SUCCESS; /* as in BLAS */
     if ((k && (!A || !B)) || !C) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "%s: NULL matrix", fn);
-    if (cudaGetDevice(&cur) != cudaSuccess || cur != h->device)
+    if (!on_device(h, &cur))
         return gt_loader_fail(GEMMTUNE_STATUS_WRONG_DEVICE, "current device %d, handle's %d", cur, h->device);
     gt_plan *p;
     gemmtune_status st = plan_of(h, &c, stream, &p);
