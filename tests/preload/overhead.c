@@ -1,6 +1,9 @@
 /* What gemmtune adds per call to microsecond GEMMs, in one process: for a 100^3 call and a few tiny shapes, the
  * median over many rounds of the host time per call (the issuing thread, no synchronisation between calls) and of
- * the wall time per call (CUDA events around a round on the stream), for each way of making the call:
+ * the wall time per call (CUDA events around a round on the stream), for each way of making the call. Each round is
+ * issued behind a host function that holds the stream until the last call is issued, so the host time is the cost
+ * of issuing alone: a GPU busy with earlier calls cannot push back on the issuing thread (without the gate a 100^3
+ * call's host time was the GPU's ~16 us, and its noise hid differences of 0.3 us). The paths:
  *   cuBLAS (real)        cublasSgemm_v2 of the real cuBLAS (found by soname, past any interposer), default math
  *   cuBLAS pedantic      the same on a CUBLAS_PEDANTIC_MATH handle (what gemmtune's own cuBLAS calls use)
  *   cublasSgemm_v2       the program's own symbol: the real cuBLAS, or under LD_PRELOAD the interposer
@@ -19,6 +22,7 @@
 #include <cuda_runtime_api.h>
 
 #include <dlfcn.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +82,17 @@ static int measured(const setup *x, int p)
     return p == P_GT_CUBLAS ? x->via_cublas != NULL : p == P_GT_BUILTIN ? x->builtin != NULL : 1;
 }
 
+/* The gate: the stream waits in this host function until the round's calls are issued (at most 2 s, should a call
+ * wait for the stream itself). */
+static _Atomic int gate_open;
+static void CUDART_CB hold(void *arg)
+{
+    (void)arg;
+    const double t0 = now_us();
+    while (!atomic_load_explicit(&gate_open, memory_order_acquire) && now_us() - t0 < 2e6) {
+    }
+}
+
 /* One round of `calls` calls: host and wall microseconds per call. Nonzero when a call failed. */
 static int round_of(const setup *x, int p, const int *sh, int calls, double *host, double *wall)
 {
@@ -85,10 +100,13 @@ static int round_of(const setup *x, int p, const int *sh, int calls, double *hos
     float ms = 0;
     int bad = 0;
     cudaEventCreate(&e0), cudaEventCreate(&e1);
+    atomic_store_explicit(&gate_open, 0, memory_order_release);
+    bad |= cudaLaunchHostFunc(x->s, hold, NULL) != cudaSuccess;
     cudaEventRecord(e0, x->s);
     const double t0 = now_us();
     for (int i = 0; i < calls; ++i) bad |= call(x, p, sh);
     *host = (now_us() - t0) / calls;
+    atomic_store_explicit(&gate_open, 1, memory_order_release);
     cudaEventRecord(e1, x->s);
     bad |= cudaEventSynchronize(e1) != cudaSuccess; /* the next round starts on an empty queue */
     cudaEventElapsedTime(&ms, e0, e1);
