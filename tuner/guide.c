@@ -10,12 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Measured on an H100's recorded screens of eight shapes (tests/perf/replay.c, docs/BENCHMARKS.md). */
+/* Chosen on an H100's recorded screens of twenty shapes (tests/perf/replay.c, docs/BENCHMARKS.md): the fewest
+ * compiles that still chose every shape's winner as screening every candidate did. */
 enum {
-    WAVE = 4,     /* candidates a lane screens per round */
+    WAVE = 4,     /* candidates a lane screens per round (at least; more when few lanes run: waves()) */
     AHEAD = 4,    /* and compiles ahead meanwhile, once its screens have kept it going, so the pool never idles */
-    PATIENCE = 1, /* rounds without a 0.5% gain before a lane stops */
-    MIN_SCREENS = 8, /* screens before the model may stop a lane that is within 1.3x of the best */
+    PATIENCE = 2, /* rounds without a 0.5% gain before a lane stops */
+    MIN_SCREENS = 12, /* screens before the model may stop a lane that is within 1.3x of the best */
     NEAR = 2,     /* a neighbour differs from the family's best in at most this many params */
     REFINE = 4,   /* rounds of neighbours at most */
 };

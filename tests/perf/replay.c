@@ -55,14 +55,25 @@ static int fields(char *line, char **out, int max)
     return n;
 }
 
-/* The record of family/params on s, or on the shape s is the screening proxy of (the same M and N, K cut). */
+/* The record of family/params on s, or on the shape s is the screening proxy of (the same M and N, K cut): the one
+ * whose screen's K is nearest s's among those at least as deep. */
 static rec *find(const gt_shape *s, const char *family, const char *params)
 {
-    for (int i = 0; i < nrecs; ++i)
-        if (recs[i].s.m == s->m && recs[i].s.n == s->n && recs[i].s.k >= s->k && !strcmp(recs[i].family, family) &&
-            !strcmp(recs[i].params, params))
-            return &recs[i];
-    return NULL;
+    rec *best = NULL;
+    for (int i = 0; i < nrecs; ++i) {
+        rec *r = &recs[i];
+        if (r->s.m != s->m || r->s.n != s->n || r->s.k < s->k || strcmp(r->family, family) || strcmp(r->params, params))
+            continue;
+        if (r->s.k == s->k) return r;
+        if (!best || abs(r->screen_k - s->k) < abs(best->screen_k - s->k)) best = r;
+    }
+    return best;
+}
+
+static rec *find_exact(const gt_shape *s, const char *family, const char *params)
+{
+    rec *r = find(s, family, params);
+    return r && r->s.k == s->k ? r : NULL;
 }
 
 static int load(const char *path)
@@ -75,7 +86,7 @@ static int load(const char *path)
         if (fields(line, v, 10) < 10) continue;
         gt_shape s = {atoi(v[0]), atoi(v[1]), atoi(v[2]), 0, 0};
         const double ms = atof(v[8]);
-        rec *r = find(&s, v[4], v[5]);
+        rec *r = find_exact(&s, v[4], v[5]);
         if (!r) {
             recs = realloc(recs, (size_t)(nrecs + 1) * sizeof *recs);
             r = &recs[nrecs++];
