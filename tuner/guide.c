@@ -137,12 +137,25 @@ static int out_of_reach(const guide *g, const lane *ln, int i)
     return ln->calib > 0 && g->best_ms > 0 && ln->calib * predicted_ms(g, i) > g->t->o->model_stop * g->best_ms;
 }
 
+/* Take back the compiles asked for earlier that have not started (a stopped lane's, the ahead of a lane that now
+ * looks elsewhere), so the pool works on the round's. */
+static void unwant_unscreened(guide *g)
+{
+    int *jobs = malloc(((size_t)g->sc->n + 1) * sizeof *jobs), n = 0;
+    for (int l = 0; jobs && l < g->nlanes; ++l)
+        for (int k = 0; k < g->lanes[l].n; ++k)
+            if (!g->sc->items[g->lanes[l].idx[k]].have) jobs[n++] = g->sc->items[g->lanes[l].idx[k]].job;
+    if (jobs) gt_pool_unwant(g->t->pool, jobs, n);
+    free(jobs);
+}
+
 /* The round's compiles first, then the ones ahead of it; the round then waits only for its own. */
 static int run_batch(guide *g)
 {
     int *jobs = malloc(((size_t)g->nb + g->na + 1) * sizeof *jobs), n = 0;
     for (int i = 0; jobs && i < g->nb; ++i) jobs[n++] = g->sc->items[g->batch[i]].job;
     for (int i = 0; jobs && i < g->na; ++i) jobs[n++] = g->sc->items[g->ahead[i]].job;
+    unwant_unscreened(g);
     if (jobs) gt_pool_want(g->t->pool, jobs, n);
     free(jobs);
     g->na = 0;
@@ -269,6 +282,7 @@ int gt_guided_screen(gt_sweep *t, gt_shape_ctx *sc, gt_round rc)
     }
     absorb_all(&g); /* a resumed sweep's stored screens calibrate too */
     if (screen_unmodelled(&g) || waves(&g) || neighbours(&g)) goto out;
+    unwant_unscreened(&g); /* the next shape's compiles come first */
     if (!gt_sweep_stopped(t)) { /* an interrupted sweep leaves them for the rerun */
         pthread_mutex_lock(&t->mu);
         leave_rest(&g);
