@@ -67,7 +67,7 @@ static int has_symbol(const gt_cubin *c, const char *sym)
  * a kernel that several tests compile (the NVRTC test's every default candidate, a family's own layouts) is
  * compiled once per run of the tests. */
 typedef struct {
-    char id[17], arch[20];
+    char id[17], arch[24];
     gt_compile_job result;
 } memo_entry;
 static struct {
@@ -112,9 +112,16 @@ static void memo_put(const char *id, const char *arch, const gt_compile_job *j)
 static void compile_one(gt_compile_job *j, const char *arch)
 {
     gt_cubin cb;
-    char farch[20], id[17];
+    char farch[24], id[17];
     memset(&cb, 0, sizeof cb);
-    gt_family_arch(j->f, arch, farch, sizeof farch); /* sm_90a for an arch-specific family */
+    if (!strncmp(arch, "compute_", 8)) { /* PTX only: the family's arch with the virtual prefix (compute_90a) */
+        char sm[20], fsm[20];
+        snprintf(sm, sizeof sm, "sm_%.12s", arch + 8);
+        gt_family_arch(j->f, sm, fsm, sizeof fsm);
+        snprintf(farch, sizeof farch, "compute_%.12s", fsm + 3);
+    } else {
+        gt_family_arch(j->f, arch, farch, sizeof farch); /* sm_90a for an arch-specific family */
+    }
     char *src = gt_render(j->f, &j->p, j->ta, j->tb, 0, j->err, sizeof j->err);
     if (src) gt_source_id(src, id);
     if (src && memo_get(id, farch, j)) {
@@ -251,7 +258,7 @@ static int keep_spread(gt_compile_job *jobs, int s, int e, int q, int out)
 int gt_sample_jobs(gt_compile_job *jobs, int n, int want)
 {
     if (want <= 0 || want >= n) return n;
-    printf("    GT_SAMPLE: a spread sample of about %d of the %d compiles (indices in each family's order):\n", want,
+    printf("    a spread sample of about %d of the %d compiles (indices in each family's order):\n", want,
            n);
     int out = 0;
     for (int s = 0, e; s < n; s = e) {

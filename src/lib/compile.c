@@ -89,8 +89,14 @@ int gt_nvrtc_compile(const char *src, const char *arch, gt_cubin *out, char *err
         rc = 1;
         goto done;
     }
-    if ((r = nvrtcGetCUBINSize(prog, &out->size)) != NVRTC_SUCCESS || !(out->data = malloc(out->size)) ||
-        (r = nvrtcGetCUBIN(prog, (char *)out->data)) != NVRTC_SUCCESS) {
+    if (!strncmp(arch, "compute_", 8)) { /* PTX only */
+        if ((r = nvrtcGetPTXSize(prog, &out->size)) != NVRTC_SUCCESS || !(out->data = malloc(out->size)) ||
+            (r = nvrtcGetPTX(prog, (char *)out->data)) != NVRTC_SUCCESS) {
+            snprintf(err, errlen, "nvrtcGetPTX: %s", nvrtcGetErrorString(r));
+            goto done;
+        }
+    } else if ((r = nvrtcGetCUBINSize(prog, &out->size)) != NVRTC_SUCCESS || !(out->data = malloc(out->size)) ||
+               (r = nvrtcGetCUBIN(prog, (char *)out->data)) != NVRTC_SUCCESS) {
         snprintf(err, errlen, "nvrtcGetCUBIN: %s", nvrtcGetErrorString(r));
         goto done;
     }
