@@ -342,10 +342,13 @@ static int prepare(gt_measure *m, const msg_req *q, const void *cubin, cand_ctx 
 }
 
 /* A family that claims FP32 accuracy by other means (GT_REF_FP64) must, against cuBLAS DGEMM on the same inputs,
- * err no more than cuBLAS SGEMM does there, on uniform inputs, on values and on rows of very different scale.
- * GT_FP64_FLOOR: four FP32 ulps of the bound, where both are near exact (K = 1: SGEMM rounds once, while three TF32
- * products leave out the product of the two small parts). 0 when it passed. */
+ * err no more than cuBLAS SGEMM does there, on uniform inputs, on values and on rows of very different scale. Each
+ * kind is drawn twice (GT_FP64_DRAWS) and the worst of each side's draws are compared, so that a shape where the
+ * two are close gets the same verdict from sweep to sweep rather than one draw's luck. GT_FP64_FLOOR: four FP32 ulps
+ * of the bound, where both are near exact (K = 1: SGEMM rounds once, while three TF32 products leave out the
+ * product of the two small parts). 0 when it passed. */
 #define GT_FP64_FLOOR (4.0 * FLT_EPSILON / 2)
+#define GT_FP64_DRAWS 2
 static int validate_fp64(gt_measure *m, const msg_req *q, cand_ctx *c, msg_resp *r)
 {
     static const char *const kinds[] = {"uniform", "wide-exponent", "row-scaled"};
@@ -353,15 +356,21 @@ static int validate_fp64(gt_measure *m, const msg_req *q, cand_ctx *c, msg_resp 
     char err[512] = "";
     double worst = 0, worst_ref = 0;
     for (int i = 0; i < 3; ++i) {
-        gt_check_spec sp = {.s = q->shape, .pad_a = q->pad_a, .pad_b = q->pad_b, .pad_c = q->pad_c, .alpha = 1.5f,
-                            .beta = i ? 0.5f : 0.0f, .seed = q->seed * 3 + 11 + (unsigned)i, .inputs = i};
-        double e, e32;
-        if (gt_measure_check_fp64(m, &sp, run_candidate, c, &e, &e32, err, sizeof err))
-            return classify(r, c, err), -1;
+        double e = 0, e32 = 0;
+        for (int d = 0; d < GT_FP64_DRAWS; ++d) {
+            gt_check_spec sp = {.s = q->shape, .pad_a = q->pad_a, .pad_b = q->pad_b, .pad_c = q->pad_c, .alpha = 1.5f,
+                                .beta = i ? 0.5f : 0.0f, .seed = q->seed * 7 + 11 + (unsigned)(i * GT_FP64_DRAWS + d),
+                                .inputs = i};
+            double ed, e32d;
+            if (gt_measure_check_fp64(m, &sp, run_candidate, c, &ed, &e32d, err, sizeof err))
+                return classify(r, c, err), -1;
+            if (e == e && !(ed <= e)) e = ed; /* the larger, or NaN (which stays, and fails below) */
+            if (e32d > e32) e32 = e32d;
+        }
         if (!(e <= fmax(e32, GT_FP64_FLOOR))) {
             t->status = GT_ST_WRONG;
-            snprintf(t->message, sizeof t->message, "error against FP64 %.3g > cuBLAS FP32's %.3g (%s inputs, alpha "
-                     "1.5, beta %g)", e, e32, kinds[i], sp.beta);
+            snprintf(t->message, sizeof t->message, "error against FP64 %.3g > cuBLAS FP32's %.3g (%s inputs, the worst of "
+                     "%d draws each, alpha 1.5, beta %g)", e, e32, kinds[i], GT_FP64_DRAWS, i ? 0.5 : 0.0);
             return -1;
         }
         if (e > worst) worst = e, worst_ref = e32;
