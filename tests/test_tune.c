@@ -662,6 +662,8 @@ GT_TEST(tune_model_guided_screen_finds_the_winner_for_fewer_compiles, GT_NEEDS_N
         CHECK(guided.compiled + guided.unscreened >= all.compiled); /* some compiled ahead, then left */
         CHECK(count(db, "SELECT count(*) FROM v_trials WHERE status = 'pruned' AND message LIKE "
                         "'not screened: the cost model%'") == guided.unscreened);
+        CHECK_MSG(count(db, "SELECT count(*) FROM cubins") == guided.compiled, "%lld cubins cached of %d compiled",
+                  count(db, "SELECT count(*) FROM cubins"), guided.compiled); /* also those compiled ahead, unused */
         setup(&o, db, &shapes[i], 1);
         o.cross = 0, o.families = fams, o.nfamilies = 3;
         fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 1.3;

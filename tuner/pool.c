@@ -198,6 +198,19 @@ int gt_pool_store(gt_pool *p, int idx, char *err, size_t errlen)
     return rc;
 }
 
+int gt_pool_store_compiled(gt_pool *p)
+{
+    char err[256];
+    int stored = 0;
+    for (int i = 0, n = gt_pool_count(p); i < n; ++i) {
+        pthread_mutex_lock(&p->mu);
+        const int ready = p->jobs[i].state == 2 && !p->jobs[i].pub.stored && p->jobs[i].pub.rc == 0;
+        pthread_mutex_unlock(&p->mu);
+        stored += ready && gt_pool_store(p, i, err, sizeof err) == 0;
+    }
+    return stored;
+}
+
 int gt_pool_count(gt_pool *p)
 {
     pthread_mutex_lock(&p->mu);

@@ -313,6 +313,7 @@ static int begin_sweeps(gt_sweep *t)
 
 static void teardown(gt_sweep *t)
 {
+    if (t->pool && t->db) gt_pool_store_compiled(t->pool);
     gt_pool_free(t->pool, &t->sum->compiled);
     for (int g = 0; t->gpu && g < t->o->ngpus; ++g)
         if (t->gpu[g]) {
