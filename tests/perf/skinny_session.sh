@@ -2,7 +2,8 @@
 # Skinny shapes on a GPU machine (issue 28): measure this GPU's two ceilings (tests/perf/roofline.cu), tune the
 # shapes into a fresh database, `gemmtune bench` them (served, our own best, cuBLAS pedantic, in one process), and
 # print each shape's roofline beside the three: bandwidth time (A, B and C once), FFMA time, our share of the
-# larger. Usage (repo root, build/ carried with build/lib/libcjson.so.1):
+# larger. The sweep screens every candidate (MODEL_STOP=0): the guided screen finds our own best only as far as it
+# could beat cuBLAS, and this table is about our best. Usage (repo root, build/ carried with build/lib/libcjson.so.1):
 #   OUT=dir FAMILIES=skinny,multistage LAYOUTS=nn,tn bash tests/perf/skinny_session.sh [SIZES]
 set -uo pipefail
 out=${OUT:-skinny-out}
@@ -15,6 +16,7 @@ bin=${BUILD:-build}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv | tee "$out/gpu.txt"
 nvcc -O3 -arch=sm_90 -o "$out/roofline" tests/perf/roofline.cu && "$out/roofline" | tee "$out/roofline.txt"
 "$bin"/gemmtune --gpu 0 --sizes "$sizes" --layouts "${LAYOUTS:-nn}" --family "${FAMILIES:-skinny,multistage}" \
+    --model-stop "${MODEL_STOP:-0}" \
     --strategy "${STRATEGY:-halving}" --db "$db" --no-progress > "$out/tune.log" 2>&1
 tail -n 5 "$out/tune.log"
 "$bin"/gemmtune bench --sizes "$sizes" --layouts "${LAYOUTS:-nn}" --db "$db" --format csv > "$out/bench.csv" 2> "$out/bench.err"
