@@ -173,14 +173,15 @@ static int screen_unmodelled(guide *g)
     int rc = run_batch(g);
     for (int i = 0; i < g->sc->n; ++i) {
         const gt_item *it = &g->sc->items[i];
-        if (it->have && gt_status_timed(it->status) && it->median_ms > 0 && (g->best_ms <= 0 || it->median_ms < g->best_ms))
+        if (it->pred <= 0 && it->have && gt_status_timed(it->status) && it->median_ms > 0 &&
+            (g->best_ms <= 0 || it->median_ms < g->best_ms))
             g->best_ms = it->median_ms;
     }
     return rc;
 }
 
-/* The first WAVE unscreened items of a lane that are within reach (a later screen may bring one skipped here
- * back: the calibration only falls). The lane stops when none is. */
+/* The first `wave` unscreened items of a lane that are within reach, and the next `ahead` to compile meanwhile (a
+ * later screen may bring one skipped here back: the calibration only falls). The lane stops when none is. */
 static void fill_wave(guide *g, lane *ln, int wave, int ahead)
 {
     int taken = 0;
@@ -194,29 +195,43 @@ static void fill_wave(guide *g, lane *ln, int wave, int ahead)
     if (!taken) ln->stopped = 1;
 }
 
+/* The next round: lanes PATIENCE rounds without a gain stop; the others each take a share that, with the compiles
+ * ahead, keeps every compile thread busy however few lanes still run. before[] gets each lane's best so far. */
+static void plan_round(guide *g, int *before)
+{
+    int live = 0;
+    for (int l = 0; l < g->nlanes; ++l) {
+        if (g->lanes[l].stale >= PATIENCE) g->lanes[l].stopped = 1;
+        live += !g->lanes[l].stopped;
+    }
+    const int share = live ? (g->t->o->jobs + live - 1) / live : 0;
+    g->nb = 0;
+    for (int l = 0; l < g->nlanes; ++l) {
+        before[l] = g->lanes[l].best;
+        fill_wave(g, &g->lanes[l], share > WAVE ? share : WAVE, share > AHEAD ? share : AHEAD);
+    }
+}
+
+/* After a round: a lane whose best gained 0.5% starts counting again, the others count one more round. */
+static void count_gains(guide *g, const int *before)
+{
+    for (int l = 0; l < g->nlanes; ++l) {
+        lane *ln = &g->lanes[l];
+        const gt_item *now = ln->best >= 0 ? &g->sc->items[ln->best] : NULL;
+        const int gained = now && (before[l] < 0 || now->median_ms < 0.995 * g->sc->items[before[l]].median_ms);
+        ln->stale = gained ? 0 : ln->stale + 1;
+    }
+}
+
 static int waves(guide *g)
 {
+    int before[g->nlanes > 0 ? g->nlanes : 1];
     for (;;) {
-        g->nb = 0;
-        int before[g->nlanes > 0 ? g->nlanes : 1], live = 0;
-        for (int l = 0; l < g->nlanes; ++l) {
-            if (g->lanes[l].stale >= PATIENCE) g->lanes[l].stopped = 1;
-            live += !g->lanes[l].stopped;
-        }
-        /* a round and the compiles ahead of it each keep every compile thread busy, however few lanes still run */
-        const int share = live ? (g->t->o->jobs + live - 1) / live : 0;
-        for (int l = 0; l < g->nlanes; ++l) {
-            before[l] = g->lanes[l].best;
-            fill_wave(g, &g->lanes[l], share > WAVE ? share : WAVE, share > AHEAD ? share : AHEAD);
-        }
+        plan_round(g, before);
         if (!g->nb) return 0;
         if (run_batch(g)) return -1;
         absorb_all(g);
-        for (int l = 0; l < g->nlanes; ++l) {
-            lane *ln = &g->lanes[l];
-            const int gained = ln->best >= 0 && (before[l] < 0 || g->sc->items[ln->best].median_ms < 0.995 * g->sc->items[before[l]].median_ms);
-            ln->stale = gained ? 0 : ln->stale + 1;
-        }
+        count_gains(g, before);
         if (gt_sweep_stopped(g->t)) return 0;
     }
 }
