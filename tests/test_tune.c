@@ -677,3 +677,36 @@ GT_TEST(tune_model_guided_screen_finds_the_winner_for_fewer_compiles, GT_NEEDS_N
         free(db);
     }
 }
+
+/* A guided screen cut short (Ctrl-C) stores no 'not screened' verdict for what it had not reached: the rerun
+ * resumes the screen where it stopped and finishes with a winner. */
+GT_TEST(tune_model_guided_screen_resumes_after_an_interrupt, GT_NEEDS_NONE)
+{
+    static const char *const fams[] = {"multistage", "warptile", "cublas"};
+    static const gt_shape s2048 = {2048, 2048, 2048, 0, 0};
+    static volatile sig_atomic_t flag;
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary cut, rest;
+    setup(&o, db, &s2048, 1);
+    o.cross = 0, o.families = fams, o.nfamilies = 3;
+    fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 1.3;
+    flag = 0;
+    o.interrupt = &flag, o.on_trial = stop_after_20, o.ctx = (void *)&flag;
+    stop_after_20(NULL, (void *)&flag);
+    CHECK(gt_tune_run(&o, &cut, err, sizeof err) == 130);
+    printf("    interrupted after %d trials; ", cut.trials_run);
+    CHECK_MSG(cut.unscreened == 0 && count(db, "SELECT count(*) FROM v_trials WHERE message LIKE 'not screened%'") == 0,
+              "%d left unscreened by an interrupted screen", cut.unscreened);
+    setup(&o, db, &s2048, 1);
+    o.cross = 0, o.families = fams, o.nfamilies = 3;
+    fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 1.3;
+    CHECK_MSG(gt_tune_run(&o, &rest, err, sizeof err) == 0, "%s", err);
+    printf("the rerun skipped %d, ran %d, left %d unscreened\n", rest.trials_skipped, rest.trials_run, rest.unscreened);
+    CHECK(rest.nshapes == 1 && rest.shapes[0].family[0] && rest.trials_skipped > 0 && rest.unscreened > 0);
+    CHECK(count(db, "SELECT count(*) FROM v_winners") == 1);
+    gt_tune_summary_free(&cut);
+    gt_tune_summary_free(&rest);
+    gt_fixture_rm(db);
+    free(db);
+}
