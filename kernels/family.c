@@ -132,7 +132,7 @@ void gt_family_work(const gt_family *f, const gt_params *p, const gt_shape *s, c
 {
     memset(out, 0, sizeof *out);
     if (f->work) {
-        f->work(p, s, out);
+        f->work(p, out);
         return;
     }
     out->tile_m = gt_param_get(f, p, "BM", 0);

@@ -172,7 +172,7 @@ typedef struct gt_family {
     /* What the tuner's cost model (tuner/model.h) needs of a block beyond its launch: its tile of C and an estimate
      * of its registers per thread. NULL: gt_family_work's default (BM x BN params, registers from the results per
      * thread). */
-    void (*work)(const gt_params *p, const gt_shape *s, struct gt_work *out);
+    void (*work)(const gt_params *p, struct gt_work *out);
 } gt_family;
 
 /* A block's work as the cost model sees it: tile_m x tile_n results of C (before any K split), regs registers per

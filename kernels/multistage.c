@@ -175,10 +175,9 @@ static void launch(const gt_params *p, const gt_shape *sh, int sms, gt_launch *o
 }
 
 /* The cost model's view of a block: its BM x BN tile and the registers legal() estimates. */
-static void work(const gt_params *p, const gt_shape *sh, gt_work *out)
+static void work(const gt_params *p, gt_work *out)
 {
     const shape_t s = unpack(p);
-    (void)sh;
     *out = (gt_work){.tile_m = s.bm, .tile_n = s.bn, .regs = regs_estimate(&s)};
 }
 

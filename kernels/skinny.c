@@ -95,10 +95,9 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
 }
 
 /* The cost model's view of a block: SR rows of the small side by the block's columns of the large one. */
-static void work(const gt_params *p, const gt_shape *s, gt_work *out)
+static void work(const gt_params *p, gt_work *out)
 {
     const int bl = 32 * p->v[P_WARPS] * p->v[P_TL];
-    (void)s;
     out->tile_m = p->v[P_SIDE] ? bl : p->v[P_SR];
     out->tile_n = p->v[P_SIDE] ? p->v[P_SR] : bl;
     out->regs = (int)regs_estimate(p);
