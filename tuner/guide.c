@@ -108,6 +108,13 @@ static int make_lanes(guide *g)
 /* The prediction of item i in ms. */
 static double predicted_ms(const guide *g, int i) { return g->sc->items[i].pred * 1e3; }
 
+/* A timed screen faster than the best of all becomes it. */
+static void note_best(guide *g, const gt_item *it)
+{
+    if (it->have && gt_status_timed(it->status) && it->median_ms > 0 && (g->best_ms <= 0 || it->median_ms < g->best_ms))
+        g->best_ms = it->median_ms;
+}
+
 static void absorb(guide *g, lane *ln, int i)
 {
     const gt_item *it = &g->sc->items[i];
@@ -117,7 +124,7 @@ static void absorb(guide *g, lane *ln, int i)
     if (ln->calib <= 0 || ratio < ln->calib) ln->calib = ratio;
     if (!gt_status_timed(it->status)) return;
     if (ln->best < 0 || it->median_ms < g->sc->items[ln->best].median_ms) ln->best = i;
-    if (g->best_ms <= 0 || it->median_ms < g->best_ms) g->best_ms = it->median_ms;
+    note_best(g, it);
 }
 
 /* What every lane's screens say now: its calibration, count and best, and the best of all. */
@@ -171,12 +178,8 @@ static int screen_unmodelled(guide *g)
     for (int i = 0; i < g->sc->n; ++i)
         if (!g->sc->items[i].have && g->sc->items[i].pred <= 0) g->batch[g->nb++] = i;
     int rc = run_batch(g);
-    for (int i = 0; i < g->sc->n; ++i) {
-        const gt_item *it = &g->sc->items[i];
-        if (it->pred <= 0 && it->have && gt_status_timed(it->status) && it->median_ms > 0 &&
-            (g->best_ms <= 0 || it->median_ms < g->best_ms))
-            g->best_ms = it->median_ms;
-    }
+    for (int i = 0; i < g->sc->n; ++i)
+        if (g->sc->items[i].pred <= 0) note_best(g, &g->sc->items[i]);
     return rc;
 }
 
