@@ -198,17 +198,15 @@ int gt_pool_store(gt_pool *p, int idx, char *err, size_t errlen)
     return rc;
 }
 
-int gt_pool_store_compiled(gt_pool *p)
+void gt_pool_store_compiled(gt_pool *p)
 {
     char err[256];
-    int stored = 0;
     for (int i = 0, n = gt_pool_count(p); i < n; ++i) {
         pthread_mutex_lock(&p->mu);
-        const int ready = p->jobs[i].state == 2 && !p->jobs[i].pub.stored && p->jobs[i].pub.rc == 0;
+        const int done = p->jobs[i].state == 2;
         pthread_mutex_unlock(&p->mu);
-        stored += ready && gt_pool_store(p, i, err, sizeof err) == 0;
+        if (done) (void)gt_pool_store(p, i, err, sizeof err); /* it stores once, and only what compiled */
     }
-    return stored;
 }
 
 int gt_pool_count(gt_pool *p)

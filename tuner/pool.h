@@ -42,9 +42,9 @@ const gt_pool_job *gt_pool_wait(gt_pool *p, int job, double *waited_s);
  * database. 0 when it is there now (or did not compile: nothing to store), -1 with err when the cache refused it. */
 int gt_pool_store(gt_pool *p, int job, char *err, size_t errlen);
 /* Put every job that finished compiling into the cache, also those no trial ran (compiled ahead of a family the
- * sweep then stopped): a later sweep needs them compiled no more. Caller holds the database. Returns how many it
- * stored; a refusal is not an error (the cubin is compiled again when needed). */
-int gt_pool_store_compiled(gt_pool *p);
+ * sweep then stopped): a later sweep needs them compiled no more. Caller holds the database. A refusal is not an
+ * error: that cubin is compiled again when needed. */
+void gt_pool_store_compiled(gt_pool *p);
 /* The jobs registered so far (indices 0 .. count-1, in the order gt_pool_add first saw them). Cannot fail. */
 int gt_pool_count(gt_pool *p);
 /* 1 when job's cubin came from the cache (the compiler will not run for it), else 0; never waits. Cannot fail. */
