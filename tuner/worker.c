@@ -356,10 +356,11 @@ static int validate_fp64(gt_measure *m, const msg_req *q, cand_ctx *c, msg_resp 
     char err[512] = "";
     double worst = 0, worst_ref = 0;
     for (int i = 0; i < 3; ++i) {
+        const float beta = i ? 0.5f : 0.0f;
         double e = 0, e32 = 0;
         for (int d = 0; d < GT_FP64_DRAWS; ++d) {
             gt_check_spec sp = {.s = q->shape, .pad_a = q->pad_a, .pad_b = q->pad_b, .pad_c = q->pad_c, .alpha = 1.5f,
-                                .beta = i ? 0.5f : 0.0f, .seed = q->seed * 7 + 11 + (unsigned)(i * GT_FP64_DRAWS + d),
+                                .beta = beta, .seed = q->seed * 7 + 11 + (unsigned)(i * GT_FP64_DRAWS + d),
                                 .inputs = i};
             double ed, e32d;
             if (gt_measure_check_fp64(m, &sp, run_candidate, c, &ed, &e32d, err, sizeof err))
@@ -370,7 +371,7 @@ static int validate_fp64(gt_measure *m, const msg_req *q, cand_ctx *c, msg_resp 
         if (!(e <= fmax(e32, GT_FP64_FLOOR))) {
             t->status = GT_ST_WRONG;
             snprintf(t->message, sizeof t->message, "error against FP64 %.3g > cuBLAS FP32's %.3g (%s inputs, the worst of "
-                     "%d draws each, alpha 1.5, beta %g)", e, e32, kinds[i], GT_FP64_DRAWS, i ? 0.5 : 0.0);
+                     "%d draws each, alpha 1.5, beta %g)", e, e32, kinds[i], GT_FP64_DRAWS, beta);
             return -1;
         }
         if (e > worst) worst = e, worst_ref = e32;
