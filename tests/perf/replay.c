@@ -36,7 +36,6 @@ static int fields(char *line, char **out, int max)
 {
     int n = 0;
     for (char *p = line; n < max;) {
-        char *q = p;
         if (*p == '"') {
             out[n++] = ++p;
             while (*p && *p != '"') ++p;
@@ -45,7 +44,6 @@ static int fields(char *line, char **out, int max)
             out[n++] = p;
             while (*p && *p != ',' && *p != '\n' && *p != '\r') ++p;
         }
-        (void)q;
         if (*p != ',') {
             *p = 0;
             break;
