@@ -1,22 +1,24 @@
 /* Family tf32x3wg: FP32-accurate SGEMM on Hopper's warpgroup tensor cores (wgmma, sm_90a only): the tf32x3 family's
  * arithmetic (two TF32 parts per operand value, three products, the big*big chunk folded into FP32 every KC
- * k-values) with both operands split once per block into shared memory and wgmma reading them from there.
+ * k-values) with both operands split once per block into shared memory and wgmma reading them from there; K may be
+ * split over grid z (SPLITK), the slices reduced in a fixed order.
  * Template: templates/tf32x3wg.cu. Tested by tests/test_tf32x3wg.c and, on the GPU, tests/test_tf32x3.c. */
 #include "family.h"
 
 #include <stdio.h>
 
-enum { P_BM, P_BN, P_BK, P_STAGES, P_KC, P_PF, P_MINB, NPARAMS };
+enum { P_BM, P_BN, P_BK, P_STAGES, P_KC, P_PF, P_MINB, P_SPLITK, NPARAMS };
 
 typedef struct {
-    int bm, bn, bk, stages, kc, pf, minb;
+    int bm, bn, bk, stages, kc, pf, minb, splitk;
     int threads, items_a, items_b; /* items: quads of 4 k-values a thread moves per tile and operand */
 } shape_t;
 
 static shape_t unpack(const gt_params *p)
 {
     const int *v = p->v;
-    shape_t s = {v[P_BM], v[P_BN], v[P_BK], v[P_STAGES], v[P_KC], v[P_PF], v[P_MINB], v[P_BM] / 64 * 128, 0, 0};
+    shape_t s = {v[P_BM], v[P_BN], v[P_BK], v[P_STAGES], v[P_KC], v[P_PF], v[P_MINB], v[P_SPLITK], v[P_BM] / 64 * 128,
+                 0, 0};
     if (s.threads > 0) {
         s.items_a = s.bm * s.bk / 4 / s.threads;
         s.items_b = s.bn * s.bk / 4 / s.threads;
@@ -45,7 +47,7 @@ extern const gt_family gt_family_tf32x3wg;
 /* Values far outside any GPU's reach are refused before any product of them can overflow an int. */
 static int bounded(const gt_params *p, char *why, size_t n)
 {
-    static const int lo[NPARAMS] = {64, 64, 16, 2, 16, 0, 1}, hi[NPARAMS] = {256, 128, 256, 3, 65536, 1, 4};
+    static const int lo[NPARAMS] = {64, 64, 16, 2, 16, 0, 1, 1}, hi[NPARAMS] = {256, 128, 256, 3, 65536, 1, 4, 64};
     for (int i = 0; i < NPARAMS; ++i)
         if (p->v[i] < lo[i] || p->v[i] > hi[i])
             REJECT("%s=%d outside %d..%d", gt_family_tf32x3wg.params[i].name, p->v[i], lo[i], hi[i]);
@@ -87,13 +89,16 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
            gt_block_fits_dynamic(s.threads, s.minb, smem_bytes(&s), regs_estimate(&s), lim, why, n);
 }
 
-/* The default space: BK 32 (16 ran 15-20% slower at 4096^3 and 8192^3, docs/BENCHMARKS.md), and PF=0 only where
- * a whole tile in registers would not fit under 255. */
+/* The default space: BK 32 (16 ran 15-20% slower at 4096^3 and 8192^3, docs/BENCHMARKS.md), PF=0 only where a
+ * whole tile in registers would not fit under 255, and K split only by the fast two-warpgroup blocks (128 x 128 and
+ * 128 x 64), for a deep K over few tiles of C (a weight gradient's 768 x 768 x 8192: 36 blocks of 128 x 128). */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     if (!bounded(p, why, n)) return 0;
     shape_t s = unpack(p);
     if (s.bk != 32) REJECT("default space: BK=%d, only 32", s.bk);
+    if (s.splitk > 1 && (s.bm != 128 || s.bn == 96 || !s.pf))
+        REJECT("default space: SPLITK > 1 only for 128 x 128 and 128 x 64 blocks with PF=1");
     s.pf = 1;
     if (p->v[P_PF] == 0 && regs_estimate(&s) <= 255) REJECT("default space: PF=0 where PF=1 fits");
     return 1;
@@ -103,7 +108,16 @@ static void launch(const gt_params *p, const gt_shape *sh, int sms, gt_launch *o
 {
     (void)sms;
     const shape_t s = unpack(p);
-    gt_launch_tiles(sh, s.bm, s.bn, (unsigned)s.threads, (unsigned)smem_bytes(&s), 1, 1, out);
+    gt_launch_tiles(sh, s.bm, s.bn, (unsigned)s.threads, (unsigned)smem_bytes(&s), s.splitk, 1, out);
+}
+
+/* Every layout, alignment and ld works; a split whose partial sums would take more than WS_CAP of workspace is
+ * refused, so no sweep or call allocates gigabytes for a split that cannot pay off. */
+#define WS_CAP ((size_t)512 << 20)
+static int applicable(const gt_params *p, const gt_call *call)
+{
+    const size_t ws = (size_t)p->v[P_SPLITK] * (size_t)call->shape.m * (size_t)call->shape.n * sizeof(float);
+    return p->v[P_SPLITK] <= 1 || ws <= WS_CAP;
 }
 
 const gt_family gt_family_tf32x3wg = {
@@ -122,8 +136,11 @@ const gt_family gt_family_tf32x3wg = {
                {"KC", "k-values between folds into the FP32 accumulator (multiple of BK)", 1, {128}},
                {"PF", "1: the next tile waits in registers for an iteration; 0: loaded one operand at a time", 2,
                 {1, 0}},
-               {"MINB", "blocks per SM promised to __launch_bounds__", 1, {1}}},
+               {"MINB", "blocks per SM promised to __launch_bounds__", 1, {1}},
+               {"SPLITK", "K slices in grid z, partial sums reduced in a fixed order", 5, {1, 2, 3, 4, 8},
+                .optional = 1}},
     .legal = legal,
     .in_space = in_space,
     .launch = launch,
+    .applicable = applicable,
 };

@@ -4,7 +4,10 @@
 // accumulator and big*big into a chunk accumulator per 8-wide k step (wgmma m64nBNk8, both operands from shared
 // memory), and both are added into an FP32 accumulator every KC k-values (the tensor cores' accumulation truncates:
 // the fold keeps FP32 accuracy; merging the corrections into the chunk tripled the truncating adds and lost to
-// SGEMM on wide inputs). Study harness and measurements: tests/perf/wgmma.cu, docs/BENCHMARKS.md.
+// SGEMM on wide inputs). With SPLITK > 1, grid z splits K into slices (common.cuh's gt_k_range, whole BK tiles) whose
+// partial sums go to the workspace and gt_splitk_reduce adds them in a fixed order: deterministic, and for a deep K
+// over few tiles of C both faster (more blocks) and more accurate (shorter sums) than one block per tile.
+// Study harness and measurements: tests/perf/wgmma.cu, docs/BENCHMARKS.md.
 // Alone: nvcc -gencode arch=compute_90a,code=sm_90a -cubin -Xptxas -v -I templates templates/tf32x3wg.cu
 // (tests: tests/test_tf32x3wg.c; on the GPU tests/test_tf32x3.c)
 #include "common.cuh"
@@ -64,7 +67,6 @@ static_assert(BK % 16 == 0, "BK: a multiple of 16");
 static_assert(KC > 0 && KC % BK == 0, "KC must be a positive multiple of BK");
 static_assert(STAGES == 2 || STAGES == 3, "STAGES: 2 or 3");
 static_assert((BM * BK / 4) % NT == 0 && (BN * BK / 4) % NT == 0, "quads must divide evenly among the threads");
-static_assert(SPLITK == 1, "tf32x3wg has no split-K");
 
 // ---------------------------------------------------------------------------------------------------------------
 // Global memory to registers to shared memory. An operand tile is R rows (m of A, n of B) by BK k-values; a quad
@@ -371,8 +373,9 @@ __device__ __forceinline__ void mac_tile(float (&acc)[NACC], const Operands &o, 
 
 // The accumulator layout of wgmma m64nN f32 (PTX ISA): warp w of the warpgroup holds rows 16w + g and 16w + g + 8
 // (g = lane / 4); register 4j + r is column 8j + 2 (lane % 4) + (r & 1), row + 8 when r >= 2.
+// With SPLITK > 1 the raw sums go to the slice's part of the workspace ws instead (gt_store).
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int N, float *__restrict__ C, int ldc,
-                                           float alpha, float beta)
+                                           float *__restrict__ ws, float alpha, float beta)
 {
     int bm0, bn0;
     gt_tile_origin<BM, BN, RASTER>(gt_block_id(), M, N, &bm0, &bn0);
@@ -382,17 +385,23 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int 
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
         const float top[2] = {acc[4 * j], acc[4 * j + 1]};
-        gt_store<2, GT_EPI_FMA>(M, N, C, ldc, nullptr, i0, j0 + 8 * j, top, alpha, beta, vc);
+        gt_store<2, GT_EPI_FMA>(M, N, C, ldc, ws, i0, j0 + 8 * j, top, alpha, beta, vc);
         const float bottom[2] = {acc[4 * j + 2], acc[4 * j + 3]};
-        gt_store<2, GT_EPI_FMA>(M, N, C, ldc, nullptr, i0 + 8, j0 + 8 * j, bottom, alpha, beta, vc);
+        gt_store<2, GT_EPI_FMA>(M, N, C, ldc, ws, i0 + 8, j0 + 8 * j, bottom, alpha, beta, vc);
     }
 }
 
 extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
 {
     GT_BATCH_OFFSET();
-    (void)ws;
     extern __shared__ float4 smem4[];
+#if SPLITK > 1
+    int k0, k1; // this block's K slice, whole tiles: A and B moved to its start keep their 16-byte alignment
+    gt_k_range(K, BK, &k0, &k1);
+    A += GT_TA ? (size_t)k0 * lda : (size_t)k0;
+    B += GT_TB ? (size_t)k0 : (size_t)k0 * ldb;
+    K = k1 - k0; // 0 for a slice past K: its partial sums are zeros, stored like any other slice's
+#endif
     Operands o;
     o.lda = lda, o.ldb = ldb, o.M = M, o.N = N, o.K = K;
     gt_tile_origin<BM, BN, RASTER>(blockIdx.x, M, N, &o.bm0, &o.bn0);
@@ -404,5 +413,5 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
     float acc[NACC];
     const unsigned raw = (unsigned)__cvta_generic_to_shared(smem4);
     mac_tile(acc, o, SWIZZLE ? (raw + 1023) & ~1023u : raw); // the swizzle's atoms are 1024-byte aligned
-    store_tile(acc, M, N, C, ldc, alpha, beta);
+    store_tile(acc, M, N, C, ldc, ws, alpha, beta);
 }

@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* BM BN BK STAGES KC PF MINB */
-static const gt_params best = {{128, 128, 32, 3, 128, 1, 1}}; /* two warpgroups of 64 x 128 */
-static const gt_params one_wg = {{64, 96, 32, 2, 128, 1, 1}}; /* one warpgroup, N 96 */
+/* BM BN BK STAGES KC PF MINB SPLITK */
+static const gt_params best = {{128, 128, 32, 3, 128, 1, 1, 1}}; /* two warpgroups of 64 x 128 */
+static const gt_params one_wg = {{64, 96, 32, 2, 128, 1, 1, 1}}; /* one warpgroup, N 96 */
 
 static const gt_family *fam(void) { return gt_family_find("tf32x3wg"); }
 
@@ -70,18 +70,22 @@ static int space_cb(const gt_family *f, const gt_params *p, void *vctx)
     return 0;
 }
 
-/* 12 points on sm_90, all with BK 32; PF=0 only where a whole tile does not fit in registers (64 x 128); none on
- * any other arch: sm_90a's wgmma runs on sm_90 alone. */
+/* 12 points on sm_90 without a K split, all with BK 32; PF=0 only where a whole tile does not fit in registers
+ * (64 x 128); and 16 that split K (2, 3, 4 or 8 slices) with the two-warpgroup blocks of 128 x 128 and 128 x 64 in
+ * both stage counts; none on any other arch: sm_90a's wgmma runs on sm_90 alone. */
 GT_TEST(tf32x3wg_default_space_is_sm90_only, GT_NEEDS_NONE)
 {
     gt_limits l = limits("sm_90");
     space_ctx c = {0, 0, ""};
-    CHECK(gt_enumerate(fam(), &l, space_cb, &c) == 12);
-    CHECK_MSG(c.n == 12 && c.bad == 0, "%d points, %d bad (%s)", c.n, c.bad, c.first_bad);
+    CHECK(gt_enumerate(fam(), &l, space_cb, &c) == 28);
+    CHECK_MSG(c.n == 28 && c.bad == 0, "%d points, %d bad (%s)", c.n, c.bad, c.first_bad);
     char why[160];
-    CHECK(!is_legal(&(gt_params){{64, 128, 32, 3, 128, 1, 1}}, why, sizeof why) && strstr(why, "registers"));
-    CHECK(is_legal(&(gt_params){{64, 128, 32, 3, 128, 0, 1}}, why, sizeof why));
-    CHECK(!fam()->in_space(&(gt_params){{128, 128, 32, 3, 128, 0, 1}}, why, sizeof why) && strstr(why, "PF"));
+    CHECK(!is_legal(&(gt_params){{64, 128, 32, 3, 128, 1, 1, 1}}, why, sizeof why) && strstr(why, "registers"));
+    CHECK(is_legal(&(gt_params){{64, 128, 32, 3, 128, 0, 1, 1}}, why, sizeof why));
+    CHECK(!fam()->in_space(&(gt_params){{128, 128, 32, 3, 128, 0, 1, 1}}, why, sizeof why) && strstr(why, "PF"));
+    const gt_params split96 = with(with(best, "BN", 96), "SPLITK", 4), split64 = with(with(best, "BN", 64), "SPLITK", 8);
+    CHECK(is_legal(&split96, why, sizeof why) && !fam()->in_space(&split96, why, sizeof why) && strstr(why, "SPLITK"));
+    CHECK(fam()->in_space(&split64, why, sizeof why));
     const gt_params bk16 = with(best, "BK", 16);
     CHECK(!fam()->in_space(&bk16, why, sizeof why) && strstr(why, "BK"));
     static const char *const others[] = {"sm_80", "sm_89", "sm_100", "sm_120"};
@@ -101,7 +105,7 @@ GT_TEST(tf32x3wg_constraints_reject_bad_points, GT_NEEDS_NONE)
     } bad[] = {
         {"BM", 96, "BM=96"},   {"BM", 512, "outside"}, {"BN", 80, "BN=80"},    {"BN", 32, "outside"},
         {"BK", 24, "BK=24"},   {"KC", 48, "KC=48"},    {"STAGES", 4, "outside"}, {"PF", 2, "outside"},
-        {"MINB", 2, "registers"},
+        {"MINB", 2, "registers"}, {"SPLITK", 0, "outside"}, {"SPLITK", 65, "outside"},
     };
     char why[160];
     CHECK(is_legal(&best, why, sizeof why) && is_legal(&one_wg, why, sizeof why));
@@ -140,6 +144,29 @@ GT_TEST(tf32x3wg_launch_geometry, GT_NEEDS_NONE)
     const gt_params bk16 = with(best, "BK", 16); /* no swizzle, no slack */
     fam()->launch(&bk16, &odd, GT_TEST_SMS, &L);
     CHECK(L.grid[0] == 33 && L.smem == 3u * 2 * 256 * 16 * 4);
+}
+
+/* SPLITK: grid z over the slices, a workspace of SPLITK partial C's and the reduce's launch (one thread per
+ * element); a split cannot run a batch, and a workspace past 512 MiB is not applicable. */
+GT_TEST(tf32x3wg_split_k_launch_and_workspace, GT_NEEDS_NONE)
+{
+    gt_launch L;
+    const gt_params split = with(best, "SPLITK", 4);
+    const gt_shape dw = {768, 768, 8192, 1, 0}; /* a weight gradient: 36 tiles of 128 x 128 over a deep K */
+    fam()->launch(&split, &dw, GT_TEST_SMS, &L);
+    CHECK(L.grid[0] == 36 && L.grid[1] == 1 && L.grid[2] == 4 && L.splitk == 4);
+    CHECK(L.ws_bytes == 4u * 768 * 768 * 4 && L.ws_zero == 0);
+    CHECK(L.rgrid[0] == 768 * 768 / 256 && L.rblock[0] == 256);
+    CHECK(!gt_family_launch(fam(), &split, &(gt_shape){768, 768, 8192, 1, 0, 3}, GT_TEST_SMS, &L));
+    CHECK(gt_family_launch(fam(), &best, &(gt_shape){768, 768, 8192, 1, 0, 3}, GT_TEST_SMS, &L) && L.grid[2] == 3);
+    gt_call c = {.shape = dw};
+    CHECK(fam()->applicable(&split, &c) && fam()->applicable(&best, &c));
+    c.shape = (gt_shape){16384, 16384, 16384, 0, 0}; /* 4 x 1 GiB of partial sums */
+    CHECK(!fam()->applicable(&split, &c) && fam()->applicable(&best, &c));
+    char err[256];
+    char *one = gt_render(fam(), &best, 1, 0, 0, err, sizeof err), *four = gt_render(fam(), &split, 1, 0, 0, err, sizeof err);
+    CHECK(one && strstr(one, "#define SPLITK 1\n") && four && strstr(four, "#define SPLITK 4\n"));
+    free(one), free(four);
 }
 
 GT_TEST(tf32x3wg_render_has_wgmma_and_the_split, GT_NEEDS_NONE)
@@ -194,21 +221,26 @@ typedef struct {
     int n, cap;
 } job_list;
 
+/* Every point that does not split K, and of those that do, the 3-stage ones with 4 slices: the other splits are
+ * the same source but for SPLITK's value (CI's minutes). */
 static int add_job(const gt_family *f, const gt_params *p, void *ctx)
 {
     job_list *l = ctx;
+    const int split = gt_param_get(f, p, "SPLITK", 1);
+    if (split > 1 && (split != 4 || gt_param_get(f, p, "STAGES", 0) != 3)) return 0;
     if (l->n < l->cap) l->jobs[l->n++] = gt_compile_job_make(f, p, 1, 1);
     return 0;
 }
 
 /* The nn layout of the default space is compiled with every family's (tests/test_nvrtc.c); here the tt layout of
- * all of it and the two mixed layouts of the biggest point: each without spills, for sm_90a. */
+ * most of it (add_job) and the two mixed layouts of the biggest point: each without spills, for sm_90a, a split's
+ * with its reduce kernel. */
 GT_TEST(tf32x3wg_nvrtc_default_space_no_spills, GT_NEEDS_NVRTC)
 {
     const gt_limits l = limits("sm_90");
-    job_list jl = {malloc(sizeof(gt_compile_job) * 16), 0, 14};
+    job_list jl = {malloc(sizeof(gt_compile_job) * 18), 0, 16};
     gt_enumerate(fam(), &l, add_job, &jl);
-    CHECK(jl.n == 12);
+    CHECK(jl.n == 14);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 0, 1);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 1, 0);
     gt_compile_all_clean(jl.jobs, jl.n, "sm_90", "tf32x3wg configurations");

@@ -45,10 +45,24 @@ void fill(std::vector<float> &x, int kind)
     }
 }
 
+// With SPLITK > 1: grid z over the K slices, their partial sums in a workspace (grown as needed), then
+// gt_splitk_reduce, as the tuner launches it (gt_launch_tiles).
+float *g_ws = nullptr;
+size_t g_ws_elems = 0;
+
 void launch(const Prob &p, float alpha, const float *A, const float *B, float beta, float *C)
 {
     const unsigned tiles = (unsigned)((p.M + BM - 1) / BM) * (unsigned)((p.N + BN - 1) / BN);
-    gt_gemm<<<tiles, NT, SMEM_BYTES>>>(p.M, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, nullptr);
+    const size_t mn = (size_t)p.M * p.N;
+    if (SPLITK > 1 && SPLITK * mn > g_ws_elems) {
+        CK(cudaFree(g_ws));
+        CK(cudaMalloc(&g_ws, SPLITK * mn * sizeof(float)));
+        g_ws_elems = SPLITK * mn;
+    }
+    gt_gemm<<<dim3(tiles, 1, SPLITK), NT, SMEM_BYTES>>>(p.M, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, g_ws);
+#if SPLITK > 1
+    gt_splitk_reduce<<<(unsigned)((mn + 255) / 256), 256>>>(p.M, p.N, alpha, g_ws, beta, C, p.ldc);
+#endif
 }
 
 // Row-major C = op(A) op(B) is column-major C^T = op(B)^T op(A)^T.
@@ -159,12 +173,15 @@ void timing(cublasHandle_t h, int M, int N, int K)
     cudaEvent_t e0, e1;
     CK(cudaEventCreate(&e0));
     CK(cudaEventCreate(&e1));
-    std::vector<float> t[2];
+    cublasHandle_t h32; // TF32 tensor-core SGEMM: the rate the three products share
+    CB(cublasCreate(&h32));
+    CB(cublasSetMathMode(h32, CUBLAS_TF32_TENSOR_OP_MATH));
+    std::vector<float> t[3];
     for (int it = 0; it < 25; ++it)
-        for (int w = 0; w < 2; ++w) {
+        for (int w = 0; w < 3; ++w) {
             CK(cudaMemsetAsync(flush, it, fb));
             CK(cudaEventRecord(e0));
-            if (w) blas<float>(h, p, 1.0f, dA, dB, 0.0f, dC);
+            if (w) blas<float>(w == 1 ? h : h32, p, 1.0f, dA, dB, 0.0f, dC);
             else launch(p, 1.0f, dA, dB, 0.0f, dC);
             CK(cudaEventRecord(e1));
             CK(cudaEventSynchronize(e1));
@@ -173,10 +190,10 @@ void timing(cublasHandle_t h, int M, int N, int K)
             if (it >= 5) t[w].push_back(ms);
         }
     CK(cudaGetLastError());
-    const double fl = 2.0 * M * N * K, ours = median(t[0]), sg = median(t[1]);
-    printf("TIME %dx%dx%d pad %d ours %.3f ms %.1f TFLOPS  SGEMM %.3f ms %.1f TFLOPS  x%.3f\n", M, N, K,
-           p.lda - (GT_TA ? M : K), ours,
-           fl / ours / 1e9, sg, fl / sg / 1e9, sg / ours);
+    const double fl = 2.0 * M * N * K, ours = median(t[0]), sg = median(t[1]), tf = median(t[2]);
+    printf("TIME %dx%dx%d pad %d ours %.3f ms %.1f TFLOPS  SGEMM %.3f ms %.1f TFLOPS  x%.3f  (TF32 %.1f TFLOPS)\n", M,
+           N, K, p.lda - (GT_TA ? M : K), ours, fl / ours / 1e9, sg, fl / sg / 1e9, sg / ours, fl / tf / 1e9);
+    CB(cublasDestroy(h32));
     for (void *q : {(void *)dA, (void *)dB, (void *)dC, (void *)flush}) CK(cudaFree(q));
 }
 
@@ -184,11 +201,12 @@ void timing(cublasHandle_t h, int M, int N, int K)
 
 int main(int argc, char **argv)
 {
+    setvbuf(stdout, nullptr, _IOLBF, 0); // a line at a time: a hang killed by timeout keeps what came before
     cublasHandle_t h;
     CB(cublasCreate(&h));
     CB(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
     CK(cudaFuncSetAttribute(gt_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
-    printf("BM=%d BN=%d BK=%d STAGES=%d layout %c%c, %d threads, %d B shared\n", BM, BN, BK, STAGES,
+    printf("BM=%d BN=%d BK=%d STAGES=%d SPLITK=%d layout %c%c, %d threads, %d B shared\n", BM, BN, BK, STAGES, SPLITK,
            GT_TA ? 't' : 'n', GT_TB ? 't' : 'n', NT, SMEM_BYTES);
     bool ok = true;
     const bool only_time = getenv("ONLY_TIME") != nullptr; // no checks: for profilers
