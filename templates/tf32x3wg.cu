@@ -14,6 +14,7 @@
 #include "epilogue.cuh"
 #include "raster.cuh"
 #include "tf32.cuh"
+#include "wgmma.cuh"
 
 #ifndef BM
 #define BM 128 // rows of C per block: 64 per warpgroup
@@ -44,12 +45,8 @@
 #define PEND (STAGES - 2)  // wgmma groups left running at a barrier
 
 // Shared memory: STAGES stages of four tiles, A big, A small, B big, B small, each in a K-major layout wgmma reads
-// (PTX ISA, "Shared Memory Matrix Layout"), rows being m or n and a quad 4 consecutive k-values (16 bytes):
-//   SWIZZLE (BK = 32): a row's 32 k-values are one 128-byte line, row r at byte 128 r, its quad q at 16-byte slot
-//     q ^ (r % 8) of the line ("128-byte swizzle"). Eight rows make a 1024-byte atom (SBO 1024); the stages start
-//     1024-byte aligned. Any eight threads storing eight different (row % 8, quad) slots hit all 32 banks.
-//   otherwise: "core matrices" of 8 rows x 1 quad, 128 contiguous bytes each, the core matrix of row group r / 8
-//     and quad q at byte (q * (R / 8) + r / 8) * 128 of an R-row tile (no swizzle: SBO 128, LBO R * 16).
+// (wgmma.cuh): at BK = 32 (SWIZZLE) the 128-byte swizzle, whose stages start 1024-byte aligned, and in which any
+// eight threads storing eight different (row % 8, quad) slots hit all 32 banks; otherwise core matrices.
 #define SWIZZLE (BK == 32)
 #define A_BYTES (BM * BK * 4)
 #define B_BYTES (BN * BK * 4)
@@ -106,15 +103,8 @@ template <int R, bool KCONTIG> struct Map {
     }
 };
 
-// Byte offset of row r, quad q in an R-row tile (the layouts above).
-template <int R> __device__ __forceinline__ unsigned tile_off(int r, int q)
-{
-#if SWIZZLE
-    return (unsigned)(r * 128 + ((q ^ (r & 7)) << 4));
-#else
-    return (unsigned)((q * (R / 8) + r / 8) * 128 + r % 8 * 16);
-#endif
-}
+// Byte offset of row r, quad q in an R-row tile (the layouts above: wgmma.cuh).
+template <int R> __device__ __forceinline__ unsigned tile_off(int r, int q) { return gt_wg_off<R, SWIZZLE>(r, q); }
 
 // x, hidden from the optimizer: products of the leading dimension stay in the loop instead of being hoisted into
 // registers that the accumulators need (ptxas -v spilled otherwise).
@@ -238,65 +228,10 @@ __device__ __forceinline__ void load_tile(unsigned stage, const Operands &o, int
 // ---------------------------------------------------------------------------------------------------------------
 // wgmma
 
-// Shared-memory matrix descriptor (PTX ISA, "Matrix Descriptor Format") of k step ks (8 k-values) of the 64 or R
-// rows from row0 of an R-row tile at byte address base: start address, LBO, SBO in units of 16 bytes, and the
-// layout in bits 62-63 (1: 128-byte swizzle, whose k steps start 32 bytes apart inside the line; 0: none).
+// The wgmma descriptor of k step ks of the 64 or R rows from row0 of an R-row tile at base (wgmma.cuh).
 template <int R> __device__ __forceinline__ unsigned long long tile_desc(unsigned base, int row0, int ks)
 {
-#if SWIZZLE
-    const unsigned addr = base + row0 * 128 + ks * 32, lbo = 16, sbo = 1024;
-    const unsigned long long layout = 1ull << 62;
-#else
-    const unsigned addr = base + row0 / 8 * 128 + 2 * ks * (R * 16), lbo = R * 16, sbo = 128;
-    const unsigned long long layout = 0;
-#endif
-    return (unsigned long long)((addr & 0x3FFFF) >> 4) | (unsigned long long)(lbo >> 4) << 16 |
-           (unsigned long long)(sbo >> 4) << 32 | layout;
-}
-
-__device__ __forceinline__ void wg_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
-__device__ __forceinline__ void wg_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
-template <int N> __device__ __forceinline__ void wg_wait()
-{
-    asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
-}
-// Shared-memory writes of the generic proxy, made visible to wgmma's reads (the async proxy).
-__device__ __forceinline__ void proxy_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
-
-#define F4(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
-#define F16(i) F4(i), F4(i + 4), F4(i + 8), F4(i + 12)
-
-// d (+)= A * B for one m64 x BN x k8 step, A and B in shared memory; add: 0 overwrites d.
-__device__ __forceinline__ void wgmma(float (&d)[NACC], unsigned long long da, unsigned long long db, int add)
-{
-#if BN == 64
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
-                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-                 "%32, %33, p, 1, 1;\n}\n"
-                 : F16(0), F16(16)
-                 : "l"(da), "l"(db), "r"(add));
-#elif BN == 96
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n96k8.f32.tf32.tf32 "
-                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "
-                 "%48, %49, p, 1, 1;\n}\n"
-                 : F16(0), F16(16), F16(32)
-                 : "l"(da), "l"(db), "r"(add));
-#elif BN == 128
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
-                 "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                 "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                 "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                 "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-                 "%64, %65, p, 1, 1;\n}\n"
-                 : F16(0), F16(16), F16(32), F16(48)
-                 : "l"(da), "l"(db), "r"(add));
-#endif
+    return gt_wg_desc<R, SWIZZLE>(base, row0, ks);
 }
 
 // The three products of every k step of the stage at `stage`, for this thread's warpgroup: big*big into chunk, the
@@ -305,17 +240,17 @@ __device__ __forceinline__ void mma_stage(float (&chunk)[NACC], float (&corr)[NA
 {
     const int row0 = gt_thread_id() / 128 * 64; // this warpgroup's 64 rows of A
     const unsigned b = stage + 2 * A_BYTES;
-    wg_fence();
+    gt_wg_fence();
 #pragma unroll
     for (int ks = 0; ks < BK / 8; ++ks) {
         const unsigned long long a_big = tile_desc<BM>(stage, row0, ks);
         const unsigned long long a_small = tile_desc<BM>(stage + A_BYTES, row0, ks);
         const unsigned long long b_big = tile_desc<BN>(b, 0, ks), b_small = tile_desc<BN>(b + B_BYTES, 0, ks);
-        wgmma(corr, a_big, b_small, ks > 0 || add);
-        wgmma(corr, a_small, b_big, 1);
-        wgmma(chunk, a_big, b_big, ks > 0 || add);
+        gt_wgmma_tf32<BN>(corr, a_big, b_small, ks > 0 || add);
+        gt_wgmma_tf32<BN>(corr, a_small, b_big, 1);
+        gt_wgmma_tf32<BN>(chunk, a_big, b_big, ks > 0 || add);
     }
-    wg_commit();
+    gt_wg_commit();
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -344,7 +279,7 @@ __device__ __forceinline__ void mac_tile(float (&acc)[NACC], const Operands &o, 
 #else
     load_tile(sbase, o, 0);
 #endif
-    proxy_fence();
+    gt_proxy_fence();
     __syncthreads();
     for (int t = 0; t < ntiles; ++t) {
         // Tile t is in its stage. Its wgmmas run while this thread stores tile t + 1 (into the stage of tile
@@ -359,16 +294,16 @@ __device__ __forceinline__ void mac_tile(float (&acc)[NACC], const Operands &o, 
         if (t + 1 < ntiles) load_tile(next, o, t + 1);
 #endif
         if ((t + 1) % (KC / BK) == 0 || t + 1 == ntiles) { // fold: the chunk must be complete (block-uniform)
-            wg_wait<0>();
+            gt_wg_wait<0>();
 #pragma unroll
             for (int i = 0; i < NACC; ++i) acc[i] += chunk[i] + corr[i];
         } else {
-            wg_wait<PEND>();
+            gt_wg_wait<PEND>();
         }
-        proxy_fence();
+        gt_proxy_fence();
         __syncthreads();
     }
-    wg_wait<0>(); // the last tile folded after a wait: this one tells ptxas (which would insert its own)
+    gt_wg_wait<0>(); // the last tile folded after a wait: this one tells ptxas (which would insert its own)
 }
 
 // The accumulator layout of wgmma m64nN f32 (PTX ISA): warp w of the warpgroup holds rows 16w + g and 16w + g + 8

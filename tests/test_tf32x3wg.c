@@ -176,10 +176,11 @@ GT_TEST(tf32x3wg_render_has_wgmma_and_the_split, GT_NEEDS_NONE)
     CHECK_MSG(src != NULL, "%s", err);
     if (!src) return;
     CHECK(strstr(src, "#define GT_TA 0\n#define GT_TB 1\n") && strstr(src, "#define PF 1\n"));
-    CHECK(strstr(src, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"));
-    CHECK(strstr(src, "fence.proxy.async.shared::cta"));
-    char *all = gt_source_expand(src); /* with its headers (tf32.cuh: the split), as NVRTC compiles it */
+    CHECK(strstr(src, "gt_wgmma_tf32<BN>") && strstr(src, "#include \"wgmma.cuh\""));
+    char *all = gt_source_expand(src); /* with its headers (tf32.cuh: the split; wgmma.cuh), as NVRTC compiles it */
     CHECK(all && strstr(all, "cvt.rn.tf32.f32"));
+    CHECK(all && strstr(all, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"));
+    CHECK(all && strstr(all, "fence.proxy.async.shared::cta"));
     CHECK(all && !strstr(all, "atomic")); /* deterministic: no atomics on results */
     free(all);
     free(src);
