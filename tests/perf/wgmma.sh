@@ -5,7 +5,8 @@
 #   bash tests/perf/wgmma.sh build [VARIANT ...]     # -> build-perf/wg_<name>
 #   bash tests/perf/wgmma.sh run [M N K ...]          # every built variant; a table of TIME lines last
 # (env ONLY_BIG=1: only the given shapes, checked on uniform and wide inputs, then timed)
-# A variant is "name:-DBM=128 -DBN=128 ..." (defaults below).
+# A variant is "name:-DBM=128 -DBN=128 ..." (defaults below); -DTEMPLATE='"tf32x3ws.cu"' builds another template
+# (default tf32x3wg.cu).
 set -euo pipefail
 dir=${BUILD_PERF:-build-perf}
 variants=(
@@ -25,7 +26,8 @@ build)
     for v in "${variants[@]}"; do
         name=${v%%:*} defs=${v#*:}
         # shellcheck disable=SC2086
-        nvcc -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Itemplates -Itests/perf -DTEMPLATE='"tf32x3wg.cu"' $defs \
+        case $defs in *TEMPLATE*) tpl=() ;; *) tpl=(-DTEMPLATE='"tf32x3wg.cu"') ;; esac
+        nvcc -O2 -std=c++17 -gencode arch=compute_90a,code=sm_90a -Itemplates -Itests/perf "${tpl[@]}" $defs \
             -Xptxas -v tests/perf/wgmma.cu -o "$dir/wg_$name" -lcublas 2>&1 | grep -E "registers|spill|error|warn" || true &
     done
     wait
@@ -35,7 +37,7 @@ run)
     nvidia-smi --format=csv --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,power.limit || true
     for b in "$dir"/wg_*; do
         echo "== $b"
-        "$b" "$@" || echo "FAILED: $b"
+        timeout "${TIMEOUT:-300}" "$b" "$@" || echo "FAILED: $b"
     done 2>&1 | tee "$dir/run.log"
     grep -E "^== |^TIME|FAIL" "$dir/run.log"
     ;;
