@@ -569,6 +569,36 @@ GT_TEST(tune_dry_run_lists_each_shards_trials, GT_NEEDS_NONE)
     free(db);
 }
 
+/* Each math class keeps its own winner, so its candidates race each other only: with a class ten times faster in
+ * the same sweep (tf32x3wg here), halving's screens, the guided screen's stops, the prune cutoffs and the family
+ * ceilings still leave the FP32 families their own survivors, and the FP32 winner is stored beside the tf32x3 one
+ * (screening everything: the faster FP32 candidate over the vendor's). Before, the fast class's survivors crowded every FP32 candidate out
+ * and the shape had no FP32 winner (a program then ran it on cuBLAS, untuned). */
+GT_TEST(tune_each_math_class_races_only_itself, GT_NEEDS_NONE)
+{
+    static const char *const fams[] = {"multistage", "tf32x3wg", "cublas"};
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s;
+    const gt_shape big = {2048, 2048, 2048, 0, 0};
+    for (int guided = 0; guided < 2; ++guided) {
+        setup(&o, db, &big, 1);
+        o.families = fams, o.nfamilies = 3, o.cross = 0;
+        o.model_stop = guided ? 1.1 : 0;
+        fake.slow_name = "tf32x3wg", fake.slow_family = 0.1; /* ten times faster than any FP32 candidate */
+        CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
+        gt_tune_summary_free(&s);
+        CHECK_MSG(count(db, "SELECT count(*) FROM v_winners WHERE math = 'tf32x3' AND family = 'tf32x3wg'") == 1,
+                  "guided %d: no tf32x3 winner", guided);
+        CHECK_MSG(count(db, "SELECT count(*) FROM v_winners WHERE math = 'fp32'") == 1, "guided %d: no FP32 winner",
+                  guided);
+        if (!guided) /* every candidate screened: the best multistage point (about 1.0 x base) beats the vendor's 1.05 */
+            CHECK(count(db, "SELECT count(*) FROM v_winners WHERE math = 'fp32' AND family = 'multistage'") == 1);
+        gt_fixture_rm(db);
+    }
+    free(db);
+}
+
 /* Without sizes, precompile plans the default space: every legal point of every family, whatever its
  * applicability rules (multistage's split-K and stream-K caps). */
 GT_TEST(tune_precompile_default_shape_admits_the_whole_space, GT_NEEDS_NONE)

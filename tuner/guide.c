@@ -39,7 +39,8 @@ typedef struct {
     int nlanes;
     int *batch, nb;
     int *ahead, na;
-    double best_ms; /* the best screen of any candidate so far */
+    double best_ms[GT_MATH_COUNT]; /* the best screen so far of each math class: a class keeps its own winner, so
+                                      its families race each other, never another class's */
 } guide;
 
 /* ---- the order of a lane ---- */
@@ -108,11 +109,15 @@ static int make_lanes(guide *g)
 /* The prediction of item i in ms. */
 static double predicted_ms(const guide *g, int i) { return g->sc->items[i].pred * 1e3; }
 
-/* A timed screen faster than the best of all becomes it. */
+/* The best screen so far of the class of family f (0 before one). */
+static double best_of(const guide *g, const gt_family *f) { return g->best_ms[f->math]; }
+
+/* A timed screen faster than the best of its class becomes it. */
 static void note_best(guide *g, const gt_item *it)
 {
-    if (it->have && gt_status_timed(it->status) && it->median_ms > 0 && (g->best_ms <= 0 || it->median_ms < g->best_ms))
-        g->best_ms = it->median_ms;
+    double *best = &g->best_ms[it->f->math];
+    if (it->have && gt_status_timed(it->status) && it->median_ms > 0 && (*best <= 0 || it->median_ms < *best))
+        *best = it->median_ms;
 }
 
 static void absorb(guide *g, lane *ln, int i)
@@ -137,11 +142,12 @@ static void absorb_all(guide *g)
     }
 }
 
-/* The calibrated prediction of item i puts it out of reach of the best so far. */
+/* The calibrated prediction of item i puts it out of reach of the best so far of its class. */
 static int out_of_reach(const guide *g, const lane *ln, int i)
 {
-    if (ln->screened < MIN_SCREENS && (ln->best < 0 || g->sc->items[ln->best].median_ms < 1.3 * g->best_ms)) return 0;
-    return ln->calib > 0 && g->best_ms > 0 && ln->calib * predicted_ms(g, i) > g->t->o->model_stop * g->best_ms;
+    const double best = best_of(g, ln->f);
+    if (ln->screened < MIN_SCREENS && (ln->best < 0 || g->sc->items[ln->best].median_ms < 1.3 * best)) return 0;
+    return ln->calib > 0 && best > 0 && ln->calib * predicted_ms(g, i) > g->t->o->model_stop * best;
 }
 
 /* Take back the compiles asked for earlier that have not started (a stopped lane's, the ahead of a lane that now
@@ -255,7 +261,7 @@ static int neighbours(guide *g)
         for (int l = 0; l < g->nlanes; ++l) {
             const lane *ln = &g->lanes[l];
             before[l] = ln->best;
-            if (ln->best < 0 || g->sc->items[ln->best].median_ms > g->t->o->model_stop * g->best_ms) continue;
+            if (ln->best < 0 || g->sc->items[ln->best].median_ms > g->t->o->model_stop * best_of(g, ln->f)) continue;
             const gt_item *b = &g->sc->items[ln->best];
             for (int k = 0; k < ln->n; ++k) {
                 const gt_item *it = &g->sc->items[ln->idx[k]];
@@ -282,8 +288,8 @@ static void leave_rest(guide *g)
             gt_item *it = &g->sc->items[ln->idx[k]];
             if (it->have) continue;
             snprintf(why, sizeof why, "not screened: the cost model, calibrated on its family's screens, predicts "
-                     "%.4g ms, over %.3g x the best screen so far (%.4g ms)", ln->calib * predicted_ms(g, ln->idx[k]),
-                     g->t->o->model_stop, g->best_ms);
+                     "%.4g ms, over %.3g x the best screen of its math class so far (%.4g ms)",
+                     ln->calib * predicted_ms(g, ln->idx[k]), g->t->o->model_stop, best_of(g, ln->f));
             gt_skip_item(g->t, 0, g->sc, it, g->rc, why);
             g->t->sum->unscreened++;
         }

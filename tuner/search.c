@@ -90,7 +90,8 @@ typedef struct {
     const int *order;
     int n, next, stop, done, failed;
     gt_round rc;
-    double best_ms, static_cut, t_start;
+    double best_ms[GT_MATH_COUNT], static_cut, t_start; /* the round's best per math class: each class keeps its
+                                                           own winner, so only its own candidates set its cutoffs */
     /* family ceilings: probes screened and their best, per family index */
     int probes_left[MAX_FAM];
     double fam_best[MAX_FAM];
@@ -104,11 +105,15 @@ static int fam_slot(const gt_family *f)
     return 0;
 }
 
-static double cutoff(const round_q *q)
+/* The round's best of family f's math class so far (0 before one). */
+static double class_best(const round_q *q, const gt_family *f) { return q->best_ms[f->math]; }
+
+static double cutoff(const round_q *q, const gt_family *f)
 {
     const gt_tune_opts *o = q->t->o;
+    const double best = class_best(q, f);
     double c = q->static_cut;
-    if (o->prune_best > 0 && q->best_ms > 0 && (c <= 0 || o->prune_best * q->best_ms < c)) c = o->prune_best * q->best_ms;
+    if (o->prune_best > 0 && best > 0 && (c <= 0 || o->prune_best * best < c)) c = o->prune_best * best;
     return c;
 }
 
@@ -117,12 +122,14 @@ static void progress(round_q *q, const gt_item *it)
     const gt_tune_opts *o = q->t->o;
     q->done++;
     q->failed += gt_status_failed(it->status);
-    if (gt_status_timed(it->status) && it->median_ms > 0 && (q->best_ms <= 0 || it->median_ms < q->best_ms))
-        q->best_ms = it->median_ms;
+    double *best = &q->best_ms[it->f->math], shown = 0;
+    if (gt_status_timed(it->status) && it->median_ms > 0 && (*best <= 0 || it->median_ms < *best)) *best = it->median_ms;
     if (!o->on_trial) return;
+    for (int m = 0; m < GT_MATH_COUNT; ++m)
+        if (q->best_ms[m] > 0 && (shown <= 0 || q->best_ms[m] < shown)) shown = q->best_ms[m];
     double el = gt_now_s() - q->t_start;
     gt_trial_event e = {.shape = &q->sc->s, .family = it->f->name, .status = it->status, .done = q->done,
-                        .total = q->n, .failed = q->failed, .best_ms = q->rc.screen ? -1 : q->best_ms,
+                        .total = q->n, .failed = q->failed, .best_ms = q->rc.screen ? -1 : shown,
                         .cublas_ms = q->sc->cublas_ms, .eta_s = q->done ? el / q->done * (q->n - q->done) : 0};
     o->on_trial(&e, o->ctx);
 }
@@ -146,7 +153,8 @@ static void judge_family(round_q *q, const gt_item *it)
     if (!it->probe || !q->rc.screen || q->t->o->family_ceiling <= 0) return;
     if (gt_status_timed(it->status) || it->status == GT_ST_PRUNED)
         if (it->median_ms > 0 && (q->fam_best[f] <= 0 || it->median_ms < q->fam_best[f])) q->fam_best[f] = it->median_ms;
-    if (--q->probes_left[f] == 0 && q->best_ms > 0 && q->fam_best[f] > q->t->o->family_ceiling * q->best_ms) {
+    const double best = class_best(q, it->f);
+    if (--q->probes_left[f] == 0 && best > 0 && q->fam_best[f] > q->t->o->family_ceiling * best) {
         q->cut[f] = 1;
         unwant_family(q, it->f);
     }
@@ -166,8 +174,8 @@ void gt_skip_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_ro
 static void skip_cut(round_q *q, int g, gt_item *it)
 {
     char why[256];
-    snprintf(why, sizeof why, "family ceiling: the best of its probes took %.4g ms, over %.3g x the best so far "
-             "(%.4g ms)", q->fam_best[fam_slot(it->f)], q->t->o->family_ceiling, q->best_ms);
+    snprintf(why, sizeof why, "family ceiling: the best of its probes took %.4g ms, over %.3g x the best of its math "
+             "class so far (%.4g ms)", q->fam_best[fam_slot(it->f)], q->t->o->family_ceiling, class_best(q, it->f));
     gt_skip_item(q->t, g, q->sc, it, q->rc, why);
     q->t->sum->trials_run++;
 }
@@ -185,7 +193,7 @@ static void *gpu_loop(void *arg)
         }
         gt_item *it = &q->sc->items[q->order[q->next++]];
         if (!it->probe && q->cut[fam_slot(it->f)]) skip_cut(q, g, it);
-        else if (gt_run_item(t, g, q->sc, it, q->rc, cutoff(q))) q->stop = -1;
+        else if (gt_run_item(t, g, q->sc, it, q->rc, cutoff(q, it->f))) q->stop = -1;
         else judge_family(q, it);
         if (q->stop >= 0) progress(q, it);
     }
@@ -247,21 +255,34 @@ static int pending(const gt_item *items, int n, int *order)
     return k;
 }
 
-/* The survivors of a halving step: the fastest live items (timed, not pruned), at most keep of them. */
-static int survivors(gt_item *items, int *alive, int na, int keep)
+/* The survivors of a halving step, into alive fastest first: of each math class's live items (timed, not pruned),
+ * its fastest 1 / eta, but never fewer than floor (all where it has fewer), since each class keeps its own winner:
+ * a class far slower than another still sends its best to the validation. *last: every class is down to its floor
+ * (the last step). Returns their count. */
+static int survivors(gt_item *items, int *alive, int na, int eta, int floor, int *last)
 {
-    int live = 0;
+    int live = 0, count[GT_MATH_COUNT] = {0}, keep[GT_MATH_COUNT], taken[GT_MATH_COUNT] = {0};
     for (int i = 0; i < na; ++i)
         if (items[alive[i]].have && items[alive[i]].median_ms > 0 && gt_status_timed(items[alive[i]].status))
-            alive[live++] = alive[i];
+            count[items[alive[i]].f->math]++, alive[live++] = alive[i];
     qsort_r(alive, (size_t)live, sizeof *alive, cmp_median, items);
-    return live < keep ? live : keep;
+    *last = 1;
+    for (int m = 0; m < GT_MATH_COUNT; ++m) {
+        keep[m] = count[m] / eta > floor ? count[m] / eta : count[m] < floor ? count[m] : floor;
+        if (keep[m] > floor) *last = 0;
+    }
+    int k = 0;
+    for (int i = 0; i < live; ++i) {
+        const int m = items[alive[i]].f->math;
+        if (taken[m] < keep[m]) taken[m]++, alive[k++] = alive[i];
+    }
+    return k;
 }
 
 /* Successive halving: screen every candidate on the proxy with one run (not validated; with a model stop, the ones
  * the cost model leads to: tuner/guide.c), keep the fastest eighth
  * and screen it again with twice the runs, then quarters, until at most 4 * topk remain; validate and time those
- * at full size. Only validated candidates can win. */
+ * at full size; each math class so, apart (survivors()). Only validated candidates can win. */
 static int halving(gt_sweep *t, gt_shape_ctx *sc, int *order)
 {
     const gt_tune_opts *o = t->o;
@@ -273,15 +294,14 @@ static int halving(gt_sweep *t, gt_shape_ctx *sc, int *order)
     if (!alive || (guide ? gt_guided_screen(t, sc, first) : gt_run_round(t, sc, order, k, first))) goto out;
     int na = gt_ranked(sc->items, sc->n, -1, alive);
     for (;;) {
-        const int floor = 4 * o->topk;
-        int live = survivors(sc->items, alive, na, sc->n);
-        na = live / eta > floor ? live / eta : (live < floor ? live : floor);
+        int last;
+        na = survivors(sc->items, alive, na, eta, 4 * o->topk, &last);
         eta = 4;
         int m = 0; /* validated survivors already have their proper timing */
         for (int i = 0; i < na; ++i)
             if (sc->items[alive[i]].status != GT_ST_OK) order[m++] = alive[i];
         for (int i = 0; i < m; ++i) sc->items[order[i]].have = 0;
-        if (na <= floor || gt_sweep_stopped(t)) {
+        if (last || gt_sweep_stopped(t)) {
             rc = gt_run_round(t, sc, order, m, (gt_round){1, o->warmup, o->reps, 0, GT_KIND_SEARCH});
             break;
         }

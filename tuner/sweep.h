@@ -77,7 +77,7 @@ void gt_skip_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_ro
 /* guide.c: the first screen of the halving strategy led by the cost model (tuner/model.h). Library candidates
  * first; then each family's candidates in waves, in the order of their predicted time (spread over the candidates
  * the model cannot tell apart), each family stopping once its prediction, times the smallest measured/predicted
- * ratio of its screens, exceeds o->model_stop x the best screen so far, or once its rounds stop improving it (guide.c
+ * ratio of its screens, exceeds o->model_stop x the best screen so far of its math class, or once its rounds stop improving it (guide.c
  * says how many rounds and screens that takes); then the neighbours (at most two params
  * changed) of each family's best that is within that factor, while they improve it. What is left is stored
  * 'pruned', uncompiled, with the model's numbers (t->sum->unscreened). 0, or -1 when a GPU side broke. */
