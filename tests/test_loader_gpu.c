@@ -17,6 +17,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -788,7 +789,8 @@ GT_TEST(loader_gpu_records_untuned_calls, GT_NEEDS_GPU)
 }
 
 /* gemmtune_runs_own_kernel: 1 for a call a kernel of gemmtune's own serves, 0 for one cuBLAS serves (its own choice,
- * or a stored cuBLAS winner) or nothing does (fallback none: then counted for the recorder), -1 for bad arguments. */
+ * or a stored cuBLAS winner) or nothing does (fallback none: then counted for the recorder), -1 for bad arguments;
+ * and gemmtune_kernel_times: the stored times of an exact winner. */
 GT_TEST(loader_gpu_says_whether_it_runs_its_own_kernel, GT_NEEDS_GPU)
 {
     gpu_id g;
@@ -814,6 +816,13 @@ GT_TEST(loader_gpu_says_whether_it_runs_its_own_kernel, GT_NEEDS_GPU)
     CHECK(gemmtune_runs_own_kernel(h, NULL, 0, 0, 50, 50, 50, A, 50, B, 50, C, 50) == 0); /* untuned, fallback none */
     CHECK(gemmtune_runs_own_kernel(h, NULL, 0, 0, 50, 50, 50, A, 10, B, 50, C, 50) == -1); /* lda too small */
     CHECK(gemmtune_runs_own_kernel(NULL, NULL, 0, 0, 50, 50, 50, A, 50, B, 50, C, 50) == -1);
+    /* the stored times: a table row's, from its TFLOPS (1) and ratio (1.2); none for an untuned shape */
+    double kms = -1, cms = -1;
+    CHECK(gemmtune_kernel_times(h, NULL, 0, 0, 128, 128, 128, A, 128, B, 128, C, 128, &kms, &cms) == 1);
+    CHECK_MSG(fabs(kms - 2.0 * 128 * 128 * 128 / 1e9) < 1e-12 && fabs(cms - 1.2 * kms) < 1e-12, "%g %g", kms, cms);
+    kms = cms = -1;
+    CHECK(gemmtune_kernel_times(h, NULL, 0, 0, 50, 50, 50, A, 50, B, 50, C, 50, &kms, &cms) == 0 && kms == -1);
+    CHECK(gemmtune_kernel_times(h, NULL, 0, 0, 50, 50, 50, A, 10, B, 50, C, 50, &kms, &cms) == -1);
     gemmtune_destroy(h);
     cudaFree(d);
 }

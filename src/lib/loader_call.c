@@ -296,6 +296,28 @@ int gemmtune_runs_own_kernel(gemmtune_handle h, void *stream, gemmtune_op transa
     return own;
 }
 
+int gemmtune_kernel_times(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n,
+                          int k, const float *A, int lda, const float *B, int ldb, const float *C, int ldc,
+                          double *kernel_ms, double *cublas_ms)
+{
+    char err[512];
+    gt_call c;
+    int swap;
+    if (!h || !kernel_ms || !cublas_ms || k < 1 ||
+        gt_loader_map_call(h->column_major, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &c, &swap, err, sizeof err))
+        return -1;
+    gt_plan *p;
+    if (plan_of(h, &c, stream, &p)) return -1;
+    if (p->choice.rule != GT_RULE_EXACT || p->choice.row < 0 || p->note[0]) return 0; /* note: not the stored one */
+    const gt_winner *w = &h->set.rows[p->choice.row];
+    double ms = w->median_ms, base = w->cublas_ms;
+    if (!(ms > 0) && w->tflops > 0) ms = gt_tflops(&w->shape, 1.0) / w->tflops; /* a table row: TFLOPS and ratio */
+    if (!(base > 0) && w->ratio > 0) base = ms * w->ratio;
+    if (!(ms > 0) || !(base > 0)) return 0;
+    *kernel_ms = ms, *cublas_ms = base;
+    return 1;
+}
+
 gemmtune_status gemmtune_sgemm(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m,
                                int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
                                float beta, float *C, int ldc)

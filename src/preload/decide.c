@@ -108,6 +108,7 @@ const char *gt_pl_reason_text(gt_pl_reason r)
     case GT_PL_LT_RANGE: return "size or leading dimension beyond int";
     case GT_PL_LT_PREPARE: return "writing the bias or C into D failed";
     case GT_PL_LT_FUSED: return "no kernel of gemmtune's own for it: cuBLASLt's call, bias or C fused in, is cheaper";
+    case GT_PL_LT_PASS: return "gemmtune's kernel plus its pass for the bias or C would not beat cuBLASLt's fused call";
     case GT_PL_DEVICE_CHANGED: return "the thread's device changed";
     case GT_PL_NREASONS: break;
     }

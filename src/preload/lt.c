@@ -239,6 +239,25 @@ typedef struct {
     float *D;
 } operands;
 
+/* Whether cuBLASLt's own call, the bias or C fused into its stores, is the cheaper way to a call with a pass over D:
+ * GT_PL_LT_FUSED where gemmtune would only run cuBLAS (plus the pass), GT_PL_LT_PASS where the winner stored for the
+ * shape, its stored time with the pass added, does not beat cuBLAS's stored time there by the tuner's margin; else
+ * GT_PL_SERVE, also where no time is stored for the shape (a neighbour's winner the serving model expects to win,
+ * or the built-in kernel a program asked for with GEMMTUNE_FALLBACK=default: the loader's own judgment stands). */
+static gt_pl_reason fused_is_cheaper(gemmtune_handle h, cudaStream_t s, const operands *o)
+{
+    const gt_pl_call *c = &o->p->call;
+    const gemmtune_op ta = gt_pl_op(c->transa), tb = gt_pl_op(c->transb);
+    if (gemmtune_runs_own_kernel(h, (void *)s, ta, tb, c->m, c->n, c->k, o->A, c->lda, o->B, c->ldb, o->D, c->ldc) != 1)
+        return GT_PL_LT_FUSED;
+    double kernel_ms, cublas_ms;
+    if (gemmtune_kernel_times(h, (void *)s, ta, tb, c->m, c->n, c->k, o->A, c->lda, o->B, c->ldb, o->D, c->ldc,
+                              &kernel_ms, &cublas_ms) == 1 &&
+        !gt_pl_lt_pass_pays(kernel_ms, cublas_ms, gt_pl_lt_pass_ms(c->m, c->n, o->p->copy_c)))
+        return GT_PL_LT_PASS;
+    return GT_PL_SERVE;
+}
+
 /* D = C or D = bias first (both on the stream, so before the GEMM), then the GEMM into D. Either step failing
  * leaves the call to cuBLASLt, which then writes all of D itself: C is never written, and with a bias beta is 0,
  * so cuBLASLt does not read D. The caller's algo and workspace are cuBLASLt's business: gemmtune ignores them
@@ -253,11 +272,9 @@ static gt_pl_reason run(gemmtune_handle h, cudaStream_t s, int dev, const void *
     if ((p->bias || p->copy_c) && (cudaGetDevice(&cur) != cudaSuccess || cur != dev))
         return (void)cudaGetLastError(), GT_PL_DEVICE_CHANGED; /* nothing launched on another device's stream */
     ++gt_pl_depth;
-    /* a pass of our own over D would only slow down cuBLAS, which cuBLASLt's call runs with the bias or C fused in */
-    if ((p->bias || p->copy_c) && gemmtune_runs_own_kernel(h, (void *)s, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m,
-                                                           c->n, c->k, o->A, c->lda, o->B, c->ldb, o->D, c->ldc) != 1) {
-        --gt_pl_depth;
-        return GT_PL_LT_FUSED;
+    if (p->bias || p->copy_c) {
+        r = fused_is_cheaper(h, s, o);
+        if (r != GT_PL_SERVE) return --gt_pl_depth, r;
     }
     if (p->bias) {
         const int rc = gt_bias_broadcast(dev, (void *)s, c->m, c->n, o->bias, o->D, c->ldc, out->detail,

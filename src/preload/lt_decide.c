@@ -180,3 +180,14 @@ gt_pl_reason gt_pl_lt_classify(const gt_pl_lt_call *lt, const gt_pl_config *cfg,
     p->ldc_src = (int)lt->c.ld;
     return GT_PL_SERVE;
 }
+
+double gt_pl_lt_pass_ms(int m, int n, int copy_c)
+{
+    const double bytes = (copy_c ? 8.0 : 4.0) * (m > 0 ? m : 0) * (n > 0 ? n : 0);
+    return GT_PL_PASS_LAUNCH_MS + bytes / GT_PL_PASS_BYTES_PER_MS;
+}
+
+int gt_pl_lt_pass_pays(double kernel_ms, double cublas_ms, double pass_ms)
+{
+    return kernel_ms > 0 && cublas_ms > 0 && pass_ms >= 0 && (kernel_ms + pass_ms) * 1.02 < cublas_ms;
+}

@@ -94,6 +94,8 @@ typedef enum {
     GT_PL_LT_RANGE,        /* a size or leading dimension beyond int (gemmtune_sgemm's arguments) */
     GT_PL_LT_PREPARE,      /* writing the bias or C into D failed (compile, load or launch) */
     GT_PL_LT_FUSED,        /* gemmtune would run cuBLAS for it: cuBLASLt's own call, bias or C fused, is cheaper */
+    GT_PL_LT_PASS,         /* gemmtune's kernel plus the pass over D for the bias or C would not beat cuBLASLt's
+                              fused call, by the times stored for the shape */
     GT_PL_DEVICE_CHANGED,  /* internal: the thread's current device is not its last one (asked again, retried) */
     GT_PL_NREASONS
 } gt_pl_reason;
@@ -251,6 +253,17 @@ typedef struct {
  * forward (plan->call and plan->detail still filled as far as known, for the log). Reads *alpha and *beta only
  * once the descriptor proved them host FP32. Pure. */
 gt_pl_reason gt_pl_lt_classify(const gt_pl_lt_call *lt, const gt_pl_config *cfg, gt_pl_lt_plan *plan);
+
+/* The GPU milliseconds of the drop-in's pass over D before it serves a cuBLASLt call: the bias written into the
+ * m x n of D, or with copy_c C read and copied into D, at a bandwidth below any Hopper's (GT_PL_PASS_BYTES_PER_MS),
+ * plus a launch (GT_PL_PASS_LAUNCH_MS). Pure. */
+#define GT_PL_PASS_BYTES_PER_MS 2.0e9 /* 2 TB/s */
+#define GT_PL_PASS_LAUNCH_MS 0.003
+double gt_pl_lt_pass_ms(int m, int n, int copy_c);
+/* 1 when gemmtune's kernel, stored at kernel_ms where cuBLAS took cublas_ms on the shape, with pass_ms added still
+ * beats cuBLASLt's fused call (which costs what cuBLAS does: the bias or C rides on its stores) by more than the
+ * tuner's 2% margin; 0 otherwise, or when a time is not positive. Pure. */
+int gt_pl_lt_pass_pays(double kernel_ms, double cublas_ms, double pass_ms);
 
 /* What lt.c does with an attribute number: GT_PL_LT_FIELD (read into the structs above), GT_PL_LT_IGNORED (a
  * stride from one matrix of a batch to the next: every batch is forwarded anyway), GT_PL_LT_DEFAULT (any other,
