@@ -14,7 +14,7 @@ PY=${PY:-/opt/torch/.venv/bin/python3}
 W=tests/workload
 TP=${THIRDPARTY:-.thirdparty}
 phases=${1:-record,tune,measure}
-models=${MODELS:-gpt2 bert}
+models=${MODELS-gpt2 bert}
 steps=${STEPS:-50}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
