@@ -11,11 +11,10 @@ import argparse
 import json
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 from torch.profiler import ProfilerActivity, profile
 
-from transformer import MODELS, Block
+from transformer import MODELS, setup
 
 GEMM_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::matmul", "aten::linear")
 
@@ -34,15 +33,7 @@ def main():
     ap.add_argument("--steps", type=int, default=5, help="profiled steps (after 3 warm-up steps)")
     ap.add_argument("--out", help="also write the JSON here")
     a = ap.parse_args()
-    cfg = MODELS[a.model]
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.manual_seed(0)
-    dev = torch.device("cuda")
-    model = nn.Sequential(*[Block(cfg["d"], cfg["heads"], cfg["causal"]) for _ in range(cfg["layers"])]).to(dev)
-    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
-    x = torch.randn(cfg["batch"], cfg["t"], cfg["d"], device=dev)
-    target = torch.randn_like(x)
+    model, opt, x, target = setup(MODELS[a.model])
 
     def step():
         opt.zero_grad(set_to_none=True)

@@ -49,6 +49,19 @@ class Block(nn.Module):
         return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
 
 
+def setup(cfg):
+    """The step's model, optimizer, input and target for a MODELS entry, made the same way in every run (TF32 off,
+    seed 0), so that runs with and without gemmtune compute the same losses (step_profile.py makes them here too)."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.manual_seed(0)
+    dev = torch.device("cuda")
+    model = nn.Sequential(*[Block(cfg["d"], cfg["heads"], cfg["causal"]) for _ in range(cfg["layers"])]).to(dev)
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    x = torch.randn(cfg["batch"], cfg["t"], cfg["d"], device=dev)
+    return model, opt, x, torch.randn_like(x)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--model", choices=sorted(MODELS), default="gpt2")
@@ -60,14 +73,7 @@ def main():
     cfg = dict(MODELS[a.model])
     if a.layers:
         cfg["layers"] = a.layers
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    torch.manual_seed(0)
-    dev = torch.device("cuda")
-    model = nn.Sequential(*[Block(cfg["d"], cfg["heads"], cfg["causal"]) for _ in range(cfg["layers"])]).to(dev)
-    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
-    x = torch.randn(cfg["batch"], cfg["t"], cfg["d"], device=dev)
-    target = torch.randn_like(x)
+    model, opt, x, target = setup(cfg)
     losses, times = [], []
     for step in range(a.warmup + a.steps):
         torch.cuda.synchronize()
