@@ -91,14 +91,15 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 
 /* The default space: BK 32 (16 ran 15-20% slower at 4096^3 and 8192^3, docs/BENCHMARKS.md), PF=0 only where a
  * whole tile in registers would not fit under 255, and K split only by the fast two-warpgroup blocks (128 x 128 and
- * 128 x 64), for a deep K over few tiles of C (a weight gradient's 768 x 768 x 8192: 36 blocks of 128 x 128). */
+ * 128 x 64) with 3 stages (every split winner of the workload's sweep had 3), for a deep K over few tiles of C (a
+ * weight gradient's 768 x 768 x 8192: 36 blocks of 128 x 128). */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     if (!bounded(p, why, n)) return 0;
     shape_t s = unpack(p);
     if (s.bk != 32) REJECT("default space: BK=%d, only 32", s.bk);
-    if (s.splitk > 1 && (s.bm != 128 || s.bn == 96 || !s.pf))
-        REJECT("default space: SPLITK > 1 only for 128 x 128 and 128 x 64 blocks with PF=1");
+    if (s.splitk > 1 && (s.bm != 128 || s.bn == 96 || !s.pf || s.stages != 3))
+        REJECT("default space: SPLITK > 1 only for 128 x 128 and 128 x 64 blocks with 3 stages and PF=1");
     s.pf = 1;
     if (p->v[P_PF] == 0 && regs_estimate(&s) <= 255) REJECT("default space: PF=0 where PF=1 fits");
     return 1;
