@@ -59,7 +59,7 @@
 #define ITEMS_B (BN * BK / 4 / NT)
 
 static_assert(BM % 64 == 0 && BM >= 64 && BM <= 256, "BM: 64 to 256, a multiple of 64 (one warpgroup each)");
-static_assert(BN == 64 || BN == 96 || BN == 128, "BN: 64, 96 or 128 (the wgmma shapes written out below)");
+static_assert(BN == 64 || BN == 96 || BN == 128, "BN: 64, 96 or 128 (the wgmma shapes of wgmma.cuh)");
 static_assert(BK % 16 == 0, "BK: a multiple of 16");
 static_assert(KC > 0 && KC % BK == 0, "KC must be a positive multiple of BK");
 static_assert(STAGES == 2 || STAGES == 3, "STAGES: 2 or 3");
