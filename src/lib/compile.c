@@ -55,7 +55,7 @@ static void parse_resources(gt_cubin *c)
 
 int gt_nvrtc_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen)
 {
-    const char *hdr_src[16], *hdr_name[16], *opts[NBASE + 1];
+    const char *hdr_src[16], *hdr_name[16], *opts[NBASE + 2];
     int nh = 0, rc = -1;
     char archopt[64];
     nvrtcProgram prog = NULL;
@@ -75,12 +75,14 @@ int gt_nvrtc_compile(const char *src, const char *arch, gt_cubin *out, char *err
     snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
     for (int i = 0; i < NBASE; ++i) opts[i] = base_opts[i];
     opts[NBASE] = archopt;
+    const int check_only = !strncmp(arch, "compute_", 8), nopts = NBASE + 1 + check_only; /* compile.h says why */
+    opts[NBASE + 1] = "-Ofc=max";
 
     if ((r = nvrtcCreateProgram(&prog, src, "gemmtune.cu", nh, hdr_src, hdr_name)) != NVRTC_SUCCESS) {
         snprintf(err, errlen, "nvrtcCreateProgram: %s", nvrtcGetErrorString(r));
         return -1;
     }
-    nvrtcResult cr = nvrtcCompileProgram(prog, NBASE + 1, opts);
+    nvrtcResult cr = nvrtcCompileProgram(prog, nopts, opts);
     size_t loglen = 0;
     if (nvrtcGetProgramLogSize(prog, &loglen) == NVRTC_SUCCESS && loglen > 1 && (out->log = malloc(loglen)))
         nvrtcGetProgramLog(prog, out->log);
@@ -89,7 +91,7 @@ int gt_nvrtc_compile(const char *src, const char *arch, gt_cubin *out, char *err
         rc = 1;
         goto done;
     }
-    if (!strncmp(arch, "compute_", 8)) { /* PTX only */
+    if (check_only) { /* PTX only */
         if ((r = nvrtcGetPTXSize(prog, &out->size)) != NVRTC_SUCCESS || !(out->data = malloc(out->size)) ||
             (r = nvrtcGetPTX(prog, (char *)out->data)) != NVRTC_SUCCESS) {
             snprintf(err, errlen, "nvrtcGetPTX: %s", nvrtcGetErrorString(r));

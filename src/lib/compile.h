@@ -17,8 +17,10 @@ typedef struct {
 
 /* Compile src for arch ("sm_90"). Returns 0 on success; 1 when the source does not compile (the log says why,
  * also in out->log); -1 when NVRTC itself failed (err says why). out is always safe to gt_cubin_free. A virtual
- * arch ("compute_90") stops before ptxas: out->data holds the PTX, and the registers and spills are unknown (-1):
- * half the time, for checks of the source alone (the CPU tests' pass over every default candidate). */
+ * arch ("compute_90") is a check of the source alone (the CPU tests' pass over every default candidate), never
+ * loaded: it stops before ptxas, at NVRTC's fastest optimization level (-Ofc=max: its front end, whatever a params
+ * value can break there, in an eighth of the time), out->data holds the PTX, and registers and spills are unknown
+ * (-1). */
 int gt_nvrtc_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen);
 /* A compiler with gt_nvrtc_compile's contract (the tuner's compile pool takes one; its tests give a fake). */
 typedef int (*gt_compile_fn)(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen);
