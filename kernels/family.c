@@ -117,6 +117,11 @@ void gt_launch_tiles(const gt_shape *s, int bm, int bn, unsigned threads, unsign
     }
 }
 
+int gt_splitk_workspace_fits(int splitk, const gt_shape *s)
+{
+    return splitk <= 1 || (size_t)splitk * (size_t)s->m * (size_t)s->n * sizeof(float) <= GT_SPLITK_WS_CAP;
+}
+
 int gt_family_launch(const gt_family *f, const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
     const int batch = gt_shape_batch(s);

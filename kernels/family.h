@@ -298,6 +298,12 @@ int gt_block_fits(long threads, long static_smem, long regs, const gt_limits *li
 int gt_block_fits_dynamic(long threads, int minb, long dyn_smem, long regs, const gt_limits *lim, char *why,
                           size_t whylen);
 
+/* The most workspace a K split's partial sums may take (splitk partial C's of the shape): a split past it cannot pay
+ * off, and a sweep or a call would allocate gigabytes for it. 1 when splitk <= 1 or its partial sums fit in
+ * GT_SPLITK_WS_CAP; for a family's applicable(). Cannot fail. */
+#define GT_SPLITK_WS_CAP ((size_t)512 << 20)
+int gt_splitk_workspace_fits(int splitk, const gt_shape *s);
+
 /* The launch() of a tiled kernel: a grid over BM x BN tiles of C (flat: one dimension, tile index row-major;
  * otherwise x over column tiles and y over row tiles), threads per block, dynamic shared memory, and with
  * splitk > 1 the K slices in grid z, a workspace of splitk partial C's and the reduce kernel's launch. */

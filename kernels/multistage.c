@@ -182,16 +182,14 @@ static void work(const gt_params *p, gt_work *out)
 }
 
 /* Every layout, alignment and ld works (the kernel picks 16-byte copies at run time); only a split-K workspace
- * beyond WS_CAP is refused, so a sweep never allocates gigabytes for a split that cannot pay off (stream-K's is
- * at most two tiles per block), and stream-K past a K whose iteration count would overflow the template's int
- * (K tiles x 2 x blocks, for up to 1024 SMs). */
-#define WS_CAP ((size_t)512 << 20)
+ * past GT_SPLITK_WS_CAP is refused (gt_splitk_workspace_fits; stream-K's is at most two tiles per block), and
+ * stream-K past a K whose iteration count would overflow the template's int (K tiles x 2 x blocks, for up to 1024
+ * SMs). */
 static int applicable(const gt_params *p, const gt_call *call)
 {
-    const size_t ws = (size_t)p->v[P_SPLITK] * (size_t)call->shape.m * (size_t)call->shape.n * sizeof(float);
     if (p->v[P_SK] > 0) /* the template counts stream-K iterations (< 2 x blocks x K tiles) in an int */
         return (long long)gt_cdiv(call->shape.k, p->v[P_BK]) * 2 * 1024 * p->v[P_SK] < 2147483647LL;
-    return p->v[P_SPLITK] <= 1 || ws <= WS_CAP;
+    return gt_splitk_workspace_fits(p->v[P_SPLITK], &call->shape);
 }
 
 const gt_family gt_family_multistage = {

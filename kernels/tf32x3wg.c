@@ -112,13 +112,10 @@ static void launch(const gt_params *p, const gt_shape *sh, int sms, gt_launch *o
     gt_launch_tiles(sh, s.bm, s.bn, (unsigned)s.threads, (unsigned)smem_bytes(&s), s.splitk, 1, out);
 }
 
-/* Every layout, alignment and ld works; a split whose partial sums would take more than WS_CAP of workspace is
- * refused, so no sweep or call allocates gigabytes for a split that cannot pay off. */
-#define WS_CAP ((size_t)512 << 20)
+/* Every layout, alignment and ld works; only a split past GT_SPLITK_WS_CAP of partial sums is refused. */
 static int applicable(const gt_params *p, const gt_call *call)
 {
-    const size_t ws = (size_t)p->v[P_SPLITK] * (size_t)call->shape.m * (size_t)call->shape.n * sizeof(float);
-    return p->v[P_SPLITK] <= 1 || ws <= WS_CAP;
+    return gt_splitk_workspace_fits(p->v[P_SPLITK], &call->shape);
 }
 
 const gt_family gt_family_tf32x3wg = {
