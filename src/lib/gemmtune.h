@@ -179,11 +179,12 @@ int gemmtune_runs_own_kernel(gemmtune_handle handle, void *stream, gemmtune_op t
 
 /* The stored times a call with these arguments stands on, in milliseconds on this GPU model: *kernel_ms, the median
  * of the winner stored for its shape and layout, and *cublas_ms, cuBLAS's on that shape in the same sweep (both on a
- * cold L2, as the tuner times; a table's row gives them by its TFLOPS and ratio). Returns 1 with both set when gemmtune_sgemm would run exactly that winner (one of
- * gemmtune's kernels or a stored cuBLAS algorithm); 0, both untouched, when no stored time is this call's (it runs a
- * tuned neighbour's winner, cuBLAS's own choice, or nothing); -1 as gemmtune_runs_own_kernel. Makes the call's plan
- * as gemmtune_sgemm would; counts nothing for the recorder. For a caller that adds work of its own around the call
- * and must know whether the kernel still pays for it: the drop-in's pass over D for a cuBLASLt bias. */
+ * cold L2, as the tuner times; a table's row gives them by its TFLOPS and ratio). Returns 1 with both set when
+ * gemmtune_sgemm would run exactly that winner (one of gemmtune's kernels or a stored cuBLAS algorithm); 0, both
+ * untouched, when no stored time is this call's (it runs a tuned neighbour's winner, cuBLAS's own choice, or
+ * nothing); -1 as gemmtune_runs_own_kernel. Makes the call's plan as gemmtune_sgemm would; counts nothing for the
+ * recorder. For a caller that adds work of its own around the call and must know whether the kernel still pays for
+ * it: the drop-in's pass over D for a cuBLASLt bias. */
 int gemmtune_kernel_times(gemmtune_handle handle, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n,
                           int k, const float *A, int lda, const float *B, int ldb, const float *C, int ldc,
                           double *kernel_ms, double *cublas_ms);

@@ -280,8 +280,11 @@ static gemmtune_status sgemm(gemmtune_handle h, void *stream, const char *fn, ge
     return launch(h, p, stream, &a);
 }
 
-int gemmtune_runs_own_kernel(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n,
-                             int k, const float *A, int lda, const float *B, int ldb, const float *C, int ldc)
+/* The plan gemmtune_sgemm would make for these arguments (no alpha, beta: they do not choose), for the questions
+ * asked about a call before it is made. 0, or -1 for arguments gemmtune_sgemm refuses, k == 0, or a plan that cannot
+ * be made (a first call inside stream capture). */
+static int plan_for(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,
+                    const float *A, int lda, const float *B, int ldb, const float *C, int ldc, gt_plan **p)
 {
     char err[512];
     gt_call c;
@@ -289,8 +292,14 @@ int gemmtune_runs_own_kernel(gemmtune_handle h, void *stream, gemmtune_op transa
     if (!h || k < 1 || gt_loader_map_call(h->column_major, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &c, &swap,
                                           err, sizeof err))
         return -1;
+    return plan_of(h, &c, stream, p) ? -1 : 0;
+}
+
+int gemmtune_runs_own_kernel(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n,
+                             int k, const float *A, int lda, const float *B, int ldb, const float *C, int ldc)
+{
     gt_plan *p;
-    if (plan_of(h, &c, stream, &p)) return -1;
+    if (plan_for(h, stream, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &p)) return -1;
     const int own = p->choice.rule != GT_RULE_NONE && !p->bplan;
     if (!own && h->record_path[0]) atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed); /* run elsewhere */
     return own;
@@ -300,14 +309,8 @@ int gemmtune_kernel_times(gemmtune_handle h, void *stream, gemmtune_op transa, g
                           int k, const float *A, int lda, const float *B, int ldb, const float *C, int ldc,
                           double *kernel_ms, double *cublas_ms)
 {
-    char err[512];
-    gt_call c;
-    int swap;
-    if (!h || !kernel_ms || !cublas_ms || k < 1 ||
-        gt_loader_map_call(h->column_major, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &c, &swap, err, sizeof err))
-        return -1;
     gt_plan *p;
-    if (plan_of(h, &c, stream, &p)) return -1;
+    if (!kernel_ms || !cublas_ms || plan_for(h, stream, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &p)) return -1;
     if (p->choice.rule != GT_RULE_EXACT || p->choice.row < 0 || p->note[0]) return 0; /* note: not the stored one */
     const gt_winner *w = &h->set.rows[p->choice.row];
     double ms = w->median_ms, base = w->cublas_ms;
