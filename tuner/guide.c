@@ -112,13 +112,6 @@ static double predicted_ms(const guide *g, int i) { return g->sc->items[i].pred 
 /* The best screen so far of the class of family f (0 before one). */
 static double best_of(const guide *g, const gt_family *f) { return g->best_ms[f->math]; }
 
-/* A timed screen faster than the best of its class becomes it. */
-static void note_best(guide *g, const gt_item *it)
-{
-    double *best = &g->best_ms[it->f->math];
-    if (it->have && gt_status_timed(it->status) && it->median_ms > 0 && (*best <= 0 || it->median_ms < *best))
-        *best = it->median_ms;
-}
 
 static void absorb(guide *g, lane *ln, int i)
 {
@@ -129,7 +122,7 @@ static void absorb(guide *g, lane *ln, int i)
     if (ln->calib <= 0 || ratio < ln->calib) ln->calib = ratio;
     if (!gt_status_timed(it->status)) return;
     if (ln->best < 0 || it->median_ms < g->sc->items[ln->best].median_ms) ln->best = i;
-    note_best(g, it);
+    gt_note_class_best(g->best_ms, it);
 }
 
 /* What every lane's screens say now: its calibration, count and best, and the best of all. */
@@ -185,7 +178,7 @@ static int screen_unmodelled(guide *g)
         if (!g->sc->items[i].have && g->sc->items[i].pred <= 0) g->batch[g->nb++] = i;
     int rc = run_batch(g);
     for (int i = 0; i < g->sc->n; ++i)
-        if (g->sc->items[i].pred <= 0) note_best(g, &g->sc->items[i]);
+        if (g->sc->items[i].pred <= 0) gt_note_class_best(g->best_ms, &g->sc->items[i]);
     return rc;
 }
 

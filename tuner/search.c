@@ -122,8 +122,8 @@ static void progress(round_q *q, const gt_item *it)
     const gt_tune_opts *o = q->t->o;
     q->done++;
     q->failed += gt_status_failed(it->status);
-    double *best = &q->best_ms[it->f->math], shown = 0;
-    if (gt_status_timed(it->status) && it->median_ms > 0 && (*best <= 0 || it->median_ms < *best)) *best = it->median_ms;
+    double shown = 0;
+    gt_note_class_best(q->best_ms, it);
     if (!o->on_trial) return;
     for (int m = 0; m < GT_MATH_COUNT; ++m)
         if (q->best_ms[m] > 0 && (shown <= 0 || q->best_ms[m] < shown)) shown = q->best_ms[m];
@@ -245,6 +245,13 @@ int gt_ranked(const gt_item *items, int n, int want, int *order)
             order[k++] = i;
     qsort_r(order, (size_t)k, sizeof *order, cmp_median, (void *)items);
     return k;
+}
+
+void gt_note_class_best(double best[GT_MATH_COUNT], const gt_item *it)
+{
+    double *b = &best[it->f->math];
+    if (it->have && gt_status_timed(it->status) && it->median_ms > 0 && (*b <= 0 || it->median_ms < *b))
+        *b = it->median_ms;
 }
 
 static int pending(const gt_item *items, int n, int *order)

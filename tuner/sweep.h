@@ -100,5 +100,9 @@ int gt_pick_winner(const gt_item *items, const int *idx, int k);
 /* Indices of items with a time that can rank them (status want, or any timed status when want < 0), fastest
  * first. Returns the count. */
 int gt_ranked(const gt_item *items, int n, int want, int *order);
+/* best[m]: the best time so far of math class m (0 before one); it->median_ms becomes its class's best when it is a
+ * timed run faster than that. The sweep's rounds and the guided screen judge a candidate against its own class's
+ * best alone, since each class keeps its own winner. Cannot fail. */
+void gt_note_class_best(double best[GT_MATH_COUNT], const gt_item *it);
 
 #endif
