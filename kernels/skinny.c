@@ -1,11 +1,11 @@
-/* Family skinny: GEMMs with one small side (M or N, as SIDE says, up to SR rows), which read the large operand once
- * and split K over the GPU, reduced in a fixed order. Template: templates/skinny.cu. Tested by
- * tests/test_skinny.c. */
+/* Family skinny: GEMMs with one small side (M or N, as SIDE says, up to SR rows, shared out over RG row groups of
+ * a warp's lanes), which read the large operand once and split K over the GPU, reduced in a fixed order.
+ * Template: templates/skinny.cu. Tested by tests/test_skinny.c. */
 #include "family.h"
 
 #include <stdio.h>
 
-enum { P_SIDE, P_SR, P_TL, P_WARPS, P_KC, P_STAGES, P_FILL, NPARAMS };
+enum { P_SIDE, P_SR, P_TL, P_WARPS, P_KC, P_STAGES, P_FILL, P_RG, NPARAMS };
 
 #define REJECT(...) return snprintf(why, n, __VA_ARGS__), 0
 
@@ -16,19 +16,38 @@ static int large_side(const gt_params *p, const gt_shape *s) { return p->v[P_SID
 /* Y along L (a stage of KC x BL) or along K (BL rows of KC + 4): the rule of SK_Y_LMAJOR in the template. */
 static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? ta : !tb; }
 
-/* Dynamic shared memory in layout (ta, tb): STAGES stages of KC x SR floats of X and of the block's Y tile. */
-static long smem_bytes(const gt_params *p, int ta, int tb)
+/* Rows per lane: SR over the RG row groups of a warp. */
+static int rows_per_lane(const gt_params *p) { return p->v[P_SR] / p->v[P_RG]; }
+
+/* Columns of L per block: each of WARPS warps has 32 / RG lanes side by side, TL columns each. */
+static long block_cols(const gt_params *p) { return (long)p->v[P_WARPS] * (32 / p->v[P_RG]) * p->v[P_TL]; }
+
+/* Floats of X per k in a stage: RG groups of the rows per lane rounded up to 4, plus 4 where that is a multiple
+ * of 8 and there are several groups (SK_XK in the template). */
+static long x_floats_per_k(const gt_params *p)
 {
-    const long kc = p->v[P_KC], bl = 32L * p->v[P_WARPS] * p->v[P_TL];
-    return 4L * p->v[P_STAGES] * (kc * p->v[P_SR] + (y_lmajor(p, ta, tb) ? kc * bl : bl * (kc + 4)));
+    const int rp = (rows_per_lane(p) + 3) / 4 * 4, rg = p->v[P_RG];
+    return (long)rg * (rg > 1 && rp % 8 == 0 ? rp + 4 : rp);
 }
 
-/* Registers per thread: the sums, a k-step's Y, a broadcast of X and ~32 for addresses, predicates and loop
- * state (ptxas -v: SR=64 TL=2 uses 170 of 255). */
+/* X along S (KC rows of x_floats_per_k) or along K (SR rows of KC + 4): the rule of SK_X_SMAJOR. */
+static int x_smajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? !tb : ta; }
+
+/* Dynamic shared memory in layout (ta, tb): STAGES stages of X and of the block's Y tile (SK_XSTAGE and SK_YSTAGE
+ * in the template). */
+static long smem_bytes(const gt_params *p, int ta, int tb)
+{
+    const long kc = p->v[P_KC], bl = block_cols(p);
+    const long x = x_smajor(p, ta, tb) ? kc * x_floats_per_k(p) : p->v[P_SR] * (kc + 4);
+    return 4L * p->v[P_STAGES] * (x + (y_lmajor(p, ta, tb) ? kc * bl : bl * (kc + 4)));
+}
+
+/* Registers per thread: the sums, a k-step's Y, a read of X and ~32 for addresses, predicates and loop state
+ * (ptxas -v: SR=64 TL=2 uses 170 of 255). */
 static long regs_estimate(const gt_params *p)
 {
-    const long sr = p->v[P_SR], tl = p->v[P_TL];
-    return sr * tl + 4 * tl + 4 + 32;
+    const long r = rows_per_lane(p), tl = p->v[P_TL];
+    return r * tl + 4 * tl + 4 + 32;
 }
 
 static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
@@ -36,24 +55,33 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     const int *v = p->v;
     if (v[P_SIDE] < 0 || v[P_SIDE] > 1) REJECT("SIDE=%d: 0 (M small) or 1 (N small)", v[P_SIDE]);
     if (v[P_SR] < 4 || v[P_SR] > 256 || v[P_SR] % 4) REJECT("SR=%d: a multiple of 4 in 4..256", v[P_SR]);
-    if (v[P_TL] != 1 && v[P_TL] != 2 && v[P_TL] != 4) REJECT("TL=%d: 1, 2 or 4", v[P_TL]);
+    if (v[P_TL] != 1 && v[P_TL] != 2 && v[P_TL] != 4 && v[P_TL] != 8) REJECT("TL=%d: 1, 2, 4 or 8", v[P_TL]);
+    if (v[P_RG] != 1 && v[P_RG] != 2 && v[P_RG] != 4 && v[P_RG] != 8) REJECT("RG=%d: 1, 2, 4 or 8", v[P_RG]);
+    if (v[P_SR] % v[P_RG]) REJECT("SR=%d: not a multiple of RG=%d", v[P_SR], v[P_RG]);
     if (v[P_WARPS] < 1 || v[P_WARPS] > 32) REJECT("WARPS=%d outside 1..32", v[P_WARPS]);
     if (v[P_KC] < 4 || v[P_KC] > 64 || v[P_KC] % 4) REJECT("KC=%d: a multiple of 4 in 4..64", v[P_KC]);
     if (v[P_STAGES] < 2 || v[P_STAGES] > 8) REJECT("STAGES=%d outside 2..8", v[P_STAGES]);
     if (v[P_FILL] < 1 || v[P_FILL] > 256) REJECT("FILL=%d outside 1..256", v[P_FILL]);
-    /* the most any layout needs: Y along K (rows of KC + 4) holds more than along L */
-    return gt_block_fits_dynamic(32L * v[P_WARPS], 1, smem_bytes(p, 0, 1), regs_estimate(p), lim, why, n);
+    long most = 0; /* the most any layout needs */
+    for (int l = 0; l < 4; ++l) most = smem_bytes(p, l >> 1, l & 1) > most ? smem_bytes(p, l >> 1, l & 1) : most;
+    return gt_block_fits_dynamic(32L * v[P_WARPS], 1, most, regs_estimate(p), lim, why, n);
 }
 
-/* The default space (measured on an H100 over ten skinny shapes, docs/BENCHMARKS.md): rows in steps of 4 for two
- * columns per lane (a row of padding costs more than its share: 33 rows ran 14% faster in 36 than in 40), four
- * columns only up to 16 rows (where the large operand's bandwidth is the limit), one column from 16 rows in steps
- * of 8; 16 to 128 sums per lane; three stages and four warps (other depths and widths won by under 1% there);
- * stages 16 deep only for one column per lane (10240x96x10240 wants 8, 37x7454x391 16; the wider tiles won with
- * 8 or within 2% of it). */
+/* The default space (measured on an H100 over twelve skinny shapes, docs/BENCHMARKS.md). One row group (every
+ * lane all rows): rows in steps of 4 for two columns per lane (33 rows ran 14% faster in 36 than in 40), four
+ * columns only up to 16 rows, one column from 16 rows in steps of 8; 16 to 128 sums per lane; stages 16 deep only
+ * for one column per lane. Two or four row groups (2026-11-26: the winners on 33x8191x4097, 50x4492x6473,
+ * 64x4096x4096, 8x4096x4096 and the N-small shapes): four or eight columns per lane, 8 to 128 sums, stages 8 or
+ * 16 deep. Three stages and four warps throughout: 4 or 6 stages and 8 warps won nowhere, and lost up to 12%. */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
-    const int sr = p->v[P_SR], tl = p->v[P_TL];
+    const int sr = p->v[P_SR], tl = p->v[P_TL], rg = p->v[P_RG], r = rows_per_lane(p);
+    if (rg > 1) {
+        if (tl < 4) REJECT("default space: row groups with TL=4 or 8");
+        if (r * tl > 128 || r * tl < 8) REJECT("default space: 8 to 128 sums per lane with row groups");
+        return 1;
+    }
+    if (tl == 8) REJECT("default space: TL=8 only with row groups");
     if (sr * tl > 128 || sr * tl < 16) REJECT("default space: 16 to 128 sums per lane");
     if ((tl == 4 && sr > 16) || (tl == 1 && (sr < 16 || sr % 8)))
         REJECT("default space: TL=4 up to SR=16, TL=1 from SR=16 in steps of 8");
@@ -61,13 +89,15 @@ static int in_space(const gt_params *p, char *why, size_t n)
     return 1;
 }
 
-/* K slices: enough blocks for FILL warps per SM, each slice at least two stages deep, at most 64 slices, and few
- * enough that the slices' partial sums (z S L floats, written and read once) stay under a quarter of Y's L K; one
- * for a batch (its matrices fill the GPU, and grid z walks them). */
+/* K slices: as many blocks as FILL warps per SM hold, never more (where FILL is what the kernel's registers and
+ * shared memory let an SM run, the grid is one wave: one block over is a second wave of one block's time), each
+ * slice at least two stages deep, at most 64 slices, and few enough that the slices' partial sums (z S L floats,
+ * written and read once) stay under a quarter of Y's L K; one for a batch (its matrices fill the GPU, and grid z
+ * walks them). */
 static int slices(const gt_params *p, const gt_shape *s, int sms, long tiles)
 {
     const long chunks = gt_cdiv(s->k, p->v[P_KC]), traffic = s->k / (4L * small_side(p, s));
-    long z = gt_cdiv((long long)p->v[P_FILL] * (sms > 0 ? sms : 1), (long long)tiles * p->v[P_WARPS]);
+    long z = (long long)p->v[P_FILL] * (sms > 0 ? sms : 1) / ((long long)tiles * p->v[P_WARPS]);
     z = z < chunks / 2 ? z : chunks / 2;
     z = z < traffic ? z : traffic;
     z = z < 64 ? z : 64;
@@ -75,19 +105,20 @@ static int slices(const gt_params *p, const gt_shape *s, int sms, long tiles)
 }
 
 /* One block per BL columns of L and K slice; with slices, a workspace of the slice count (64 floats, as SK_HEAD)
- * and every slice's S x L partial sums, and gt_splitk_reduce with a thread per element of C. */
+ * and every slice's S x L partial sums (each slice rounded up to 4 floats: sk_slice), and gt_splitk_reduce with a
+ * thread per four elements of C. */
 static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
-    const long bl = 32L * p->v[P_WARPS] * p->v[P_TL], tiles = gt_cdiv(large_side(p, s), bl);
+    const long tiles = gt_cdiv(large_side(p, s), block_cols(p));
     const int z = slices(p, s, sms, tiles);
     *out = (gt_launch){.grid = {(unsigned)tiles, 1, (unsigned)z},
                        .block = {32u * (unsigned)p->v[P_WARPS], 1, 1},
                        .smem = (unsigned)smem_bytes(p, s->ta, s->tb),
                        .splitk = z};
     if (z > 1) {
-        const size_t mn = (size_t)s->m * (size_t)s->n;
-        out->ws_bytes = (64 + (size_t)z * mn) * sizeof(float);
-        out->rgrid[0] = gt_cdiv((long long)mn, 256);
+        const size_t mn = (size_t)s->m * (size_t)s->n, slice = (mn + 3) / 4 * 4;
+        out->ws_bytes = (64 + (size_t)z * slice) * sizeof(float);
+        out->rgrid[0] = gt_cdiv((long long)mn, 4 * 256);
         out->rgrid[1] = out->rgrid[2] = 1;
         out->rblock[0] = 256;
         out->rblock[1] = out->rblock[2] = 1;
@@ -97,7 +128,7 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
 /* The cost model's view of a block: SR rows of the small side by the block's columns of the large one. */
 static void work(const gt_params *p, gt_work *out)
 {
-    const int bl = 32 * p->v[P_WARPS] * p->v[P_TL];
+    const int bl = (int)block_cols(p);
     out->tile_m = p->v[P_SIDE] ? bl : p->v[P_SR];
     out->tile_n = p->v[P_SIDE] ? p->v[P_SR] : bl;
     out->regs = (int)regs_estimate(p);
@@ -114,19 +145,21 @@ static int applicable(const gt_params *p, const gt_call *call)
 const gt_family gt_family_skinny = {
     .name = "skinny",
     .batched = 1,
-    .doc = "one side of C small: every lane holds all its rows, the large operand read once through a cp.async "
-           "pipeline, K split over the GPU and reduced in order",
+    .doc = "one side of C small: a warp's row groups hold all its rows, the large operand read once through a "
+           "cp.async pipeline, K split over the GPU in one wave and reduced in order",
     .template_name = "skinny.cu",
     .nparams = NPARAMS,
     .params = {{"SIDE", "the small side: 0 M, 1 N", 2, {0, 1}},
-               {"SR", "rows of the small side per lane (at least the side)", 18,
+               {"SR", "rows of the small side per warp (at least the side)", 18,
                 {4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 96, 128}},
-               {"TL", "columns of the large side per lane", 3, {1, 2, 4}},
+               {"TL", "columns of the large side per lane", 4, {1, 2, 4, 8}},
                {"WARPS", "warps per block", 1, {4}},
                {"KC", "K depth of a pipeline stage", 2, {16, 8}},
                {"STAGES", "pipeline stages in flight", 1, {3}},
-               {"FILL", "warps per SM the K split aims for (launch only: no compile of its own)", 3, {16, 8, 32},
-                .launch_only = 1}},
+               {"FILL", "warps per SM the K split fills, at most (launch only: no compile of its own)", 4,
+                {8, 12, 16, 24},
+                .launch_only = 1},
+               {"RG", "row groups per warp, each SR / RG rows for its lanes' columns", 3, {1, 2, 4}, .optional = 1}},
     .legal = legal,
     .in_space = in_space,
     .launch = launch,

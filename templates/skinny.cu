@@ -3,12 +3,13 @@
 // launch, NVRTC) and tests/test_gpu.c (every family against cuBLAS); the CPU emulator runs it (tests/emu/run.sh).
 //
 // Names: S is the small side, L the large one; X(s, k) is the small operand, Y(k, l) the large one, C(s, l) the
-// result. Every lane holds all SR rows of S (SR >= S; rows past S compute zeros) for its TL columns of L, so each
-// element of Y is read from memory once, by one lane, and used SR times from a register. Both operands stream
-// through a STAGES-deep cp.async pipeline of KC-deep stages in shared memory: Y as each lane's own columns (it
-// copies what it reads, so the pipeline, not the register file, holds the bytes in flight), X (small, shared by
-// the block) as KC x SR floats read as broadcasts, four rows per 16-byte read. A block of WARPS warps owns
-// BL = 32 WARPS TL consecutive columns of L and a slice of K (blockIdx.z).
+// result. A warp's lanes form RG row groups of 32 / RG lanes; group g holds rows g R .. g R + R - 1 of S (R = SR /
+// RG; SR >= S, rows past S compute zeros) for its lanes' TL columns of L each. So each element of Y is read from
+// memory once and used R times from a register by each of the RG lanes that share its column, and each X value
+// read from shared memory serves TL FMAs. Both operands stream through a STAGES-deep cp.async pipeline of KC-deep
+// stages in shared memory, copied by the whole block in 16-byte pieces where alignment allows (Y with an L2
+// evict-first policy: it is read once). A block of WARPS warps owns BL = WARPS TL 32 / RG consecutive columns of L
+// and a slice of K (blockIdx.z).
 //
 // Split K (grid z > 1, as many slices as fill the GPU: launch() decides): each block writes its raw sums to its
 // slice of the workspace, and gt_splitk_reduce adds the slices in a fixed order and applies alpha and beta.
@@ -16,26 +17,37 @@
 #define SIDE 0 // 0: M is the small side; 1: N is
 #endif
 #ifndef SR
-#define SR 32 // rows of the small side held by every lane (a multiple of 4, at least S)
+#define SR 32 // rows of the small side the warp holds, at least S (a multiple of 4 and of RG)
+#endif
+#ifndef RG
+#define RG 1 // row groups per warp (1, 2, 4 or 8): each holds SR / RG rows
 #endif
 #ifndef TL
-#define TL 2 // columns of the large side per lane (1, 2 or 4)
+#define TL 2 // columns of the large side per lane (1, 2, 4 or 8)
 #endif
 #ifndef WARPS
 #define WARPS 4 // warps per block
 #endif
 #ifndef KC
-#define KC 16 // K depth of a shared stage of X and of a register load of Y (a multiple of 4)
+#define KC 16 // K depth of a shared-memory stage of X and Y (a multiple of 4)
 #endif
 #ifndef STAGES
-#define STAGES 3 // shared-memory stages of X in flight
+#define STAGES 3 // shared-memory stages in the pipeline
 #endif
 
 #include "async.cuh"
 #include "common.cuh"
 #include "stream.cuh"
 
-#define BL (32 * WARPS * TL) // columns of L per block
+#define SK_LG (32 / RG)                  // lanes per row group
+#define SK_R (SR / RG)                   // rows per lane
+#define SK_RP ((SK_R + 3) / 4 * 4)       // ... rounded up to whole 16-byte reads
+// Floats between row groups in a k row of X: RP, or RP + 4 where RP is a multiple of 8 (the groups' 16-byte reads
+// then fall in distinct banks); one group keeps RP.
+#define SK_XG (RG > 1 && SK_RP % 8 == 0 ? SK_RP + 4 : SK_RP)
+#define SK_XK (RG * SK_XG)               // floats of X per k in a stage along S
+#define SK_V (TL < 4 ? TL : 4)           // columns of one vector read of Y along L
+#define BL (WARPS * SK_LG * TL)          // columns of L per block
 #define SK_HEAD 64            // floats before the split-K slices in the workspace (the slice count)
 #define GT_SPLITK_AT_LAUNCH 1 // the K split is launch()'s, not a tunable: gt_splitk_reduce reads it from ws
 
@@ -54,14 +66,15 @@ struct sk_ops {
     unsigned long long stream; // Y's L2 policy: evict first (it is read once)
 };
 
-// Column of the block's tile held by lane's j-th sums: along L, TL adjacent columns per lane (one vector load);
-// along K, lane + 32 j (C's stores stay coalesced).
-__device__ __forceinline__ int sk_col(int warp, int lane, int j)
+// Column of the block's tile held by the lane's j-th sums (li: the lane within its row group). Along L, vector
+// reads of SK_V adjacent columns, the group's lanes side by side, then the next vector SK_LG lanes on; along K,
+// li + SK_LG j (C's stores stay coalesced).
+__device__ __forceinline__ int sk_col(int warp, int li, int j)
 {
 #if SK_Y_LMAJOR
-    return (warp * 32 + lane) * TL + j;
+    return warp * SK_LG * TL + (li + SK_LG * (j / SK_V)) * SK_V + j % SK_V;
 #else
-    return warp * 32 * TL + lane + 32 * j;
+    return warp * SK_LG * TL + li + SK_LG * j;
 #endif
 }
 
@@ -85,120 +98,172 @@ __device__ __forceinline__ void sk_copy(unsigned d, const float *src, int n, boo
     }
 }
 
-// Floats of one stage of Y: ys[KC][BL] along L (a lane's TL columns side by side), ys[BL][KC + 4] along K (a
-// lane's column as one row; 16-byte reads of four k without bank conflicts).
+// A stage in shared memory. Y: ys[KC][BL] along L, ys[BL][KC + 4] along K (a column's four k in one 16-byte read,
+// without bank conflicts). X: xs[KC][SK_XK] along S (row s of a k at sk_xat(s)), xs[SR][KC + 4] along K.
 #if SK_Y_LMAJOR
 #define SK_YSTAGE (KC * BL)
 #else
 #define SK_YSTAGE (BL * (KC + 4))
 #endif
+#if SK_X_SMAJOR
+#define SK_XSTAGE (KC * SK_XK)
+#else
+#define SK_XSTAGE (SR * (KC + 4))
+#endif
+#define SK_NT (32 * WARPS) // threads of a block
 
-// The lane's own stage of Y <- Y(kb .. kb + KC, its columns), zero past k1 and L.
-__device__ __forceinline__ void sk_load_y(const sk_ops &o, float *ys, int warp, int lane, int kb)
+// Where row s of X goes in a k row of an along-S stage: its group's slot, then its place in the group.
+__device__ __forceinline__ int sk_xat(int s) { return RG == 1 ? s : s / SK_R * SK_XG + s % SK_R; }
+
+// f(row, i) for the copies of a stage that this thread makes, of N copies in rows of P: copy c = row P + i for c =
+// threadIdx.x, + SK_NT, ... (the block copies together; the barrier before a stage is read makes them every
+// lane's). Where P divides the block's threads or they divide P, the thread's part of row and i is the same for
+// each of its copies.
+template <int N, int P, class F> __device__ __forceinline__ void sk_each(F f)
+{
+    const int t = threadIdx.x;
+#pragma unroll
+    for (int c0 = 0; c0 < N; c0 += SK_NT) {
+        int row, i;
+        if constexpr (SK_NT % P == 0) row = c0 / P + t / P, i = t % P;
+        else if constexpr (P % SK_NT == 0) row = c0 / P, i = c0 % P + t;
+        else row = (c0 + t) / P, i = (c0 + t) % P;
+        if (N % SK_NT == 0 || c0 + t < N) f(row, i);
+    }
+}
+
+// The block's copies of Y's stage <- Y(kb .. kb + KC, the block's columns), zero past k1 and L, four floats each,
+// along L or K; VEC: in 16-byte copies.
+template <bool VEC> __device__ __forceinline__ void sk_copy_y(const sk_ops &o, float *ys, int kb)
 {
 #if SK_Y_LMAJOR
-#pragma unroll
-    for (int k = 0; k < KC; ++k)
-#pragma unroll
-        for (int j = 0; j < TL; j += 4) {
-            const int c = sk_col(warp, lane, j), l = o.l0 + c, gk = kb + k;
-            sk_copy<(TL < 4 ? TL : 4), true>((unsigned)__cvta_generic_to_shared(ys + k * BL + c),
-                                             o.Y + (size_t)gk * o.ldy + l, gk < o.k1 ? min(min(TL, 4), o.L - l) : 0,
-                                             o.vy, o.Y, o.stream);
-        }
+    sk_each<KC * BL / 4, BL / 4>([&](int k, int i) {
+        const int col = 4 * i, l = o.l0 + col, gk = kb + k;
+        sk_copy<4, true>((unsigned)__cvta_generic_to_shared(ys + k * BL + col), o.Y + (size_t)gk * o.ldy + l,
+                         gk < o.k1 ? min(4, o.L - l) : 0, VEC, o.Y, o.stream);
+    });
 #else
-#pragma unroll
-    for (int j = 0; j < TL; ++j) {
-        const int c = sk_col(warp, lane, j), l = o.l0 + c;
-#pragma unroll
-        for (int k = 0; k < KC; k += 4)
-            sk_copy<4, true>((unsigned)__cvta_generic_to_shared(ys + c * (KC + 4) + k), o.Y + (size_t)l * o.ldy + kb + k,
-                             l < o.L ? min(4, o.k1 - kb - k) : 0, o.vy, o.Y, o.stream);
-    }
+    sk_each<BL * KC / 4, KC / 4>([&](int col, int i) {
+        const int k = 4 * i, l = o.l0 + col;
+        sk_copy<4, true>((unsigned)__cvta_generic_to_shared(ys + col * (KC + 4) + k), o.Y + (size_t)l * o.ldy + kb + k,
+                         l < o.L ? min(4, o.k1 - kb - k) : 0, VEC, o.Y, o.stream);
+    });
 #endif
 }
 
-// Shared stage xs[KC][SR] <- X(0 .. SR, kb .. kb + KC), zero past S and k1.
+// The block's copies of X's stage <- X(0 .. SR, kb .. kb + KC), zero past S and k1: four rows per copy along S
+// where a group's rows are a multiple of 4 (else one), four k along K; VEC as for Y. The pad past R in a group is
+// read by the 16-byte reads, never used.
+template <bool VEC> __device__ __forceinline__ void sk_copy_x(const sk_ops &o, float *xs, int kb)
+{
+#if SK_X_SMAJOR && SK_R % 4 == 0
+    sk_each<KC * SR / 4, SR / 4>([&](int k, int i) {
+        const int s = 4 * i, gk = kb + k;
+        sk_copy<4, false>((unsigned)__cvta_generic_to_shared(xs + k * SK_XK + sk_xat(s)), o.X + (size_t)gk * o.ldx + s,
+                          gk < o.k1 ? min(4, o.S - s) : 0, VEC, o.X, 0);
+    });
+#elif SK_X_SMAJOR
+    sk_each<KC * SR, SR>([&](int k, int s) {
+        const int gk = kb + k;
+        sk_copy<1, false>((unsigned)__cvta_generic_to_shared(xs + k * SK_XK + sk_xat(s)), o.X + (size_t)gk * o.ldx + s,
+                          gk < o.k1 && s < o.S, false, o.X, 0);
+    });
+#else
+    sk_each<SR * KC / 4, KC / 4>([&](int s, int i) {
+        const int k = 4 * i;
+        sk_copy<4, false>((unsigned)__cvta_generic_to_shared(xs + s * (KC + 4) + k), o.X + (size_t)s * o.ldx + kb + k,
+                          s < o.S ? min(4, o.k1 - kb - k) : 0, VEC, o.X, 0);
+    });
+#endif
+}
+
+// Both stages from kb: 16-byte copies for an operand whose address and ld allow them (the same for every copy of
+// the call: one branch, outside the copies).
+__device__ __forceinline__ void sk_load_y(const sk_ops &o, float *ys, int kb)
+{
+    if (o.vy) sk_copy_y<true>(o, ys, kb);
+    else sk_copy_y<false>(o, ys, kb);
+}
+
 __device__ __forceinline__ void sk_load_x(const sk_ops &o, float *xs, int kb)
 {
-#if SK_X_SMAJOR
-#pragma unroll
-    for (int e = threadIdx.x; e < KC * SR / 4; e += 32 * WARPS) {
-        const int k = e / (SR / 4), s = e % (SR / 4) * 4, gk = kb + k;
-        const int n = gk < o.k1 ? min(4, o.S - s) : 0;
-        sk_copy<4, false>((unsigned)__cvta_generic_to_shared(xs + k * SR + s), o.X + (size_t)gk * o.ldx + s, n, o.vx,
-                          o.X, 0);
-    }
-#else
-#pragma unroll
-    for (int e = threadIdx.x; e < KC * SR; e += 32 * WARPS) {
-        const int s = e / KC, k = e % KC, gk = kb + k;
-        const bool in = s < o.S && gk < o.k1;
-        gt_cp_async<4>((unsigned)__cvta_generic_to_shared(xs + k * SR + s), in ? o.X + (size_t)s * o.ldx + gk : o.X,
-                       in ? 4 : 0);
-    }
-#endif
+    if (o.vx) sk_copy_x<true>(o, xs, kb);
+    else sk_copy_x<false>(o, xs, kb);
 }
 
-// acc += X(rows, k) Y(k, the lane's columns) over one stage: four rows of X per broadcast read.
-__device__ __forceinline__ void sk_compute(const float *xs, const float *ys, int warp, int lane, float (&acc)[SR][TL])
+// acc += X(the group's rows, k) Y(k, the lane's columns) over one stage, four k at a time: X in 16-byte reads of
+// four rows (along S) or four k (along K), each a broadcast to the group's lanes.
+__device__ __forceinline__ void sk_compute(const float *xs, const float *ys, int warp, int li, int g,
+                                           float (&acc)[SK_R][TL])
 {
 #pragma unroll
     for (int k = 0; k < KC; k += 4) {
         float y[4][TL];
 #if SK_Y_LMAJOR
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-            const float *p = ys + (k + q) * BL + sk_col(warp, lane, 0);
-            if constexpr (TL == 4) {
-                const float4 v = *(const float4 *)p;
-                y[q][0] = v.x, y[q][1] = v.y, y[q][2] = v.z, y[q][3] = v.w;
-            } else if constexpr (TL == 2) {
-                const float2 v = *(const float2 *)p;
-                y[q][0] = v.x, y[q][1] = v.y;
-            } else {
-                y[q][0] = *p;
+        for (int q = 0; q < 4; ++q)
+#pragma unroll
+            for (int j = 0; j < TL; j += SK_V) {
+                const float *p = ys + (k + q) * BL + sk_col(warp, li, j);
+                if constexpr (SK_V == 4) {
+                    const float4 v = *(const float4 *)p;
+                    y[q][j] = v.x, y[q][j + 1] = v.y, y[q][j + 2] = v.z, y[q][j + 3] = v.w;
+                } else if constexpr (SK_V == 2) {
+                    const float2 v = *(const float2 *)p;
+                    y[q][j] = v.x, y[q][j + 1] = v.y;
+                } else {
+                    y[q][j] = *p;
+                }
             }
-        }
 #else
 #pragma unroll
         for (int j = 0; j < TL; ++j) {
-            const float4 v = *(const float4 *)(ys + sk_col(warp, lane, j) * (KC + 4) + k);
+            const float4 v = *(const float4 *)(ys + sk_col(warp, li, j) * (KC + 4) + k);
             y[0][j] = v.x, y[1][j] = v.y, y[2][j] = v.z, y[3][j] = v.w;
         }
 #endif
+#if SK_X_SMAJOR
 #pragma unroll
         for (int q = 0; q < 4; ++q)
 #pragma unroll
-            for (int r = 0; r < SR; r += 4) {
-                const float4 x = *(const float4 *)(xs + (k + q) * SR + r);
+            for (int r = 0; r < SK_R; r += 4) {
+                const float4 v = *(const float4 *)(xs + (k + q) * SK_XK + g * SK_XG + r);
+                const float x[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
-                for (int j = 0; j < TL; ++j) {
-                    acc[r][j] = fmaf(x.x, y[q][j], acc[r][j]);
-                    acc[r + 1][j] = fmaf(x.y, y[q][j], acc[r + 1][j]);
-                    acc[r + 2][j] = fmaf(x.z, y[q][j], acc[r + 2][j]);
-                    acc[r + 3][j] = fmaf(x.w, y[q][j], acc[r + 3][j]);
-                }
+                for (int i = 0; i < 4; ++i)
+                    if (r + i < SK_R)
+#pragma unroll
+                        for (int j = 0; j < TL; ++j) acc[r + i][j] = fmaf(x[i], y[q][j], acc[r + i][j]);
             }
+#else
+#pragma unroll
+        for (int r = 0; r < SK_R; ++r) {
+            const float4 v = *(const float4 *)(xs + (g * SK_R + r) * (KC + 4) + k);
+            const float x[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+            for (int q = 0; q < 4; ++q)
+#pragma unroll
+                for (int j = 0; j < TL; ++j) acc[r][j] = fmaf(x[q], y[q][j], acc[r][j]);
+        }
+#endif
     }
 }
 
 // Buffer b of both pipelines <- the stage of K from kb.
-__device__ __forceinline__ void sk_load_stage(const sk_ops &o, float *xs, float *ys, int warp, int lane, int b, int kb)
+__device__ __forceinline__ void sk_load_stage(const sk_ops &o, float *xs, float *ys, int b, int kb)
 {
-    sk_load_x(o, xs + b * (KC * SR), kb);
-    sk_load_y(o, ys + b * SK_YSTAGE, warp, lane, kb);
+    sk_load_x(o, xs + b * SK_XSTAGE, kb);
+    sk_load_y(o, ys + b * SK_YSTAGE, kb);
 }
 
 // Wait for stage c, then start the copies of stage c + STAGES - 1 into the buffers every thread has finished.
 // Returns stage c's buffer index.
-__device__ __forceinline__ int sk_next_stage(const sk_ops &o, float *xs, float *ys, int warp, int lane, int k0, int c,
-                                             int chunks)
+__device__ __forceinline__ int sk_next_stage(const sk_ops &o, float *xs, float *ys, int k0, int c, int chunks)
 {
     gt_cp_async_wait<STAGES - 2>();
     __syncthreads();
     const int next = c + STAGES - 1;
-    if (next < chunks) sk_load_stage(o, xs, ys, warp, lane, next % STAGES, k0 + next * KC);
+    if (next < chunks) sk_load_stage(o, xs, ys, next % STAGES, k0 + next * KC);
     gt_cp_async_commit();
     return c % STAGES;
 }
@@ -210,42 +275,54 @@ __device__ __forceinline__ void sk_put(float *C, int ldc, int s, int l, float v,
     *c = beta == 0.0f ? alpha * v : fmaf(beta, *c, alpha * v);
 }
 
-// Split K: the block's sums to its slice of the workspace, ws[SK_HEAD + z S L + s L + l]; the first block
+// Floats between split-K slices in the workspace: the S L sums rounded up to 4, so that gt_splitk_reduce reads
+// each slice in 16-byte pieces.
+__device__ __forceinline__ size_t sk_slice(int S, int L) { return ((size_t)S * L + 3) / 4 * 4; }
+
+// Split K: the block's sums to its slice of the workspace, ws[SK_HEAD + z sk_slice + s L + l]; the first block
 // also writes the slice count into the head for gt_splitk_reduce.
-__device__ __forceinline__ void sk_partial(const sk_ops &o, float *ws, int warp, int lane, const float (&acc)[SR][TL])
+__device__ __forceinline__ void sk_partial(const sk_ops &o, float *ws, int warp, int li, int g,
+                                           const float (&acc)[SK_R][TL])
 {
     if (blockIdx.x == 0 && blockIdx.z == 0 && threadIdx.x == 0) *(unsigned *)ws = gridDim.z;
-    float *slice = ws + SK_HEAD + (size_t)blockIdx.z * o.S * o.L;
+    float *slice = ws + SK_HEAD + blockIdx.z * sk_slice(o.S, o.L);
 #pragma unroll
-    for (int r = 0; r < SR; ++r)
+    for (int r = 0; r < SK_R; ++r)
 #pragma unroll
         for (int j = 0; j < TL; ++j) {
-            const int l = o.l0 + sk_col(warp, lane, j);
-            if (r < o.S && l < o.L) slice[(size_t)r * o.L + l] = acc[r][j];
+            const int s = g * SK_R + r, l = o.l0 + sk_col(warp, li, j);
+            if (s < o.S && l < o.L) slice[(size_t)s * o.L + l] = acc[r][j];
         }
 }
 
-// One thread per element of C: the slices added in the order z = 0, 1, ... (the bits do not depend on which block
-// finished first), then alpha and beta. Launched after gt_gemm on its stream (gt_kernel_launch).
+// One thread per four elements of C (in the order of a slice: 16-byte reads): the slices added in the order z =
+// 0, 1, ... (the bits do not depend on which block finished first), then alpha and beta. Launched after gt_gemm
+// on its stream (gt_kernel_launch).
 extern "C" __global__ void gt_splitk_reduce(int M, int N, float alpha, const float *__restrict__ ws, float beta,
                                             float *__restrict__ C, int ldc)
 {
     const int S = SIDE ? N : M, L = SIDE ? M : N;
-    const size_t e = (size_t)blockIdx.x * blockDim.x + threadIdx.x, n = (size_t)S * L;
+    const size_t e = 4 * ((size_t)blockIdx.x * blockDim.x + threadIdx.x), n = (size_t)S * L, stride = sk_slice(S, L);
     if (e >= n) return;
     const unsigned z = *(const unsigned *)ws;
-    const float *p = ws + SK_HEAD + e;
-    float sum = 0.0f;
+    const float4 *p = (const float4 *)(ws + SK_HEAD + e);
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
 #pragma unroll 8
-    for (unsigned i = 0; i < z; ++i) sum += p[i * n]; // loads ahead, adds in order
-    sk_put(C, ldc, (int)(e / L), (int)(e % L), sum, alpha, beta);
+    for (unsigned i = 0; i < z; ++i) { // loads ahead, adds in order
+        const float4 v = p[i * (stride / 4)];
+        sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+    }
+    const float out[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+    for (int i = 0; i < 4; ++i)
+        if (e + i < n) sk_put(C, ldc, (int)((e + i) / L), (int)((e + i) % L), out[i], alpha, beta);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
 {
     GT_BATCH_OFFSET();
     extern __shared__ float4 smem4[];
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, li = lane % SK_LG, g = lane / SK_LG;
     sk_ops o;
 #if SIDE == 0
     o.X = A, o.Y = B, o.ldx = lda, o.ldy = ldb, o.S = M, o.L = N;
@@ -262,34 +339,34 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
     const int per = ((K + KC - 1) / KC + gridDim.z - 1) / gridDim.z * KC;
     k0 = min(K, (int)blockIdx.z * per), o.k1 = min(K, k0 + per);
 #endif
-    float *xs = (float *)smem4, *ys = xs + STAGES * KC * SR;
+    float *xs = (float *)smem4, *ys = xs + STAGES * SK_XSTAGE;
     const int chunks = (o.k1 - k0 + KC - 1) / KC;
-    float acc[SR][TL];
+    float acc[SK_R][TL];
 #pragma unroll
-    for (int r = 0; r < SR; ++r)
+    for (int r = 0; r < SK_R; ++r)
 #pragma unroll
         for (int j = 0; j < TL; ++j) acc[r][j] = 0.0f;
 #pragma unroll
     for (int c = 0; c < STAGES - 1; ++c) {
-        if (c < chunks) sk_load_stage(o, xs, ys, warp, lane, c, k0 + c * KC);
+        if (c < chunks) sk_load_stage(o, xs, ys, c, k0 + c * KC);
         gt_cp_async_commit();
     }
 #pragma unroll 1
     for (int c = 0; c < chunks; ++c) {
-        const int b = sk_next_stage(o, xs, ys, warp, lane, k0, c, chunks);
-        sk_compute(xs + b * (KC * SR), ys + b * SK_YSTAGE, warp, lane, acc);
+        const int b = sk_next_stage(o, xs, ys, k0, c, chunks);
+        sk_compute(xs + b * SK_XSTAGE, ys + b * SK_YSTAGE, warp, li, g, acc);
     }
     gt_cp_async_wait<0>();
 #if GT_BATCHED
     (void)ws;
 #else
-    if (gridDim.z > 1) return sk_partial(o, ws, warp, lane, acc);
+    if (gridDim.z > 1) return sk_partial(o, ws, warp, li, g, acc);
 #endif
 #pragma unroll
-    for (int r = 0; r < SR; ++r)
+    for (int r = 0; r < SK_R; ++r)
 #pragma unroll
         for (int j = 0; j < TL; ++j) {
-            const int l = o.l0 + sk_col(warp, lane, j);
-            if (r < o.S && l < o.L) sk_put(C, ldc, r, l, acc[r][j], alpha, beta);
+            const int s = g * SK_R + r, l = o.l0 + sk_col(warp, li, j);
+            if (s < o.S && l < o.L) sk_put(C, ldc, s, l, acc[r][j], alpha, beta);
         }
 }

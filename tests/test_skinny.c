@@ -9,11 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* SIDE SR TL WARPS KC STAGES FILL */
-static const gt_params m40 = {{0, 40, 2, 4, 16, 3, 16}};  /* M up to 40, two columns per lane */
-static const gt_params n16 = {{1, 16, 4, 4, 8, 3, 8}};    /* N up to 16, four columns per lane */
-static const gt_params m8 = {{0, 8, 4, 2, 8, 3, 32}};     /* GEMV-like */
-static const gt_params n128 = {{1, 128, 1, 4, 16, 3, 16}}; /* the widest small side */
+/* SIDE SR TL WARPS KC STAGES FILL RG */
+static const gt_params m40 = {{0, 40, 2, 4, 16, 3, 16, 1}};  /* M up to 40, two columns per lane */
+static const gt_params n16 = {{1, 16, 4, 4, 8, 3, 8, 1}};    /* N up to 16, four columns per lane */
+static const gt_params m8 = {{0, 8, 4, 2, 8, 3, 32, 1}};     /* GEMV-like */
+static const gt_params n128 = {{1, 128, 1, 4, 16, 3, 16, 1}}; /* the widest small side */
+static const gt_params m36g = {{0, 36, 8, 4, 16, 3, 16, 4}};  /* four row groups of 9 rows, eight columns a lane */
+static const gt_params n52g = {{1, 52, 8, 4, 8, 3, 16, 4}};   /* ... of 13 rows (X's groups padded to 20 floats) */
 
 static const gt_family *fam(void) { return gt_family_find("skinny"); }
 
@@ -28,38 +30,43 @@ GT_TEST(skinny_constraints_reject_bad_points, GT_NEEDS_NONE)
 {
     char why[256];
     CHECK(fam() && legal(&m40, why, sizeof why) && legal(&n16, why, sizeof why) && legal(&n128, why, sizeof why));
+    CHECK(legal(&m36g, why, sizeof why) && legal(&n52g, why, sizeof why));
     static const struct {
         gt_params p;
         const char *word;
-    } bad[] = {{{{2, 40, 2, 4, 16, 3, 16}}, "SIDE"},   {{{0, 42, 2, 4, 16, 3, 16}}, "SR"},
-               {{{0, 40, 3, 4, 16, 3, 16}}, "TL"},     {{{0, 40, 2, 0, 16, 3, 16}}, "WARPS"},
-               {{{0, 40, 2, 4, 10, 3, 16}}, "KC"},     {{{0, 40, 2, 4, 16, 1, 16}}, "STAGES"},
-               {{{0, 40, 2, 4, 16, 3, 0}}, "FILL"},    {{{0, 256, 4, 4, 16, 3, 16}}, "registers"},
-               {{{0, 128, 1, 32, 64, 8, 16}}, "shared memory"}};
+    } bad[] = {{{{2, 40, 2, 4, 16, 3, 16, 1}}, "SIDE"},     {{{0, 42, 2, 4, 16, 3, 16, 1}}, "SR"},
+               {{{0, 40, 3, 4, 16, 3, 16, 1}}, "TL"},       {{{0, 40, 2, 0, 16, 3, 16, 1}}, "WARPS"},
+               {{{0, 40, 2, 4, 10, 3, 16, 1}}, "KC"},       {{{0, 40, 2, 4, 16, 1, 16, 1}}, "STAGES"},
+               {{{0, 40, 2, 4, 16, 3, 0, 1}}, "FILL"},      {{{0, 256, 4, 4, 16, 3, 16, 1}}, "registers"},
+               {{{0, 128, 1, 32, 64, 8, 16, 1}}, "shared memory"}, {{{0, 36, 8, 4, 16, 3, 16, 3}}, "RG"},
+               {{{0, 36, 8, 4, 16, 3, 16, 8}}, "multiple of RG"}, {{{0, 40, 2, 4, 16, 3, 16, 0}}, "RG"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         why[0] = '\0';
         CHECK_MSG(!legal(&bad[i].p, why, sizeof why) && strstr(why, bad[i].word), "point %zu: '%s'", i, why);
     }
 }
 
-/* The block holds all SR rows for 32 WARPS TL columns; K is split to fill FILL warps per SM, at most half the
- * stages, 64 slices, and a quarter of Y's bytes in partial sums; a batch never splits. */
+/* The block holds all SR rows for 32 / RG WARPS TL columns; K is split into as many slices as FILL warps per SM
+ * hold (never more: a block over is a second wave), at most half the stages, 64 slices, and a quarter of Y's bytes
+ * in partial sums; a batch never splits. */
 GT_TEST(skinny_launch_geometry, GT_NEEDS_NONE)
 {
     gt_launch L;
     const gt_shape big = {33, 8191, 4097, 0, 0};
     fam()->launch(&m40, &big, 132, &L);
-    /* 32 tiles of 256 columns x 4 warps: ceil(16 x 132 / 128) = 17 slices, under 257 / 2 and 4097 / (4 x 33) */
-    CHECK(L.grid[0] == 32 && L.grid[1] == 1 && L.grid[2] == 17 && L.block[0] == 128 && L.splitk == 17);
-    CHECK(L.smem == 4u * 3 * (16 * 40 + 16 * 256) && L.ws_zero == 0);
-    CHECK(L.ws_bytes == (64 + 17ull * 33 * 8191) * 4 && L.rgrid[0] == (33u * 8191 + 255) / 256 && L.rblock[0] == 256);
+    /* 32 tiles of 256 columns x 4 warps: floor(16 x 132 / 128) = 16 slices, under 257 / 2 and 4097 / (4 x 33) */
+    CHECK(L.grid[0] == 32 && L.grid[1] == 1 && L.grid[2] == 16 && L.block[0] == 128 && L.splitk == 16);
+    CHECK(L.smem == 4u * 3 * (40 * 20 + 16 * 256) && L.ws_zero == 0); /* X along K: rows of KC + 4 */
+    /* each slice rounded up to 4 floats (33 x 8191 is odd); a reduce thread per four elements */
+    CHECK(L.ws_bytes == (64 + 16ull * (33 * 8191 + 1)) * 4 && L.rgrid[0] == (33u * 8191 + 1023) / 1024 &&
+          L.rblock[0] == 256);
     const gt_shape tall = {10240, 16, 10240, 1, 0}; /* N small; A stored K x M: Y along L */
     fam()->launch(&n16, &tall, 132, &L);
-    CHECK(L.grid[0] == 20 && L.grid[2] == 14 && L.block[0] == 128); /* ceil(8 x 132 / (20 x 4)) = 14 */
+    CHECK(L.grid[0] == 20 && L.grid[2] == 13 && L.block[0] == 128); /* floor(8 x 132 / (20 x 4)) = 13 */
     CHECK(L.smem == 4u * 3 * (8 * 16 + 8 * 512));
     const gt_shape tall_nt = {10240, 16, 10240, 0, 1}; /* A along K: a lane's column is a row of KC + 4 */
     fam()->launch(&n16, &tall_nt, 132, &L);
-    CHECK(L.smem == 4u * 3 * (8 * 16 + 512 * 12));
+    CHECK(L.smem == 4u * 3 * (16 * 12 + 512 * 12)); /* and X (op(B), N x K) too */
     const gt_shape short_k = {64, 4096, 100, 0, 0}; /* 100 / (4 x 64) < 1: no split */
     fam()->launch(&m40, &short_k, 132, &L);
     CHECK(L.grid[2] == 1 && L.splitk == 1 && L.ws_bytes == 0);
@@ -72,6 +79,12 @@ GT_TEST(skinny_launch_geometry, GT_NEEDS_NONE)
     gt_launch B;
     CHECK(gt_family_launch(fam(), &m40, &(gt_shape){33, 8191, 4097, 0, 0, 8}, 132, &B));
     CHECK(B.grid[2] == 8 && B.splitk <= 1 && B.ws_bytes == 0); /* a batch walks grid z, never split */
+    /* Row groups: 4 warps x 8 lanes x 8 columns = 256 columns, as m40's. X along S: a k row holds 4 groups of 13
+     * rows in 16 + 4 floats each (a multiple of 8 gets 4 more: the groups' reads in distinct banks) */
+    fam()->launch(&m36g, &big, 132, &L);
+    CHECK(L.grid[0] == 32 && L.grid[2] == 16 && L.block[0] == 128 && L.smem == 4u * 3 * (36 * 20 + 16 * 256));
+    fam()->launch(&n52g, &(gt_shape){6473, 50, 4492, 1, 0}, 132, &L); /* Y = op(A) along L */
+    CHECK(L.grid[0] == 26 && L.smem == 4u * 3 * (8 * 4 * 20 + 8 * 256));
 }
 
 /* A kernel takes the calls whose small side fits its SR rows without being mostly padding. */
@@ -113,10 +126,10 @@ GT_TEST(skinny_fill_is_launch_only, GT_NEEDS_NONE)
  * with no spills, registers within the cap, and gt_splitk_reduce beside gt_gemm. */
 GT_TEST(skinny_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
 {
-    const gt_params *keys[] = {&m40, &n16};
-    gt_compile_job jobs[8];
+    const gt_params *keys[] = {&m40, &n16, &m36g, &n52g};
+    gt_compile_job jobs[16];
     int n = 0;
-    for (size_t i = 0; i < 2; ++i)
+    for (size_t i = 0; i < 4; ++i)
         for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
     n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
     gt_compile_all(jobs, n, "sm_90", "skinny configurations");
