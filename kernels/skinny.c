@@ -67,25 +67,18 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     return gt_block_fits_dynamic(32L * v[P_WARPS], 1, most, regs_estimate(p), lim, why, n);
 }
 
-/* The default space (measured on an H100 over twelve skinny shapes, docs/BENCHMARKS.md). One row group (every
- * lane all rows): rows in steps of 4 for two columns per lane (33 rows ran 14% faster in 36 than in 40), four
- * columns only up to 16 rows, one column from 16 rows in steps of 8; 16 to 128 sums per lane; stages 16 deep only
- * for one column per lane. Two or four row groups (2026-11-26: the winners on 33x8191x4097, 50x4492x6473,
- * 64x4096x4096, 8x4096x4096 and the N-small shapes): four or eight columns per lane, 8 to 128 sums, stages 8 or
- * 16 deep. Three stages and four warps throughout: 4 or 6 stages and 8 warps won nowhere, and lost up to 12%. */
+/* The default space (measured on an H100 over twelve skinny shapes, docs/BENCHMARKS.md, 2026-11-26): row groups
+ * with four columns per lane won every shape where skinny won (one group, every lane all rows, ran 8-12% slower
+ * on 33x8191x4097, 50x4492x6473 and 64x4096x4096; eight columns per lane 1-4%), 8 to 128 sums per lane; two
+ * groups with stages 8 or 16 deep, four with 16 (where every four-group winner was); three stages and four warps
+ * (4 or 6 stages and 8 warps won nowhere, and lost up to 12%). */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
-    const int sr = p->v[P_SR], tl = p->v[P_TL], rg = p->v[P_RG], r = rows_per_lane(p);
-    if (rg > 1) {
-        if (tl < 4) REJECT("default space: row groups with TL=4 or 8");
-        if (r * tl > 128 || r * tl < 8) REJECT("default space: 8 to 128 sums per lane with row groups");
-        return 1;
-    }
-    if (tl == 8) REJECT("default space: TL=8 only with row groups");
-    if (sr * tl > 128 || sr * tl < 16) REJECT("default space: 16 to 128 sums per lane");
-    if ((tl == 4 && sr > 16) || (tl == 1 && (sr < 16 || sr % 8)))
-        REJECT("default space: TL=4 up to SR=16, TL=1 from SR=16 in steps of 8");
-    if (tl > 1 && p->v[P_KC] != 8) REJECT("default space: KC=16 only with TL=1");
+    const int tl = p->v[P_TL], rg = p->v[P_RG], r = rows_per_lane(p);
+    if (rg == 1) REJECT("default space: row groups (RG=2 or 4)");
+    if (tl != 4) REJECT("default space: TL=4");
+    if (r * tl > 128 || r * tl < 8) REJECT("default space: 8 to 128 sums per lane");
+    if (rg == 4 && p->v[P_KC] != 16) REJECT("default space: KC=16 with four row groups");
     return 1;
 }
 
