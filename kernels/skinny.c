@@ -63,7 +63,10 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     if (v[P_STAGES] < 2 || v[P_STAGES] > 8) REJECT("STAGES=%d outside 2..8", v[P_STAGES]);
     if (v[P_FILL] < 1 || v[P_FILL] > 256) REJECT("FILL=%d outside 1..256", v[P_FILL]);
     long most = 0; /* the most any layout needs */
-    for (int l = 0; l < 4; ++l) most = smem_bytes(p, l >> 1, l & 1) > most ? smem_bytes(p, l >> 1, l & 1) : most;
+    for (int l = 0; l < 4; ++l) {
+        const long bytes = smem_bytes(p, l >> 1, l & 1);
+        most = bytes > most ? bytes : most;
+    }
     return gt_block_fits_dynamic(32L * v[P_WARPS], 1, most, regs_estimate(p), lim, why, n);
 }
 
