@@ -5,7 +5,7 @@
 
 #include <stdio.h>
 
-enum { P_SIDE, P_SR, P_TL, P_WARPS, P_KC, P_STAGES, P_FILL, P_RG, NPARAMS };
+enum { P_SIDE, P_SR, P_TL, P_WARPS, P_KC, P_STAGES, P_FILL, P_RG, P_CL, NPARAMS };
 
 #define REJECT(...) return snprintf(why, n, __VA_ARGS__), 0
 
@@ -34,12 +34,15 @@ static long x_floats_per_k(const gt_params *p)
 static int x_smajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? !tb : ta; }
 
 /* Dynamic shared memory in layout (ta, tb): STAGES stages of X and of the block's Y tile (SK_XSTAGE and SK_YSTAGE
- * in the template). */
+ * in the template), and with clusters (CL > 1) at least the block's SR x BL sums, which wait there for the
+ * cluster's reduction. */
 static long smem_bytes(const gt_params *p, int ta, int tb)
 {
     const long kc = p->v[P_KC], bl = block_cols(p);
     const long x = x_smajor(p, ta, tb) ? kc * x_floats_per_k(p) : p->v[P_SR] * (kc + 4);
-    return 4L * p->v[P_STAGES] * (x + (y_lmajor(p, ta, tb) ? kc * bl : bl * (kc + 4)));
+    const long stages = 4L * p->v[P_STAGES] * (x + (y_lmajor(p, ta, tb) ? kc * bl : bl * (kc + 4)));
+    const long sums = p->v[P_CL] > 1 ? 4L * p->v[P_SR] * bl : 0;
+    return stages > sums ? stages : sums;
 }
 
 /* Registers per thread: the sums, a k-step's Y, a read of X and ~32 for addresses, predicates and loop state
@@ -62,6 +65,8 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     if (v[P_KC] < 4 || v[P_KC] > 64 || v[P_KC] % 4) REJECT("KC=%d: a multiple of 4 in 4..64", v[P_KC]);
     if (v[P_STAGES] < 2 || v[P_STAGES] > 8) REJECT("STAGES=%d outside 2..8", v[P_STAGES]);
     if (v[P_FILL] < 1 || v[P_FILL] > 256) REJECT("FILL=%d outside 1..256", v[P_FILL]);
+    if (v[P_CL] < 1 || v[P_CL] > 16 || (v[P_CL] & (v[P_CL] - 1))) REJECT("CL=%d: 1, 2, 4, 8 or 16", v[P_CL]);
+    if (v[P_CL] > 1 && lim->cc_major < 9) REJECT("CL=%d: clusters need sm_90", v[P_CL]);
     long most = 0; /* the most any layout needs */
     for (int l = 0; l < 4; ++l) {
         const long bytes = smem_bytes(p, l >> 1, l & 1);
@@ -74,7 +79,10 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
  * with four columns per lane won every shape where skinny won (one group, every lane all rows, ran 8-12% slower
  * on 33x8191x4097, 50x4492x6473 and 64x4096x4096; eight columns per lane 1-4%), 8 to 128 sums per lane; two
  * groups with stages 8 or 16 deep, four with 16 (where every four-group winner was); three stages and four warps
- * (4 or 6 stages and 8 warps won nowhere, and lost up to 12%). */
+ * (4 or 6 stages and 8 warps won nowhere, and lost up to 12%). Clusters of 8 only with four row groups, where
+ * every cluster winner was, beside the same kernels without: on chip the reduction won where K is short
+ * (37x7454x391: 18.6 us against 22.3) and by 3-4% at 8x4096x4096 and 16x16384x4096, and lost 5-35% on the other
+ * shapes measured (the cluster scheduler fills SMs unevenly; 16 did no better than 8, and 2 or 4 slices too few). */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     const int tl = p->v[P_TL], rg = p->v[P_RG], r = rows_per_lane(p);
@@ -82,6 +90,7 @@ static int in_space(const gt_params *p, char *why, size_t n)
     if (tl != 4) REJECT("default space: TL=4");
     if (r * tl > 128 || r * tl < 8) REJECT("default space: 8 to 128 sums per lane");
     if (rg == 4 && p->v[P_KC] != 16) REJECT("default space: KC=16 with four row groups");
+    if (p->v[P_CL] != 1 && (p->v[P_CL] != 8 || rg != 4)) REJECT("default space: CL=8 with four row groups, else 1");
     return 1;
 }
 
@@ -100,18 +109,21 @@ static int slices(const gt_params *p, const gt_shape *s, int sms, long tiles)
     return gt_shape_batch(s) > 1 || z < 1 ? 1 : (int)z;
 }
 
-/* One block per BL columns of L and K slice; with slices, a workspace of the slice count (64 floats, as SK_HEAD)
- * and every slice's S x L partial sums (each slice rounded up to 4 floats: sk_slice), and gt_splitk_reduce with a
- * thread per four elements of C. */
+/* One block per BL columns of L and K slice. With slices and CL = 1, a workspace of the slice count (64 floats, as
+ * SK_HEAD) and every slice's S x L partial sums (each slice rounded up to 4 floats: sk_slice), and
+ * gt_splitk_reduce with a thread per four elements of C; with CL > 1, at most CL slices, one cluster along z (the
+ * launch hook asks for it), reduced on chip. */
 static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
     const long tiles = gt_cdiv(large_side(p, s), block_cols(p));
-    const int z = slices(p, s, sms, tiles);
+    int z = slices(p, s, sms, tiles);
+    const int cl = p->v[P_CL];
+    z = cl > 1 && z > cl ? cl : z;
     *out = (gt_launch){.grid = {(unsigned)tiles, 1, (unsigned)z},
                        .block = {32u * (unsigned)p->v[P_WARPS], 1, 1},
                        .smem = (unsigned)smem_bytes(p, s->ta, s->tb),
-                       .splitk = z};
-    if (z > 1) {
+                       .splitk = cl > 1 ? 1 : z};
+    if (z > 1 && cl == 1) {
         const size_t mn = (size_t)s->m * (size_t)s->n, slice = (mn + 3) / 4 * 4;
         out->ws_bytes = (64 + (size_t)z * slice) * sizeof(float);
         out->rgrid[0] = gt_cdiv((long long)mn, 4 * 256);
@@ -119,6 +131,18 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
         out->rblock[0] = 256;
         out->rblock[1] = out->rblock[2] = 1;
     }
+}
+
+/* With clusters (CL > 1), a launch of several K slices (never more than CL) runs each tile's slices as one cluster
+ * along z. A batch's grid z walks its matrices instead: no cluster (its launches' z is above CL, or their batch
+ * above 1). */
+static int launch_hook(const gt_params *p, const gt_launch *L, const gt_args *a, void *stream, gt_launch_extra *out,
+                       char *err, size_t errlen)
+{
+    (void)stream, (void)err, (void)errlen;
+    if (p->v[P_CL] > 1 && L->grid[2] > 1 && L->grid[2] <= (unsigned)p->v[P_CL] && a->batch <= 1)
+        out->cluster[0] = out->cluster[1] = 1, out->cluster[2] = L->grid[2];
+    return 0;
 }
 
 /* The cost model's view of a block: SR rows of the small side by the block's columns of the large one. */
@@ -155,10 +179,13 @@ const gt_family gt_family_skinny = {
                {"FILL", "warps per SM the K split fills, at most (launch only: no compile of its own)", 4,
                 {8, 12, 16, 24},
                 .launch_only = 1},
-               {"RG", "row groups per warp, each SR / RG rows for its lanes' columns", 3, {1, 2, 4}, .optional = 1}},
+               {"RG", "row groups per warp, each SR / RG rows for its lanes' columns", 3, {1, 2, 4}, .optional = 1},
+               {"CL", "1: K slices reduced through a workspace; more: the slices (at most CL) one cluster, reduced "
+                      "on chip", 5, {1, 2, 4, 8, 16}, .optional = 1}},
     .legal = legal,
     .in_space = in_space,
     .launch = launch,
     .applicable = applicable,
+    .launch_hook = launch_hook,
     .work = work,
 };

@@ -12,7 +12,10 @@
 // and a slice of K (blockIdx.z).
 //
 // Split K (grid z > 1, as many slices as fill the GPU: launch() decides): each block writes its raw sums to its
-// slice of the workspace, and gt_splitk_reduce adds the slices in a fixed order and applies alpha and beta.
+// slice of the workspace, and gt_splitk_reduce adds the slices in a fixed order and applies alpha and beta. With
+// CL > 1 (sm_90) the slices of a tile are one cluster instead (at most CL of them): each block leaves its sums in
+// its shared memory, and each reduces a CL-th of the tile from all of them in rank order, on chip; no workspace,
+// no second kernel.
 #ifndef SIDE
 #define SIDE 0 // 0: M is the small side; 1: N is
 #endif
@@ -34,10 +37,16 @@
 #ifndef STAGES
 #define STAGES 3 // shared-memory stages in the pipeline
 #endif
+#ifndef CL
+#define CL 1 // 1: split K reduced through the workspace; 2 to 16: the slices of a tile are one cluster (sm_90)
+#endif
 
 #include "async.cuh"
 #include "common.cuh"
 #include "stream.cuh"
+#if CL > 1
+#include "cluster.cuh"
+#endif
 
 #define SK_LG (32 / RG)                  // lanes per row group
 #define SK_R (SR / RG)                   // rows per lane
@@ -295,6 +304,43 @@ __device__ __forceinline__ void sk_partial(const sk_ops &o, float *ws, int warp,
         }
 }
 
+#if CL > 1
+// Where the sum of row s, column col of the block's tile waits in shared memory for the cluster's reduction: along
+// L for SIDE 0, along S for SIDE 1, so that four consecutive floats are four consecutive elements of a column of C.
+__device__ __forceinline__ int sk_tat(int s, int col) { return SIDE == 0 ? s * BL + col : col * SR + s; }
+
+// Split K in a cluster of the tile's gridDim.z slices: the block's sums to its shared memory (over the stages, all
+// read), then after the cluster's barrier, block r of the cluster takes the quads r NT, r NT + 1, ... of every
+// Z NT, adds that quad of each block's tile in rank order 0, 1, ... (the bits do not depend on timing), and
+// applies alpha and beta. The second barrier keeps every block's shared memory alive until all have read it.
+__device__ __forceinline__ void sk_cluster_reduce(const sk_ops &o, float *C, int ldc, float alpha, float beta,
+                                                  int warp, int li, int g, const float (&acc)[SK_R][TL], float *tile)
+{
+    if (gt_cluster_size() != gridDim.z) __trap(); // launched without its cluster: fail, never a partial sum
+    __syncthreads(); // every warp is past its last read of the stages
+#pragma unroll
+    for (int r = 0; r < SK_R; ++r)
+#pragma unroll
+        for (int j = 0; j < TL; ++j) tile[sk_tat(g * SK_R + r, sk_col(warp, li, j))] = acc[r][j];
+    gt_cluster_sync();
+    const unsigned z = gridDim.z, rank = gt_cluster_rank(), base = (unsigned)__cvta_generic_to_shared(tile);
+    for (int q = (int)(rank * SK_NT + threadIdx.x); q < SR * BL / 4; q += (int)z * SK_NT) {
+        float4 sum = gt_cluster_ld4(base + 16 * q, 0);
+        for (unsigned i = 1; i < z; ++i) {
+            const float4 v = gt_cluster_ld4(base + 16 * q, i);
+            sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
+        }
+        const float out[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+            const int e = 4 * q + i, s = SIDE == 0 ? e / BL : e % SR, l = o.l0 + (SIDE == 0 ? e % BL : e / SR);
+            if (s < o.S && l < o.L) sk_put(C, ldc, s, l, out[i], alpha, beta);
+        }
+    }
+    gt_cluster_sync();
+}
+#endif
+
 // One thread per four elements of C (in the order of a slice: 16-byte reads): the slices added in the order z =
 // 0, 1, ... (the bits do not depend on which block finished first), then alpha and beta. Launched after gt_gemm
 // on its stream (gt_kernel_launch).
@@ -359,6 +405,9 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
     gt_cp_async_wait<0>();
 #if GT_BATCHED
     (void)ws;
+#elif CL > 1
+    (void)ws;
+    if (gridDim.z > 1) return sk_cluster_reduce(o, C, ldc, alpha, beta, warp, li, g, acc, xs);
 #else
     if (gridDim.z > 1) return sk_partial(o, ws, warp, li, g, acc);
 #endif

@@ -76,7 +76,7 @@ static void check_one(gt_worker *w, const gt_family *f, const gt_params *p, cons
 
 typedef struct {
     int seen, total, n;
-    int split_seen, sk_seen; /* the SK values taken (bit per value) */
+    int split_seen, sk_seen, cl_seen; /* the SK and CL values taken (bit per value) */
     gt_params v[20];
 } picker;
 
@@ -84,16 +84,18 @@ static int pick_cb(const gt_family *f, const gt_params *p, void *ctx)
 {
     picker *k = ctx;
     int i = k->seen++;
-    const int split = gt_param_get(f, p, "SPLITK", 1) > 1, sk = gt_param_get(f, p, "SK", 0);
+    const int split = gt_param_get(f, p, "SPLITK", 1) > 1, sk = gt_param_get(f, p, "SK", 0),
+              cl = gt_param_get(f, p, "CL", 1);
     int take = i == 0 || i == k->total / 2 || i == k->total - 1 || i % 97 == 96;
     if (split && !k->split_seen) take = k->split_seen = 1;
     if (sk > 0 && sk < 31 && !(k->sk_seen & 1 << sk)) take = 1, k->sk_seen |= 1 << sk;
+    if (cl > 1 && cl < 31 && !(k->cl_seen & 1 << cl)) take = 1, k->cl_seen |= 1 << cl;
     if (take && k->n < 20) k->v[k->n++] = *p;
     return 0;
 }
 
-/* First, middle and last legal candidate, plus every 97th: a spread over the space; and the first with split-K and
- * with each stream-K width, where the family has them. */
+/* First, middle and last legal candidate, plus every 97th: a spread over the space; and the first with split-K,
+ * with each stream-K width and with each cluster size, where the family has them. */
 static int pick(const gt_family *f, const gt_limits *lim, picker *k)
 {
     memset(k, 0, sizeof *k);

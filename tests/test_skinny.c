@@ -1,5 +1,5 @@
-/* Family skinny without a GPU: constraints, launch geometry (the block, the K split and its workspace), which calls
- * a kernel takes, the launch-only FILL, and NVRTC compiles of both sides in every layout with zero spills. Its
+/* Family skinny without a GPU: constraints, launch geometry (the block, the K split and its workspace or cluster),
+ * which calls a kernel takes, the launch-only FILL, and NVRTC compiles of both sides in every layout with zero spills. Its
  * results against cuBLAS: tests/test_gpu.c (every family) and the CPU emulator (tests/emu/run.sh skinny).
  * Run: build/gt_tests --cpu skinny */
 #include "family.h"
@@ -9,13 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* SIDE SR TL WARPS KC STAGES FILL RG */
-static const gt_params m40 = {{0, 40, 2, 4, 16, 3, 16, 1}};  /* M up to 40, two columns per lane */
-static const gt_params n16 = {{1, 16, 4, 4, 8, 3, 8, 1}};    /* N up to 16, four columns per lane */
-static const gt_params m8 = {{0, 8, 4, 2, 8, 3, 32, 1}};     /* GEMV-like */
-static const gt_params n128 = {{1, 128, 1, 4, 16, 3, 16, 1}}; /* the widest small side */
-static const gt_params m36g = {{0, 36, 8, 4, 16, 3, 16, 4}};  /* four row groups of 9 rows, eight columns a lane */
-static const gt_params n52g = {{1, 52, 8, 4, 8, 3, 16, 4}};   /* ... of 13 rows (X's groups padded to 20 floats) */
+/* SIDE SR TL WARPS KC STAGES FILL RG CL */
+static const gt_params m40 = {{0, 40, 2, 4, 16, 3, 16, 1, 1}};  /* M up to 40, two columns per lane */
+static const gt_params n16 = {{1, 16, 4, 4, 8, 3, 8, 1, 1}};    /* N up to 16, four columns per lane */
+static const gt_params m8 = {{0, 8, 4, 2, 8, 3, 32, 1, 1}};     /* GEMV-like */
+static const gt_params n128 = {{1, 128, 1, 4, 16, 3, 16, 1, 1}}; /* the widest small side */
+static const gt_params m36g = {{0, 36, 8, 4, 16, 3, 16, 4, 1}};  /* four row groups of 9 rows, eight columns a lane */
+static const gt_params n52g = {{1, 52, 8, 4, 8, 3, 16, 4, 1}};   /* ... of 13 rows (X's groups padded to 20 floats) */
+static const gt_params m36c = {{0, 36, 4, 4, 16, 3, 16, 2, 8}};  /* two row groups, K slices in clusters of up to 8 */
+static const gt_params n64c = {{1, 64, 4, 4, 8, 3, 16, 4, 16}};  /* clusters of 16; the sums outgrow the stages */
 
 static const gt_family *fam(void) { return gt_family_find("skinny"); }
 
@@ -34,16 +36,22 @@ GT_TEST(skinny_constraints_reject_bad_points, GT_NEEDS_NONE)
     static const struct {
         gt_params p;
         const char *word;
-    } bad[] = {{{{2, 40, 2, 4, 16, 3, 16, 1}}, "SIDE"},     {{{0, 42, 2, 4, 16, 3, 16, 1}}, "SR"},
-               {{{0, 40, 3, 4, 16, 3, 16, 1}}, "TL"},       {{{0, 40, 2, 0, 16, 3, 16, 1}}, "WARPS"},
-               {{{0, 40, 2, 4, 10, 3, 16, 1}}, "KC"},       {{{0, 40, 2, 4, 16, 1, 16, 1}}, "STAGES"},
-               {{{0, 40, 2, 4, 16, 3, 0, 1}}, "FILL"},      {{{0, 256, 4, 4, 16, 3, 16, 1}}, "registers"},
-               {{{0, 128, 1, 32, 64, 8, 16, 1}}, "shared memory"}, {{{0, 36, 8, 4, 16, 3, 16, 3}}, "RG"},
-               {{{0, 36, 8, 4, 16, 3, 16, 8}}, "multiple of RG"}, {{{0, 40, 2, 4, 16, 3, 16, 0}}, "RG"}};
+    } bad[] = {{{{2, 40, 2, 4, 16, 3, 16, 1, 1}}, "SIDE"},     {{{0, 42, 2, 4, 16, 3, 16, 1, 1}}, "SR"},
+               {{{0, 40, 3, 4, 16, 3, 16, 1, 1}}, "TL"},       {{{0, 40, 2, 0, 16, 3, 16, 1, 1}}, "WARPS"},
+               {{{0, 40, 2, 4, 10, 3, 16, 1, 1}}, "KC"},       {{{0, 40, 2, 4, 16, 1, 16, 1, 1}}, "STAGES"},
+               {{{0, 40, 2, 4, 16, 3, 0, 1, 1}}, "FILL"},      {{{0, 256, 4, 4, 16, 3, 16, 1, 1}}, "registers"},
+               {{{0, 128, 1, 32, 64, 8, 16, 1, 1}}, "shared memory"}, {{{0, 36, 8, 4, 16, 3, 16, 3, 1}}, "RG"},
+               {{{0, 36, 8, 4, 16, 3, 16, 8, 1}}, "multiple of RG"}, {{{0, 40, 2, 4, 16, 3, 16, 0, 1}}, "RG"},
+               {{{0, 36, 4, 4, 16, 3, 16, 2, 3}}, "CL"},     {{{0, 36, 4, 4, 16, 3, 16, 2, 32}}, "CL"},
+               {{{0, 36, 4, 4, 16, 3, 16, 2, 0}}, "CL"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         why[0] = '\0';
         CHECK_MSG(!legal(&bad[i].p, why, sizeof why) && strstr(why, bad[i].word), "point %zu: '%s'", i, why);
     }
+    gt_limits ampere;
+    gt_limits_for_arch("sm_80", &ampere);
+    CHECK(!fam()->legal(&m36c, &ampere, why, sizeof why) && strstr(why, "sm_90")); /* no clusters before Hopper */
+    CHECK(fam()->legal(&m36g, &ampere, why, sizeof why));
 }
 
 /* The block holds all SR rows for 32 / RG WARPS TL columns; K is split into as many slices as FILL warps per SM
@@ -87,6 +95,51 @@ GT_TEST(skinny_launch_geometry, GT_NEEDS_NONE)
     CHECK(L.grid[0] == 26 && L.smem == 4u * 3 * (8 * 4 * 20 + 8 * 256));
 }
 
+/* Clusters: at most CL slices, one cluster along z (the launch hook asks for it), no workspace and no reduce; the
+ * block's SR x BL sums wait in shared memory, which grows to hold them where the stages are smaller. */
+GT_TEST(skinny_clusters_reduce_on_chip, GT_NEEDS_NONE)
+{
+    gt_launch L;
+    const gt_shape big = {33, 8191, 4097, 0, 0};
+    fam()->launch(&m36c, &big, 132, &L); /* 16 slices wanted (as m40's), capped at 8 */
+    CHECK(L.grid[0] == 32 && L.grid[2] == 8 && L.splitk == 1 && L.ws_bytes == 0 && L.rgrid[0] == 0);
+    CHECK(L.smem == 4u * 3 * (36 * 20 + 16 * 256)); /* the stages (56.4 KiB) hold the 36 x 256 sums */
+    gt_args a = {.m = 33, .n = 8191, .k = 4097, .batch = 1};
+    gt_launch_extra x;
+    char err[128];
+    memset(&x, 0, sizeof x);
+    CHECK(fam()->launch_hook(&m36c, &L, &a, NULL, &x, err, sizeof err) == 0);
+    CHECK(x.cluster[0] == 1 && x.cluster[1] == 1 && x.cluster[2] == 8 && x.nextra == 0);
+    const gt_shape tall = {6473, 50, 4492, 1, 0}; /* N small, 51 tiles of 128: 10 slices, under 16 */
+    fam()->launch(&n64c, &tall, 132, &L);
+    CHECK(L.grid[0] == 51 && L.grid[2] == 10 && L.splitk == 1 && L.ws_bytes == 0);
+    CHECK(L.smem == 4u * 64 * 128); /* 64 x 128 sums: 32 KiB, over the stages' 19.5 KiB */
+    memset(&x, 0, sizeof x);
+    CHECK(fam()->launch_hook(&n64c, &L, &a, NULL, &x, err, sizeof err) == 0 && x.cluster[2] == 10);
+    fam()->launch(&m40, &big, 132, &L); /* CL = 1: the workspace, no cluster */
+    memset(&x, 0, sizeof x);
+    CHECK(L.splitk == 16 && fam()->launch_hook(&m40, &L, &a, NULL, &x, err, sizeof err) == 0 && !x.cluster[2]);
+    gt_launch B; /* a batch walks grid z: no cluster, whatever its count */
+    CHECK(gt_family_launch(fam(), &m36c, &(gt_shape){33, 8191, 4097, 0, 0, 8}, 132, &B) && B.grid[2] == 8);
+    a.batch = 8;
+    memset(&x, 0, sizeof x);
+    CHECK(fam()->launch_hook(&m36c, &B, &a, NULL, &x, err, sizeof err) == 0 && !x.cluster[2]);
+    B.grid[2] = 65535, a.batch = 1; /* the last launch of a batch of 65536 */
+    memset(&x, 0, sizeof x);
+    CHECK(fam()->launch_hook(&m36c, &B, &a, NULL, &x, err, sizeof err) == 0 && !x.cluster[2]);
+    char why[128];
+    gt_params in = m36c;
+    CHECK(!fam()->in_space(&m36c, why, sizeof why) && strstr(why, "CL=8")); /* clusters: four row groups only */
+    in.v[7] = 4;
+    CHECK(fam()->in_space(&in, why, sizeof why));
+    in.v[8] = 16;
+    CHECK(!fam()->in_space(&in, why, sizeof why) && fam()->legal && legal(&in, why, sizeof why)); /* legal, not swept */
+    fam()->launch(&m36c, &(gt_shape){33, 8191, 100, 0, 0}, 132, &L); /* too short to split: no cluster */
+    memset(&x, 0, sizeof x);
+    a.batch = 1;
+    CHECK(L.grid[2] == 1 && fam()->launch_hook(&m36c, &L, &a, NULL, &x, err, sizeof err) == 0 && !x.cluster[2]);
+}
+
 /* A kernel takes the calls whose small side fits its SR rows without being mostly padding. */
 GT_TEST(skinny_takes_calls_its_rows_fit, GT_NEEDS_NONE)
 {
@@ -126,10 +179,10 @@ GT_TEST(skinny_fill_is_launch_only, GT_NEEDS_NONE)
  * with no spills, registers within the cap, and gt_splitk_reduce beside gt_gemm. */
 GT_TEST(skinny_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
 {
-    const gt_params *keys[] = {&m40, &n16, &m36g, &n52g};
-    gt_compile_job jobs[16];
+    const gt_params *keys[] = {&m40, &n16, &m36g, &n52g, &m36c, &n64c};
+    gt_compile_job jobs[24];
     int n = 0;
-    for (size_t i = 0; i < 4; ++i)
+    for (size_t i = 0; i < 6; ++i)
         for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
     n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
     gt_compile_all(jobs, n, "sm_90", "skinny configurations");

@@ -38,6 +38,10 @@ int gt_kernel_load(const void *cubin, size_t size, unsigned max_smem, const gt_f
     if (max_smem > 48 * 1024)
         GT_CUDA_TRY_GOTO(cudaFuncSetAttribute((const void *)k->gemm, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               (int)max_smem));
+    /* Clusters of up to 16 blocks where a family's hook asks for them (8 is the portable limit); a GPU without
+     * clusters refuses the attribute, which changes nothing there. */
+    if (cudaFuncSetAttribute((const void *)k->gemm, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) != cudaSuccess)
+        (void)cudaGetLastError();
     struct cudaFuncAttributes attr;
     k->regs = cudaFuncGetAttributes(&attr, (const void *)k->gemm) == cudaSuccess ? attr.numRegs : -1;
     *out = k;
