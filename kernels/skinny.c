@@ -82,14 +82,19 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
  * (4 or 6 stages and 8 warps won nowhere, and lost up to 12%). Clusters of 8 only with four row groups, where
  * every cluster winner was, beside the same kernels without: on chip the reduction won where K is short
  * (37x7454x391: 18.6 us against 22.3) and by 3-4% at 8x4096x4096 and 16x16384x4096, and lost 5-35% on the other
- * shapes measured (the cluster scheduler fills SMs unevenly; 16 did no better than 8, and 2 or 4 slices too few). */
+ * shapes measured (the cluster scheduler fills SMs unevenly; 16 did no better than 8, and 2 or 4 slices too few).
+ * Stages 32 deep with four groups and no cluster: where Y's columns run along K (N small in nn, M small in nt) a
+ * stage of 16 reads 64 bytes of each, half a line; 32 took 4096x16x4096 from 47.2 us to 39.4 and 4096x8x4096 from
+ * 44.7 to 37.0 (and 64, or 4 to 8 stages, or 8 warps bought nothing more on eight shapes with M or N up to 16). */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     const int tl = p->v[P_TL], rg = p->v[P_RG], r = rows_per_lane(p);
     if (rg == 1) REJECT("default space: row groups (RG=2 or 4)");
     if (tl != 4) REJECT("default space: TL=4");
     if (r * tl > 128 || r * tl < 8) REJECT("default space: 8 to 128 sums per lane");
-    if (rg == 4 && p->v[P_KC] != 16) REJECT("default space: KC=16 with four row groups");
+    if (rg == 2 && p->v[P_KC] > 16) REJECT("default space: two row groups take KC=8 or 16");
+    if (rg == 4 && p->v[P_KC] != 16 && (p->v[P_KC] != 32 || p->v[P_CL] != 1))
+        REJECT("default space: four row groups take KC=16, or 32 without clusters");
     if (p->v[P_CL] != 1 && (p->v[P_CL] != 8 || rg != 4)) REJECT("default space: CL=8 with four row groups, else 1");
     return 1;
 }
@@ -174,7 +179,7 @@ const gt_family gt_family_skinny = {
                 {4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 96, 128}},
                {"TL", "columns of the large side per lane", 4, {1, 2, 4, 8}},
                {"WARPS", "warps per block", 1, {4}},
-               {"KC", "K depth of a pipeline stage", 2, {16, 8}},
+               {"KC", "K depth of a pipeline stage", 3, {16, 8, 32}},
                {"STAGES", "pipeline stages in flight", 1, {3}},
                {"FILL", "warps per SM the K split fills, at most (launch only: no compile of its own)", 4,
                 {8, 12, 16, 24},

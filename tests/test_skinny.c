@@ -140,6 +140,23 @@ GT_TEST(skinny_clusters_reduce_on_chip, GT_NEEDS_NONE)
     CHECK(L.grid[2] == 1 && fam()->launch_hook(&m36c, &L, &a, NULL, &x, err, sizeof err) == 0 && !x.cluster[2]);
 }
 
+/* The default space keeps what won on the H100 (kernels/skinny.c): row groups with four columns per lane, 32-deep
+ * stages only with four groups and no cluster, clusters of 8 only with four groups. */
+GT_TEST(skinny_default_space_keeps_what_won, GT_NEEDS_NONE)
+{
+    char why[128];
+    gt_params p = {{1, 16, 4, 4, 32, 3, 8, 4, 1}}; /* 4096x16x4096's winner */
+    CHECK(fam()->in_space(&p, why, sizeof why));
+    p.v[8] = 8; /* with a cluster */
+    CHECK(!fam()->in_space(&p, why, sizeof why) && strstr(why, "KC=16, or 32 without clusters"));
+    p.v[8] = 1, p.v[7] = 2; /* two groups */
+    CHECK(!fam()->in_space(&p, why, sizeof why) && strstr(why, "KC=8 or 16"));
+    p.v[4] = 16;
+    CHECK(fam()->in_space(&p, why, sizeof why));
+    p.v[7] = 1;
+    CHECK(!fam()->in_space(&p, why, sizeof why) && legal(&p, why, sizeof why)); /* one group: legal, not swept */
+}
+
 /* A kernel takes the calls whose small side fits its SR rows without being mostly padding. */
 GT_TEST(skinny_takes_calls_its_rows_fit, GT_NEEDS_NONE)
 {
