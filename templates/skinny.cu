@@ -392,7 +392,10 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
     for (int r = 0; r < SK_R; ++r)
 #pragma unroll
         for (int j = 0; j < TL; ++j) acc[r][j] = 0.0f;
-#pragma unroll
+    // Not unrolled: NVRTC 13.0 unrolled this prologue into code that raised the registers (250 instead of 168 for
+    // SIDE=1 SR=32 RG=2 KC=16 nt) and read some copies' L2 policy from a uniform register nothing wrote ("illegal
+    // instruction" on an H100; tests/perf/undef_desc.py finds such reads in SASS).
+#pragma unroll 1
     for (int c = 0; c < STAGES - 1; ++c) {
         if (c < chunks) sk_load_stage(o, xs, ys, c, k0 + c * KC);
         gt_cp_async_commit();

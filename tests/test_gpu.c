@@ -165,6 +165,43 @@ GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
     }
 }
 
+/* Two skinny kernels that NVRTC 13.0 miscompiled while their pipeline's prologue was unrolled: some copies read
+ * their L2 policy from a uniform register nothing wrote, and in nt the GPU stopped them with "illegal instruction"
+ * when timed after the worker's L2 flush (the checks before passed: the register held what an earlier kernel left).
+ * Checked and timed the same way here, on the shapes they faulted on. */
+GT_TEST(gpu_skinny_kernels_once_miscompiled_run, GT_NEEDS_GPU)
+{
+    gt_limits lim;
+    char arch[16], err[512], farch[20];
+    gt_worker *w = shared_worker(&lim, arch);
+    const gt_family *f = gt_family_find("skinny");
+    CHECK(w != NULL && f != NULL);
+    if (!w || !f) return;
+    static const struct {
+        const char *params;
+        gt_shape shape;
+    } cases[] = {{"SIDE=1,SR=32,TL=4,WARPS=4,KC=16,STAGES=3,FILL=8,RG=2", {4096, 32, 2048, 0, 1}},
+                 {"SIDE=0,SR=64,TL=4,WARPS=4,KC=8,STAGES=3,FILL=8,RG=2", {33, 8191, 4097, 0, 1}}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        gt_params p;
+        CHECK(gt_params_parse(f, cases[i].params, &p, err, sizeof err) == 0);
+        const gt_shape s = cases[i].shape;
+        char *src = gt_render(f, &p, s.ta, s.tb, 0, err, sizeof err);
+        gt_cubin cb = {0};
+        gt_family_arch(f, arch, farch, sizeof farch);
+        CHECK_MSG(src && gt_nvrtc_compile(src, farch, &cb, err, sizeof err) == 0, "%s", err);
+        gt_trial_request req = {.family = f, .params = p, .cubin = cb.data, .cubin_size = cb.size, .shape = s,
+                                .checks = 1, .warmup = 1, .reps = 5, .seed = 5, .timeout_s = 60};
+        gt_trial_result r;
+        gt_family_launch(f, &p, &s, lim.sm_count, &req.launch);
+        CHECK(cb.data && gt_worker_trial(w, &req, &r, err, sizeof err) == 0);
+        CHECK_MSG(r.status == GT_ST_OK && r.median_ms > 0, "%s %dx%dx%d nt: %s %s", cases[i].params, s.m, s.n, s.k,
+                  gt_status_name(r.status), r.message);
+        gt_cubin_free(&cb);
+        free(src);
+    }
+}
+
 static int trial_of(const char *family, gt_worker *w, const char *arch, const gt_limits *lim, double timeout,
                     gt_trial_result *r)
 {

@@ -18,6 +18,7 @@ static const gt_params m36g = {{0, 36, 8, 4, 16, 3, 16, 4, 1}};  /* four row gro
 static const gt_params n52g = {{1, 52, 8, 4, 8, 3, 16, 4, 1}};   /* ... of 13 rows (X's groups padded to 20 floats) */
 static const gt_params m36c = {{0, 36, 4, 4, 16, 3, 16, 2, 8}};  /* two row groups, K slices in clusters of up to 8 */
 static const gt_params n64c = {{1, 64, 4, 4, 8, 3, 16, 4, 16}};  /* clusters of 16; the sums outgrow the stages */
+static const gt_params n32r2 = {{1, 32, 4, 4, 16, 3, 8, 2, 1}};  /* miscompiled with an unrolled prologue */
 
 static const gt_family *fam(void) { return gt_family_find("skinny"); }
 
@@ -196,10 +197,10 @@ GT_TEST(skinny_fill_is_launch_only, GT_NEEDS_NONE)
  * with no spills, registers within the cap, and gt_splitk_reduce beside gt_gemm. */
 GT_TEST(skinny_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
 {
-    const gt_params *keys[] = {&m40, &n16, &m36g, &n52g, &m36c, &n64c};
-    gt_compile_job jobs[24];
+    const gt_params *keys[] = {&m40, &n16, &m36g, &n52g, &m36c, &n64c, &n32r2};
+    gt_compile_job jobs[28];
     int n = 0;
-    for (size_t i = 0; i < 6; ++i)
+    for (size_t i = 0; i < 7; ++i)
         for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
     n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
     gt_compile_all(jobs, n, "sm_90", "skinny configurations");
@@ -208,6 +209,10 @@ GT_TEST(skinny_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
         CHECK_MSG(j->rc == 0 && j->spill_bytes == 0 && j->stack_bytes == 0, "%s: rc %d, %d B spills: %s",
                   gt_layout_name(j->ta, j->tb), j->rc, j->spill_bytes, j->err);
         CHECK(j->has_gemm && j->has_reduce && j->regs > 0 && j->regs <= 255);
+        /* The pipeline's prologue stays a loop: unrolled, this kernel took 250 registers in nt and NVRTC 13.0 read
+         * some copies' L2 policy from a uniform register nothing wrote (templates/skinny.cu; 168 as a loop). */
+        if (!memcmp(&j->p, &n32r2, sizeof n32r2) && j->tb && !j->ta)
+            CHECK_MSG(j->regs < 230, "SIDE=1 SR=32 RG=2 KC=16 nt: %d registers", j->regs);
         printf("    %s %s: %d registers\n", j->p.v[0] ? "N small" : "M small", gt_layout_name(j->ta, j->tb), j->regs);
     }
 }
