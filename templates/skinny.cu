@@ -265,16 +265,22 @@ __device__ __forceinline__ void sk_load_stage(const sk_ops &o, float *xs, float 
     sk_load_y(o, ys + b * SK_YSTAGE, kb);
 }
 
-// Wait for stage c, then start the copies of stage c + STAGES - 1 into the buffers every thread has finished.
-// Returns stage c's buffer index.
-__device__ __forceinline__ int sk_next_stage(const sk_ops &o, float *xs, float *ys, int k0, int c, int chunks)
+// Step c of the pipeline, c from 1 - STAGES: wait for stage c (c >= 0), start the copies of stage c + STAGES - 1
+// into the buffers every thread has finished with, and return stage c's buffer (-1 while c < 0, which only fills
+// the pipeline). The prologue's copies are this loop's: issued from a second, unrolled site before the loop, NVRTC
+// 13.0 had a few of them read their L2 policy from a uniform register no instruction wrote (at STAGES=3 in some
+// nt kernels, at STAGES=4 in most, even as a loop of its own): "illegal instruction" on an H100 once an earlier
+// kernel had left garbage there. tests/perf/undef_desc.py finds such reads in SASS.
+__device__ __forceinline__ int sk_step(const sk_ops &o, float *xs, float *ys, int k0, int c, int chunks)
 {
-    gt_cp_async_wait<STAGES - 2>();
-    __syncthreads();
+    if (c >= 0) {
+        gt_cp_async_wait<STAGES - 2>();
+        __syncthreads();
+    }
     const int next = c + STAGES - 1;
     if (next < chunks) sk_load_stage(o, xs, ys, next % STAGES, k0 + next * KC);
     gt_cp_async_commit();
-    return c % STAGES;
+    return c >= 0 ? c % STAGES : -1;
 }
 
 // C(s, l) = alpha v + beta C(s, l), C not read where beta == 0 (it may hold NaN).
@@ -392,18 +398,10 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
     for (int r = 0; r < SK_R; ++r)
 #pragma unroll
         for (int j = 0; j < TL; ++j) acc[r][j] = 0.0f;
-    // Not unrolled: NVRTC 13.0 unrolled this prologue into code that raised the registers (250 instead of 168 for
-    // SIDE=1 SR=32 RG=2 KC=16 nt) and read some copies' L2 policy from a uniform register nothing wrote ("illegal
-    // instruction" on an H100; tests/perf/undef_desc.py finds such reads in SASS).
 #pragma unroll 1
-    for (int c = 0; c < STAGES - 1; ++c) {
-        if (c < chunks) sk_load_stage(o, xs, ys, c, k0 + c * KC);
-        gt_cp_async_commit();
-    }
-#pragma unroll 1
-    for (int c = 0; c < chunks; ++c) {
-        const int b = sk_next_stage(o, xs, ys, k0, c, chunks);
-        sk_compute(xs + b * SK_XSTAGE, ys + b * SK_YSTAGE, warp, li, g, acc);
+    for (int c = 1 - STAGES; c < chunks; ++c) {
+        const int b = sk_step(o, xs, ys, k0, c, chunks);
+        if (b >= 0) sk_compute(xs + b * SK_XSTAGE, ys + b * SK_YSTAGE, warp, li, g, acc);
     }
     gt_cp_async_wait<0>();
 #if GT_BATCHED
