@@ -290,6 +290,17 @@ __device__ __forceinline__ void sk_put(float *C, int ldc, int s, int l, float v,
     *c = beta == 0.0f ? alpha * v : fmaf(beta, *c, alpha * v);
 }
 
+// f(s, col, v) for each of the lane's sums v = acc[r][j]: row s = g SK_R + r of the small side, column col of the
+// block's tile (rows past S and columns past L included: f decides).
+template <class F>
+__device__ __forceinline__ void sk_each_sum(int warp, int li, int g, const float (&acc)[SK_R][TL], F f)
+{
+#pragma unroll
+    for (int r = 0; r < SK_R; ++r)
+#pragma unroll
+        for (int j = 0; j < TL; ++j) f(g * SK_R + r, sk_col(warp, li, j), acc[r][j]);
+}
+
 // Floats between split-K slices in the workspace: the S L sums rounded up to 4, so that gt_splitk_reduce reads
 // each slice in 16-byte pieces.
 __device__ __forceinline__ size_t sk_slice(int S, int L) { return ((size_t)S * L + 3) / 4 * 4; }
@@ -301,13 +312,10 @@ __device__ __forceinline__ void sk_partial(const sk_ops &o, float *ws, int warp,
 {
     if (blockIdx.x == 0 && blockIdx.z == 0 && threadIdx.x == 0) *(unsigned *)ws = gridDim.z;
     float *slice = ws + SK_HEAD + blockIdx.z * sk_slice(o.S, o.L);
-#pragma unroll
-    for (int r = 0; r < SK_R; ++r)
-#pragma unroll
-        for (int j = 0; j < TL; ++j) {
-            const int s = g * SK_R + r, l = o.l0 + sk_col(warp, li, j);
-            if (s < o.S && l < o.L) slice[(size_t)s * o.L + l] = acc[r][j];
-        }
+    sk_each_sum(warp, li, g, acc, [&](int s, int col, float v) {
+        const int l = o.l0 + col;
+        if (s < o.S && l < o.L) slice[(size_t)s * o.L + l] = v;
+    });
 }
 
 #if CL > 1
@@ -324,10 +332,7 @@ __device__ __forceinline__ void sk_cluster_reduce(const sk_ops &o, float *C, int
 {
     if (gt_cluster_size() != gridDim.z) __trap(); // launched without its cluster: fail, never a partial sum
     __syncthreads(); // every warp is past its last read of the stages
-#pragma unroll
-    for (int r = 0; r < SK_R; ++r)
-#pragma unroll
-        for (int j = 0; j < TL; ++j) tile[sk_tat(g * SK_R + r, sk_col(warp, li, j))] = acc[r][j];
+    sk_each_sum(warp, li, g, acc, [&](int s, int col, float v) { tile[sk_tat(s, col)] = v; });
     gt_cluster_sync();
     const unsigned z = gridDim.z, rank = gt_cluster_rank(), base = (unsigned)__cvta_generic_to_shared(tile);
     for (int q = (int)(rank * SK_NT + threadIdx.x); q < SR * BL / 4; q += (int)z * SK_NT) {
@@ -412,11 +417,8 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
 #else
     if (gridDim.z > 1) return sk_partial(o, ws, warp, li, g, acc);
 #endif
-#pragma unroll
-    for (int r = 0; r < SK_R; ++r)
-#pragma unroll
-        for (int j = 0; j < TL; ++j) {
-            const int s = g * SK_R + r, l = o.l0 + sk_col(warp, li, j);
-            if (s < o.S && l < o.L) sk_put(C, ldc, s, l, acc[r][j], alpha, beta);
-        }
+    sk_each_sum(warp, li, g, acc, [&](int s, int col, float v) {
+        const int l = o.l0 + col;
+        if (s < o.S && l < o.L) sk_put(C, ldc, s, l, v, alpha, beta);
+    });
 }
