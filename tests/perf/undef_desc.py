@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Find memory instructions whose cache-policy descriptor (desc[URn]) is a uniform register that no instruction of
-the same kernel writes: what NVRTC 13.0 emitted for skinny's evict-first copies near 255 registers ("illegal
-instruction" on the GPU; templates/stream.cuh). Input: nvdisasm -c output, one or more files.
+the same kernel writes: what NVRTC 13.0 emitted for some of skinny's evict-first copies while its pipeline's
+prologue issued them from a site of their own ("illegal instruction" on the GPU; templates/skinny.cu, sk_step).
+Input: nvdisasm -c output, offsets in /*...*/ kept or stripped (as tests/perf/sass_diff.sh keeps them), one or
+more files.
 Usage: nvdisasm -c K.cubin > K.sass && python3 tests/perf/undef_desc.py K.sass   (exit 1 when any is found)"""
 import re
 import sys
@@ -11,7 +13,7 @@ def written_uniform(fn):
     """Uniform registers some instruction of fn writes (its first operand; a .64 or WIDE result writes a pair)."""
     out = set()
     for line in fn.splitlines():
-        m = re.search(r'\*/\s+(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)\s+UR(\d+)\b', line)
+        m = re.match(r'\s*(?:/\*[0-9a-f]+\*/)?\s*(?:@!?U?P\w+\s+)?([A-Z0-9_.]+)\s+UR(\d+)\b', line)
         if m:
             r = int(m.group(2))
             out.add(r)
