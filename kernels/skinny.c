@@ -85,7 +85,9 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
  * shapes measured (the cluster scheduler fills SMs unevenly; 16 did no better than 8, and 2 or 4 slices too few).
  * Stages 32 deep with four groups and no cluster: where Y's columns run along K (N small in nn, M small in nt) a
  * stage of 16 reads 64 bytes of each, half a line; 32 took 4096x16x4096 from 47.2 us to 39.4 and 4096x8x4096 from
- * 44.7 to 37.0 (and 64, or 4 to 8 stages, or 8 warps bought nothing more on eight shapes with M or N up to 16). */
+ * 44.7 to 37.0 (and 64, or 4 to 8 stages, or 8 warps bought nothing more on eight shapes with M or N up to 16;
+ * rerun once NVRTC compiled four stages right: still nothing). FILL 32 (launch only: no compile) beside 8 to 24
+ * for the tall shapes with few tiles: 10240x96x10240 572 -> 559 us, 10240x64x10240 393 -> 391. */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     const int tl = p->v[P_TL], rg = p->v[P_RG], r = rows_per_lane(p);
@@ -181,8 +183,8 @@ const gt_family gt_family_skinny = {
                {"WARPS", "warps per block", 1, {4}},
                {"KC", "K depth of a pipeline stage", 3, {16, 8, 32}},
                {"STAGES", "pipeline stages in flight", 1, {3}},
-               {"FILL", "warps per SM the K split fills, at most (launch only: no compile of its own)", 4,
-                {8, 12, 16, 24},
+               {"FILL", "warps per SM the K split fills, at most (launch only: no compile of its own)", 5,
+                {8, 12, 16, 24, 32},
                 .launch_only = 1},
                {"RG", "row groups per warp, each SR / RG rows for its lanes' columns", 3, {1, 2, 4}, .optional = 1},
                {"CL", "1: K slices reduced through a workspace; more: the slices (at most CL) one cluster, reduced "
