@@ -165,30 +165,26 @@ GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
     }
 }
 
-/* Skinny kernels that NVRTC 13.0 miscompiled while their pipeline's prologue issued copies of its own: some read
- * their L2 policy from a uniform register nothing wrote, and the GPU stopped them with "illegal instruction" when
- * timed after the worker's L2 flush (the checks before passed: the register held what an earlier kernel left). The
- * first two faulted so on an H100, on these shapes, in nt; the third (four stages) had the same undefined reads in
- * its SASS (tests/perf/undef_desc.py). Checked and timed the same way here. */
-GT_TEST(gpu_skinny_kernels_once_miscompiled_run, GT_NEEDS_GPU)
+typedef struct {
+    const char *params;
+    gt_shape shape;
+} kernel_case;
+
+/* Each case's kernel of family compiled for its layout, checked against the family's reference and timed by the
+ * worker (after its L2 flush), as a sweep does. */
+static void kernel_cases_run(const char *family, const kernel_case *cases, size_t n)
 {
     gt_limits lim;
     char arch[16], err[512], farch[20];
     gt_worker *w = shared_worker(&lim, arch);
-    const gt_family *f = gt_family_find("skinny");
+    const gt_family *f = gt_family_find(family);
     CHECK(w != NULL && f != NULL);
     if (!w || !f) return;
-    static const struct {
-        const char *params;
-        gt_shape shape;
-    } cases[] = {{"SIDE=1,SR=32,TL=4,WARPS=4,KC=16,STAGES=3,FILL=8,RG=2", {4096, 32, 2048, 0, 1}},
-                 {"SIDE=0,SR=64,TL=4,WARPS=4,KC=8,STAGES=3,FILL=8,RG=2", {33, 8191, 4097, 0, 1}},
-                 {"SIDE=0,SR=8,TL=4,WARPS=4,KC=16,STAGES=4,FILL=8,RG=2", {8, 4096, 4096, 0, 0}}};
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+    for (size_t i = 0; i < n; ++i) {
         gt_params p;
         CHECK(gt_params_parse(f, cases[i].params, &p, err, sizeof err) == 0);
         const gt_shape s = cases[i].shape;
-        char *src = gt_render(f, &p, s.ta, s.tb, 0, err, sizeof err);
+        char *src = gt_render(f, &p, s.ta, s.tb, gt_shape_batch(&s) > 1, err, sizeof err);
         gt_cubin cb = {0};
         gt_family_arch(f, arch, farch, sizeof farch);
         CHECK_MSG(src && gt_nvrtc_compile(src, farch, &cb, err, sizeof err) == 0, "%s", err);
@@ -197,11 +193,39 @@ GT_TEST(gpu_skinny_kernels_once_miscompiled_run, GT_NEEDS_GPU)
         gt_trial_result r;
         gt_family_launch(f, &p, &s, lim.sm_count, &req.launch);
         CHECK(cb.data && gt_worker_trial(w, &req, &r, err, sizeof err) == 0);
-        CHECK_MSG(r.status == GT_ST_OK && r.median_ms > 0, "%s %dx%dx%d %s: %s %s", cases[i].params, s.m, s.n,
-                  s.k, gt_layout_name(s.ta, s.tb), gt_status_name(r.status), r.message);
+        CHECK_MSG(r.status == GT_ST_OK && r.median_ms > 0, "%s %s %dx%dx%d %s: %s %s", family, cases[i].params, s.m,
+                  s.n, s.k, gt_layout_name(s.ta, s.tb), gt_status_name(r.status), r.message);
         gt_cubin_free(&cb);
         free(src);
     }
+}
+
+/* Skinny kernels that NVRTC 13.0 miscompiled while their pipeline's prologue issued copies of its own: some read
+ * their L2 policy from a uniform register nothing wrote, and the GPU stopped them with "illegal instruction" when
+ * timed after the worker's L2 flush (the checks before passed: the register held what an earlier kernel left). The
+ * first two faulted so on an H100, on these shapes, in nt; the third (four stages) had the same undefined reads in
+ * its SASS (tests/perf/undef_desc.py). Checked and timed the same way here. */
+GT_TEST(gpu_skinny_kernels_once_miscompiled_run, GT_NEEDS_GPU)
+{
+    static const kernel_case cases[] = {
+        {"SIDE=1,SR=32,TL=4,WARPS=4,KC=16,STAGES=3,FILL=8,RG=2", {4096, 32, 2048, 0, 1}},
+        {"SIDE=0,SR=64,TL=4,WARPS=4,KC=8,STAGES=3,FILL=8,RG=2", {33, 8191, 4097, 0, 1}},
+        {"SIDE=0,SR=8,TL=4,WARPS=4,KC=16,STAGES=4,FILL=8,RG=2", {8, 4096, 4096, 0, 0}}};
+    kernel_cases_run("skinny", cases, sizeof cases / sizeof cases[0]);
+}
+
+/* gemv on the layouts it serves, where every-family's shapes give it little to do (a side of one or two rows):
+ * K past the last whole chunk (its tail element by element), columns past the last whole block, both sides, one
+ * and two rows, the warps' K split (KW) and without it, a batch. */
+GT_TEST(gpu_gemv_kernels_match_cublas, GT_NEEDS_GPU)
+{
+    static const kernel_case cases[] = {{"SIDE=0,SR=1,RW=2,WARPS=8,KW=4,U=4", {1, 4097, 1000, 0, 1}},
+                                        {"SIDE=0,SR=2,RW=4,WARPS=4,KW=4,U=2", {2, 333, 4099, 1, 1}},
+                                        {"SIDE=1,SR=1,RW=1,WARPS=4,KW=4,U=2", {4099, 1, 777, 0, 0}},
+                                        {"SIDE=1,SR=2,RW=4,WARPS=8,KW=1,U=4", {1025, 2, 1537, 0, 1}},
+                                        {"SIDE=1,SR=8,RW=2,WARPS=8,KW=2,U=2", {515, 7, 2600, 0, 0}},
+                                        {"SIDE=0,SR=1,RW=2,WARPS=4,KW=4,U=4", {1, 1000, 1031, 0, 1, 5}}};
+    kernel_cases_run("gemv", cases, sizeof cases / sizeof cases[0]);
 }
 
 static int trial_of(const char *family, gt_worker *w, const char *arch, const gt_limits *lim, double timeout,

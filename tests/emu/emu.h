@@ -50,6 +50,27 @@ inline thread_local std::vector<std::vector<emu_copy>> emu_groups; // committed,
 
 [[noreturn]] inline void emu_fail(const char *what) { fprintf(stderr, "emulator: %s\n", what), abort(); }
 
+// Global loads through L1 or streamed past it: the cache hints mean nothing here; a 16-byte one must be aligned.
+inline float4 emu_ld128(const float4 *p)
+{
+    if ((size_t)p % 16) emu_fail("16-byte global load misaligned");
+    return *p;
+}
+inline float4 __ldcs(const float4 *p) { return emu_ld128(p); }
+inline float4 __ldg(const float4 *p) { return emu_ld128(p); }
+inline float __ldg(const float *p) { return *p; }
+// __shfl_xor_sync, for templates whose every thread of the block calls it together (gemv's butterfly): each
+// leaves its value in a slot, and after the block's barrier reads its partner's.
+inline float emu_shfl[1024];
+inline float __shfl_xor_sync(unsigned, float v, int off)
+{
+    emu_shfl[threadIdx.x] = v;
+    emu_bar->arrive_and_wait();
+    const float r = emu_shfl[threadIdx.x ^ (unsigned)off];
+    emu_bar->arrive_and_wait();
+    return r;
+}
+
 inline void emu_do(const emu_copy &c)
 {
     char *lo = (char *)emu_smem;

@@ -1,0 +1,97 @@
+/* Family gemv without a GPU: constraints, launch geometry, which calls a kernel takes (the layouts whose large
+ * operand runs along K, a small side that fits), and NVRTC compiles of both sides in every layout with zero spills.
+ * Its results against cuBLAS: tests/test_gpu.c (every family) and the CPU emulator (tests/emu/run.sh gemv).
+ * Run: build/gt_tests --cpu gemv */
+#include "family.h"
+#include "harness.h"
+#include "toolkit.h"
+
+#include <string.h>
+
+/* SIDE SR RW WARPS KW U */
+static const gt_params m1 = {{0, 1, 4, 8, 1, 4}};   /* batch-1 inference: y = x W^T */
+static const gt_params n8 = {{1, 8, 2, 8, 4, 2}};   /* N up to 8, four warps a column pair, K split between them */
+static const gt_params n16 = {{1, 16, 4, 8, 2, 4}}; /* the most rows it may hold (the default space: 1 or 2) */
+static const gt_params m4 = {{0, 4, 1, 4, 1, 2}};   /* one column a warp */
+
+static const gt_family *fam(void) { return gt_family_find("gemv"); }
+
+static int legal(const gt_params *p, char *why, size_t n)
+{
+    gt_limits lim;
+    gt_limits_for_arch("sm_90", &lim);
+    return fam()->legal(p, &lim, why, n);
+}
+
+GT_TEST(gemv_constraints_reject_bad_points, GT_NEEDS_NONE)
+{
+    char why[256];
+    CHECK(fam() && legal(&m1, why, sizeof why) && legal(&n8, why, sizeof why) && legal(&n16, why, sizeof why) &&
+          legal(&m4, why, sizeof why));
+    static const struct {
+        gt_params p;
+        const char *word;
+    } bad[] = {{{{2, 1, 4, 8, 1, 4}}, "SIDE"},   {{{0, 0, 4, 8, 1, 4}}, "SR"},    {{{0, 17, 4, 8, 1, 4}}, "SR"},
+               {{{0, 1, 0, 8, 1, 4}}, "RW"},     {{{0, 1, 9, 8, 1, 4}}, "RW"},    {{{0, 1, 4, 1, 1, 4}}, "WARPS"},
+               {{{0, 1, 4, 8, 3, 4}}, "KW"},     {{{0, 1, 4, 8, 0, 4}}, "KW"},    {{{0, 1, 4, 8, 1, 0}}, "U"},
+               {{{0, 16, 8, 8, 1, 8}}, "registers"}};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        why[0] = '\0';
+        CHECK_MSG(!legal(&bad[i].p, why, sizeof why) && strstr(why, bad[i].word), "point %zu: '%s'", i, why);
+    }
+}
+
+/* A block owns RW columns for each of its WARPS / KW column groups and the whole of K: no split, no workspace; a
+ * batch walks grid z. */
+GT_TEST(gemv_launch_geometry, GT_NEEDS_NONE)
+{
+    gt_launch L;
+    fam()->launch(&m1, &(gt_shape){1, 4096, 4096, 0, 1}, 132, &L); /* 8 column groups of 4: 32 columns a block */
+    CHECK(L.grid[0] == 128 && L.grid[1] == 1 && L.grid[2] == 1 && L.block[0] == 256);
+    CHECK(L.splitk == 1 && L.ws_bytes == 0 && L.smem == 0);
+    fam()->launch(&n8, &(gt_shape){4097, 8, 4096, 0, 0}, 132, &L); /* N small: M is L; 2 groups of 2 columns */
+    CHECK(L.grid[0] == 1025 && L.block[0] == 256);
+    gt_launch B;
+    CHECK(gt_family_launch(fam(), &m4, &(gt_shape){3, 1000, 777, 0, 1, 6}, 132, &B));
+    CHECK(B.grid[0] == 250 && B.grid[2] == 6 && B.ws_bytes == 0); /* 4 warps x 1 column */
+}
+
+/* A kernel takes the layouts whose large operand runs along K (M small: B stored N x K, nt and tt; N small: A
+ * stored M x K, nn and nt) and a small side that fills more than half of its SR rows. */
+GT_TEST(gemv_takes_calls_along_k_that_fit, GT_NEEDS_NONE)
+{
+    gt_call c = gt_call_tight(&(gt_shape){1, 4096, 4096, 0, 1});
+    CHECK(fam()->applicable(&m1, &c));
+    c.shape.ta = 1, c.shape.tb = 1;
+    CHECK(fam()->applicable(&m1, &c));
+    c.shape.ta = 0, c.shape.tb = 0; /* B stored K x N: its columns run along N */
+    CHECK(!fam()->applicable(&m1, &c));
+    c.shape = (gt_shape){4096, 8, 4096, 0, 0};
+    CHECK(fam()->applicable(&n8, &c) && !fam()->applicable(&m1, &c));
+    c.shape.ta = 1; /* A stored K x M */
+    CHECK(!fam()->applicable(&n8, &c));
+    c.shape = (gt_shape){4096, 4, 4096, 0, 1};
+    CHECK(!fam()->applicable(&n8, &c)); /* 4 rows of 8: mostly padding */
+    c.shape.n = 9;
+    CHECK(!fam()->applicable(&n8, &c) && fam()->applicable(&n16, &c)); /* over SR */
+}
+
+/* Both sides in every layout (Y along K or read element by element, X along K or along S) and a batch: compiled
+ * with no spills and registers within the cap. */
+GT_TEST(gemv_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
+{
+    const gt_params *keys[] = {&m1, &n8, &n16, &m4};
+    gt_compile_job jobs[16];
+    int n = 0;
+    for (size_t i = 0; i < 4; ++i)
+        for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
+    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
+    gt_compile_all(jobs, n, "sm_90", "gemv configurations");
+    for (int i = 0; i < n; ++i) {
+        const gt_compile_job *j = &jobs[i];
+        CHECK_MSG(j->rc == 0 && j->spill_bytes == 0 && j->stack_bytes == 0, "%s: rc %d, %d B spills: %s",
+                  gt_layout_name(j->ta, j->tb), j->rc, j->spill_bytes, j->err);
+        CHECK(j->has_gemm && j->regs > 0 && j->regs <= 255);
+        printf("    SIDE=%d SR=%d %s: %d registers\n", j->p.v[0], j->p.v[1], gt_layout_name(j->ta, j->tb), j->regs);
+    }
+}
