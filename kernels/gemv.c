@@ -1,11 +1,12 @@
 /* Family gemv: GEMMs with a small side of at most 16 rows (M or N, as SIDE says) whose large operand runs along K,
- * as the rows of W do in y = x W^T: each warp streams whole columns of it with 16-byte loads into registers and
- * adds its lanes' sums at the end, in a fixed order. Template: templates/gemv.cu. Tested by tests/test_gemv.c. */
+ * as the rows of W do in y = x W^T: each warp streams whole columns of it with 16-byte loads into registers (X
+ * through L1, or from three rows on staged in shared memory) and adds its lanes' sums at the end, in a fixed order.
+ * Template: templates/gemv.cu. Tested by tests/test_gemv.c. */
 #include "family.h"
 
 #include <stdio.h>
 
-enum { P_SIDE, P_SR, P_RW, P_WARPS, P_KW, P_U, NPARAMS };
+enum { P_SIDE, P_SR, P_RW, P_WARPS, P_KW, P_U, P_XS, NPARAMS };
 
 #define REJECT(...) return snprintf(why, n, __VA_ARGS__), 0
 
@@ -17,6 +18,13 @@ static int y_along_k(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ?
 
 /* Columns of L per block: RW for each of the WARPS / KW column groups (GV_BL in the template). */
 static long block_cols(const gt_params *p) { return (long)p->v[P_WARPS] / p->v[P_KW] * p->v[P_RW]; }
+
+/* Dynamic shared memory: with XS, two chunks of X, each SR rounded up to 4 by 128 U floats (GV_XBUF in the
+ * template). */
+static long smem_bytes(const gt_params *p)
+{
+    return p->v[P_XS] ? 2L * ((p->v[P_SR] + 3) / 4 * 4) * 128 * p->v[P_U] * 4 : 0;
+}
 
 /* Registers per thread: the RW x SR sums, U loads of four floats per column in flight, and ~40 for addresses, X
  * and loop state. */
@@ -34,8 +42,26 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     if (v[P_WARPS] < 2 || v[P_WARPS] > 32) REJECT("WARPS=%d outside 2..32", v[P_WARPS]);
     if (v[P_KW] < 1 || v[P_WARPS] % v[P_KW]) REJECT("KW=%d does not divide WARPS=%d", v[P_KW], v[P_WARPS]);
     if (v[P_U] < 1 || v[P_U] > 8) REJECT("U=%d outside 1..8", v[P_U]);
+    if (v[P_XS] < 0 || v[P_XS] > 1) REJECT("XS=%d: 0 or 1", v[P_XS]);
+    if (v[P_XS] && v[P_KW] != 1) REJECT("XS=1 with KW=%d: the block's warps walk K together, KW=1", v[P_KW]);
     const long part = v[P_KW] > 1 ? 4L * v[P_WARPS] * v[P_RW] * v[P_SR] : 0; /* the KW warps' sums */
-    return gt_block_fits_dynamic(32L * v[P_WARPS], 1, part, regs_estimate(p), lim, why, n);
+    return gt_block_fits_dynamic(32L * v[P_WARPS], 1, part + smem_bytes(p), regs_estimate(p), lim, why, n);
+}
+
+/* The default space (docs/BENCHMARKS.md, 2026-11-27, H100; an exploration over SR 1-16, RW 1-4, WARPS 4 and 8, KW
+ * 1 and 4, U 2 and 4, XS 0 and 1 on twelve shapes): one or two rows read X through L1 with K split over four warps
+ * (every best four of those shapes), and the other values stay (within 1-2% of each other); from three rows X's
+ * chunks in shared memory, which took 8x4096x4096 nt from 52.2 us to 32.1 and 4096x8x4096 nn from 144.5 to 32.7
+ * (X along S, its pieces swizzled), with 8 warps and U=4 as every such winner had; sixteen rows stay out, skinny
+ * ran them faster (4096x16x4096 nn 40.7 us against 52.6). */
+static int in_space(const gt_params *p, char *why, size_t n)
+{
+    const int sr = p->v[P_SR];
+    if (sr > 8) REJECT("default space: SR up to 8 (skinny ran sixteen rows faster)");
+    if (sr <= 2 && (p->v[P_XS] || p->v[P_KW] != 4)) REJECT("default space: one or two rows take XS=0 and KW=4");
+    if (sr > 2 && (!p->v[P_XS] || p->v[P_WARPS] != 8 || p->v[P_U] != 4))
+        REJECT("default space: from three rows XS=1, WARPS=8 and U=4");
+    return 1;
 }
 
 /* One block per block_cols() columns of L, the whole of K; a batch walks grid z (gt_family_launch). */
@@ -44,6 +70,7 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
     (void)sms;
     *out = (gt_launch){.grid = {gt_cdiv(large_side(p, s), block_cols(p)), 1, 1},
                        .block = {32u * (unsigned)p->v[P_WARPS], 1, 1},
+                       .smem = (unsigned)smem_bytes(p),
                        .splitk = 1};
 }
 
@@ -71,19 +98,15 @@ const gt_family gt_family_gemv = {
            "into registers and add their lanes' sums in a fixed order",
     .template_name = "gemv.cu",
     .nparams = NPARAMS,
-    /* The default space: one or two rows (docs/BENCHMARKS.md, 2026-11-27, H100), where skinny's K split leaves
-     * bandwidth unused (1x4096x4096 nn 0.88-0.93x cuBLAS): served at 1.10-1.34x cuBLAS with one row and 1.22-2.62x
-     * with two, 73-84% of the bandwidth roofline. Over SR 1-16, RW 1-4, WARPS 4 and 8, KW 1-4, U 2 and 4, the best
-     * four of every shape split K over four warps (KW=4), the other values within 1-2% of each other; from four
-     * rows on skinny was faster (X's loads, S for every RW of Y's, spill out of L1: 8x4096x4096 nt 51.6 us against
-     * 36.9). SR up to 16 stays legal. */
     .params = {{"SIDE", "the small side: 0 M, 1 N", 2, {0, 1}},
-               {"SR", "rows of the small side held (at least the side, under twice it)", 2, {1, 2}},
+               {"SR", "rows of the small side held (at least the side, under twice it)", 4, {1, 2, 4, 8}},
                {"RW", "columns of the large side per warp", 3, {1, 2, 4}},
                {"WARPS", "warps per block", 2, {4, 8}},
-               {"KW", "warps that share columns and split K", 1, {4}},
-               {"U", "16-byte loads per lane and column in flight", 2, {2, 4}}},
+               {"KW", "warps that share columns and split K", 2, {4, 1}},
+               {"U", "16-byte loads per lane and column in flight", 2, {2, 4}},
+               {"XS", "1: X's chunk of K in shared memory, the block's warps on it together (KW=1)", 2, {0, 1}}},
     .legal = legal,
+    .in_space = in_space,
     .launch = launch,
     .applicable = applicable,
     .work = work,

@@ -8,11 +8,13 @@
 
 #include <string.h>
 
-/* SIDE SR RW WARPS KW U */
-static const gt_params m1 = {{0, 1, 4, 8, 1, 4}};   /* batch-1 inference: y = x W^T */
-static const gt_params n8 = {{1, 8, 2, 8, 4, 2}};   /* N up to 8, four warps a column pair, K split between them */
-static const gt_params n16 = {{1, 16, 4, 8, 2, 4}}; /* the most rows it may hold (the default space: 1 or 2) */
-static const gt_params m4 = {{0, 4, 1, 4, 1, 2}};   /* one column a warp */
+/* SIDE SR RW WARPS KW U XS */
+static const gt_params m1 = {{0, 1, 4, 8, 1, 4, 0}};   /* batch-1 inference: y = x W^T */
+static const gt_params n8 = {{1, 8, 2, 8, 4, 2, 0}};   /* N up to 8, four warps a column pair, K split between them */
+static const gt_params n16 = {{1, 16, 4, 8, 2, 4, 0}}; /* the most rows it may hold */
+static const gt_params m4 = {{0, 4, 1, 4, 1, 2, 0}};   /* one column a warp */
+static const gt_params n8s = {{1, 8, 2, 8, 1, 4, 1}};  /* X's chunks in shared memory */
+static const gt_params m16s = {{0, 16, 1, 4, 1, 4, 1}}; /* ... the most of it: 64 KiB */
 
 static const gt_family *fam(void) { return gt_family_find("gemv"); }
 
@@ -27,14 +29,15 @@ GT_TEST(gemv_constraints_reject_bad_points, GT_NEEDS_NONE)
 {
     char why[256];
     CHECK(fam() && legal(&m1, why, sizeof why) && legal(&n8, why, sizeof why) && legal(&n16, why, sizeof why) &&
-          legal(&m4, why, sizeof why));
+          legal(&m4, why, sizeof why) && legal(&n8s, why, sizeof why) && legal(&m16s, why, sizeof why));
     static const struct {
         gt_params p;
         const char *word;
     } bad[] = {{{{2, 1, 4, 8, 1, 4}}, "SIDE"},   {{{0, 0, 4, 8, 1, 4}}, "SR"},    {{{0, 17, 4, 8, 1, 4}}, "SR"},
                {{{0, 1, 0, 8, 1, 4}}, "RW"},     {{{0, 1, 9, 8, 1, 4}}, "RW"},    {{{0, 1, 4, 1, 1, 4}}, "WARPS"},
                {{{0, 1, 4, 8, 3, 4}}, "KW"},     {{{0, 1, 4, 8, 0, 4}}, "KW"},    {{{0, 1, 4, 8, 1, 0}}, "U"},
-               {{{0, 16, 8, 8, 1, 8}}, "registers"}};
+               {{{0, 16, 8, 8, 1, 8}}, "registers"}, {{{0, 1, 4, 8, 1, 4, 2}}, "XS"},
+               {{{0, 1, 4, 8, 4, 4, 1}}, "KW=1"}};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
         why[0] = '\0';
         CHECK_MSG(!legal(&bad[i].p, why, sizeof why) && strstr(why, bad[i].word), "point %zu: '%s'", i, why);
@@ -54,6 +57,24 @@ GT_TEST(gemv_launch_geometry, GT_NEEDS_NONE)
     gt_launch B;
     CHECK(gt_family_launch(fam(), &m4, &(gt_shape){3, 1000, 777, 0, 1, 6}, 132, &B));
     CHECK(B.grid[0] == 250 && B.grid[2] == 6 && B.ws_bytes == 0); /* 4 warps x 1 column */
+    fam()->launch(&m16s, &(gt_shape){13, 4096, 4096, 0, 1}, 132, &L); /* two chunks of 16 rows x 512 k */
+    CHECK(L.grid[0] == 1024 && L.smem == 2u * 16 * 512 * 4);
+}
+
+/* The default space keeps what won on the H100 (kernels/gemv.c): one or two rows through L1 with K split over four
+ * warps; three to eight rows staged in shared memory, 8 warps, U=4; sixteen rows left to skinny. */
+GT_TEST(gemv_default_space_keeps_what_won, GT_NEEDS_NONE)
+{
+    char why[160];
+    gt_params p = {{0, 1, 2, 8, 4, 4, 0}}; /* 1x4096x4096 nt's winner */
+    CHECK(fam()->in_space(&p, why, sizeof why));
+    p.v[6] = 1, p.v[4] = 1; /* staged: legal, not swept for one row */
+    CHECK(legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "XS=0 and KW=4"));
+    p = (gt_params){{0, 8, 2, 8, 1, 4, 1}}; /* 8x4096x4096 nt's */
+    CHECK(fam()->in_space(&p, why, sizeof why));
+    p.v[6] = 0, p.v[4] = 4;
+    CHECK(!fam()->in_space(&p, why, sizeof why) && strstr(why, "XS=1"));
+    CHECK(!fam()->in_space(&n16, why, sizeof why) && strstr(why, "SR up to 8") && legal(&n16, why, sizeof why));
 }
 
 /* A kernel takes the layouts whose large operand runs along K (M small: B stored N x K, nt and tt; N small: A
@@ -76,14 +97,14 @@ GT_TEST(gemv_takes_calls_along_k_that_fit, GT_NEEDS_NONE)
     CHECK(!fam()->applicable(&n8, &c) && fam()->applicable(&n16, &c)); /* over SR */
 }
 
-/* Both sides in every layout (Y along K or read element by element, X along K or along S) and a batch: compiled
- * with no spills and registers within the cap. */
+/* Both sides in every layout (Y along K or read element by element, X along K or along S, through L1 or staged in
+ * shared memory): compiled with no spills and registers within the cap. */
 GT_TEST(gemv_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
 {
-    const gt_params *keys[] = {&m1, &n8, &n16, &m4};
-    gt_compile_job jobs[16];
+    const gt_params *keys[] = {&m1, &n8, &n16, &m4, &n8s, &m16s};
+    gt_compile_job jobs[24];
     int n = 0;
-    for (size_t i = 0; i < 4; ++i)
+    for (size_t i = 0; i < 6; ++i)
         for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
     n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
     gt_compile_all(jobs, n, "sm_90", "gemv configurations");

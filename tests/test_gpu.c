@@ -214,17 +214,22 @@ GT_TEST(gpu_skinny_kernels_once_miscompiled_run, GT_NEEDS_GPU)
     kernel_cases_run("skinny", cases, sizeof cases / sizeof cases[0]);
 }
 
-/* gemv on the layouts it serves, where every-family's shapes give it little to do (a side of one or two rows):
- * K past the last whole chunk (its tail element by element), columns past the last whole block, both sides, one
- * and two rows, the warps' K split (KW) and without it, a batch. */
+/* gemv on the layouts it serves, where every-family's shapes give it little to do (a side of one to eight rows):
+ * K past the last whole chunk (its tail element by element), columns past the last whole block, both sides, X
+ * through L1 with the warps' K split (KW) and without, X's chunks in shared memory along K and along S (XS), a
+ * batch. */
 GT_TEST(gpu_gemv_kernels_match_cublas, GT_NEEDS_GPU)
 {
-    static const kernel_case cases[] = {{"SIDE=0,SR=1,RW=2,WARPS=8,KW=4,U=4", {1, 4097, 1000, 0, 1}},
-                                        {"SIDE=0,SR=2,RW=4,WARPS=4,KW=4,U=2", {2, 333, 4099, 1, 1}},
-                                        {"SIDE=1,SR=1,RW=1,WARPS=4,KW=4,U=2", {4099, 1, 777, 0, 0}},
-                                        {"SIDE=1,SR=2,RW=4,WARPS=8,KW=1,U=4", {1025, 2, 1537, 0, 1}},
-                                        {"SIDE=1,SR=8,RW=2,WARPS=8,KW=2,U=2", {515, 7, 2600, 0, 0}},
-                                        {"SIDE=0,SR=1,RW=2,WARPS=4,KW=4,U=4", {1, 1000, 1031, 0, 1, 5}}};
+    static const kernel_case cases[] = {{"SIDE=0,SR=1,RW=2,WARPS=8,KW=4,U=4,XS=0", {1, 4097, 1000, 0, 1}},
+                                        {"SIDE=0,SR=2,RW=4,WARPS=4,KW=4,U=2,XS=0", {2, 333, 4099, 1, 1}},
+                                        {"SIDE=1,SR=1,RW=1,WARPS=4,KW=4,U=2,XS=0", {4099, 1, 777, 0, 0}},
+                                        {"SIDE=1,SR=2,RW=4,WARPS=8,KW=1,U=4,XS=0", {1025, 2, 1537, 0, 1}},
+                                        {"SIDE=1,SR=8,RW=2,WARPS=8,KW=1,U=4,XS=1", {4099, 7, 2600, 0, 0}},
+                                        {"SIDE=0,SR=4,RW=1,WARPS=8,KW=1,U=4,XS=1", {3, 5001, 3000, 0, 1}},
+                                        {"SIDE=0,SR=8,RW=2,WARPS=8,KW=1,U=4,XS=1", {8, 1000, 4096, 1, 1}},
+                                        {"SIDE=1,SR=4,RW=2,WARPS=8,KW=1,U=4,XS=1", {2000, 4, 1536, 0, 1}},
+                                        {"SIDE=0,SR=1,RW=2,WARPS=4,KW=4,U=4,XS=0", {1, 1000, 1031, 0, 1, 5}},
+                                        {"SIDE=1,SR=8,RW=1,WARPS=8,KW=1,U=4,XS=1", {700, 6, 1100, 0, 0, 3}}};
     kernel_cases_run("gemv", cases, sizeof cases / sizeof cases[0]);
 }
 

@@ -115,7 +115,8 @@ int run_case(const Case &c)
 
 // Both emulators' cases: small and odd shapes with every ld variant (run.py), and multistage's edge, split and
 // steady-loop shapes (the old driver): K whole and ragged, interior blocks with aligned ld; skinny shapes, small
-// M or N with K long enough to split.
+// M or N with K long enough to split; one to sixteen rows against a K of whole and ragged chunks, with and without
+// aligned ld (gemv).
 const Case cases[] = {
     {1, 1, 1, 0, 0, 1.5f, 0.0f},       {1, 1, 1, 3, 1, 1.5f, 0.5f},       {1, 1, 1, -1, 2, 1.5f, 0.0f},
     {7, 13, 5, 0, 0, 1.5f, 0.5f},      {7, 13, 5, 3, 1, 1.5f, 0.0f},      {7, 13, 5, 4, 0, 1.5f, 0.5f},
@@ -127,7 +128,10 @@ const Case cases[] = {
     {300, 260, 20, -1, 0, 1.5f, 0.5f}, {64, 64, 1000, 0, 0, 1.5f, 0.5f},  {300, 260, 333, 2, 0, 1.5f, 0.0f},
     {1100, 300, 24, 0, 0, 1.5f, 0.5f}, {512, 384, 200, 0, 0, 1.5f, 0.5f}, {520, 260, 203, 4, 0, 1.5f, 0.0f},
     {300, 33, 257, -1, 0, 1.5f, 0.5f}, {300, 33, 257, 1, 1, 1.5f, 0.0f}, {1025, 7, 400, 0, 0, 1.5f, 0.0f},
-    {45, 303, 475, -1, 0, 1.5f, 0.5f},
+    {45, 303, 475, -1, 0, 1.5f, 0.5f},  {1, 260, 1030, 0, 0, 1.5f, 0.5f},  {2, 300, 1100, -1, 0, 1.5f, 0.0f},
+    {4, 130, 1024, 0, 1, 1.5f, 0.0f},  {300, 7, 1100, 1, 0, 1.5f, 0.5f},  {260, 16, 600, 0, 0, 1.5f, 0.0f},
+    {130, 2, 1025, 4, 0, 1.5f, 0.5f},  {4, 130, 1024, 0, 0, 1.5f, 0.5f},  {300, 8, 1024, 0, 0, 1.5f, 0.0f},
+    {13, 200, 2048, 0, 0, 1.5f, 0.5f}, {300, 2, 1024, 0, 0, 1.5f, 0.0f},
 };
 } // namespace
 
