@@ -74,7 +74,12 @@ int geometry(const gt_problem &p, gt_launch *L)
 #if !GT_SPLITK_AT_LAUNCH // a template that reads the split from the launch has no SPLITK
     if (L->splitk != SPLITK) return printf("launch: splitk %d, template SPLITK %d\n", L->splitk, SPLITK), -1;
 #endif
-    if (L->splitk > 1 && (L->ws_bytes < (size_t)L->splitk * mn * 4 || (size_t)L->rgrid[0] * L->rblock[0] < mn))
+#if GT_SPLITK_AT_LAUNCH
+    const size_t per = 4; // skinny's own gt_splitk_reduce: four elements a thread
+#else
+    const size_t per = 1;
+#endif
+    if (L->splitk > 1 && (L->ws_bytes < (size_t)L->splitk * mn * 4 || (size_t)L->rgrid[0] * L->rblock[0] * per < mn))
         return printf("launch: split-K workspace %zu B or reduce grid too small\n", L->ws_bytes), -1;
     return 0;
 }
