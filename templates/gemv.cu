@@ -232,21 +232,12 @@ __device__ __forceinline__ void gv_put(const gv_ops &o, float *C, int ldc, int s
     *c = beta == 0.0f ? alpha * v : fmaf(beta, *c, alpha * v);
 }
 
-extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
+// acc <- the lane's share of X(s, k) Y(k, l + r) for its warp's columns from l: the whole chunks (all KW warps in
+// turn, or staged with XS), then the tail one element at a time.
+__device__ __forceinline__ void gv_accumulate(const gv_ops &o, int K, int l, int kw, float (&acc)[RW][SR])
 {
-    GT_BATCH_OFFSET();
-    (void)ws;
-    __shared__ float part[KW > 1 ? WARPS * RW * SR : 1];
-    const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, kw = warp % KW, cw = warp / KW;
-    gv_ops o;
-#if SIDE == 0
-    o.X = A, o.Y = B, o.ldx = lda, o.ldy = ldb, o.S = M, o.L = N;
-#else
-    o.X = B, o.Y = A, o.ldx = ldb, o.ldy = lda, o.S = N, o.L = M;
-#endif
-    const int l = blockIdx.x * GV_BL + cw * RW;
+    const int lane = threadIdx.x % 32;
     const bool yvec = GV_YK && GT_VEC_OK(4, o.Y, o.ldy), xvec = GT_VEC_OK(4, o.X, o.ldx);
-    float acc[RW][SR];
 #pragma unroll
     for (int r = 0; r < RW; ++r)
 #pragma unroll
@@ -264,13 +255,21 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
     }
 #endif
     gv_tail(o, l, chunks * GV_KSTEP + kw * 32 + lane, KW * 32, K, acc);
+}
+
+// The warp's lanes' sums added by a butterfly; with KW = 1 lane 0 stores them, else lane 0 of each warp leaves
+// them in part and one thread per result adds the KW warps' in order and stores it.
+__device__ __forceinline__ void gv_finish(const gv_ops &o, float *C, int ldc, float alpha, float beta, int l, int cw,
+                                          int kw, float (&acc)[RW][SR], float *part)
+{
+    const int lane = threadIdx.x % 32;
 #pragma unroll
     for (int r = 0; r < RW; ++r)
 #pragma unroll
         for (int s = 0; s < SR; ++s)
 #pragma unroll
             for (int off = 16; off > 0; off /= 2) acc[r][s] += __shfl_xor_sync(0xffffffffu, acc[r][s], off);
-    if (KW == 1) { // lane 0 holds the warp's results
+    if (KW == 1) {
         if (lane == 0)
 #pragma unroll
             for (int r = 0; r < RW; ++r)
@@ -278,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
                 for (int s = 0; s < SR; ++s) gv_put(o, C, ldc, s, l + r, acc[r][s], alpha, beta);
         return;
     }
-    if (lane == 0) // lane 0 of each warp leaves its sums, and one thread per result adds the KW warps' in order
+    if (lane == 0)
 #pragma unroll
         for (int r = 0; r < RW; ++r)
 #pragma unroll
@@ -290,4 +289,22 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
         for (int i = 0; i < KW; ++i) v += part[t * KW + i];
         gv_put(o, C, ldc, t % SR, blockIdx.x * GV_BL + t / SR, v, alpha, beta);
     }
+}
+
+extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
+{
+    GT_BATCH_OFFSET();
+    (void)ws;
+    __shared__ float part[KW > 1 ? WARPS * RW * SR : 1];
+    const int warp = threadIdx.x / 32, kw = warp % KW, cw = warp / KW;
+    gv_ops o;
+#if SIDE == 0
+    o.X = A, o.Y = B, o.ldx = lda, o.ldy = ldb, o.S = M, o.L = N;
+#else
+    o.X = B, o.Y = A, o.ldx = ldb, o.ldy = lda, o.S = N, o.L = M;
+#endif
+    const int l = blockIdx.x * GV_BL + cw * RW;
+    float acc[RW][SR];
+    gv_accumulate(o, K, l, kw, acc);
+    gv_finish(o, C, ldc, alpha, beta, l, cw, kw, acc, part);
 }

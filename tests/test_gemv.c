@@ -15,6 +15,7 @@ static const gt_params n16 = {{1, 16, 4, 8, 2, 4, 0}}; /* the most rows it may h
 static const gt_params m4 = {{0, 4, 1, 4, 1, 2, 0}};   /* one column a warp */
 static const gt_params n8s = {{1, 8, 2, 8, 1, 4, 1}};  /* X's chunks in shared memory */
 static const gt_params m16s = {{0, 16, 1, 4, 1, 4, 1}}; /* ... the most of it: 64 KiB */
+static const gt_params n8s1 = {{1, 8, 1, 8, 1, 4, 1}};  /* spilled 16 bytes along S while gt_gemm was one function */
 
 static const gt_family *fam(void) { return gt_family_find("gemv"); }
 
@@ -101,10 +102,10 @@ GT_TEST(gemv_takes_calls_along_k_that_fit, GT_NEEDS_NONE)
  * shared memory): compiled with no spills and registers within the cap. */
 GT_TEST(gemv_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
 {
-    const gt_params *keys[] = {&m1, &n8, &n16, &m4, &n8s, &m16s};
-    gt_compile_job jobs[24];
+    const gt_params *keys[] = {&m1, &n8, &n16, &m4, &n8s, &m16s, &n8s1};
+    gt_compile_job jobs[28];
     int n = 0;
-    for (size_t i = 0; i < 6; ++i)
+    for (size_t i = 0; i < 7; ++i)
         for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
     n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
     gt_compile_all(jobs, n, "sm_90", "gemv configurations");
