@@ -155,12 +155,18 @@ GT_TEST(cli_options_one_table_parses_every_verb, GT_NEEDS_NONE)
     CHECK_MSG(gt_cli_parse(GT_V_TUNE, 8, v3, &a, err, sizeof err) == 0, "%s", err);
     CHECK(a.gpu.n == 2 && a.gpu.v[1] == 2 && a.layout.n == 2 && a.layout.v[1] == 3 && a.sizes.n == 2 && a.progress == 0);
     gt_cli_args_free(&a);
+    char *v3b[] = {"bench", "--layouts", "nt,tn", NULL}; /* bench takes a list too: each item in each layout */
+    gt_cli_args_init(&a);
+    CHECK_MSG(gt_cli_parse(GT_V_BENCH, 3, v3b, &a, err, sizeof err) == 0, "%s", err);
+    CHECK(a.layout.n == 2 && a.layout.v[0] == 1 && a.layout.v[1] == 2);
+    gt_cli_args_free(&a);
     static const struct {
         unsigned verb;
         const char *args[4], *says;
     } bad[] = {
         {GT_V_QUERY, {"--sizes", "64"}, "an option of tune, bench and precompile, not of query"},
         {GT_V_QUERY, {"--layout", "nn,tn"}, "bad --layout 'nn,tn'"},
+        {GT_V_EXPLAIN, {"--layouts", "nn,tn"}, "bad --layouts 'nn,tn': want nn, nt, tn or tt"},
         {GT_V_BENCH, {"--gpu", "0,1"}, "want one CUDA device index"},
         {GT_V_EXPORT, {"--format", "csv"}, "unknown --format 'csv': want one of json,header"},
         {GT_V_QUERY, {"--math", "fp64"}, "unknown --math 'fp64': want one of fp32,tf32x3,all"},

@@ -224,7 +224,22 @@ static int print_rows(const row *r, int n, const char *fmt)
     return rc;
 }
 
-/* 0, -1 after --help, or an exit status after a message. Items without a layout take --layout's. */
+/* Items without a layout of their own are benched in each of --layouts' (nn when none), item by item. */
+static int each_layout(gt_cli_args *a)
+{
+    const int nl = a->layout.n ? a->layout.n : 1, n = a->sizes.n;
+    gt_shape *all = malloc((size_t)n * nl * sizeof *all);
+    if (!all) return -1;
+    for (int i = 0; i < n; ++i)
+        for (int l = 0; l < nl; ++l) {
+            const int lay = a->layout.n ? a->layout.v[l] : 0;
+            all[i * nl + l] = a->sizes.v[i], all[i * nl + l].ta = lay >> 1, all[i * nl + l].tb = lay & 1;
+        }
+    free(a->sizes.v), a->sizes.v = all, a->sizes.n = n * nl;
+    return 0;
+}
+
+/* 0, -1 after --help, or an exit status after a message. */
 static int parse(int argc, char **argv, gt_cli_args *a, gt_shape **shapes, int *n)
 {
     char err[1024];
@@ -234,9 +249,8 @@ static int parse(int argc, char **argv, gt_cli_args *a, gt_shape **shapes, int *
     if (rc == 0 && !a->sizes.n) a->sizes.n = gt_cli_parse_sizes(GT_BENCH_SUITE, &a->sizes.v, err, sizeof err);
     if (rc < 0) return gt_term_printf(stderr, "gemmtune bench: %s\n", err), 2;
     if (!a->format) a->format = "table";
+    if (!a->sizes_with_layout && each_layout(a)) return gt_term_printf(stderr, "gemmtune bench: out of memory\n"), 1;
     *shapes = a->sizes.v, *n = a->sizes.n;
-    for (int i = 0; !a->sizes_with_layout && i < *n; ++i)
-        (*shapes)[i].ta = a->layout.n ? a->layout.v[0] >> 1 : 0, (*shapes)[i].tb = a->layout.n ? a->layout.v[0] & 1 : 0;
     return 0;
 }
 

@@ -85,7 +85,9 @@ static const gt_opt table[] = {
     {"--layout", "--layouts", "LIST", A_LAYOUTS, PLANS, O(layout), 4, NULL,
      "row-major layouts, a comma list of nn, nt, tn, tt (t = that operand stored\n"
      "transposed; default nn)"},
-    {"--layout", "--layouts", "L", A_LAYOUTS, GT_V_BENCH | GT_V_EXPLAIN, O(layout), 1, NULL,
+    {"--layout", "--layouts", "LIST", A_LAYOUTS, GT_V_BENCH, O(layout), 4, NULL,
+     "row-major layouts of the items without one, a comma list of nn, nt, tn, tt (default nn)"},
+    {"--layout", "--layouts", "L", A_LAYOUTS, GT_V_EXPLAIN, O(layout), 1, NULL,
      "row-major layout: nn, nt, tn or tt (default nn)"},
     {"--layout", "--layouts", "L", A_LAYOUTS, READERS, O(layout), 1, NULL, "only this layout: nn, nt, tn or tt"},
     {"--family", NULL, "LIST", A_TEXT, PLANS, O(family), 0, NULL,
