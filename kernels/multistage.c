@@ -92,17 +92,31 @@ static int skinny(const shape_t *s, char *why, size_t n)
     return 1;
 }
 
-/* The default space's shape, not hardware limits (in_space): these keep the sweep near 430 points (about 250
- * without stream-K, EDGE and the 16-wide tiles) by dropping combinations that only repeat others or cannot win.
- * A kernel outside them is still legal and runs. */
+/* 96-wide tiles for a side of 96 or so (10240 x 96 x 10240 wastes a quarter of a 128-wide tile): 96 by 64, 128 or
+ * 256 with the pipeline the other tiles' winners have, unsplit or split 4 or 8 ways, or streamed (an exploration of
+ * every candidate on side-96 shapes found no other winner, docs/BENCHMARKS.md). */
+static int wide96(const shape_t *s, char *why, size_t n)
+{
+    if (s->bm == s->bn || (s->bm == 96 ? s->bn : s->bm) < 64)
+        REJECT("default space: a 96-wide tile is 96 x 64, 128 or 256");
+    if (s->stages != 3 || s->bk != 8 || s->minb > 1 || s->raster > 1 || (s->splitk != 1 && s->splitk != 4 && s->splitk != 8))
+        REJECT("default space: 96-wide tiles with 3 stages, BK=8, MINB=1, RASTER=1, SPLITK 1, 4 or 8");
+    return 1;
+}
+
+/* The default space's shape, not hardware limits (in_space): these keep the sweep near 490 points (about 250
+ * without stream-K, EDGE and the 16- and 96-wide tiles) by dropping combinations that only repeat others or cannot
+ * win. A kernel outside them is still legal and runs. */
 static int shaped(const shape_t *s, char *why, size_t n)
 {
     const int fm = s->wmiter * s->tm, fn = s->wniter * s->tn;
     if (s->bm == 16 || s->bn == 16) return skinny(s, why, n);
+    if ((s->bm == 96 || s->bn == 96) && !wide96(s, why, n)) return 0;
     if (s->wm * s->wn < 2048) REJECT("default space: warp tiles of at least 64 results per thread");
     if (fm > 2 * fn || fn > 2 * fm) REJECT("default space: thread tile %dx%d more than 2:1", fm, fn);
-    if (s->bm > 2 * s->bn || s->bn > 2 * s->bm || s->bm * s->bn > 256 * 128)
-        REJECT("default space: block tiles up to 256x128 and at most 2:1");
+    if (3 * s->bm > 8 * s->bn || 3 * s->bn > 8 * s->bm || s->bm * s->bn > 256 * 128 ||
+        ((s->bm > 2 * s->bn || s->bn > 2 * s->bm) && s->bm != 96 && s->bn != 96))
+        REJECT("default space: block tiles up to 256x128, at most 2:1 (256 x 96 and 96 x 256 too)");
     if (s->bk > 8 && s->stages > 3) REJECT("default space: BK > 8 with at most 3 stages");
     if (s->minb > 1 && 65536 / (s->threads * s->minb) >= 255)
         REJECT("default space: MINB > 1 only where it lowers the register cap");
@@ -199,8 +213,8 @@ const gt_family gt_family_multistage = {
     .doc = "warp-tiled FFMA with a STAGES-deep cp.async pipeline, rasterized blocks and split-K",
     .template_name = "multistage.cu",
     .nparams = NPARAMS,
-    .params = {{"BM", "rows of C per block", 4, {64, 128, 256, 16}},
-               {"BN", "columns of C per block", 4, {64, 128, 256, 16}},
+    .params = {{"BM", "rows of C per block", 5, {64, 128, 256, 16, 96}},
+               {"BN", "columns of C per block", 5, {64, 128, 256, 16, 96}},
                {"BK", "K depth of one pipeline stage (multiple of 8)", 2, {8, 16}},
                {"WM", "rows of C per warp", 3, {32, 64, 16}},
                {"WN", "columns of C per warp", 3, {32, 64, 16}},

@@ -23,6 +23,9 @@ static const gt_params stream_big = {{256, 128, 8, 64, 64, 2, 4, 4, 3, 1, 1, 1, 
 static const gt_params skinny_m = {{16, 128, 8, 16, 64, 1, 4, 4, 3, 1, 1, 1, 2}};     /* M ~ 16, stream-K */
 static const gt_params skinny_n = {{128, 16, 8, 64, 16, 2, 4, 4, 3, 1, 1, 4, 0}};     /* N ~ 16, split-K */
 static const gt_params edge = {{128, 128, 8, 64, 32, 2, 4, 4, 3, 1, 1, 2, 0, 1}};    /* edge steady loop, split-K */
+static const gt_params wide96_n = {{256, 96, 8, 64, 32, 2, 4, 4, 3, 1, 1, 1, 1}};    /* N ~ 96, stream-K, 12 warps */
+static const gt_params wide96_m = {{96, 256, 8, 32, 64, 2, 4, 4, 3, 1, 1, 1, 1}};    /* M ~ 96, stream-K */
+static const gt_params split96 = {{64, 96, 8, 64, 32, 2, 4, 4, 3, 1, 1, 4, 0, 1}};   /* 6 warps, split-K, EDGE */
 
 static const gt_family *fam(void) { return gt_family_find("multistage"); }
 
@@ -45,10 +48,11 @@ static gt_params with(gt_params p, const char *name, int v) { return gt_params_w
 GT_TEST(multistage_key_configs_are_in_the_default_space, GT_NEEDS_NONE)
 {
     const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128, &stream1, &stream2,
-                               &stream_big, &skinny_m, &skinny_n, &edge};
+                               &stream_big, &skinny_m, &skinny_n, &edge, &wide96_n, &wide96_m, &split96};
     char why[160];
     CHECK(fam() != NULL);
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i) CHECK_MSG(is_legal(keys[i], why, sizeof why), "%s", why);
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
+        CHECK_MSG(is_legal(keys[i], why, sizeof why) && fam()->in_space(keys[i], why, sizeof why), "%s", why);
     const gt_limits l = sm90();
     int n = gt_enumerate(fam(), &l, NULL, NULL);
     CHECK_MSG(n >= 100 && n <= 480, "%d candidates", n);
@@ -89,6 +93,12 @@ GT_TEST(multistage_constraints_reject_bad_points, GT_NEEDS_NONE)
     CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "16-wide"));
     p = with(skinny_n, "STAGES", 4);
     CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "16-wide"));
+    p = with(split96, "SPLITK", 2);                                /* 96-wide tiles split 1, 4 or 8 ways */
+    CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "96-wide"));
+    p = with(with(wide96_m, "BN", 96), "WN", 32);                  /* 96 x 96: legal, never a winner */
+    CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "96 x 64"));
+    p = with(with(wide96_n, "BN", 64), "WN", 64);                  /* 256 x 64 stays outside: 4:1 */
+    CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "2:1"));
 }
 
 /* TM=8 / TN=8 sub-tiles: legal exactly when every quarter warp reads distinct bank groups. */
@@ -267,11 +277,12 @@ GT_TEST(multistage_nvrtc_key_configs_all_layouts, GT_NEEDS_NVRTC)
     compile_all_ok(jobs, n);
 }
 
-/* Stream-K keys, the 16-wide tiles for skinny problems (one with stream-K, one with split-K), and EDGE. */
+/* Stream-K keys, the 16- and 96-wide tiles (with stream-K and with split-K), and EDGE. */
 GT_TEST(multistage_nvrtc_stream_k_and_skinny, GT_NEEDS_NVRTC)
 {
-    const gt_params *keys[] = {&stream1, &stream2, &stream_big, &skinny_m, &skinny_n, &edge};
-    gt_compile_job jobs[24];
+    const gt_params *keys[] = {&stream1, &stream2, &stream_big, &skinny_m, &skinny_n, &edge, &wide96_n, &wide96_m,
+                               &split96};
+    gt_compile_job jobs[36];
     int n = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
         for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
@@ -398,7 +409,7 @@ static void check_config(const gt_params *p, cublasHandle_t blas)
 GT_TEST(multistage_gpu_matches_cublas, GT_NEEDS_GPU)
 {
     const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128, &stream1, &stream2,
-                               &skinny_m, &skinny_n, &edge};
+                               &skinny_m, &skinny_n, &edge, &wide96_n, &wide96_m, &split96};
     cublasHandle_t blas;
     if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
         gt_skip("cuBLAS did not initialise");
