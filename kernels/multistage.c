@@ -1,16 +1,17 @@
 /* Family multistage: warp-tiled FFMA SGEMM with a cp.async pipeline of STAGES shared-memory buffers, block
- * rasterization, deterministic split-K and deterministic stream-K. Template: templates/multistage.cu. Tested by
- * tests/test_multistage.c. */
+ * rasterization, deterministic split-K and deterministic stream-K; KT brings an operand stored with k contiguous
+ * by 16-byte loads. Template: templates/multistage.cu. Tested by tests/test_multistage.c. */
 #include "family.h"
 
 #include <stdio.h>
 
-enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_WNITER, P_TM, P_TN, P_STAGES, P_MINB, P_RASTER, P_SPLITK, P_SK, P_EDGE, NPARAMS };
+enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_WNITER, P_TM, P_TN, P_STAGES, P_MINB, P_RASTER, P_SPLITK, P_SK, P_EDGE, P_KT,
+       NPARAMS };
 
 #define PAD 4 /* floats after each k row of a shared tile, as in the template */
 
 typedef struct {
-    int bm, bn, bk, wm, wn, wniter, tm, tn, stages, minb, raster, splitk, sk, edge;
+    int bm, bn, bk, wm, wn, wniter, tm, tn, stages, minb, raster, splitk, sk, edge, kt;
     int threads, wmiter, wsubm, wsubn;
 } shape_t;
 
@@ -18,7 +19,7 @@ static shape_t unpack(const gt_params *p)
 {
     const int *v = p->v;
     shape_t s = {v[P_BM], v[P_BN], v[P_BK], v[P_WM], v[P_WN], v[P_WNITER], v[P_TM], v[P_TN], v[P_STAGES],
-                 v[P_MINB], v[P_RASTER], v[P_SPLITK], v[P_SK], v[P_EDGE], 0, 0, 0, 0};
+                 v[P_MINB], v[P_RASTER], v[P_SPLITK], v[P_SK], v[P_EDGE], v[P_KT], 0, 0, 0, 0};
     if (s.wm > 0 && s.wn > 0 && s.tm > 0 && s.tn > 0 && s.wniter > 0) {
         s.threads = s.bm / s.wm * (s.bn / s.wn) * 32;
         s.wmiter = s.wm * s.wn / (32 * s.tm * s.tn * s.wniter);
@@ -37,7 +38,8 @@ static unsigned smem_bytes(const shape_t *s) { return (unsigned)(4 * s->stages *
 static int regs_estimate(const shape_t *s)
 {
     const int fm = s->wmiter * s->tm, fn = s->wniter * s->tn;
-    return fm * fn + 2 * (fm + fn) + 28 + (s->sk > 0 ? 32 : 0);
+    const int quads = s->kt ? gt_cdiv(s->bm * s->bk / 4, s->threads) + gt_cdiv(s->bn * s->bk / 4, s->threads) : 0;
+    return fm * fn + 2 * (fm + fn) + 28 + (s->sk > 0 ? 32 : 0) + 4 * quads;
 }
 
 /* LDS.128 runs in quarter-warp phases; a phase is conflict-free when its distinct 16-byte addresses fall in
@@ -110,6 +112,7 @@ static int wide96(const shape_t *s, char *why, size_t n)
 static int shaped(const shape_t *s, char *why, size_t n)
 {
     const int fm = s->wmiter * s->tm, fn = s->wniter * s->tn;
+    if ((s->bm == 16 || s->bn == 16) && s->kt) REJECT("default space: no KT=1 for 16-wide tiles (not measured)");
     if (s->bm == 16 || s->bn == 16) return skinny(s, why, n);
     if ((s->bm == 96 || s->bn == 96) && !wide96(s, why, n)) return 0;
     if (s->wm * s->wn < 2048) REJECT("default space: warp tiles of at least 64 results per thread");
@@ -128,6 +131,9 @@ static int shaped(const shape_t *s, char *why, size_t n)
         REJECT("default space: SK > 0 or EDGE=1 only with MINB=1, 3 stages, BK=8 and RASTER=1");
     if (s->edge && (s->sk > 0 || s->splitk > 8))
         REJECT("default space: EDGE=1 only without stream-K (which has the edge loop anyway), SPLITK up to 8");
+    if (s->kt && (s->bk != 8 || s->minb > 1 || s->raster > 1 || s->splitk > 1 || s->edge || (!s->sk && s->stages != 2)))
+        REJECT("default space: KT=1 with BK=8 (two quads a row: conflict-free stores), MINB=1, RASTER=1, unsplit, "
+               "EDGE=0, and stream-K or 2 stages (as every KT winner of the exploration)");
     if (s->sk > 1 && (s->threads * regs_estimate(s) > 32768 || 2 * smem_bytes(s) > 200 * 1024))
         REJECT("default space: SK=%d where %d blocks cannot share an SM", s->sk, s->sk);
     return 1;
@@ -138,9 +144,9 @@ extern const gt_family gt_family_multistage;
 /* Values far outside any GPU's reach are refused before any product of them can overflow an int. */
 static int bounded(const gt_params *p, char *why, size_t n)
 {
-    static const int hi[NPARAMS] = {1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 8, 32, 65535, 65535, 8, 1};
+    static const int hi[NPARAMS] = {1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 8, 32, 65535, 65535, 8, 1, 1};
     for (int i = 0; i < NPARAMS; ++i) {
-        const int lo = i == P_SK || i == P_EDGE ? 0 : 1;
+        const int lo = i == P_SK || i == P_EDGE || i == P_KT ? 0 : 1;
         if (p->v[i] < lo || p->v[i] > hi[i])
             REJECT("%s=%d outside %d..%d", gt_family_multistage.params[i].name, p->v[i], lo, hi[i]);
     }
@@ -201,6 +207,7 @@ static void work(const gt_params *p, gt_work *out)
  * SMs). */
 static int applicable(const gt_params *p, const gt_call *call)
 {
+    if (p->v[P_KT] && !call->shape.tb) return 0; /* KT: for B stored with k contiguous (nt, tt; nn lost 1-4%) */
     if (p->v[P_SK] > 0) /* the template counts stream-K iterations (< 2 x blocks x K tiles) in an int */
         return (long long)gt_cdiv(call->shape.k, p->v[P_BK]) * 2 * 1024 * p->v[P_SK] < 2147483647LL;
     return gt_splitk_workspace_fits(p->v[P_SPLITK], &call->shape);
@@ -227,6 +234,8 @@ const gt_family gt_family_multistage = {
                {"SPLITK", "K slices reduced deterministically", 6, {1, 2, 4, 8, 16, 128}},
                {"SK", "stream-K blocks per SM (0: one block per tile)", 3, {0, 1, 2}, .optional = 1},
                {"EDGE", "1: edge and unaligned blocks keep a steady loop (stream-K kernels always do)", 2, {0, 1},
+                .optional = 1},
+               {"KT", "1: an operand stored with k contiguous comes by 16-byte loads through registers", 2, {0, 1},
                 .optional = 1}},
     .legal = legal,
     .in_space = in_space,

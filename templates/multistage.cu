@@ -1,7 +1,8 @@
 // Multistage warp-tiled FFMA SGEMM: STAGES shared-memory buffers filled by cp.async, warp tiles split into
 // WMITER x WNITER sub-tiles of TM x TN per thread, register fragments double-buffered, blocks rasterized in
 // groups of RASTER tile rows for L2 reuse, optional deterministic split-K. Interior tiles run a branch-free
-// steady loop; shared memory is addressed with 32-bit shared-window addresses throughout.  Alone:
+// steady loop (with KT, an operand stored with k contiguous comes there by 16-byte loads through registers);
+// shared memory is addressed with 32-bit shared-window addresses throughout.  Alone:
 // nvcc -arch=sm_90 -cubin -Xptxas -v -I templates templates/multistage.cu   (tests: tests/test_multistage.c)
 #include "common.cuh"
 #include "async.cuh"
@@ -47,6 +48,9 @@
 #ifndef SK
 #define SK 0 // stream-K: 0 off; n > 0 a persistent grid (n blocks per SM, sized by the launch) shares the MAC loop
 #endif
+#ifndef KT
+#define KT 0 // 1: an operand stored with k contiguous comes in quads of k (16-byte loads) through registers
+#endif
 // Measurement hooks for tests/perf/ablate.sh, never set by gemmtune: 1 drops the main loop's global copies,
 // 2 also drops its cp.async wait and barrier. The results are then wrong; they only time what is left.
 #ifndef GT_ABLATE
@@ -62,6 +66,9 @@
 #define LDA_S (BM + PAD)                             // shared row pitch of the A tile (k-major)
 #define LDB_S (BN + PAD)
 #define STAGE_FLOATS (BK * (LDA_S + LDB_S))
+#define QPR (BK / 4)                                 // KT: quads of k in a row of a k-contiguous operand's tile
+#define QRPP (NT / QPR)                              // KT: rows such a tile's quads cover per pass of the block
+#define KTQ(D) (((D) + QRPP - 1) / QRPP)             // KT: quads of a D-row tile per thread
 
 static_assert(BK % 8 == 0 && TM % 4 == 0 && TN % 4 == 0, "BK multiple of 8, TM and TN multiples of 4");
 static_assert(BM % WM == 0 && BN % WN == 0 && WN % WNITER == 0, "warp tiling must divide the block tile");
@@ -138,12 +145,80 @@ __device__ __forceinline__ void copy_kmajor(unsigned S, const Feed &f, const flo
 // Operand stored with k contiguous (A without GT_TA, B with GT_TB): element (k, d) at X[d*ld + k], transposed
 // into the same k-major tile with 4-byte copies. Eight consecutive threads take eight consecutive k of one row
 // (a full 32-byte sector); a warp covers 8 k x 4 rows, whose stores land in 32 distinct banks thanks to PAD.
+// With KT, a thread takes a quad of four consecutive k of a row instead (QPR threads a row), which it copies in
+// four 4-byte pieces (copy_transposed) or, in steady tiles, loads whole and stores transposed (kt_load, kt_store).
 template <int D>
 __device__ __forceinline__ Feed feed_transposed(const float *X, int ld, int d0, int E, int k0, int tid)
 {
+#if KT
+    return {X + (size_t)(d0 + tid / QPR) * ld + k0 + tid % QPR * 4, E - d0 - tid / QPR};
+#else
     return {X + (size_t)(d0 + tid / 8) * ld + k0 + tid % 8, E - d0 - tid / 8};
+#endif
 }
 
+#if KT
+template <int D, bool KIN, bool DIN>
+__device__ __forceinline__ void copy_transposed(unsigned S, const Feed &f, const float *X, int ld, int kleft,
+                                                int tid)
+{
+    const int k4 = tid % QPR * 4;
+    const unsigned dst = S + 4 * (k4 * (D + PAD) + tid / QPR);
+#pragma unroll
+    for (int r = 0; r < KTQ(D); ++r) {
+        if (D % QRPP && tid / QPR + r * QRPP >= D) break;
+        const bool din = DIN || r * QRPP < f.room;
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+            const bool in = din && (KIN || k4 + e < kleft);
+            gt_cp_async<4, L2HINT>(dst + 4 * (e * (D + PAD) + r * QRPP), in ? f.p + (size_t)r * QRPP * ld + e : X,
+                                   in ? 4 : 0);
+        }
+    }
+}
+
+// 4 bytes into shared memory at a shared-window byte address (as lds128, in PTX to keep the address 32-bit).
+__device__ __forceinline__ void sts32(unsigned addr, float v)
+{
+    asm volatile("st.shared.f32 [%0], %1;\n" ::"r"(addr), "f"(v) : "memory");
+}
+
+// 16 bytes from global memory into registers, read-only, with the 128-byte L2 prefetch hint (a warp touches 32
+// bytes of a row per tile, as with the 4-byte copies). src must be 16-byte aligned.
+__device__ __forceinline__ float4 ldg128_l2(const float *src)
+{
+    float4 v;
+    asm("ld.global.nc.L2::128B.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+        : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+        : "l"(src));
+    return v;
+}
+
+// A steady tile of a k-contiguous operand: this thread's quads by 16-byte loads (the operand aligned, the tile
+// whole), issued as the tile STAGES - 1 before it starts computing...
+template <int D> __device__ __forceinline__ void kt_load(float4 (&q)[KTQ(D)], const Feed &f, int ld, int tid)
+{
+#pragma unroll
+    for (int r = 0; r < KTQ(D); ++r) {
+        if (D % QRPP && tid / QPR + r * QRPP >= D) break;
+        q[r] = ldg128_l2(f.p + (size_t)r * QRPP * ld);
+    }
+}
+
+// ...and stored transposed into its stage as that tile ends, before the barrier that publishes the stage's
+// previous copies. A warp's stores of one k land in distinct banks (QPR <= 2: rows and quads side by side).
+template <int D> __device__ __forceinline__ void kt_store(unsigned S, const float4 (&q)[KTQ(D)], int tid)
+{
+    const unsigned dst = S + 4 * (tid % QPR * 4 * (D + PAD) + tid / QPR);
+#pragma unroll
+    for (int r = 0; r < KTQ(D); ++r) {
+        if (D % QRPP && tid / QPR + r * QRPP >= D) break;
+        const unsigned a = dst + 4 * r * QRPP;
+        sts32(a, q[r].x), sts32(a + 4 * (D + PAD), q[r].y);
+        sts32(a + 8 * (D + PAD), q[r].z), sts32(a + 12 * (D + PAD), q[r].w);
+    }
+}
+#else
 template <int D, bool KIN, bool DIN>
 __device__ __forceinline__ void copy_transposed(unsigned S, const Feed &f, const float *X, int ld, int kleft,
                                                 int tid)
@@ -163,6 +238,7 @@ __device__ __forceinline__ void copy_transposed(unsigned S, const Feed &f, const
         }
     }
 }
+#endif
 
 template <bool KIN, bool DIN>
 __device__ __forceinline__ void copy_stage(unsigned S, const Feed &fa, const float *A, int lda, const Feed &fb,
@@ -201,6 +277,44 @@ __device__ __forceinline__ void load_tile(unsigned S, Feed &fa, const float *A, 
     fa.p += GT_TA ? (size_t)BK * lda : BK;
     fb.p += GT_TB ? BK : (size_t)BK * ldb;
 }
+
+#if KT
+// KT's steady tiles: the k-major operand by cp.async as in load_tile, the k-contiguous one into registers (qa, qb),
+// which kt_stores puts into stage S when the tile ends.
+__device__ __forceinline__ void load_tile_kt(unsigned S, float4 (&qa)[KTQ(BM)], float4 (&qb)[KTQ(BN)], Feed &fa,
+                                             const float *A, int lda, Feed &fb, const float *B, int ldb, int tid)
+{
+#if GT_TA
+    (void)qa;
+    copy_kmajor<BM, true, true>(S, fa, A, lda, BK, true, tid);
+#else
+    kt_load<BM>(qa, fa, lda, tid);
+#endif
+#if GT_TB
+    kt_load<BN>(qb, fb, ldb, tid);
+#else
+    (void)qb;
+    copy_kmajor<BN, true, true>(S + 4 * BK * LDA_S, fb, B, ldb, BK, true, tid);
+#endif
+    fa.p += GT_TA ? (size_t)BK * lda : BK;
+    fb.p += GT_TB ? BK : (size_t)BK * ldb;
+}
+
+__device__ __forceinline__ void kt_stores(unsigned S, const float4 (&qa)[KTQ(BM)], const float4 (&qb)[KTQ(BN)],
+                                          int tid)
+{
+#if GT_TA
+    (void)qa;
+#else
+    kt_store<BM>(S, qa, tid);
+#endif
+#if GT_TB
+    kt_store<BN>(S + 4 * BK * LDA_S, qb, tid);
+#else
+    (void)qb;
+#endif
+}
+#endif
 
 // 16 bytes of shared memory at a shared-window byte address. Written in PTX so the address stays 32-bit:
 // NVRTC otherwise addresses shared memory with 64-bit registers (nvcc does not), which costs the hot loop
@@ -258,9 +372,18 @@ __device__ __forceinline__ void tile(float (&acc)[WMITER * TM][WNITER * TN], flo
                                      bool va, bool vb, bool inner, int am, int bn, int tid, int t, int ntiles)
 {
     const unsigned S = sbase + 4 * rs * STAGE_FLOATS;
+#if KT
+    float4 qa[KTQ(BM)], qb[KTQ(BN)]; // steady tiles: the k-contiguous operand's quads of tile t+STAGES-1
+    const unsigned kdst = sbase + 4 * wsg * STAGE_FLOATS;
+#endif
 #pragma unroll
     for (int kk = 0; kk < BK; ++kk) {
         if (kk == 0) {
+#if KT
+            if (MODE == T_STEADY && !(GT_ABLATE & 1))
+                load_tile_kt(kdst, qa, qb, fa, A, lda, fb, B, ldb, tid);
+            else
+#endif
             if (!(GT_ABLATE & 1) && (MODE != T_GUARDED || t + STAGES - 1 < ntiles))
                 load_tile<MODE>(sbase + 4 * wsg * STAGE_FLOATS, fa, A, lda, fb, B, ldb, kleft, va, vb, inner, tid);
             kleft -= BK;
@@ -268,6 +391,9 @@ __device__ __forceinline__ void tile(float (&acc)[WMITER * TM][WNITER * TN], flo
             wsg = wsg + 1 == STAGES ? 0 : wsg + 1;
         }
         if (kk == BK - 1) {
+#if KT
+            if (MODE == T_STEADY && !(GT_ABLATE & 1)) kt_stores(kdst, qa, qb, tid);
+#endif
             // Tiles 0..t+STAGES-1 are committed; tile t+1 must have landed for every thread.
             if (!(GT_ABLATE & 2)) {
                 gt_cp_async_wait<STAGES - 2>();
@@ -334,11 +460,12 @@ __device__ __forceinline__ void mac_tile(Acc &acc, int M, int N, const float *__
     load_frag(a[0], b[0], sbase, 0, am, bn);
 
     // Steady tiles: the load they issue is a whole tile inside the K slice, so their loop has no branch but its
-    // own. An interior block whose k-major operands take 16-byte copies tests nothing (T_STEADY). With EDGE or
+    // own. An interior block whose k-major operands take 16-byte copies (with KT, every operand 16-byte aligned)
+    // tests nothing (T_STEADY). With EDGE or
     // stream-K, an edge block or an unaligned operand (odd ld) keeps a steady loop with row predicates and 4-byte
     // copies (T_KSTEADY); without, such blocks take the guarded loop. The last STAGES-1 tiles, and the K tail, take
     // the guarded loop after it.
-    const bool vk = (GT_TA ? va : true) && (GT_TB ? true : vb);
+    const bool vk = (GT_TA || KT ? va : true) && (GT_TB && !KT ? true : vb); // KT: 16-byte loads of both
 #if SK > 0 || EDGE
     const int nsteady = max(0, (k1 - k0) / BK - STAGES + 1);
 #else

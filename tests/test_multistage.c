@@ -26,6 +26,11 @@ static const gt_params edge = {{128, 128, 8, 64, 32, 2, 4, 4, 3, 1, 1, 2, 0, 1}}
 static const gt_params wide96_n = {{256, 96, 8, 64, 32, 2, 4, 4, 3, 1, 1, 1, 1}};    /* N ~ 96, stream-K, 12 warps */
 static const gt_params wide96_m = {{96, 256, 8, 32, 64, 2, 4, 4, 3, 1, 1, 1, 1}};    /* M ~ 96, stream-K */
 static const gt_params split96 = {{64, 96, 8, 64, 32, 2, 4, 4, 3, 1, 1, 4, 0, 1}};   /* 6 warps, split-K, EDGE */
+/* KT: the k-contiguous operand through registers (a 16x8 thread tile with 2 stages; 8x8 with stream-K, 4 warps;
+ * 8x8 with 12 warps and stream-K) */
+static const gt_params kt_big = {{256, 128, 8, 64, 64, 2, 4, 4, 2, 1, 1, 1, 0, 0, 1}};
+static const gt_params kt_square = {{128, 128, 8, 64, 64, 2, 4, 4, 3, 1, 1, 1, 2, 0, 1}};
+static const gt_params kt_96 = {{256, 96, 8, 64, 32, 2, 4, 4, 3, 1, 1, 1, 1, 0, 1}};
 
 static const gt_family *fam(void) { return gt_family_find("multistage"); }
 
@@ -48,14 +53,15 @@ static gt_params with(gt_params p, const char *name, int v) { return gt_params_w
 GT_TEST(multistage_key_configs_are_in_the_default_space, GT_NEEDS_NONE)
 {
     const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128, &stream1, &stream2,
-                               &stream_big, &skinny_m, &skinny_n, &edge, &wide96_n, &wide96_m, &split96};
+                               &stream_big, &skinny_m, &skinny_n, &edge, &wide96_n, &wide96_m, &split96,
+                               &kt_big, &kt_square, &kt_96};
     char why[160];
     CHECK(fam() != NULL);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
         CHECK_MSG(is_legal(keys[i], why, sizeof why) && fam()->in_space(keys[i], why, sizeof why), "%s", why);
     const gt_limits l = sm90();
     int n = gt_enumerate(fam(), &l, NULL, NULL);
-    CHECK_MSG(n >= 100 && n <= 480, "%d candidates", n);
+    CHECK_MSG(n >= 100 && n <= 540, "%d candidates", n);
 }
 
 GT_TEST(multistage_constraints_reject_bad_points, GT_NEEDS_NONE)
@@ -99,6 +105,25 @@ GT_TEST(multistage_constraints_reject_bad_points, GT_NEEDS_NONE)
     CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "96 x 64"));
     p = with(with(wide96_n, "BN", 64), "WN", 64);                  /* 256 x 64 stays outside: 4:1 */
     CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "2:1"));
+    p = with(kt_big, "BK", 16);                                    /* KT's stores conflict at four quads a row */
+    CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "KT=1"));
+    p = with(kt_square, "SK", 0);                                  /* 3 stages without stream-K: never won */
+    CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "KT=1"));
+    p = with(skinny_m, "KT", 1);
+    CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "16-wide"));
+    p = with(kt_square, "KT", 2);
+    CHECK(!is_legal(&p, why, sizeof why) && strstr(why, "KT=2"));
+}
+
+/* KT is offered where B is stored with k contiguous (nt, tt); in nn it lost 1-4% (docs/BENCHMARKS.md), in tn it
+ * would change nothing. */
+GT_TEST(multistage_kt_applies_where_b_has_k_contiguous, GT_NEEDS_NONE)
+{
+    for (int l = 0; l < 4; ++l) {
+        const gt_call call = {.shape = {1024, 1024, 1024, l >> 1, l & 1, 1}};
+        CHECK_MSG(fam()->applicable(&kt_square, &call) == (l & 1), "layout %s", gt_layout_name(l >> 1, l & 1));
+        CHECK(fam()->applicable(&stream2, &call));
+    }
 }
 
 /* TM=8 / TN=8 sub-tiles: legal exactly when every quarter warp reads distinct bank groups. */
@@ -277,16 +302,26 @@ GT_TEST(multistage_nvrtc_key_configs_all_layouts, GT_NEEDS_NVRTC)
     compile_all_ok(jobs, n);
 }
 
-/* Stream-K keys, the 16- and 96-wide tiles (with stream-K and with split-K), and EDGE. */
+/* Stream-K keys, the 16-wide tiles for skinny problems (one with stream-K, one with split-K), and EDGE. */
 GT_TEST(multistage_nvrtc_stream_k_and_skinny, GT_NEEDS_NVRTC)
 {
-    const gt_params *keys[] = {&stream1, &stream2, &stream_big, &skinny_m, &skinny_n, &edge, &wide96_n, &wide96_m,
-                               &split96};
-    gt_compile_job jobs[36];
+    const gt_params *keys[] = {&stream1, &stream2, &stream_big, &skinny_m, &skinny_n, &edge};
+    gt_compile_job jobs[24];
     int n = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
         for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
     compile_all_ok(jobs, n);
+}
+
+/* The 96-wide tiles (stream-K and split-K with EDGE), and KT with one or both operands k-contiguous (nt: both; tt:
+ * B; nn, never offered, A), each in a layout or two: the CPU tests' time is CI's. */
+GT_TEST(multistage_nvrtc_wide96_and_kt, GT_NEEDS_NVRTC)
+{
+    gt_compile_job jobs[] = {gt_compile_job_make(fam(), &wide96_n, 0, 0), gt_compile_job_make(fam(), &wide96_m, 0, 1),
+                             gt_compile_job_make(fam(), &split96, 1, 1), gt_compile_job_make(fam(), &kt_big, 0, 1),
+                             gt_compile_job_make(fam(), &kt_square, 1, 1), gt_compile_job_make(fam(), &kt_96, 0, 1),
+                             gt_compile_job_make(fam(), &kt_96, 0, 0)};
+    compile_all_ok(jobs, sizeof jobs / sizeof jobs[0]);
 }
 
 GT_TEST(multistage_nvrtc_split_k, GT_NEEDS_NVRTC)
@@ -370,7 +405,8 @@ out:
     return ok;
 }
 
-static void check_config(const gt_params *p, cublasHandle_t blas)
+/* The cases of one compiled configuration and layout (job j, its cubin in cb) against cuBLAS. */
+static void check_built(const gt_compile_job *j, const gt_cubin *cb, cublasHandle_t blas)
 {
     static const struct { int m, n, k, pad; float alpha, beta; } cases[] = { /* beta 0: over NaN C */
         {1, 1, 1, 0, 1.5f, 0.0f},         {7, 13, 5, 0, 1.5f, 0.5f},         {7, 13, 5, 3, 1.5f, 0.0f},
@@ -378,44 +414,47 @@ static void check_config(const gt_params *p, cublasHandle_t blas)
         {1025, 1023, 1021, 4, 1.5f, 0.5f}, {64, 64, 4099, 2, 1.0f, 0.5f},
         /* stream-K: 18 tiles cut among all blocks; 306 tiles, of which 132 data-parallel at SK=1 */
         {300, 700, 513, 1, 1.5f, 0.5f},    {2200, 2100, 40, 0, 1.5f, 0.0f}};
-    char name[256], err[512];
-    gt_params_format(fam(), p, name, sizeof name);
-    for (int l = 0; l < 4; ++l) {
-        grun r = {p, l >> 1, l & 1, NULL, NULL, blas};
-        char *src = gt_render(fam(), p, r.ta, r.tb, 0, err, sizeof err);
-        gt_cubin cb;
-        cudaLibrary_t lib = NULL;
-        int rc = src ? gt_nvrtc_compile(src, "sm_90", &cb, err, sizeof err) : -1;
-        CHECK_MSG(rc == 0, "%s: %s", name, err);
-        if (rc == 0 && (cudaLibraryLoadData(&lib, cb.data, NULL, NULL, 0, NULL, NULL, 0) ||
-                        cudaLibraryGetKernel(&r.gemm, lib, "gt_gemm") ||
-                        (gt_param_get(fam(), p, "SPLITK", 1) > 1 &&
-                         cudaLibraryGetKernel(&r.reduce, lib, "gt_splitk_reduce")))) {
-            CHECK_MSG(0, "%s: load failed: %s", name, cudaGetErrorString(cudaGetLastError()));
-            rc = -1;
-        }
-        for (size_t i = 0; rc == 0 && i < sizeof cases / sizeof cases[0]; ++i) {
-            const gt_problem q = gt_problem_make(0, r.ta, r.tb, cases[i].m, cases[i].n, cases[i].k, cases[i].pad,
-                                                 cases[i].alpha, cases[i].beta);
-            CHECK_MSG(run_case(&r, &q), "%s %s %dx%dx%d pad %d beta %g", name, gt_layout_name(r.ta, r.tb),
-                      q.m, q.n, q.k, cases[i].pad, q.beta);
-        }
-        if (lib) cudaLibraryUnload(lib);
-        gt_cubin_free(&cb);
-        free(src);
+    char name[256];
+    gt_params_format(fam(), &j->p, name, sizeof name);
+    grun r = {&j->p, j->ta, j->tb, NULL, NULL, blas};
+    cudaLibrary_t lib = NULL;
+    int rc = j->rc;
+    CHECK_MSG(rc == 0, "%s %s: %s", name, gt_layout_name(r.ta, r.tb), j->err);
+    if (rc == 0 && (cudaLibraryLoadData(&lib, cb->data, NULL, NULL, 0, NULL, NULL, 0) ||
+                    cudaLibraryGetKernel(&r.gemm, lib, "gt_gemm") ||
+                    (gt_param_get(fam(), &j->p, "SPLITK", 1) > 1 &&
+                     cudaLibraryGetKernel(&r.reduce, lib, "gt_splitk_reduce")))) {
+        CHECK_MSG(0, "%s: load failed: %s", name, cudaGetErrorString(cudaGetLastError()));
+        rc = -1;
     }
+    for (size_t i = 0; rc == 0 && i < sizeof cases / sizeof cases[0]; ++i) {
+        const gt_problem q = gt_problem_make(0, r.ta, r.tb, cases[i].m, cases[i].n, cases[i].k, cases[i].pad,
+                                             cases[i].alpha, cases[i].beta);
+        CHECK_MSG(run_case(&r, &q), "%s %s %dx%dx%d pad %d beta %g", name, gt_layout_name(r.ta, r.tb), q.m, q.n,
+                  q.k, cases[i].pad, q.beta);
+    }
+    if (lib) cudaLibraryUnload(lib);
 }
 
 GT_TEST(multistage_gpu_matches_cublas, GT_NEEDS_GPU)
 {
     const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128, &stream1, &stream2,
-                               &skinny_m, &skinny_n, &edge, &wide96_n, &wide96_m, &split96};
+                               &skinny_m, &skinny_n, &edge, &wide96_n, &wide96_m, &split96, &kt_square, &kt_96};
     cublasHandle_t blas;
     if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
         gt_skip("cuBLAS did not initialise");
         return;
     }
     cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH);
-    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i) check_config(keys[i], blas);
+    enum { NK = sizeof keys / sizeof keys[0] };
+    gt_compile_job jobs[4 * NK];
+    gt_cubin cubins[4 * NK];
+    memset(cubins, 0, sizeof cubins);
+    for (int i = 0; i < 4 * NK; ++i) { /* every key in every layout, compiled on all cores first */
+        jobs[i] = gt_compile_job_make(fam(), keys[i / 4], i % 4 >> 1, i % 2);
+        jobs[i].keep = &cubins[i];
+    }
+    gt_compile_all(jobs, 4 * NK, "sm_90", "multistage configurations");
+    for (int i = 0; i < 4 * NK; ++i) check_built(&jobs[i], &cubins[i], blas), gt_cubin_free(&cubins[i]);
     cublasDestroy(blas);
 }

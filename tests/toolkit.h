@@ -65,6 +65,7 @@ typedef struct {
     int has_gemm, has_reduce;         /* the cubin defines gt_gemm / gt_splitk_reduce */
     double seconds;
     char err[200];                    /* the failure, or the start of NVRTC's log */
+    void *keep;                       /* set: a gt_cubin (compile.h) that keeps the cubin, for a GPU test to load */
 } gt_compile_job;
 
 /* p with f's parameter `name` set to v (unchanged when f has no such parameter). Cannot fail. */

@@ -124,15 +124,16 @@ static void compile_one(gt_compile_job *j, const char *arch)
     }
     char *src = gt_render(j->f, &j->p, j->ta, j->tb, 0, j->err, sizeof j->err);
     if (src) gt_source_id(src, id);
-    if (src && memo_get(id, farch, j)) {
+    if (src && !j->keep && memo_get(id, farch, j)) {
         free(src);
         return;
     }
     j->rc = src ? gt_nvrtc_compile(src, farch, &cb, j->err, sizeof j->err) : -1;
     j->regs = cb.regs, j->spill_bytes = cb.spill_bytes, j->stack_bytes = cb.stack_bytes, j->seconds = cb.seconds;
     j->has_gemm = has_symbol(&cb, "gt_gemm"), j->has_reduce = has_symbol(&cb, "gt_splitk_reduce");
-    if (src) memo_put(id, farch, j);
-    gt_cubin_free(&cb);
+    if (src && !j->keep) memo_put(id, farch, j);
+    if (j->keep) *(gt_cubin *)j->keep = cb;
+    else gt_cubin_free(&cb);
     free(src);
 }
 

@@ -120,6 +120,12 @@ inline float4 emu_lds128(unsigned a)
     if (a % 16 || a + 16 > emu_smem_bytes) emu_fail("ld.shared.v4 outside shared memory or misaligned");
     return *(const float4 *)((const char *)emu_smem + a);
 }
+// st.shared.f32 at a shared-window byte address: in bounds and 4-byte aligned, or the run aborts.
+inline void emu_sts32(unsigned a, float v)
+{
+    if (a % 4 || a + 4 > emu_smem_bytes) emu_fail("st.shared.f32 outside shared memory or misaligned");
+    *(float *)((char *)emu_smem + a) = v;
+}
 // templates/stream.cuh's copies: the L2 policy means nothing here.
 #define GT_STREAM_CUH
 inline unsigned long long gt_evict_first() { return 0; }

@@ -42,6 +42,8 @@ ms_keys=(
 "BM=16,BN=128,BK=8,WM=16,WN=64,WNITER=1,TM=4,TN=4,STAGES=3,MINB=1,RASTER=1,SPLITK=1,SK=2"
 "BM=128,BN=16,BK=8,WM=64,WN=16,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=1,SPLITK=4"
 "BM=128,BN=128,BK=8,WM=64,WN=32,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=1,SPLITK=2,EDGE=1"
+"BM=64,BN=96,BK=8,WM=64,WN=32,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=1,SPLITK=4,EDGE=1"
+"BM=128,BN=128,BK=8,WM=64,WN=64,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=1,SPLITK=1,SK=2,KT=1"
 )
 
 # The template as host C++: multistage's inline PTX swapped for the emulator's calls (tests/emu/emu.h, which also
@@ -50,6 +52,9 @@ emulable()
 {
     sed -e '/^ *: "memory");$/d' \
         -e 's/^.*ld\.shared\.v4\.f32.*$/    v = emu_lds128(addr);/' \
+        -e 's/^.*st\.shared\.f32.*$/    emu_sts32(addr, v);/' \
+        -e 's/^.*ld\.global\.nc\.L2::128B\.v4\.f32.*$/    v = emu_ld128((const float4 *)src);/' \
+        -e '/^ *: "l"(src));$/d' \
         -e '/^ *: "=f"(v\.x), "=f"(v\.y), "=f"(v\.z), "=f"(v\.w)$/d' \
         -e '/^ *: "r"(addr)$/d' \
         -e 's/extern __shared__ float4 smem4\[\];/float4 *smem4 = emu_smem;/' \
