@@ -6,6 +6,7 @@
 #include "family.h"
 #include "fixture.h"
 #include "harness.h"
+#include "toolkit.h"
 #include "tune.h"
 #include "worker.h"
 
@@ -76,7 +77,7 @@ static void check_one(gt_worker *w, const gt_family *f, const gt_params *p, cons
 
 typedef struct {
     int seen, total, n;
-    int split_seen, sk_seen, cl_seen; /* the SK and CL values taken (bit per value) */
+    int split_seen, kt_seen, sk_seen, cl_seen; /* the SK and CL values taken (bit per value) */
     gt_params v[20];
 } picker;
 
@@ -88,6 +89,7 @@ static int pick_cb(const gt_family *f, const gt_params *p, void *ctx)
               cl = gt_param_get(f, p, "CL", 1);
     int take = i == 0 || i == k->total / 2 || i == k->total - 1 || i % 97 == 96;
     if (split && !k->split_seen) take = k->split_seen = 1;
+    if (gt_param_get(f, p, "KT", 0) && !k->kt_seen) take = k->kt_seen = 1;
     if (sk > 0 && sk < 31 && !(k->sk_seen & 1 << sk)) take = 1, k->sk_seen |= 1 << sk;
     if (cl > 1 && cl < 31 && !(k->cl_seen & 1 << cl)) take = 1, k->cl_seen |= 1 << cl;
     if (take && k->n < 20) k->v[k->n++] = *p;
@@ -95,7 +97,7 @@ static int pick_cb(const gt_family *f, const gt_params *p, void *ctx)
 }
 
 /* First, middle and last legal candidate, plus every 97th: a spread over the space; and the first with split-K,
- * with each stream-K width and with each cluster size, where the family has them. */
+ * the first with KT, with each stream-K width and with each cluster size, where the family has them. */
 static int pick(const gt_family *f, const gt_limits *lim, picker *k)
 {
     memset(k, 0, sizeof *k);
@@ -104,32 +106,43 @@ static int pick(const gt_family *f, const gt_limits *lim, picker *k)
     return k->n;
 }
 
-/* Compile candidate p in variant v (gt_variant) and check it on each of the shapes that variant runs. */
-static void check_variant(gt_worker *w, const gt_family *f, const gt_params *p, const char *arch, int v,
-                          const gt_shape *shapes, size_t nshapes, const int pads[][3], tally *t)
+/* Candidate p's check in variant v (gt_variant), compiled by job j into cb, on each of the shapes that variant
+ * runs. */
+static void check_variant(gt_worker *w, const gt_compile_job *j, const gt_cubin *cb, int v, const gt_shape *shapes,
+                          size_t nshapes, const int pads[][3], tally *t)
 {
-    gt_launch L;
-    if ((v >> 2 & 1) && !gt_family_launch(f, p, &(gt_shape){64, 64, 64, 0, 0, 2}, GT_TEST_SMS, &L)) {
-        t->na++; /* it cannot run a batch (split-K, stream-K): never rendered for one */
-        return;
-    }
-    char err[512], farch[20], *src = gt_render(f, p, v >> 1 & 1, v & 1, v >> 2 & 1, err, sizeof err);
-    gt_cubin cb;
-    gt_family_arch(f, arch, farch, sizeof farch);
-    if (!src || gt_nvrtc_compile(src, farch, &cb, err, sizeof err)) {
-        CHECK_MSG(0, "%s: %s", f->name, err);
-        free(src);
-        gt_cubin_free(&cb);
-        return;
-    }
+    CHECK_MSG(j->rc == 0, "%s: %s", j->f->name, j->err);
+    if (j->rc) return;
     for (size_t si = 0; si < nshapes; ++si) {
         gt_shape s = shapes[si];
         s.ta = v >> 1 & 1, s.tb = v & 1;
         if ((gt_shape_batch(&s) > 1) != (v >> 2 & 1)) continue;
-        for (int pi = 0; pi < (s.m == 4096 ? 2 : 3); ++pi) check_one(w, f, p, &cb, &s, pads[pi], t);
+        for (int pi = 0; pi < (s.m == 4096 ? 2 : 3); ++pi) check_one(w, j->f, &j->p, cb, &s, pads[pi], t);
     }
-    gt_cubin_free(&cb);
-    free(src);
+}
+
+/* One family's picks in each variant they run, compiled on every core first, then checked one by one. */
+static void check_family(gt_worker *w, const gt_family *f, const picker *pk, const char *arch,
+                         const gt_shape *shapes, size_t nshapes, const int pads[][3], tally *t)
+{
+    gt_compile_job *jobs = calloc(8 * (size_t)pk->n + 1, sizeof *jobs);
+    gt_cubin *cubins = calloc(8 * (size_t)pk->n + 1, sizeof *cubins);
+    int *variant = calloc(8 * (size_t)pk->n + 1, sizeof *variant), n = 0;
+    CHECK(jobs && cubins && variant);
+    for (int c = 0; jobs && cubins && variant && c < pk->n; ++c)
+        for (int v = 0; v < 8; ++v) { /* gt_variant: the layout, and one GEMM's source or a batch's */
+            gt_launch L;
+            if ((v >> 2 & 1) && !gt_family_launch(f, &pk->v[c], &(gt_shape){64, 64, 64, 0, 0, 2}, GT_TEST_SMS, &L)) {
+                t->na++; /* it cannot run a batch (split-K, stream-K): never rendered for one */
+                continue;
+            }
+            jobs[n] = gt_compile_job_make(f, &pk->v[c], v >> 1 & 1, v & 1);
+            jobs[n].batch = v >> 2 & 1, jobs[n].keep = &cubins[n], variant[n++] = v;
+        }
+    gt_compile_all(jobs, n, arch, f->name);
+    for (int i = 0; i < n; ++i)
+        check_variant(w, &jobs[i], &cubins[i], variant[i], shapes, nshapes, pads, t), gt_cubin_free(&cubins[i]);
+    free(jobs), free(cubins), free(variant);
 }
 
 /* The issue's bar: every family, several candidates each, on 1x1x1, 7x13x5, 127x129x131, 1025x1023x1021,
@@ -156,9 +169,7 @@ GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
         picker pk;
         tally t = {0};
         int compiled = pick(f, &lim, &pk);
-        for (int c = 0; c < compiled; ++c)
-            for (int v = 0; v < 8; ++v) /* gt_variant: the layout, and one GEMM's source or a batch's */
-                check_variant(w, f, &pk.v[c], arch, v, shapes, sizeof shapes / sizeof shapes[0], pads, &t);
+        check_family(w, f, &pk, arch, shapes, sizeof shapes / sizeof shapes[0], pads, &t);
         printf("    %-10s %2d candidates x 4 layouts: %4d checks, %d mismatches, %d not applicable, %d refused as less "
                "accurate than SGEMM on the shape\n", f->name, compiled, t.trials, t.bad, t.na, t.refused);
         CHECK_MSG(t.bad == 0 && t.trials > 0, "%s: %d mismatches", f->name, t.bad);

@@ -59,6 +59,7 @@ typedef struct {
     const gt_family *f;
     gt_params p;
     int ta, tb;
+    int batch;                        /* 1: a strided batch's source (GT_BATCHED), as gt_render renders it */
     int rc;                           /* 0 compiled, 1 NVRTC refused the source, -1 render or NVRTC failure,
                                          -2 not run */
     int regs, spill_bytes, stack_bytes;

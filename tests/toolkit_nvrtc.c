@@ -122,7 +122,7 @@ static void compile_one(gt_compile_job *j, const char *arch)
     } else {
         gt_family_arch(j->f, arch, farch, sizeof farch); /* sm_90a for an arch-specific family */
     }
-    char *src = gt_render(j->f, &j->p, j->ta, j->tb, 0, j->err, sizeof j->err);
+    char *src = gt_render(j->f, &j->p, j->ta, j->tb, j->batch, j->err, sizeof j->err);
     if (src) gt_source_id(src, id);
     if (src && !j->keep && memo_get(id, farch, j)) {
         free(src);
