@@ -230,13 +230,19 @@ int gt_compile_all(gt_compile_job *jobs, int n, const char *arch, const char *wh
     return q.failed;
 }
 
+/* The default space's size, counted once a process: enumerating it takes a good part of a second (several under
+ * ASan, where every compiling test asks). */
+static int space_size;
+static pthread_once_t space_once = PTHREAD_ONCE_INIT;
+static void count_space(void) { free(gt_compile_default_space("sm_90", &space_size)); }
+
 int gt_sample_wanted(int n)
 {
     const char *s = getenv("GT_SAMPLE");
     const int want = s ? atoi(s) : 0;
     if (want <= 0) return 0;
-    int space;
-    free(gt_compile_default_space("sm_90", &space));
+    pthread_once(&space_once, count_space);
+    const int space = space_size;
     const int share = (int)((double)want * n / (space > 0 ? space : 1) + 0.5);
     return share < 1 ? 1 : share;
 }
