@@ -13,7 +13,7 @@ enum {
     P_VER = GT_CUBLAS_P_VER, NP = GT_CUBLAS_NP
 };
 
-#define REJECT(...) return snprintf(why, n, __VA_ARGS__), 0
+#define REJECT GT_REJECT
 
 static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 {

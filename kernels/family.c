@@ -75,13 +75,12 @@ void gt_family_arch(const gt_family *f, const char *arch, char *out, size_t n)
 int gt_block_fits(long threads, long static_smem, long regs, const gt_limits *lim, char *why, size_t n)
 {
     if (threads % 32 || threads < 64 || threads > lim->max_threads_per_block)
-        return snprintf(why, n, "%ld threads: not a whole number of warps in [64, %d]", threads,
-                        lim->max_threads_per_block), 0;
-    if (static_smem > lim->max_smem_per_block) return snprintf(why, n, "%ld B static shared memory", static_smem), 0;
+        GT_REJECT("%ld threads: not a whole number of warps in [64, %d]", threads, lim->max_threads_per_block);
+    if (static_smem > lim->max_smem_per_block) GT_REJECT("%ld B static shared memory", static_smem);
     const long cap = lim->max_regs_per_block / threads;
     if (regs > lim->max_regs_per_thread || regs > cap)
-        return snprintf(why, n, "~%ld registers/thread over the cap of %ld", regs,
-                        cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread), 0;
+        GT_REJECT("~%ld registers/thread over the cap of %ld", regs,
+                  cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread);
     return 1;
 }
 
@@ -89,13 +88,11 @@ int gt_block_fits_dynamic(long threads, int minb, long dyn_smem, long regs, cons
                           size_t n)
 {
     if (threads % 32 || threads < 64 || threads > lim->max_threads_per_block)
-        return snprintf(why, n, "%ld threads: not a whole number of warps in [64, %d]", threads,
-                        lim->max_threads_per_block), 0;
-    if (dyn_smem > lim->max_smem_optin)
-        return snprintf(why, n, "%ld B dynamic shared memory over %d", dyn_smem, lim->max_smem_optin), 0;
+        GT_REJECT("%ld threads: not a whole number of warps in [64, %d]", threads, lim->max_threads_per_block);
+    if (dyn_smem > lim->max_smem_optin) GT_REJECT("%ld B dynamic shared memory over %d", dyn_smem, lim->max_smem_optin);
     const long cap = lim->max_regs_per_block / (threads * (minb > 0 ? minb : 1));
     const long lim_regs = cap < lim->max_regs_per_thread ? cap : lim->max_regs_per_thread;
-    if (regs > lim_regs) return snprintf(why, n, "~%ld registers/thread over the cap of %ld", regs, lim_regs), 0;
+    if (regs > lim_regs) GT_REJECT("~%ld registers/thread over the cap of %ld", regs, lim_regs);
     return 1;
 }
 
@@ -206,7 +203,7 @@ int gt_enumerate(const gt_family *f, const gt_limits *lim, gt_enum_fn fn, void *
         gt_params p;
         memset(&p, 0, sizeof p);
         for (int i = 0; i < f->nparams; ++i) p.v[i] = f->params[i].values[idx[i]];
-        if (f->legal(&p, lim, why, sizeof why) && (!f->in_space || f->in_space(&p, why, sizeof why))) {
+        if (f->legal(&p, lim, why, 0) && (!f->in_space || f->in_space(&p, why, 0))) { /* no reason formatted */
             ++count;
             if (fn && fn(f, &p, ctx)) return count;
         }

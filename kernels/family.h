@@ -285,6 +285,11 @@ int gt_kernel_id_with(const gt_family *f, const gt_params *p, int ta, int tb, in
  * their own reasons). Cannot fail. */
 int gt_kernel_stale(const char *family, const char *params, int ta, int tb, int batched, const char *id);
 
+/* A legal() or in_space() refusing point p: the reason into why (n bytes), `return GT_REJECT("...", ...);` inside a
+ * function with parameters why and n. n == 0 formats nothing: gt_enumerate, which walks every combination of a
+ * family's values (over a million for multistage) and reads no reason, asks so. */
+#define GT_REJECT(...) return (n ? snprintf(why, n, __VA_ARGS__) : 0), 0
+
 /* The block-resource part of a legal(): threads a whole number of warps in [64, max], static shared memory
  * within the non-opt-in limit, and an estimate of registers per thread under both the per-thread limit and the
  * share of the register file that `threads` leaves each (the cap __launch_bounds__(threads) imposes).

@@ -8,7 +8,7 @@
 
 enum { P_SIDE, P_SR, P_RW, P_WARPS, P_KW, P_U, P_XS, NPARAMS };
 
-#define REJECT(...) return snprintf(why, n, __VA_ARGS__), 0
+#define REJECT GT_REJECT
 
 static int small_side(const gt_params *p, const gt_shape *s) { return p->v[P_SIDE] ? s->n : s->m; }
 static int large_side(const gt_params *p, const gt_shape *s) { return p->v[P_SIDE] ? s->m : s->n; }

@@ -61,7 +61,7 @@ static int conflict_free(int tcols, int tm, int tn)
     return 1;
 }
 
-#define REJECT(...) return snprintf(why, n, __VA_ARGS__), 0
+#define REJECT GT_REJECT
 
 static int legal_tiling(const shape_t *s, char *why, size_t n)
 {

@@ -7,7 +7,7 @@
 
 enum { P_SIDE, P_SR, P_TL, P_WARPS, P_KC, P_STAGES, P_FILL, P_RG, P_CL, NPARAMS };
 
-#define REJECT(...) return snprintf(why, n, __VA_ARGS__), 0
+#define REJECT GT_REJECT
 
 /* The small side of the shape for this SIDE, and the large one. */
 static int small_side(const gt_params *p, const gt_shape *s) { return p->v[P_SIDE] ? s->n : s->m; }

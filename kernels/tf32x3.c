@@ -54,7 +54,7 @@ static int regs_estimate(const shape_t *s)
     return 3 * (s->wm * s->wn / 32) + frags + 30;
 }
 
-#define REJECT(...) return snprintf(why, n, __VA_ARGS__), 0
+#define REJECT GT_REJECT
 
 extern const gt_family gt_family_tf32x3;
 
