@@ -260,37 +260,6 @@ GT_TEST(multistage_render_has_layout_and_params, GT_NEEDS_NONE)
     free(src);
 }
 
-/* The register cap __launch_bounds__(NT, MINB) sets: the register file shared by MINB blocks, at most 255. */
-static int reg_cap(const gt_compile_job *j)
-{
-    gt_launch L;
-    gt_shape s = {1024, 1024, 1024, j->ta, j->tb};
-    fam()->launch(&j->p, &s, GT_TEST_SMS, &L);
-    const int cap = 65536 / (int)(L.block[0] * gt_param_get(fam(), &j->p, "MINB", 1));
-    return cap < 255 ? cap : 255;
-}
-
-/* Compile the jobs on the pool (GT_SAMPLE: a spread sample of them): each must compile with no spills, no stack
- * and registers within its cap. */
-static void compile_all_ok(gt_compile_job *jobs, int n)
-{
-    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
-    gt_compile_all(jobs, n, "sm_90", "multistage configurations");
-    for (int i = 0; i < n; ++i) {
-        const gt_compile_job *j = &jobs[i];
-        const char *lay = gt_layout_name(j->ta, j->tb);
-        char name[256];
-        gt_params_format(fam(), &j->p, name, sizeof name);
-        CHECK_MSG(j->rc == 0, "%s %s: %s", name, lay, j->err);
-        if (j->rc) continue;
-        CHECK_MSG(j->spill_bytes == 0 && j->stack_bytes == 0, "%s %s: %d B spills, %d B stack", name, lay,
-                  j->spill_bytes, j->stack_bytes);
-        CHECK_MSG(j->regs > 0 && j->regs <= reg_cap(j), "%s %s: %d registers over %d", name, lay, j->regs,
-                  reg_cap(j));
-        printf("    %s %s: %d registers\n", name, lay, j->regs);
-    }
-}
-
 GT_TEST(multistage_nvrtc_key_configs_all_layouts, GT_NEEDS_NVRTC)
 {
     const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8};
@@ -298,8 +267,8 @@ GT_TEST(multistage_nvrtc_key_configs_all_layouts, GT_NEEDS_NVRTC)
     int n = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
         for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
-    CHECK(reg_cap(&jobs[8]) == 128); /* square8x8: MINB=2 halves the file per block */
-    compile_all_ok(jobs, n);
+    CHECK(gt_compile_reg_cap(&jobs[8]) == 128); /* square8x8: MINB=2 halves the file per block */
+    gt_compile_all_clean(jobs, n, "sm_90", "multistage configurations");
 }
 
 /* Stream-K keys, the 16-wide tiles for skinny problems (one with stream-K, one with split-K), and EDGE. */
@@ -310,7 +279,7 @@ GT_TEST(multistage_nvrtc_stream_k_and_skinny, GT_NEEDS_NVRTC)
     int n = 0;
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
         for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
-    compile_all_ok(jobs, n);
+    gt_compile_all_clean(jobs, n, "sm_90", "multistage configurations");
 }
 
 /* The 96-wide tiles (stream-K; split-K with EDGE), and KT with both operands k-contiguous (nt) and with B alone
@@ -319,14 +288,14 @@ GT_TEST(multistage_nvrtc_wide96_and_kt, GT_NEEDS_NVRTC)
 {
     gt_compile_job jobs[] = {gt_compile_job_make(fam(), &wide96_m, 0, 0), gt_compile_job_make(fam(), &split96, 1, 1),
                              gt_compile_job_make(fam(), &kt_square, 0, 1), gt_compile_job_make(fam(), &kt_96, 1, 1)};
-    compile_all_ok(jobs, sizeof jobs / sizeof jobs[0]);
+    gt_compile_all_clean(jobs, sizeof jobs / sizeof jobs[0], "sm_90", "multistage configurations");
 }
 
 GT_TEST(multistage_nvrtc_split_k, GT_NEEDS_NVRTC)
 {
     gt_compile_job jobs[] = {gt_compile_job_make(fam(), &split4, 0, 0), gt_compile_job_make(fam(), &split4, 1, 1),
                              gt_compile_job_make(fam(), &split128, 0, 1), gt_compile_job_make(fam(), &split128, 1, 0)};
-    compile_all_ok(jobs, 4);
+    gt_compile_all_clean(jobs, 4, "sm_90", "multistage configurations");
     for (int i = 0; i < 4; ++i) CHECK(jobs[i].rc == -2 || jobs[i].has_reduce); /* -2: not in the sample */
 }
 

@@ -86,6 +86,9 @@ gt_compile_job *gt_compile_default_space(const char *arch, int *n);
  * progress line every 10 s and a closing line on how busy the threads were. Returns the number that failed. */
 int gt_compile_all(gt_compile_job *jobs, int n, const char *arch, const char *what);
 
+/* The register cap __launch_bounds__(threads, MINB) sets job j's kernel: 65536 / (threads x MINB), at most 255. */
+int gt_compile_reg_cap(const gt_compile_job *j);
+
 /* Compile the jobs for arch (gt_compile_all, after the GT_SAMPLE sample): each must compile with no spills, no
  * stack, registers within the cap __launch_bounds__(threads, MINB) sets, and gt_gemm without a split-K reduce;
  * CHECK failures name the job. One line per job with its registers. */

@@ -278,7 +278,7 @@ int gt_sample_jobs(gt_compile_job *jobs, int n, int want)
 }
 
 /* The register cap __launch_bounds__(NT, MINB) sets: the register file shared by MINB blocks, at most 255. */
-static int reg_cap(const gt_compile_job *j)
+int gt_compile_reg_cap(const gt_compile_job *j)
 {
     gt_launch L;
     gt_shape s = {1024, 1024, 1024, j->ta, j->tb};
@@ -300,8 +300,8 @@ void gt_compile_all_clean(gt_compile_job *jobs, int n, const char *arch, const c
         if (j->rc) continue;
         CHECK_MSG(j->spill_bytes == 0 && j->stack_bytes == 0, "%s %s %s: %d B spills, %d B stack", arch, name, lay,
                   j->spill_bytes, j->stack_bytes);
-        CHECK_MSG(j->regs > 0 && j->regs <= reg_cap(j), "%s %s %s: %d registers over %d", arch, name, lay, j->regs,
-                  reg_cap(j));
+        const int cap = gt_compile_reg_cap(j);
+        CHECK_MSG(j->regs > 0 && j->regs <= cap, "%s %s %s: %d registers over %d", arch, name, lay, j->regs, cap);
         CHECK(j->has_gemm && j->has_reduce == (gt_param_get(j->f, &j->p, "SPLITK", 1) > 1));
         printf("    %s %s %s %s: %d registers\n", arch, j->f->name, name, lay, j->regs);
     }
