@@ -265,6 +265,13 @@ enum {
     T_STEADY = 2   // an interior block with 16-byte copies: nothing is tested
 };
 
+// Both feeds one K tile on.
+__device__ __forceinline__ void step_feeds(Feed &fa, int lda, Feed &fb, int ldb)
+{
+    fa.p += GT_TA ? (size_t)BK * lda : BK;
+    fb.p += GT_TB ? BK : (size_t)BK * ldb;
+}
+
 // Issue the copies of the next K tile into stage S and step both feeds one tile on.
 template <int MODE = T_GUARDED>
 __device__ __forceinline__ void load_tile(unsigned S, Feed &fa, const float *A, int lda, Feed &fb, const float *B,
@@ -274,8 +281,7 @@ __device__ __forceinline__ void load_tile(unsigned S, Feed &fa, const float *A, 
     else if (MODE == T_KSTEADY) copy_stage<true, false>(S, fa, A, lda, fb, B, ldb, BK, va, vb, tid);
     else if (inner && kleft >= BK) copy_stage<true, true>(S, fa, A, lda, fb, B, ldb, kleft, va, vb, tid);
     else copy_stage<false, false>(S, fa, A, lda, fb, B, ldb, kleft, va, vb, tid);
-    fa.p += GT_TA ? (size_t)BK * lda : BK;
-    fb.p += GT_TB ? BK : (size_t)BK * ldb;
+    step_feeds(fa, lda, fb, ldb);
 }
 
 #if KT
@@ -296,8 +302,7 @@ __device__ __forceinline__ void load_tile_kt(unsigned S, float4 (&qa)[KTQ(BM)], 
     (void)qb;
     copy_kmajor<BN, true, true>(S + 4 * BK * LDA_S, fb, B, ldb, BK, true, tid);
 #endif
-    fa.p += GT_TA ? (size_t)BK * lda : BK;
-    fb.p += GT_TB ? BK : (size_t)BK * ldb;
+    step_feeds(fa, lda, fb, ldb);
 }
 
 __device__ __forceinline__ void kt_stores(unsigned S, const float4 (&qa)[KTQ(BM)], const float4 (&qb)[KTQ(BN)],
