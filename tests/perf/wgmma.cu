@@ -5,7 +5,8 @@
 // whose gt_gemm takes a flat grid of BM x BN tiles, NT threads and SMEM_BYTES of shared memory works.
 //   nvcc -O2 -std=c++17 -arch=sm_90a -I templates -DTEMPLATE='"tf32x3wg.cu"' -DBM=128 ... tests/perf/wgmma.cu -lcublas
 //   ./a.out [M N K ...]         (default 4096^3 8192^3; exit status 1 when a check fails)
-// tests/perf/wgmma.sh builds the variants and runs them.
+// tests/perf/wgmma.sh builds the variants and runs them. A template that defines GT_NEEDS_AMAX (the 3xFP16 study,
+// tests/perf/f16x3wg.cu) has its operands' row and column maxima computed into ws first, inside the timed launch.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -50,10 +51,29 @@ void fill(std::vector<float> &x, int kind)
 float *g_ws = nullptr;
 size_t g_ws_elems = 0;
 
+#ifdef GT_NEEDS_AMAX
+// The maxima of the rows of the rows x cols matrix X into out: element (r, c) at X[r * ld + c] when rowc.
+void amax(const float *X, int ld, int rows, int cols, bool rowc, unsigned *out)
+{
+    if (rowc) gt_amax_rowc<<<dim3((rows + 7) / 8, (cols + 1023) / 1024), 256>>>(X, ld, rows, cols, out);
+    else gt_amax_colc<<<dim3((rows + 255) / 256, (cols + 63) / 64), 256>>>(X, ld, rows, cols, out);
+}
+#endif
+
 void launch(const Prob &p, float alpha, const float *A, const float *B, float beta, float *C)
 {
     const unsigned tiles = (unsigned)((p.M + BM - 1) / BM) * (unsigned)((p.N + BN - 1) / BN);
     const size_t mn = (size_t)p.M * p.N;
+#ifdef GT_NEEDS_AMAX
+    if ((size_t)(p.M + p.N) > g_ws_elems) {
+        CK(cudaFree(g_ws));
+        CK(cudaMalloc(&g_ws, (p.M + p.N) * sizeof(float)));
+        g_ws_elems = p.M + p.N;
+    }
+    CK(cudaMemsetAsync(g_ws, 0, (p.M + p.N) * sizeof(float)));
+    amax(A, p.lda, p.M, p.K, !GT_TA, (unsigned *)g_ws);
+    amax(B, p.ldb, p.N, p.K, GT_TB, (unsigned *)g_ws + p.M);
+#endif
     if (SPLITK > 1 && SPLITK * mn > g_ws_elems) {
         CK(cudaFree(g_ws));
         CK(cudaMalloc(&g_ws, SPLITK * mn * sizeof(float)));
