@@ -92,7 +92,9 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 /* The default space: BK 32 (16 ran 15-20% slower at 4096^3 and 8192^3, docs/BENCHMARKS.md), PF=0 only where a
  * whole tile in registers would not fit under 255, and K split only by the fast two-warpgroup blocks (128 x 128 and
  * 128 x 64) with 3 stages (every split winner of the workload's sweep had 3), for a deep K over few tiles of C (a
- * weight gradient's 768 x 768 x 8192: 36 blocks of 128 x 128). */
+ * weight gradient's 768 x 768 x 8192: 36 blocks of 128 x 128). Folds every 128 k-values, and for unsplit points
+ * also every 32: the tensor cores' truncating sums within a chunk decide the error at a short K, where 128 loses to
+ * SGEMM on wide inputs (K 64 to 164) and 32 does not, for 2-4% of time at 4096^3 (docs/BENCHMARKS.md). */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     if (!bounded(p, why, n)) return 0;
@@ -100,6 +102,7 @@ static int in_space(const gt_params *p, char *why, size_t n)
     if (s.bk != 32) REJECT("default space: BK=%d, only 32", s.bk);
     if (s.splitk > 1 && (s.bm != 128 || s.bn == 96 || !s.pf || s.stages != 3))
         REJECT("default space: SPLITK > 1 only for 128 x 128 and 128 x 64 blocks with 3 stages and PF=1");
+    if (s.kc != 128 && (s.kc != 32 || s.splitk > 1)) REJECT("default space: KC 128, or 32 unsplit");
     s.pf = 1;
     if (p->v[P_PF] == 0 && regs_estimate(&s) <= 255) REJECT("default space: PF=0 where PF=1 fits");
     return 1;
@@ -131,7 +134,7 @@ const gt_family gt_family_tf32x3wg = {
                {"BN", "columns of C per block: the wgmma's N (64, 96 or 128)", 3, {128, 96, 64}},
                {"BK", "K depth of one stage (multiple of 16)", 2, {32, 16}},
                {"STAGES", "shared-memory stages (2 or 3)", 2, {2, 3}},
-               {"KC", "k-values between folds into the FP32 accumulator (multiple of BK)", 1, {128}},
+               {"KC", "k-values between folds into the FP32 accumulator (multiple of BK)", 2, {128, 32}},
                {"PF", "1: the next tile waits in registers for an iteration; 0: loaded one operand at a time", 2,
                 {1, 0}},
                {"MINB", "blocks per SM promised to __launch_bounds__", 1, {1}},

@@ -71,15 +71,22 @@ static int space_cb(const gt_family *f, const gt_params *p, void *vctx)
 }
 
 /* 12 points on sm_90 without a K split, all with BK 32; PF=0 only where a whole tile does not fit in registers
- * (64 x 128); and 8 that split K (2, 3, 4 or 8 slices) with the two-warpgroup blocks of 128 x 128 and 128 x 64 and
- * 3 stages; none on any other arch: sm_90a's wgmma runs on sm_90 alone. */
+ * (64 x 128); the same 12 folding every 32 k-values instead of 128; and 8 that split K (2, 3, 4 or 8 slices) with
+ * the two-warpgroup blocks of 128 x 128 and 128 x 64 and 3 stages, folding every 128; none on any other arch:
+ * sm_90a's wgmma runs on sm_90 alone. */
 GT_TEST(tf32x3wg_default_space_is_sm90_only, GT_NEEDS_NONE)
 {
     gt_limits l = limits("sm_90");
     space_ctx c = {0, 0, ""};
-    CHECK(gt_enumerate(fam(), &l, space_cb, &c) == 20);
-    CHECK_MSG(c.n == 20 && c.bad == 0, "%d points, %d bad (%s)", c.n, c.bad, c.first_bad);
+    CHECK(gt_enumerate(fam(), &l, space_cb, &c) == 32);
+    CHECK_MSG(c.n == 32 && c.bad == 0, "%d points, %d bad (%s)", c.n, c.bad, c.first_bad);
     char why[160];
+    const gt_params kc32 = with(best, "KC", 32), kc64 = with(best, "KC", 64);
+    CHECK(fam()->in_space(&kc32, why, sizeof why));
+    CHECK(is_legal(&kc64, why, sizeof why) && !fam()->in_space(&kc64, why, sizeof why) && strstr(why, "KC"));
+    const gt_params kc32_split = with(kc32, "SPLITK", 4);
+    CHECK(is_legal(&kc32_split, why, sizeof why) && !fam()->in_space(&kc32_split, why, sizeof why) &&
+          strstr(why, "KC"));
     CHECK(!is_legal(&(gt_params){{64, 128, 32, 3, 128, 1, 1, 1}}, why, sizeof why) && strstr(why, "registers"));
     CHECK(is_legal(&(gt_params){{64, 128, 32, 3, 128, 0, 1, 1}}, why, sizeof why));
     CHECK(!fam()->in_space(&(gt_params){{128, 128, 32, 3, 128, 0, 1, 1}}, why, sizeof why) && strstr(why, "PF"));
@@ -222,15 +229,18 @@ GT_TEST(tf32x3wg_pool_compiles_for_sm90a, GT_NEEDS_NONE)
 typedef struct {
     gt_compile_job *jobs;
     int n, cap;
+    int kc32; /* points folding every 32 seen */
 } job_list;
 
-/* Every point that does not split K, and of those that do, the 3-stage ones with 4 slices: the other splits are
- * the same source but for SPLITK's value (CI's minutes). */
+/* Every point that does not split K and folds every 128 k-values, of those that fold every 32 the first, and of
+ * those that split, the 3-stage ones with 4 slices: the others are the same source but for KC's or SPLITK's value
+ * (CI's minutes). */
 static int add_job(const gt_family *f, const gt_params *p, void *ctx)
 {
     job_list *l = ctx;
     const int split = gt_param_get(f, p, "SPLITK", 1);
     if (split > 1 && (split != 4 || gt_param_get(f, p, "STAGES", 0) != 3)) return 0;
+    if (gt_param_get(f, p, "KC", 128) != 128 && l->kc32++) return 0;
     if (l->n < l->cap) l->jobs[l->n++] = gt_compile_job_make(f, p, 1, 1);
     return 0;
 }
@@ -241,9 +251,9 @@ static int add_job(const gt_family *f, const gt_params *p, void *ctx)
 GT_TEST(tf32x3wg_nvrtc_default_space_no_spills, GT_NEEDS_NVRTC)
 {
     const gt_limits l = limits("sm_90");
-    job_list jl = {malloc(sizeof(gt_compile_job) * 18), 0, 16};
+    job_list jl = {malloc(sizeof(gt_compile_job) * 18), 0, 16, 0};
     gt_enumerate(fam(), &l, add_job, &jl);
-    CHECK(jl.n == 14);
+    CHECK(jl.n == 15 && jl.kc32 == 12);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 0, 1);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 1, 0);
     gt_compile_all_clean(jl.jobs, jl.n, "sm_90", "tf32x3wg configurations");
