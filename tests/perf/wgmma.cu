@@ -7,6 +7,8 @@
 //   ./a.out [M N K ...]         (default 4096^3 8192^3; exit status 1 when a check fails)
 // tests/perf/wgmma.sh builds the variants and runs them. A template that defines GT_NEEDS_AMAX (the 3xFP16 study,
 // tests/perf/f16x3wg.cu) has its operands' row and column maxima computed into ws first, inside the timed launch.
+// A template that defines GT_HOST_LAUNCH runs a host sequence of its own instead of gt_gemm's grid:
+// gt_host_launch(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) (tests/perf/blas3.cu, tests/perf/ozaki_study.cu).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -62,6 +64,9 @@ void amax(const float *X, int ld, int rows, int cols, bool rowc, unsigned *out)
 
 void launch(const Prob &p, float alpha, const float *A, const float *B, float beta, float *C)
 {
+#ifdef GT_HOST_LAUNCH
+    return gt_host_launch(p.M, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc);
+#else
     const unsigned tiles = (unsigned)((p.M + BM - 1) / BM) * (unsigned)((p.N + BN - 1) / BN);
     const size_t mn = (size_t)p.M * p.N;
 #ifdef GT_NEEDS_AMAX
@@ -82,6 +87,7 @@ void launch(const Prob &p, float alpha, const float *A, const float *B, float be
     gt_gemm<<<dim3(tiles, 1, SPLITK), NT, SMEM_BYTES>>>(p.M, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, g_ws);
 #if SPLITK > 1
     gt_splitk_reduce<<<(unsigned)((mn + 255) / 256), 256>>>(p.M, p.N, alpha, g_ws, beta, C, p.ldc);
+#endif
 #endif
 }
 
@@ -225,9 +231,13 @@ int main(int argc, char **argv)
     cublasHandle_t h;
     CB(cublasCreate(&h));
     CB(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
+#ifdef GT_HOST_LAUNCH
+    printf("host launch, layout %c%c\n", GT_TA ? 't' : 'n', GT_TB ? 't' : 'n');
+#else
     CK(cudaFuncSetAttribute(gt_gemm, cudaFuncAttributeMaxDynamicSharedMemorySize, SMEM_BYTES));
     printf("BM=%d BN=%d BK=%d STAGES=%d SPLITK=%d layout %c%c, %d threads, %d B shared\n", BM, BN, BK, STAGES, SPLITK,
            GT_TA ? 't' : 'n', GT_TB ? 't' : 'n', NT, SMEM_BYTES);
+#endif
     bool ok = true;
     const bool only_time = getenv("ONLY_TIME") != nullptr; // no checks: for profilers
     const bool only_big = getenv("ONLY_BIG") != nullptr;   // only the checks and times of the shapes asked for

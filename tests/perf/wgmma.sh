@@ -6,7 +6,8 @@
 #   bash tests/perf/wgmma.sh run [M N K ...]          # every built variant; a table of TIME lines last
 # (env ONLY_BIG=1: only the given shapes, checked on uniform and wide inputs, then timed)
 # A variant is "name:-DBM=128 -DBN=128 ..." (defaults below); -DTEMPLATE='"tf32x3ws.cu"' builds another template
-# (default tf32x3wg.cu).
+# (default tf32x3wg.cu), found in templates/ or tests/perf/ (the host-launch studies: blas3.cu, ozaki_study.cu
+# with -DNMOD=7..9; OZ_PHASES=1 times each step of the latter).
 set -euo pipefail
 dir=${BUILD_PERF:-build-perf}
 variants=(
