@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "backend_resolve.h"
 #include "cublas_family.h"
+#include "cublas_fns.h"
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -43,23 +44,7 @@
 #pragma weak cublasLtMatmulAlgoConfigGetAttribute
 #pragma weak cublasLtMatmulAlgoConfigSetAttribute
 
-/* Every cuBLAS and cuBLASLt function this backend calls, reached through `cb` (typed by the headers' prototypes). */
-#define GT_CUBLAS_FUNCS(X)                                                                                     \
-    X(cublasCreate_v2) X(cublasDestroy_v2) X(cublasSetStream_v2) X(cublasSetMathMode) X(cublasSgemm_v2)        \
-    X(cublasSgemmStridedBatched) X(cublasLtMatrixLayoutSetAttribute)                                          \
-    X(cublasGetStatusString) X(cublasLtCreate) X(cublasLtDestroy) X(cublasLtGetVersion) X(cublasLtMatmul)     \
-    X(cublasLtMatmulDescCreate) X(cublasLtMatmulDescDestroy) X(cublasLtMatmulDescSetAttribute)                \
-    X(cublasLtMatrixLayoutCreate) X(cublasLtMatrixLayoutDestroy) X(cublasLtMatmulPreferenceCreate)            \
-    X(cublasLtMatmulPreferenceDestroy) X(cublasLtMatmulPreferenceSetAttribute)                                \
-    X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulAlgoInit) X(cublasLtMatmulAlgoCheck)                    \
-    X(cublasLtMatmulAlgoConfigGetAttribute) X(cublasLtMatmulAlgoConfigSetAttribute)
-
-static struct {
-#define GT_MEMBER(name) __typeof__(name) *name;
-    GT_CUBLAS_FUNCS(GT_MEMBER)
-#undef GT_MEMBER
-} cb;
-
+static gt_cublas_fns cb; /* the functions found, by the resolver or linked; set before `loaded` */
 static gt_symbol_resolver resolver;
 static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int loaded; /* 1 once every member of cb is set; cb is written only before */
@@ -78,7 +63,7 @@ void gt_backend_cublas_resolver(gt_symbol_resolver fn)
 static int load(void)
 {
     if (atomic_load_explicit(&loaded, memory_order_acquire)) return 1;
-    __typeof__(cb) got;
+    gt_cublas_fns got;
     int all = 1;
     pthread_mutex_lock(&load_lock);
     gt_symbol_resolver fn = resolver;
@@ -95,6 +80,8 @@ static int load(void)
     pthread_mutex_unlock(&load_lock);
     return atomic_load_explicit(&loaded, memory_order_acquire);
 }
+
+const gt_cublas_fns *gt_cublas_fns_get(void) { return load() ? &cb : NULL; }
 
 enum { MAX_HEURISTIC = 16 };
 #define LT_PREF_WS ((size_t)32 << 20) /* workspace the heuristic may count on (NVIDIA's advice for Hopper) */
