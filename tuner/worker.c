@@ -268,11 +268,18 @@ typedef struct {
     gt_status plan_status;
 } cand_ctx;
 
+/* be's context, one per backend and worker process: its library handles live as long as the process's context. */
 static gt_backend_ctx *backend_ctx(const gt_backend *be, char *err, size_t errlen)
 {
-    static gt_backend_ctx *ctx; /* one per worker process: its library handles live as long as its context */
-    if (!ctx && be->open(&ctx, err, errlen)) ctx = NULL;
-    return ctx;
+    static struct {
+        const gt_backend *be;
+        gt_backend_ctx *ctx;
+    } open[4];
+    int i = 0;
+    while (i < 4 && open[i].be && open[i].be != be) ++i;
+    if (i == 4) return snprintf(err, errlen, "more library backends than 4"), NULL;
+    if (!open[i].be && be->open(&open[i].ctx, err, errlen) == 0) open[i].be = be;
+    return open[i].be ? open[i].ctx : NULL;
 }
 
 static int replan(cand_ctx *c, const gt_call *call, char *err, size_t errlen)

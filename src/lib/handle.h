@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-enum { GT_NBUCKET = 256 };
+enum { GT_NBUCKET = 256, GT_NBACKEND = 4 };
 
 /* A call signature's plan. Immutable once published (but for its call counter), freed only by gemmtune_destroy,
  * so readers need no lock. Exactly one of kernel and bplan is set, unless the rule is none (nothing to run). */
@@ -20,7 +20,9 @@ typedef struct gt_plan {
     gt_choice choice;
     gt_launch L;
     const gt_kernel *kernel;  /* a built family's loaded kernel */
-    gt_backend_plan *bplan;   /* a library family's plan */
+    gt_backend_plan *bplan;   /* a library family's plan, made by be with the handle's bctx of it */
+    const gt_backend *be;
+    gt_backend_ctx *bctx;
     size_t ws_bytes;          /* workspace per stream the launch needs */
     char note[512];           /* what the plan changed from the choice (a stored algorithm unavailable here), or
                                  why it has nothing to run (rule none) */
@@ -58,8 +60,10 @@ struct gemmtune_context {
     void *obtain_ctx;
     void (*ctx_free)(void *);
     pthread_mutex_t lock;     /* plan creation, kernel cache, obtain (db is single-threaded), workspaces, backend */
-    const gt_backend *be;     /* the backend of the library families used so far, and its handles */
-    gt_backend_ctx *bctx;
+    struct {                  /* the backends of the library families used so far, and their handles */
+        const gt_backend *be;
+        gt_backend_ctx *ctx;
+    } backends[GT_NBACKEND];
     gt_kentry *kernels;
     gt_loader_counters count; /* under lock */
     _Atomic(gt_plan *) buckets[GT_NBUCKET];

@@ -190,7 +190,7 @@ void gemmtune_destroy(gemmtune_handle h)
     for (int b = 0; b < GT_NBUCKET; ++b)
         for (gt_plan *p = atomic_load(&h->buckets[b]), *next; p; p = next) {
             next = p->next;
-            if (p->bplan) h->be->release(p->bplan);
+            if (p->bplan) p->be->release(p->bplan);
             free(p);
         }
     for (gt_kentry *e = h->kernels, *next; e; e = next) {
@@ -199,7 +199,7 @@ void gemmtune_destroy(gemmtune_handle h)
         free(e);
     }
     for (gt_wsentry *w = atomic_load(&h->ws), *next; w; w = next) next = w->next, cudaFree(w->ptr), free(w);
-    if (h->bctx) h->be->close(h->bctx);
+    for (int i = 0; i < GT_NBACKEND && h->backends[i].be; ++i) h->backends[i].be->close(h->backends[i].ctx);
     if (cur >= 0 && cur != h->device) cudaSetDevice(cur);
     if (h->ctx_free) h->ctx_free(h->obtain_ctx);
     gt_loader_set_free(&h->set);

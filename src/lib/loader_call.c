@@ -88,25 +88,43 @@ static gemmtune_status load_kernel(struct gemmtune_context *h, const gt_choice *
     return GEMMTUNE_SUCCESS;
 }
 
-/* Under h->lock: a library family's plan. A stored algorithm this library or GPU refuses falls back to the
+/* Under h->lock: the handle's context of the backend that runs family f, opened on first use. 0 with *be and
+ * *ctx, or a status (gt_loader_fail's). */
+static gemmtune_status backend_of(struct gemmtune_context *h, const gt_family *f, const gt_backend **be,
+                                  gt_backend_ctx **ctx)
+{
+    char err[512];
+    if (!(*be = gt_backend_find(f->backend)))
+        return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "backend '%s' is not linked in", f->backend);
+    int i = 0;
+    while (i < GT_NBACKEND && h->backends[i].be && h->backends[i].be != *be) ++i;
+    if (i == GT_NBACKEND) return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "more library backends than %d", i);
+    if (!h->backends[i].be) {
+        if ((*be)->open(&h->backends[i].ctx, err, sizeof err))
+            return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "%s", err);
+        h->backends[i].be = *be;
+    }
+    *ctx = h->backends[i].ctx;
+    return GEMMTUNE_SUCCESS;
+}
+
+/* Under h->lock: a library family's plan. A stored candidate this library or GPU refuses falls back to the
  * vendor's default call, and the plan's note says so (explain prints it). */
 static gemmtune_status library_plan(struct gemmtune_context *h, gt_plan *p)
 {
-    char err[512];
-    const gt_backend *be = gt_backend_find(p->choice.family->backend);
-    if (!be) return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "backend '%s' is not linked in", p->choice.family->backend);
-    if (!h->bctx && be->open(&h->bctx, err, sizeof err))
-        return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "%s", err);
-    h->be = be;
-    gt_status st = be->plan(h->bctx, p->choice.family, &p->choice.params, &p->call, &p->bplan, err, sizeof err);
+    char err[512] = "";
+    gemmtune_status rc = backend_of(h, p->choice.family, &p->be, &p->bctx);
+    if (rc) return rc;
+    gt_status st = p->be->plan(p->bctx, p->choice.family, &p->choice.params, &p->call, &p->bplan, err, sizeof err);
     if (st == GT_ST_UNAVAILABLE) {
         snprintf(p->note, sizeof p->note, "the stored algorithm is not usable here (%.180s): cuBLAS's own choice instead",
                  err);
         gt_backend_default_params(&p->choice.family, &p->choice.params);
-        st = be->plan(h->bctx, p->choice.family, &p->choice.params, &p->call, &p->bplan, err, sizeof err);
+        if ((rc = backend_of(h, p->choice.family, &p->be, &p->bctx))) return rc;
+        st = p->be->plan(p->bctx, p->choice.family, &p->choice.params, &p->call, &p->bplan, err, sizeof err);
     }
     if (st != GT_ST_OK) return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "%s", err);
-    p->ws_bytes = be->workspace(p->bplan);
+    p->ws_bytes = p->be->workspace(p->bplan);
     return GEMMTUNE_SUCCESS;
 }
 
@@ -203,7 +221,7 @@ static gemmtune_status launch(struct gemmtune_context *h, const gt_plan *p, void
         if (st) return st;
     }
     if (p->bplan) {
-        if (h->be->run(h->bctx, p->bplan, a, a->ws, (cudaStream_t)stream, err, sizeof err))
+        if (p->be->run(p->bctx, p->bplan, a, a->ws, (cudaStream_t)stream, err, sizeof err))
             return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "%s", err);
         return GEMMTUNE_SUCCESS;
     }
