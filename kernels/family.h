@@ -132,6 +132,9 @@ typedef struct gt_family {
     gt_reference reference;
     int arch_specific;           /* 1: uses features of one architecture only (sm_90a's wgmma), so its source is
                                     compiled for "sm_XYa" (gt_family_arch) and legal() admits that one arch */
+    int screen_full;             /* 1: much of its time does not scale with K (passes over the operands and C),
+                                    so a screen on a proxy of shorter K would misjudge it: the tuner screens it at
+                                    the full shape and ranks that time scaled to the proxy's K (tuner/search.c) */
     int batched;                 /* 1: runs a strided batch in one launch: a built family's gt_gemm starts with
                                     GT_BATCH_OFFSET (templates/common.cuh), so grid z walks the batch wherever
                                     launch() leaves z at 1 and needs no workspace (gt_family_launch); a library

@@ -7,14 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A screen times the proxy, but for a family that asks to be screened at the full shape (screen_full). */
+static int on_proxy(const gt_item *it, gt_round rc) { return rc.screen && !it->f->screen_full; }
+
 static void store(gt_sweep *t, const gt_shape_ctx *sc, int g, const gt_item *it, const gt_pool_job *j,
                   const gt_trial_result *r, gt_round rc)
 {
     char err[256], msg[600];
-    const gt_shape *ts = rc.screen ? &sc->proxy : &sc->s;
+    const gt_shape *ts = on_proxy(it, rc) ? &sc->proxy : &sc->s;
     snprintf(msg, sizeof msg, "%s", r->message);
     char dims[48];
-    if (rc.screen && ts->k != sc->s.k)
+    if (on_proxy(it, rc) && ts->k != sc->s.k)
         snprintf(msg + strlen(msg), sizeof msg - strlen(msg), "%stimed on the proxy %s", msg[0] ? "; " : "",
                  gt_shape_dims(ts, dims, sizeof dims));
     gt_trial tr = {.family = it->f->name, .params = it->params, .source_hash = it->hash,
@@ -26,17 +29,19 @@ static void store(gt_sweep *t, const gt_shape_ctx *sc, int g, const gt_item *it,
         fprintf(stderr, "\ngemmtune: storing a trial failed: %s\n", err);
 }
 
+/* cutoff_ms is in the round's terms (the proxy's in a screen): a screen_full item's own is scaled to its shape. */
 static gt_trial_request request(const gt_sweep *t, const gt_shape_ctx *sc, const gt_item *it, gt_round rc,
                                 double cutoff_ms)
 {
-    const gt_shape *ts = rc.screen ? &sc->proxy : &sc->s;
+    const gt_shape *ts = on_proxy(it, rc) ? &sc->proxy : &sc->s;
     const double scale = (double)ts->k / sc->s.k;
+    if (rc.screen && !on_proxy(it, rc) && cutoff_ms > 0) cutoff_ms *= (double)sc->s.k / sc->proxy.k;
     const double per_launch = fmax(0.02, 200 * sc->cublas_ms * scale / 1000.0); /* from cuBLAS, with a floor */
     gt_trial_request req = {.family = it->f, .params = it->p, .shape = sc->s, .launch = it->L, .checks = rc.checks,
                             .warmup = rc.warmup, .reps = rc.reps, .cutoff_ms = cutoff_ms,
                             .seed = t->o->seed * 1000003ull + (unsigned long long)it->seq,
                             .timeout_s = t->o->timeout_floor_s + per_launch * (rc.warmup + rc.reps + 8)};
-    if (rc.screen) {
+    if (on_proxy(it, rc)) {
         req.shape = req.time_shape = sc->proxy;
         gt_family_launch(it->f, &it->p, &sc->proxy, t->lim.sm_count, &req.launch);
     }
@@ -72,7 +77,9 @@ int gt_run_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_roun
     store(t, sc, g, it, j, &r, rc);
     it->have = 1;
     it->status = r.status;
-    it->median_ms = r.median_ms;
+    /* in the round's terms: a screen_full item's screen counts as if its time scaled with K, like the others' */
+    it->median_ms = r.median_ms > 0 && rc.screen && !on_proxy(it, rc) ? r.median_ms * sc->proxy.k / sc->s.k
+                                                                      : r.median_ms;
     it->spread_pct = r.median_ms > 0 ? 100.0 * (r.max_ms - r.min_ms) / r.median_ms : 0;
     if (rc.kind == GT_KIND_SEARCH) t->sum->trials_run++;
     else if (rc.kind == GT_KIND_RETIME) t->sum->retimed++;
