@@ -91,7 +91,8 @@ typedef enum {
  * (GEMMTUNE_MATH_FP32 + the row's place, src/lib/loader_db.c). So a class is its families' files plus a row here. */
 #define GT_MATH_CLASSES(X)                                                                                      \
     X(FP32, "fp32", GT_REF_CUBLAS_FP32, "IEEE FP32 products and sums, as cuBLAS SGEMM pedantic")                \
-    X(TF32X3, "tf32x3", GT_REF_FP64, "FP32 accuracy from split TF32 tensor-core products, checked against FP64")
+    X(TF32X3, "tf32x3", GT_REF_FP64,                                                                            \
+      "FP32 accuracy from tensor-core products (split TF32, or exact INT8 residues), checked against FP64")
 
 #define GT_MATH_ENUM_(id, name, ref, doc) GT_MATH_##id,
 typedef enum {

@@ -611,42 +611,38 @@ GT_TEST(loader_gpu_vendor_winners_are_tuned_and_served, GT_NEEDS_GPU)
     free(db);
 }
 
-/* Issue 16's serving bar: tf32x3wg winners (sm_90 only), tuned with their FP64 validation, served to handles that
- * ask for math tf32x3, every call checked against cuBLAS FP32 at the FP32 tolerance (padded ld, alpha, beta 0 over
- * NaN C and beta != 0), in both argument orders. A handle of the default math never serves them. */
-GT_TEST(loader_gpu_tf32x3_winners_are_served_to_handles_that_ask, GT_NEEDS_GPU)
+/* A family of the FP32-accurate class tuned alone on shapes (its FP64 validation in the sweep), then served to
+ * handles that ask for math tf32x3, every call checked against cuBLAS FP32 at the FP32 tolerance (padded ld,
+ * alpha, beta 0 over NaN C and beta != 0), in both argument orders. A handle of the default math never serves it.
+ * A shape whose candidates are all refused against FP64 has no winner: then nothing is served there; with
+ * all_pass, no candidate may be refused. */
+static void served_to_handles_that_ask(const char *family, gt_shape *tuned, int ntuned, int all_pass, unsigned seed)
 {
-    struct cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9 || prop.minor != 0) {
-        gt_skip("no sm_90 GPU for family tf32x3wg");
-        return;
-    }
     char *db = gt_tmp_path(".db"), err[512];
-    const char *fams[1] = {"tf32x3wg"};
+    const char *fams[1] = {family};
     int gpus[1] = {0};
-    /* the last is refused against FP64 on an H100 (SGEMM is the more accurate there): then nothing is served */
-    gt_shape tuned[3] = {{1024, 1024, 1024, 0, 0}, {2048, 1024, 2048, 1, 0}, {512, 768, 4096, 1, 1}};
     gt_tune_opts o;
     gt_tune_summary s;
     memset(&o, 0, sizeof o);
     gt_tune_defaults(&o);
-    o.db_path = db, o.gpus = gpus, o.ngpus = 1, o.shapes = tuned, o.nshapes = 3, o.shape_layouts = 1;
-    o.families = fams, o.nfamilies = 1, o.reps = 3, o.topk = 2, o.final_reps = 5, o.command = "tf32x3 test";
+    o.db_path = db, o.gpus = gpus, o.ngpus = 1, o.shapes = tuned, o.nshapes = ntuned, o.shape_layouts = 1;
+    o.families = fams, o.nfamilies = 1, o.reps = 3, o.topk = 2, o.final_reps = 5, o.command = "served class test";
     CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
     int served = 0;
     for (int i = 0; i < s.nshapes; ++i) {
-        const int won = s.shapes[i].family[0] != 0 && !strcmp(s.shapes[i].family, "tf32x3wg");
-        printf("    %dx%dx%d %s: %d trials, winner %s %s\n", s.shapes[i].shape.m, s.shapes[i].shape.n,
+        const int won = s.shapes[i].family[0] != 0 && !strcmp(s.shapes[i].family, family);
+        printf("    %dx%dx%d %s: %d trials, %d failed, winner %s %s\n", s.shapes[i].shape.m, s.shapes[i].shape.n,
                s.shapes[i].shape.k, gt_layout_name(s.shapes[i].shape.ta, s.shapes[i].shape.tb), s.shapes[i].trials,
-               won ? s.shapes[i].family : "(none: refused against FP64)", won ? s.shapes[i].params : "");
+               s.shapes[i].failed, won ? s.shapes[i].family : "(none: refused against FP64)",
+               won ? s.shapes[i].params : "");
         served += won;
+        CHECK(!all_pass || (won && s.shapes[i].failed == 0));
     }
-    CHECK_MSG(served > 0, "no tf32x3wg winner to serve");
+    CHECK_MSG(served > 0, "no %s winner to serve", family);
     cublasHandle_t cb = pedantic_cublas();
     gemmtune_options opt;
     gemmtune_options_init(&opt);
     opt.db_path = db;
-    unsigned seed = 11;
     int calls = 0, bad = 0;
     for (int colmajor = 0; colmajor < 2; ++colmajor)
         for (int math = GEMMTUNE_MATH_FP32; math <= GEMMTUNE_MATH_TF32X3; ++math) {
@@ -663,23 +659,46 @@ GT_TEST(loader_gpu_tf32x3_winners_are_served_to_handles_that_ask, GT_NEEDS_GPU)
                     char line[512];
                     gemmtune_explain(h, (gemmtune_op)p.ta, (gemmtune_op)p.tb, p.m, p.n, p.k, p.lda, p.ldb, p.ldc,
                                      line, sizeof line);
-                    const int names = strstr(line, "tf32x3wg") != NULL;
-                    CHECK_MSG(math == GEMMTUNE_MATH_FP32 ? !names : names || strcmp(s.shapes[i].family, "tf32x3wg"),
+                    const int names = strstr(line, family) != NULL;
+                    CHECK_MSG(math == GEMMTUNE_MATH_FP32 ? !names : names || strcmp(s.shapes[i].family, family),
                               "math %d: %s", math, line);
                     if (math == GEMMTUNE_MATH_TF32X3 && names) {
                         calls++;
-                        bad += !check(h, cb, NULL, &p, &seed, "tf32x3 served", NULL);
+                        bad += !check(h, cb, NULL, &p, &seed, "served", NULL);
                     }
                 }
             }
             gemmtune_destroy(h);
         }
-    printf("    %d served tf32x3wg calls checked against cuBLAS FP32, %d mismatches\n", calls, bad);
+    printf("    %d served %s calls checked against cuBLAS FP32, %d mismatches\n", calls, family, bad);
     CHECK(calls > 0 && bad == 0);
     gt_tune_summary_free(&s);
     cublasDestroy(cb);
     gt_fixture_rm(db);
     free(db);
+}
+
+/* Issue 16's serving bar: tf32x3wg winners (sm_90 only). */
+GT_TEST(loader_gpu_tf32x3_winners_are_served_to_handles_that_ask, GT_NEEDS_GPU)
+{
+    struct cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9 || prop.minor != 0) {
+        gt_skip("no sm_90 GPU for family tf32x3wg");
+        return;
+    }
+    /* the last is refused against FP64 on an H100 (SGEMM is the more accurate there): then nothing is served */
+    gt_shape tuned[3] = {{1024, 1024, 1024, 0, 0}, {2048, 1024, 2048, 1, 0}, {512, 768, 4096, 1, 1}};
+    served_to_handles_that_ask("tf32x3wg", tuned, 3, 0, 11);
+}
+
+/* The INT8 route (family ozaki, any GPU of sm_75 on), every layout. Its error is relative to each row's and
+ * column's norm, so against FP64 it is far below SGEMM's on long sums and may exceed it on short ones with wide
+ * inputs (the last shape, where SGEMM rounds only 131 times): then nothing is served there. */
+GT_TEST(loader_gpu_ozaki_winners_are_served_to_handles_that_ask, GT_NEEDS_GPU)
+{
+    gt_shape tuned[5] = {{1, 1, 1, 0, 0}, {7, 127, 1025, 1, 0}, {777, 1531, 2049, 0, 1}, {513, 257, 4099, 1, 1},
+                         {127, 129, 131, 0, 0}};
+    served_to_handles_that_ask("ozaki", tuned, 5, 0, 13);
 }
 
 /* A stored cuBLASLt algorithm this cuBLAS cannot replay (another version; an id it does not have) falls back to

@@ -29,6 +29,7 @@ static struct {
     const char *slow_name;
     double gpu_ms;      /* total synthetic time spent */
     int modelled;       /* 1: a built candidate takes the cost model's time within +-3%, the library 10 x base */
+    double fixed_ms;    /* > 0: family ozaki takes this long whatever K (its passes over the operands and C) */
 } fake;
 
 static int f_start(int device, void **self, char *err, size_t errlen)
@@ -99,8 +100,9 @@ static int f_trial(void *self, const gt_trial_request *req, gt_trial_result *out
 {
     (void)self, (void)err, (void)errlen;
     const gt_shape *ts = req->time_shape.k > 0 ? &req->time_shape : &req->shape;
-    const double ms = fake.modelled ? modelled_ms(req->family, &req->params, ts)
-                                    : base_ms(ts) * quality(req->family->name, &req->params);
+    const double ms = fake.fixed_ms > 0 && !strcmp(req->family->name, "ozaki") ? fake.fixed_ms
+                      : fake.modelled ? modelled_ms(req->family, &req->params, ts)
+                                      : base_ms(ts) * quality(req->family->name, &req->params);
     if (fake.n == fake.cap) fake.log = realloc(fake.log, (size_t)(fake.cap = fake.cap ? 2 * fake.cap : 1024) * sizeof *fake.log);
     call *c = &fake.log[fake.n++];
     snprintf(c->family, sizeof c->family, "%s", req->family->name);
@@ -146,7 +148,7 @@ static void setup(gt_tune_opts *o, const char *db, const gt_shape *shapes, int n
     o->db_path = db, o->gpus = gpus, o->ngpus = 1, o->shapes = shapes, o->nshapes = nshapes;
     o->families = two_families, o->nfamilies = 3, o->command = "test_tune", o->jobs = 2;
     o->runner = &fake_runner, o->compile = fake_compile;
-    fake.n = 0, fake.gpu_ms = 0, fake.slow_family = 1, fake.slow_name = NULL, fake.modelled = 0;
+    fake.n = 0, fake.gpu_ms = 0, fake.slow_family = 1, fake.slow_name = NULL, fake.modelled = 0, fake.fixed_ms = 0;
 }
 
 static long long count(const char *db, const char *sql)
@@ -596,6 +598,36 @@ GT_TEST(tune_each_math_class_races_only_itself, GT_NEEDS_NONE)
             CHECK(count(db, "SELECT count(*) FROM v_winners WHERE math = 'fp32' AND family = 'multistage'") == 1);
         gt_fixture_rm(db);
     }
+    free(db);
+}
+
+/* A family whose time does not shrink with K (ozaki: screen_full) is screened at the full shape, not on halving's
+ * proxy, and ranked there at the proxy's scale: faster than every other candidate of its class at full size, it
+ * wins, though on the proxy it would look three times slower than they. */
+GT_TEST(tune_screens_a_fixed_cost_family_at_the_full_shape, GT_NEEDS_NONE)
+{
+    static const char *const fams[] = {"tf32x3wg", "ozaki", "cublas"};
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s;
+    const gt_shape big = {8192, 8192, 8192, 0, 0};
+    setup(&o, db, &big, 1);
+    o.families = fams, o.nfamilies = 3, o.cross = 0, o.model_stop = 0;
+    fake.fixed_ms = 0.3 * base_ms(&big);
+    CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
+    gt_tune_summary_free(&s);
+    int ozaki = 0, proxied = 0;
+    for (int i = 0; i < fake.n; ++i) {
+        if (!strcmp(fake.log[i].family, "ozaki")) {
+            ozaki++;
+            CHECK(fake.log[i].shape.k == big.k);
+        } else {
+            proxied += fake.log[i].shape.k < big.k;
+        }
+    }
+    CHECK_MSG(ozaki >= 4 && proxied > 5, "%d ozaki trials, %d on the proxy", ozaki, proxied);
+    CHECK(count(db, "SELECT count(*) FROM v_winners WHERE math = 'tf32x3' AND family = 'ozaki'") == 1);
+    gt_fixture_rm(db);
     free(db);
 }
 

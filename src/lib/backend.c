@@ -5,8 +5,9 @@
 #include <string.h>
 
 extern const gt_backend gt_backend_cublas; /* backend_cublas.c */
+extern const gt_backend gt_backend_ozaki;  /* backend_ozaki.c */
 
-static const gt_backend *const backends[] = {&gt_backend_cublas};
+static const gt_backend *const backends[] = {&gt_backend_cublas, &gt_backend_ozaki};
 
 const gt_backend *gt_backend_find(const char *name)
 {

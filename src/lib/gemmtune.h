@@ -87,9 +87,10 @@ typedef enum {
     GEMMTUNE_FALLBACK_NONE = 3     /* GEMMTUNE_STATUS_NO_KERNEL */
 } gemmtune_fallback;
 
-/* The arithmetic a handle may be served. FP32 is the default; TF32X3 adds the tuned winners of the tf32x3 families
- * (each operand split into two TF32 parts, three tensor-core products summed in FP32: validated against FP64 to be
- * no less accurate than cuBLAS FP32 on the same inputs) wherever they beat the FP32 winner. A class newer than
+/* The arithmetic a handle may be served. FP32 is the default; TF32X3 adds the tuned winners of the FP32-accurate
+ * families (each operand split into two TF32 parts, three tensor-core products summed in FP32; or, family ozaki,
+ * exact INT8 tensor-core products of residues: each validated against FP64 to be no less accurate than cuBLAS FP32
+ * on the same inputs) wherever they beat the FP32 winner. A class newer than
  * this header is asked for by name: GEMMTUNE_MATH_ENV with $GEMMTUNE_MATH (`gemmtune tune --help` lists them). */
 typedef enum {
     GEMMTUNE_MATH_ENV = 0,   /* $GEMMTUNE_MATH (a class's name: "fp32", "tf32x3"), else FP32 */

@@ -1,0 +1,51 @@
+/* The ozaki family's parameters and arithmetic (kernels/ozaki.c), shared with the backend that runs it
+ * (src/lib/backend_ozaki.c). Plain C: everything here is tested without a GPU (tests/test_ozaki.c). */
+#ifndef GT_OZAKI_FAMILY_H
+#define GT_OZAKI_FAMILY_H
+
+#include "family.h"
+
+#include <stddef.h>
+
+/* Indices into gt_params.v, in the order of gt_family_ozaki.params. */
+enum { GT_OZAKI_P_NMOD, GT_OZAKI_P_REV, GT_OZAKI_NP };
+
+/* The revision of templates/ozaki.cu's arithmetic that this build runs. A stored candidate names the revision it
+ * was timed with (REV); one of another revision is not replayed (the backend's replayable), so a change of the
+ * kernels is never served on an old timing. Raise it with any change to templates/ozaki.cu that changes results
+ * or speed. */
+#define GT_OZAKI_REV 1
+#define GT_OZAKI_MAXMOD 10  /* as templates/ozaki.cu's GT_OZ_MAXMOD */
+#define GT_OZAKI_MAX_K 131056 /* K, rounded up to 16, times 128^2 must stay below 2^31: the int32 sums are exact */
+#define GT_OZAKI_MAX_SIDE (1 << 21) /* M and N: the residue kernels' grid y covers 32 rows a block */
+#define GT_OZAKI_WS_CAP ((size_t)8 << 30) /* the most workspace a call may take (residues and int32 products) */
+
+/* What templates/ozaki.cu's kernels take by value, field for field as its gt_oz_consts. */
+typedef struct {
+    int p[GT_OZAKI_MAXMOD];                /* the first nmod of 256, 255, 253, 251, 247, 241, 239, 233, 229 */
+    unsigned magic[GT_OZAKI_MAXMOD];       /* floor(2^32 / p) */
+    int inv[GT_OZAKI_MAXMOD][GT_OZAKI_MAXMOD]; /* inv[m][l] = p_m^-1 mod p_l, m < l */
+    int pow12[GT_OZAKI_MAXMOD], pow16[GT_OZAKI_MAXMOD], pow24[GT_OZAKI_MAXMOD]; /* 2^12, 2^16, 2^24 mod p */
+    int bits; /* rows of op(A) and columns of op(B) are scaled to a 2-norm below 2^bits, so that their products'
+                 sums stay below half the product P of the moduli */
+} gt_ozaki_consts;
+
+/* The constants for nmod moduli (2 .. 9). Returns 0, or -1 (out untouched) for another count. */
+int gt_ozaki_consts_make(int nmod, gt_ozaki_consts *out);
+
+/* Where a call's workspace holds what (bytes from its start, each 256-byte aligned), for nmod moduli on shape s:
+ * int32 products (nmod x M x Np), the partial norms (slices_a x M + slices_b x N doubles), the scales (M + N
+ * ints), the residues of op(A) (nmod x M x Kp int8) and of op(B) (nmod x N x Kp), then cuBLASLt's own. */
+typedef struct {
+    int kp, np;                   /* K rounded up to 16 (cuBLASLt's int8 rows), N rounded up to 4 */
+    int slices_a, slices_b, kslice_a, kslice_b; /* the norms' K slices */
+    size_t prod, part, scale, res_a, res_b, lt, total;
+} gt_ozaki_layout;
+
+/* The layout of a call of shape s with nmod moduli and lt_bytes of cuBLASLt workspace. The norms' slices depend
+ * on the shape alone (about 264 blocks), so the scales' bits never depend on the GPU. Cannot fail. */
+void gt_ozaki_layout_make(int nmod, const gt_shape *s, size_t lt_bytes, gt_ozaki_layout *out);
+
+extern const gt_family gt_family_ozaki;
+
+#endif

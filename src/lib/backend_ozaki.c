@@ -1,0 +1,317 @@
+/* The "ozaki" backend: runs the ozaki family (kernels/ozaki.c). Its kernels are templates/ozaki.cu, rendered with
+ * the moduli count and compiled with NVRTC for the device's architecture on first use (per device and count, kept
+ * loaded for the process, as src/lib/bias.c does); the INT8 products are one strided-batched cuBLASLt call with
+ * int32 sums, through the cuBLAS functions the cublas backend found (cublas_fns.h: the real cuBLAS also inside the
+ * drop-in). Row-major C = op(A) op(B): both operands' residues are stored k-contiguous, so the products are
+ * cuBLASLt's "TN" int8 GEMM C^T (N x M) = R_B^T R_A, one matrix a modulus. Tests: tests/test_ozaki.c. */
+#include "backend.h"
+#include "compile.h"
+#include "cublas_fns.h"
+#include "ozaki_family.h"
+
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* NVRTC (compile.c) is referenced weakly, as by cubin.c: a program that links the static library for the table
+ * path alone pulls in no NVRTC, and then this backend is absent (available()). */
+#pragma weak gt_nvrtc_compile
+#pragma weak gt_cubin_free
+
+enum { MAX_DEVICES = 64, MAX_GRID_Y = 65535 };
+#define LT_WS ((size_t)32 << 20) /* cuBLASLt workspace the heuristic may count on */
+
+/* templates/ozaki.cu's kernels for one device and moduli count. */
+typedef struct {
+    cudaKernel_t norms, scales, residues, reconstruct;
+} oz_kernels;
+
+static oz_kernels loaded[MAX_DEVICES][GT_OZAKI_MAXMOD];
+static _Atomic int ready[MAX_DEVICES][GT_OZAKI_MAXMOD]; /* 1 once loaded[][] is set */
+static char failed[MAX_DEVICES][GT_OZAKI_MAXMOD][256];  /* why a compile or load failed; "" while not failed */
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct gt_backend_ctx {
+    cublasLtHandle_t lt;
+};
+
+struct gt_backend_plan {
+    int nmod, device;
+    gt_shape s;
+    gt_ozaki_consts c;
+    gt_ozaki_layout L;
+    const oz_kernels *k;
+    cublasLtMatmulDesc_t desc;
+    cublasLtMatrixLayout_t la, lb, lc; /* cuBLASLt's A (the residues of op(B)), B (of op(A)), C (the products) */
+    cublasLtMatmulAlgo_t algo;
+    size_t lt_ws;
+};
+
+static int available(void) { return gt_nvrtc_compile != NULL && gt_cublas_fns_get() != NULL; }
+
+static int ctx_open(gt_backend_ctx **out, char *err, size_t errlen)
+{
+    const gt_cublas_fns *cb = gt_cublas_fns_get();
+    *out = NULL;
+    if (!cb) return snprintf(err, errlen, "cuBLAS is not linked in"), -1;
+    gt_backend_ctx *c = calloc(1, sizeof *c);
+    if (!c) return snprintf(err, errlen, "out of memory"), -1;
+    cublasStatus_t st = cb->cublasLtCreate(&c->lt);
+    if (st != CUBLAS_STATUS_SUCCESS) {
+        free(c);
+        return snprintf(err, errlen, "cublasLtCreate: %s", cb->cublasGetStatusString(st)), -1;
+    }
+    *out = c;
+    return 0;
+}
+
+static void ctx_close(gt_backend_ctx *c)
+{
+    if (!c) return;
+    gt_cublas_fns_get()->cublasLtDestroy(c->lt);
+    free(c);
+}
+
+/* Compile templates/ozaki.cu with NMOD nmod for the device's sm_XY and load its four kernels. 0, or -1 with msg. */
+static int compile_and_load(int device, int nmod, oz_kernels *k, char *msg, size_t msglen)
+{
+    int major = 0, minor = 0, rc = -1;
+    char arch[16], *src = NULL;
+    const char *tmpl = gt_template_text("ozaki.cu");
+    gt_cubin cb;
+    cudaLibrary_t lib = NULL;
+    memset(&cb, 0, sizeof cb);
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+        return snprintf(msg, msglen, "compute capability of device %d: %s", device,
+                        cudaGetErrorString(cudaGetLastError())), -1;
+    snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
+    if (!tmpl || !(src = malloc(strlen(tmpl) + 64))) return snprintf(msg, msglen, "ozaki.cu: no template"), -1;
+    sprintf(src, "#define NMOD %d\n%s", nmod, tmpl);
+    if (gt_nvrtc_compile(src, arch, &cb, msg, msglen) != 0) goto done;
+    cudaError_t e = cudaLibraryLoadData(&lib, cb.data, NULL, NULL, 0, NULL, NULL, 0);
+    if (e == cudaSuccess) e = cudaLibraryGetKernel(&k->norms, lib, "gt_oz_norms");
+    if (e == cudaSuccess) e = cudaLibraryGetKernel(&k->scales, lib, "gt_oz_scales");
+    if (e == cudaSuccess) e = cudaLibraryGetKernel(&k->residues, lib, "gt_oz_residues");
+    if (e == cudaSuccess) e = cudaLibraryGetKernel(&k->reconstruct, lib, "gt_oz_reconstruct");
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        snprintf(msg, msglen, "loading the ozaki kernels for %s: %s", arch, cudaGetErrorString(e));
+        if (lib) cudaLibraryUnload(lib);
+        goto done;
+    }
+    msg[0] = '\0';
+    rc = 0; /* kept loaded until the process ends */
+done:
+    gt_cubin_free(&cb);
+    free(src);
+    return rc;
+}
+
+/* The current device's kernels for nmod moduli, compiled on first use. NULL with err when that failed (and it is
+ * not tried again). */
+static const oz_kernels *kernels_for(int nmod, int *device, char *err, size_t errlen)
+{
+    if (cudaGetDevice(device) != cudaSuccess || *device < 0 || *device >= MAX_DEVICES) {
+        (void)cudaGetLastError();
+        return snprintf(err, errlen, "no current device this backend serves"), NULL;
+    }
+    const int d = *device;
+    if (atomic_load_explicit(&ready[d][nmod], memory_order_acquire)) return &loaded[d][nmod];
+    pthread_mutex_lock(&lock);
+    if (!atomic_load_explicit(&ready[d][nmod], memory_order_relaxed) && !failed[d][nmod][0] &&
+        compile_and_load(d, nmod, &loaded[d][nmod], failed[d][nmod], sizeof failed[d][nmod]) == 0)
+        atomic_store_explicit(&ready[d][nmod], 1, memory_order_release);
+    pthread_mutex_unlock(&lock);
+    if (atomic_load_explicit(&ready[d][nmod], memory_order_acquire)) return &loaded[d][nmod];
+    snprintf(err, errlen, "%s", failed[d][nmod]);
+    return NULL;
+}
+
+static void plan_free(gt_backend_plan *p)
+{
+    if (!p) return;
+    const gt_cublas_fns *cb = gt_cublas_fns_get();
+    if (p->desc) cb->cublasLtMatmulDescDestroy(p->desc);
+    if (p->la) cb->cublasLtMatrixLayoutDestroy(p->la);
+    if (p->lb) cb->cublasLtMatrixLayoutDestroy(p->lb);
+    if (p->lc) cb->cublasLtMatrixLayoutDestroy(p->lc);
+    free(p);
+}
+
+/* The int8 products' descriptors: nmod matrices C_l^T (N x M, int32, ld Np) = R_B,l^T (N x Kp) R_A,l (Kp x M),
+ * both residue matrices stored Kp deep a column. */
+static cublasStatus_t lt_describe(const gt_cublas_fns *cb, gt_backend_plan *p)
+{
+    const cublasOperation_t t = CUBLAS_OP_T, nop = CUBLAS_OP_N;
+    const int m = p->s.m, n = p->s.n, kp = p->L.kp, np = p->L.np, batch = p->nmod;
+    cublasStatus_t st = cb->cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32I, CUDA_R_32I);
+    if (!st) st = cb->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t);
+    if (!st) st = cb->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &nop, sizeof nop);
+    if (!st) st = cb->cublasLtMatrixLayoutCreate(&p->la, CUDA_R_8I, kp, n, kp);
+    if (!st) st = cb->cublasLtMatrixLayoutCreate(&p->lb, CUDA_R_8I, kp, m, kp);
+    if (!st) st = cb->cublasLtMatrixLayoutCreate(&p->lc, CUDA_R_32I, n, m, np);
+    cublasLtMatrixLayout_t l[] = {p->la, p->lb, p->lc};
+    const long long stride[] = {(long long)n * kp, (long long)m * kp, (long long)m * np};
+    for (int i = 0; !st && i < 3; ++i) {
+        st = cb->cublasLtMatrixLayoutSetAttribute(l[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch);
+        if (!st)
+            st = cb->cublasLtMatrixLayoutSetAttribute(l[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride[i],
+                                                      sizeof stride[i]);
+    }
+    return st;
+}
+
+/* cuBLASLt's first algorithm for the products (our buffers: 256-byte aligned), and its workspace. */
+static cublasStatus_t lt_choose(const gt_cublas_fns *cb, gt_backend_ctx *ctx, gt_backend_plan *p)
+{
+    cublasLtMatmulPreference_t pref = NULL;
+    cublasLtMatmulHeuristicResult_t res;
+    const size_t wsmax = LT_WS;
+    int got = 0;
+    cublasStatus_t st = cb->cublasLtMatmulPreferenceCreate(&pref);
+    if (!st) st = cb->cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsmax,
+                                                           sizeof wsmax);
+    if (!st) st = cb->cublasLtMatmulAlgoGetHeuristic(ctx->lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &got);
+    if (pref) cb->cublasLtMatmulPreferenceDestroy(pref);
+    if (!st && (got < 1 || res.state != CUBLAS_STATUS_SUCCESS)) st = CUBLAS_STATUS_NOT_SUPPORTED;
+    if (!st) p->algo = res.algo, p->lt_ws = res.workspaceSize;
+    return st;
+}
+
+static int replayable(const gt_family *f, const gt_params *p, char *why, size_t n)
+{
+    (void)f;
+    if (p->v[GT_OZAKI_P_REV] == GT_OZAKI_REV) return 1;
+    snprintf(why, n, "timed with revision %d of templates/ozaki.cu, this build runs revision %d", p->v[GT_OZAKI_P_REV],
+             GT_OZAKI_REV);
+    return 0;
+}
+
+static gt_status plan(gt_backend_ctx *ctx, const gt_family *f, const gt_params *par, const gt_call *call,
+                      gt_backend_plan **out, char *err, size_t errlen)
+{
+    const gt_cublas_fns *cb = gt_cublas_fns_get();
+    *out = NULL;
+    if (!replayable(f, par, err, errlen)) return GT_ST_UNAVAILABLE;
+    if (gt_shape_batch(&call->shape) > 1 || (f->applicable && !f->applicable(par, call)))
+        return snprintf(err, errlen, "ozaki: not for this call (a batch, or K, M, N or workspace past the limits)"),
+               GT_ST_UNAVAILABLE;
+    gt_backend_plan *p = calloc(1, sizeof *p);
+    if (!p) return snprintf(err, errlen, "out of memory"), GT_ST_LAUNCH_ERROR;
+    p->nmod = par->v[GT_OZAKI_P_NMOD];
+    p->s = call->shape;
+    if (gt_ozaki_consts_make(p->nmod, &p->c) || !(p->k = kernels_for(p->nmod, &p->device, err, errlen))) {
+        if (!err[0]) snprintf(err, errlen, "ozaki: NMOD=%d", p->nmod);
+        plan_free(p);
+        return GT_ST_LAUNCH_ERROR;
+    }
+    gt_ozaki_layout_make(p->nmod, &p->s, 0, &p->L);
+    cublasStatus_t st = lt_describe(cb, p);
+    if (!st) st = lt_choose(cb, ctx, p);
+    if (st) {
+        snprintf(err, errlen, "cuBLASLt int8 products: %s", cb->cublasGetStatusString(st));
+        plan_free(p);
+        return GT_ST_UNAVAILABLE;
+    }
+    gt_ozaki_layout_make(p->nmod, &p->s, p->lt_ws, &p->L);
+    *out = p;
+    return GT_ST_OK;
+}
+
+static size_t workspace(const gt_backend_plan *p) { return p->L.total; }
+
+static int launch(cudaKernel_t k, unsigned gx, unsigned gy, unsigned bx, unsigned by, void **args, cudaStream_t s,
+                  const char *what, char *err, size_t errlen)
+{
+    const dim3 grid = {gx, gy, 1}, block = {bx, by, 1};
+    cudaError_t e = cudaLaunchKernel((const void *)k, grid, block, args, 0, s);
+    if (e == cudaSuccess) return 0;
+    (void)cudaGetLastError();
+    return snprintf(err, errlen, "ozaki %s: %s", what, cudaGetErrorString(e)), -1;
+}
+
+/* The scales of the rows x K operand X (trans: element (r, k) at X[k ld + r]) into e: partial norms over K
+ * slices, then their sums in slice order. */
+static int scale(const gt_backend_plan *p, const float *X, int ld, int trans, int rows, int slices, int kslice,
+                 double *part, int *e, cudaStream_t s, char *err, size_t errlen)
+{
+    int K = p->s.k, bits = p->c.bits;
+    void *na[] = {&X, &ld, &trans, &rows, &K, &kslice, &part};
+    void *sa[] = {&part, &slices, &rows, &bits, &e};
+    if (launch(p->k->norms, (unsigned)(rows + 31) / 32, (unsigned)slices, 32, 8, na, s, "norms", err, errlen)) return -1;
+    return launch(p->k->scales, (unsigned)(rows + 255) / 256, 1, 256, 1, sa, s, "scales", err, errlen);
+}
+
+/* The residues of the rows x K operand X (scales e) into out, Kp deep a row. */
+static int residues(const gt_backend_plan *p, const float *X, int ld, int trans, int rows, const int *e,
+                    signed char *out, cudaStream_t s, char *err, size_t errlen)
+{
+    int K = p->s.k, kp = p->L.kp;
+    gt_ozaki_consts c = p->c;
+    void *args[] = {&X, &ld, &trans, &rows, &K, &e, &c, &out, &kp};
+    return launch(p->k->residues, (unsigned)(kp + 127) / 128, (unsigned)(rows + 31) / 32, 32, 8, args, s, "residues",
+                  err, errlen);
+}
+
+static int run(gt_backend_ctx *ctx, const gt_backend_plan *p, const gt_args *a, void *ws, cudaStream_t stream,
+               char *err, size_t errlen)
+{
+    const gt_cublas_fns *cb = gt_cublas_fns_get();
+    char *w = ws;
+    int *prod = (int *)(w + p->L.prod), *es = (int *)(w + p->L.scale), *et = es + a->m;
+    double *part = (double *)(w + p->L.part);
+    signed char *ra = (signed char *)(w + p->L.res_a), *rb = (signed char *)(w + p->L.res_b);
+    int M = a->m, N = a->n, K = a->k, np = p->L.np, ta = a->ta, tb = a->tb, ntb = !a->tb, lda = a->lda,
+        ldb = a->ldb, ldc = a->ldc;
+    float alpha = a->alpha, beta = a->beta;
+    const float *A = a->A, *B = a->B;
+    float *C = a->C;
+    if (scale(p, A, lda, ta, M, p->L.slices_a, p->L.kslice_a, part, es, stream, err, errlen) ||
+        scale(p, B, ldb, ntb, N, p->L.slices_b, p->L.kslice_b, part + (size_t)p->L.slices_a * M, et, stream, err,
+              errlen) ||
+        residues(p, A, lda, ta, M, es, ra, stream, err, errlen) || residues(p, B, ldb, ntb, N, et, rb, stream, err, errlen))
+        return -1;
+    const int one = 1, zero = 0;
+    cublasStatus_t st = cb->cublasLtMatmul(ctx->lt, p->desc, &one, rb, p->la, ra, p->lb, &zero, prod, p->lc, prod,
+                                           p->lc, &p->algo, w + p->L.lt, p->lt_ws, stream);
+    if (st != CUBLAS_STATUS_SUCCESS)
+        return snprintf(err, errlen, "ozaki int8 products (cublasLtMatmul): %s", cb->cublasGetStatusString(st)), -1;
+    gt_ozaki_consts c = p->c;
+    void *args[] = {&prod, &np, &M, &N, &K, &c, &es, &et, &alpha, &A, &lda, &ta, &B, &ldb, &tb, &beta, &C, &ldc};
+    return launch(p->k->reconstruct, (unsigned)(N + 255) / 256, (unsigned)(M < MAX_GRID_Y ? M : MAX_GRID_Y), 256, 1,
+                  args, stream, "reconstruct", err, errlen);
+}
+
+/* A static space: the tuner enumerates the family's params; the library has no list of its own. */
+static int candidates(gt_backend_ctx *ctx, const gt_family *f, const gt_shape *s, gt_params *out, int max, int *n,
+                      char *err, size_t errlen)
+{
+    (void)ctx, (void)f, (void)s, (void)out, (void)max, (void)err, (void)errlen;
+    *n = 0;
+    return 0;
+}
+
+static void describe(const gt_family *f, const gt_params *p, char *buf, size_t n)
+{
+    (void)f;
+    snprintf(buf, n, "Ozaki scheme II: %d INT8 products of residues (cuBLASLt, int32 sums), rebuilt in FP64 "
+                     "(templates/ozaki.cu revision %d)", p->v[GT_OZAKI_P_NMOD], p->v[GT_OZAKI_P_REV]);
+}
+
+const gt_backend gt_backend_ozaki = {
+    .name = "ozaki",
+    .available = available,
+    .open = ctx_open,
+    .close = ctx_close,
+    .candidates = candidates,
+    .plan = plan,
+    .workspace = workspace,
+    .run = run,
+    .release = plan_free,
+    .replayable = replayable,
+    .describe = describe,
+};

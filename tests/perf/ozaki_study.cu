@@ -1,0 +1,110 @@
+// Study of templates/ozaki.cu (the INT8 route to FP32-accurate GEMM, issue 29), built by tests/perf/wgmma.sh as a
+// GT_HOST_LAUNCH template of tests/perf/wgmma.cu: -DTEMPLATE='"ozaki_study.cu"' -DNMOD=8. The host sequence:
+// norms and scales of op(A)'s rows and op(B)'s columns, their residues, NMOD INT8 GEMMs in one cuBLAS
+// strided-batched call (both operands k-contiguous: cuBLAS's "TN"), then the reconstruction into C.
+// env OZ_PHASES=1: the time of each step (CUDA events) for every 25th call.
+#include <cublas_v2.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+#include "ozaki.cu"
+
+#ifndef GT_TA
+#define GT_TA 0
+#endif
+#ifndef GT_TB
+#define GT_TB 0
+#endif
+#ifndef NMOD
+#define NMOD 8
+#endif
+#define GT_HOST_LAUNCH 1
+
+namespace oz {
+
+constexpr int kMod[GT_OZ_MAXMOD] = {256, 255, 253, 251, 247, 241, 239, 233, 229, 227}; // pairwise coprime
+
+gt_oz_consts consts(int n) // the first n moduli
+{
+    gt_oz_consts c{};
+    double bits = 0;
+    for (int l = 0; l < n; ++l) {
+        c.p[l] = kMod[l];
+        c.magic[l] = (unsigned)((1ull << 32) / kMod[l]);
+        bits += std::log2((double)kMod[l]);
+        c.pow12[l] = (1 << 12) % kMod[l], c.pow16[l] = (1 << 16) % kMod[l], c.pow24[l] = (1 << 24) % kMod[l];
+        for (int m = 0; m < l; ++m)
+            for (int x = 1; x < kMod[l]; ++x)
+                if (kMod[m] % kMod[l] * x % kMod[l] == 1) c.inv[m][l] = x;
+    }
+    c.bits = (int)std::floor((bits - 1.0) / 2.0 - 0.01); // ||A'_i|| ||B'_j|| < P / 2
+    return c;
+}
+
+void *g_ws = nullptr;
+size_t g_wsn = 0;
+cublasHandle_t g_h = nullptr;
+cudaEvent_t g_ev[6];
+long g_calls = 0;
+
+// Scales of the rows x K operand X into e: partial norms over K slices (enough blocks to fill the GPU), then their
+// sums in order.
+void scale(const float *X, int ld, int trans, int rows, int K, const gt_oz_consts &c, double *part, int *e)
+{
+    const int rb = (rows + 31) / 32, slices = std::max(1, std::min((K + 255) / 256, (264 + rb - 1) / rb));
+    const int ks = (K + slices - 1) / slices;
+    gt_oz_norms<<<dim3(rb, slices), dim3(32, 8)>>>(X, ld, trans, rows, K, ks, part);
+    gt_oz_scales<<<(rows + 255) / 256, 256>>>(part, slices, rows, c.bits, e);
+}
+
+} // namespace oz
+
+void gt_host_launch(int M, int N, int K, float alpha, const float *A, int lda, const float *B, int ldb, float beta,
+                    float *C, int ldc)
+{
+    using namespace oz;
+    static const gt_oz_consts c = consts(NMOD);
+    static const bool phases = getenv("OZ_PHASES") != nullptr;
+    if (!g_h) {
+        CB(cublasCreate(&g_h));
+        for (auto &e : g_ev) CK(cudaEventCreate(&e));
+    }
+    const int Kp = (K + 15) / 16 * 16, Np = (N + 3) / 4 * 4;
+    const size_t na = (size_t)NMOD * M * Kp, nb = (size_t)NMOD * N * Kp, nc = (size_t)NMOD * M * Np * 4;
+    const size_t npart = (size_t)8 * (264 + 1) * (M + N) + 8 * (size_t)(M + N) * ((K + 255) / 256);
+    const size_t need = nc + npart + 4 * (size_t)(M + N) + na + nb + 256;
+    if (need > g_wsn) {
+        CK(cudaFree(g_ws));
+        CK(cudaMalloc(&g_ws, need));
+        g_wsn = need;
+    }
+    int *cr = (int *)g_ws;
+    double *part = (double *)((char *)g_ws + nc);
+    int *es = (int *)((char *)part + npart), *et = es + M;
+    signed char *ar = (signed char *)(et + N), *br = ar + na;
+    const bool timed = phases && ++g_calls % 25 == 0;
+    if (timed) CK(cudaEventRecord(g_ev[0]));
+    scale(A, lda, GT_TA, M, K, c, part, es);
+    scale(B, ldb, !GT_TB, N, K, c, part + (size_t)M * ((K + 255) / 256 + 264), et);
+    if (timed) CK(cudaEventRecord(g_ev[1]));
+    gt_oz_residues<<<dim3((Kp + 127) / 128, (M + 31) / 32), dim3(32, 8)>>>(A, lda, GT_TA, M, K, es, c, ar, Kp);
+    gt_oz_residues<<<dim3((Kp + 127) / 128, (N + 31) / 32), dim3(32, 8)>>>(B, ldb, !GT_TB, N, K, et, c, br, Kp);
+    if (timed) CK(cudaEventRecord(g_ev[2]));
+    const int one = 1, zero = 0;
+    CB(cublasGemmStridedBatchedEx(g_h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, Kp, &one, br, CUDA_R_8I, Kp,
+                                  (long long)N * Kp, ar, CUDA_R_8I, Kp, (long long)M * Kp, &zero, cr, CUDA_R_32I, Np,
+                                  (long long)M * Np, NMOD, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+    if (timed) CK(cudaEventRecord(g_ev[3]));
+    gt_oz_reconstruct<<<dim3((N + 255) / 256, M), 256>>>(cr, Np, M, N, K, c, es, et, alpha, A, lda, GT_TA, B, ldb,
+                                                         GT_TB, beta, C, ldc);
+    if (timed) {
+        CK(cudaEventRecord(g_ev[4]));
+        CK(cudaEventSynchronize(g_ev[4]));
+        float t[4];
+        for (int i = 0; i < 4; ++i) CK(cudaEventElapsedTime(&t[i], g_ev[i], g_ev[i + 1]));
+        printf("PHASES %dx%dx%d NMOD %d: scales %.3f residues %.3f int8 gemms %.3f reconstruct %.3f ms\n", M, N, K,
+               NMOD, t[0], t[1], t[2], t[3]);
+    }
+}

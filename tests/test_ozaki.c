@@ -1,0 +1,267 @@
+/* Family ozaki (kernels/ozaki.c) and its backend without a GPU: registration and class, parameter checks, the
+ * moduli's constants, the workspace layout and the limits of applicability, NVRTC compiles of templates/ozaki.cu,
+ * and the backend's description and replay rule; on a GPU, the backend alone against cuBLAS at the edges and on
+ * rows with Inf or NaN. Tuned, validated against FP64 and served: loader_gpu_ozaki_winners_are_served_to_handles_
+ * that_ask (tests/test_loader_gpu.c). Run: gt_tests ozaki */
+#include "backend.h"
+#include "compile.h"
+#include "harness.h"
+#include "measure.h"
+#include "ozaki_family.h"
+
+#include <cuda_runtime_api.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const gt_family *fam(void) { return gt_family_find("ozaki"); }
+
+static gt_params nmod(int n)
+{
+    gt_params p;
+    memset(&p, 0, sizeof p);
+    p.v[GT_OZAKI_P_NMOD] = n, p.v[GT_OZAKI_P_REV] = GT_OZAKI_REV;
+    return p;
+}
+
+static int count(const gt_family *f, const gt_params *p, void *ctx)
+{
+    (void)f;
+    int *n = ctx;
+    CHECK(p->v[GT_OZAKI_P_NMOD] == 7 + *n && p->v[GT_OZAKI_P_REV] == GT_OZAKI_REV);
+    ++*n;
+    return 0;
+}
+
+GT_TEST(ozaki_is_registered_in_the_fp32_accurate_class_with_its_backend, GT_NEEDS_NONE)
+{
+    const gt_family *f = fam();
+    CHECK(f != NULL);
+    if (!f) return;
+    CHECK(f->build == GT_BUILD_NONE && f->space == GT_SPACE_STATIC && f->backend && !strcmp(f->backend, "ozaki"));
+    CHECK(f->math == GT_MATH_TF32X3 && gt_family_reference(f) == GT_REF_FP64 && !f->batched && !f->test_only);
+    CHECK_MSG(gt_backend_find("ozaki") != NULL, "gt_tests links cuBLAS: the backend must be available");
+    gt_limits l;
+    gt_limits_for_arch("sm_90", &l);
+    int n = 0;
+    CHECK(gt_enumerate(f, &l, count, &n) == 3 && n == 3); /* NMOD 7, 8 and 9 */
+    char text[64], err[128];
+    gt_params p = nmod(8), q;
+    gt_params_format(f, &p, text, sizeof text);
+    CHECK_MSG(!strcmp(text, "NMOD=8,REV=1"), "%s", text);
+    CHECK(gt_params_parse(f, text, &q, err, sizeof err) == 0 && !memcmp(&p, &q, sizeof p));
+}
+
+GT_TEST(ozaki_checks_its_parameters, GT_NEEDS_NONE)
+{
+    const gt_family *f = fam();
+    gt_limits l, old;
+    char why[256];
+    gt_limits_for_arch("sm_90", &l);
+    gt_limits_for_arch("sm_70", &old);
+    for (int n = 2; n <= 9; ++n) {
+        gt_params p = nmod(n);
+        CHECK_MSG(f->legal(&p, &l, why, sizeof why), "NMOD=%d: %s", n, why);
+    }
+    gt_params p = nmod(1);
+    CHECK(!f->legal(&p, &l, why, sizeof why) && strstr(why, "NMOD=1"));
+    p = nmod(10); /* its scaled integers would pass 2^35 */
+    CHECK(!f->legal(&p, &l, why, sizeof why) && strstr(why, "NMOD=10"));
+    p = nmod(8), p.v[GT_OZAKI_P_REV] = 0;
+    CHECK(!f->legal(&p, &l, why, sizeof why) && strstr(why, "REV=0"));
+    p = nmod(8);
+    CHECK(!f->legal(&p, &old, why, sizeof why) && strstr(why, "sm_75"));
+}
+
+static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
+
+/* What the kernels count on: coprime moduli in [128, 256], their inverses, Barrett's magic, the powers of two, and
+ * a scale whose products' sums stay below P / 2 while the scaled integers stay below 2^35 (their 12-bit split). */
+GT_TEST(ozaki_constants_are_the_moduli_s_arithmetic, GT_NEEDS_NONE)
+{
+    gt_ozaki_consts c;
+    CHECK(gt_ozaki_consts_make(1, &c) == -1 && gt_ozaki_consts_make(10, &c) == -1);
+    for (int n = 2; n <= 9; ++n) {
+        CHECK(gt_ozaki_consts_make(n, &c) == 0);
+        double bits = 0;
+        for (int l = 0; l < n; ++l) {
+            const int p = c.p[l];
+            CHECK(p >= 128 && p <= 256);
+            CHECK(c.magic[l] == (unsigned)((1ull << 32) / (unsigned)p));
+            CHECK(c.pow12[l] == 4096 % p && c.pow16[l] == 65536 % p && c.pow24[l] == (1 << 24) % p);
+            bits += log2(p);
+            for (int m = 0; m < l; ++m) {
+                CHECK_MSG(gcd(c.p[m], p) == 1, "%d and %d", c.p[m], p);
+                CHECK_MSG(c.p[m] % p * c.inv[m][l] % p == 1, "inverse of %d mod %d", c.p[m], p);
+            }
+        }
+        CHECK_MSG(2.0 * c.bits <= bits - 1.0 && 2.0 * (c.bits + 1) > bits - 1.02, "NMOD=%d: bits %d of P 2^%.2f", n,
+                  c.bits, bits);
+        CHECK(c.bits <= 35);
+    }
+    /* Barrett's remainder as gt_oz_mod computes it, over its whole input range, for every modulus */
+    CHECK(gt_ozaki_consts_make(9, &c) == 0);
+    long bad = 0;
+    for (int l = 0; l < 9; ++l)
+        for (long x = -(1L << 23); x < (1L << 24); x += 997) {
+            const unsigned u = (unsigned)(x + ((long)c.p[l] << 16)), q = (unsigned)(((unsigned long long)u * c.magic[l]) >> 32);
+            int r = (int)(u - q * (unsigned)c.p[l]);
+            r = r >= c.p[l] ? r - c.p[l] : r;
+            bad += r != (int)(((x % c.p[l]) + c.p[l]) % c.p[l]);
+        }
+    CHECK_MSG(bad == 0, "%ld remainders wrong", bad);
+}
+
+GT_TEST(ozaki_workspace_layout_and_limits, GT_NEEDS_NONE)
+{
+    const gt_family *f = fam();
+    gt_ozaki_layout L;
+    const gt_shape s = {777, 1531, 2049, 1, 0, 0};
+    gt_ozaki_layout_make(8, &s, 1000, &L);
+    CHECK(L.kp == 2064 && L.np == 1532);
+    const size_t at[] = {L.prod, L.part, L.scale, L.res_a, L.res_b, L.lt, L.total};
+    for (int i = 0; i < 7; ++i) CHECK(at[i] % 256 == 0 && (i == 0 || at[i] > at[i - 1]));
+    CHECK(L.part - L.prod >= (size_t)8 * 777 * 1532 * 4 && L.res_b - L.res_a >= (size_t)8 * 777 * 2064);
+    CHECK(L.lt - L.res_b >= (size_t)8 * 1531 * 2064 && L.total - L.lt >= 1000);
+    CHECK(L.slices_a >= 1 && L.kslice_a * L.slices_a >= 2049 && L.kslice_b * L.slices_b >= 2049);
+    gt_params p = nmod(8);
+    gt_launch lw;
+    f->launch(&p, &s, GT_TEST_SMS, &lw);
+    gt_ozaki_layout_make(8, &s, 0, &L);
+    CHECK(lw.ws_bytes == L.total && lw.splitk == 1);
+    gt_call c = gt_call_tight(&(gt_shape){8192, 8192, 8192, 0, 0, 0});
+    CHECK(f->applicable(&p, &c));
+    c = gt_call_tight(&(gt_shape){64, 64, GT_OZAKI_MAX_K + 1, 0, 0, 0}); /* int32 sums no longer exact */
+    CHECK(!f->applicable(&p, &c));
+    c = gt_call_tight(&(gt_shape){30000, 30000, 30000, 0, 0, 0}); /* 29 GB of workspace */
+    CHECK(!f->applicable(&p, &c));
+    c = gt_call_tight(&(gt_shape){GT_OZAKI_MAX_SIDE + 1, 1, 1, 0, 0, 0});
+    CHECK(!f->applicable(&p, &c));
+}
+
+GT_TEST(ozaki_template_compiles_for_sm_90, GT_NEEDS_NVRTC)
+{
+    const char *tmpl = gt_template_text("ozaki.cu");
+    CHECK(tmpl != NULL);
+    if (!tmpl) return;
+    for (int n = 7; n <= 9; ++n) {
+        char *src = malloc(strlen(tmpl) + 32), err[1024] = "";
+        sprintf(src, "#define NMOD %d\n%s", n, tmpl);
+        gt_cubin cb;
+        const int rc = gt_nvrtc_compile(src, "sm_90", &cb, err, sizeof err);
+        CHECK_MSG(rc == 0 && cb.size > 0, "NMOD=%d: %s", n, err);
+        gt_cubin_free(&cb);
+        free(src);
+    }
+}
+
+GT_TEST(ozaki_backend_describes_and_replays_its_own_revision_only, GT_NEEDS_NONE)
+{
+    const gt_backend *be = gt_backend_find("ozaki");
+    CHECK(be != NULL);
+    if (!be) return;
+    char text[256], why[256] = "";
+    gt_params p = nmod(8);
+    be->describe(fam(), &p, text, sizeof text);
+    CHECK_MSG(strstr(text, "8 INT8 products") && strstr(text, "revision 1"), "%s", text);
+    CHECK(be->replayable(fam(), &p, why, sizeof why));
+    p.v[GT_OZAKI_P_REV] = GT_OZAKI_REV + 1;
+    CHECK(!be->replayable(fam(), &p, why, sizeof why) && strstr(why, "revision 2"));
+}
+
+/* ---- on a GPU: the backend alone, against cuBLAS FP32 ---- */
+
+typedef struct {
+    const gt_backend *be;
+    gt_backend_ctx *ctx;
+    gt_params p;
+    gt_measure *m;
+} oz_run;
+
+/* One call through the backend: a plan for the call's arguments, the measure's scratch as workspace, the run,
+ * the plan released (cuBLASLt reads its descriptors when the call is enqueued). */
+static int run_backend(void *vctx, const gt_args *a, cudaStream_t stream, char *err, size_t errlen)
+{
+    oz_run *r = vctx;
+    gt_call call = {{a->m, a->n, a->k, a->ta, a->tb, 1}, a->lda, a->ldb, a->ldc, 4, 4, 4, 0, 0, 0};
+    gt_backend_plan *plan = NULL;
+    if (r->be->plan(r->ctx, fam(), &r->p, &call, &plan, err, errlen) != GT_ST_OK) return -1;
+    void *ws = gt_measure_scratch(r->m, r->be->workspace(plan), err, errlen);
+    const int rc = ws ? r->be->run(r->ctx, plan, a, ws, stream, err, errlen) : -1;
+    r->be->release(plan);
+    return rc;
+}
+
+/* The indexing of every step at the edges: shapes 1, 7, 127, 1025 and primes, every layout, ld > dim, alpha and
+ * beta, beta 0 over a NaN C, the fewest and the most moduli of the space: within the FP32 tolerance of cuBLAS, the same bits run to run.
+ * (Whether it is as accurate as SGEMM against FP64 is the sweep's verdict per shape: short K on wide inputs is
+ * not, and loader_gpu_ozaki_winners_are_served_to_handles_that_ask shows it refused there.) */
+GT_TEST(ozaki_gpu_matches_cublas_at_the_edges, GT_NEEDS_GPU)
+{
+    char err[512] = "";
+    oz_run r = {.be = gt_backend_find("ozaki")};
+    CHECK(r.be && gt_measure_open(0, &r.m, err, sizeof err) == 0 && r.be->open(&r.ctx, err, sizeof err) == 0);
+    if (!r.ctx) {
+        gt_measure_close(r.m);
+        return;
+    }
+    static const int dims[][3] = {{1, 1, 1}, {7, 13, 5}, {127, 129, 131}, {1025, 7, 257}, {3, 1031, 2}, {300, 200, 513}};
+    int checks = 0, bad = 0;
+    for (int n = 7; n <= 9; n += 2)
+        for (size_t d = 0; d < sizeof dims / sizeof dims[0]; ++d)
+            for (int lay = 0; lay < 4; ++lay)
+                for (int v = 0; v < 2; ++v) {
+                    r.p = nmod(n);
+                    gt_check_spec sp = {.s = {dims[d][0], dims[d][1], dims[d][2], lay >> 1, lay & 1, 1},
+                                        .pad_a = 3 * v, .pad_b = 2 * v, .pad_c = 5 * v, .alpha = v ? -2.0f : 1.5f,
+                                        .beta = v ? 0.5f : 0.0f, .seed = 77 + checks, .inputs = GT_INPUTS_UNIFORM};
+                    double e = -1;
+                    int same = 0;
+                    checks++;
+                    if (gt_measure_check(r.m, &sp, run_backend, &r, &e, &same, err, sizeof err) ||
+                        !(e <= gt_tolerance(sp.s.k)) || !same) {
+                        bad++;
+                        printf("    NMOD=%d %dx%dx%d %s v%d: error %.3g, same %d %s\n", n, sp.s.m, sp.s.n, sp.s.k,
+                               gt_layout_name(sp.s.ta, sp.s.tb), v, e, same, err);
+                    }
+                }
+    printf("    %d checks, %d wrong\n", checks, bad);
+    CHECK(bad == 0);
+    r.be->close(r.ctx);
+    gt_measure_close(r.m);
+}
+
+/* A row of op(A) with Inf and one with NaN: those rows of C are what FP32 arithmetic gives them (Inf or NaN, as
+ * SGEMM), the others the exact method's values. */
+GT_TEST(ozaki_gpu_rows_with_inf_or_nan_follow_ieee, GT_NEEDS_GPU)
+{
+    enum { M = 4, N = 3, K = 5 };
+    float hA[M * K], hB[K * N], hC[M * N], want[M * N];
+    for (int i = 0; i < M * K; ++i) hA[i] = (float)(i % 7) - 3.0f;
+    for (int i = 0; i < K * N; ++i) hB[i] = (float)(i % 5) - 1.5f;
+    hA[1 * K + 2] = INFINITY, hA[2 * K + 0] = NAN;
+    for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+            float s = 0;
+            for (int k = 0; k < K; ++k) s = fmaf(hA[i * K + k], hB[k * N + j], s);
+            want[i * N + j] = s;
+        }
+    char err[512] = "";
+    oz_run r = {.be = gt_backend_find("ozaki"), .p = nmod(8)};
+    float *dA = NULL, *dB = NULL, *dC = NULL;
+    CHECK(cudaMalloc((void **)&dA, sizeof hA) == cudaSuccess && cudaMalloc((void **)&dB, sizeof hB) == cudaSuccess &&
+          cudaMalloc((void **)&dC, sizeof hC) == cudaSuccess);
+    cudaMemcpy(dA, hA, sizeof hA, cudaMemcpyHostToDevice);
+    cudaMemcpy(dB, hB, sizeof hB, cudaMemcpyHostToDevice);
+    CHECK(gt_measure_open(0, &r.m, err, sizeof err) == 0 && r.be->open(&r.ctx, err, sizeof err) == 0);
+    gt_args a = {.m = M, .n = N, .k = K, .alpha = 1.0f, .beta = 0.0f, .A = dA, .B = dB, .C = dC, .lda = K, .ldb = N,
+                 .ldc = N, .batch = 1};
+    CHECK_MSG(r.ctx && run_backend(&r, &a, 0, err, sizeof err) == 0, "%s", err);
+    CHECK(cudaMemcpy(hC, dC, sizeof hC, cudaMemcpyDeviceToHost) == cudaSuccess);
+    for (int e = 0; e < M * N; ++e)
+        CHECK_MSG(isnan(want[e]) ? isnan(hC[e]) : hC[e] == want[e], "C[%d] = %g, FP32 gives %g", e, hC[e], want[e]);
+    if (r.ctx) r.be->close(r.ctx);
+    gt_measure_close(r.m);
+    cudaFree(dA), cudaFree(dB), cudaFree(dC);
+}
