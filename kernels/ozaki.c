@@ -33,11 +33,10 @@ int gt_ozaki_consts_make(int nmod, gt_ozaki_consts *out)
     double bits = 0;
     for (int l = 0; l < nmod; ++l) {
         const int p = moduli[l];
-        c.p[l] = p;
-        c.magic[l] = (unsigned)((1ull << 32) / (unsigned)p);
-        c.pow12[l] = (1 << 12) % p, c.pow16[l] = (1 << 16) % p, c.pow24[l] = (1 << 24) % p;
+        c.pd[l] = p, c.p[l] = (float)p, c.invp[l] = 1.0f / (float)p, c.hi[l] = (float)((p - 1) / 2);
+        c.pow16[l] = (float)((1 << 16) % p), c.pow24[l] = (float)((1 << 24) % p);
         bits += log2(p);
-        for (int m = 0; m < l; ++m) c.inv[m][l] = inverse(moduli[m], p);
+        for (int m = 0; m < l; ++m) c.inv[m][l] = (float)inverse(moduli[m], p);
     }
     c.bits = (int)floor((bits - 1.0) / 2.0 - 0.01); /* ||A'_i|| ||B'_j|| < 2^(2 bits) <= P / 2 */
     *out = c;

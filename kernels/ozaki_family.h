@@ -14,18 +14,20 @@ enum { GT_OZAKI_P_NMOD, GT_OZAKI_P_REV, GT_OZAKI_NP };
  * was timed with (REV); one of another revision is not replayed (the backend's replayable), so a change of the
  * kernels is never served on an old timing. Raise it with any change to templates/ozaki.cu that changes results
  * or speed. */
-#define GT_OZAKI_REV 1
+#define GT_OZAKI_REV 2
 #define GT_OZAKI_MAXMOD 10  /* as templates/ozaki.cu's GT_OZ_MAXMOD */
 #define GT_OZAKI_MAX_K 131056 /* K, rounded up to 16, times 128^2 must stay below 2^31: the int32 sums are exact */
 #define GT_OZAKI_MAX_SIDE (1 << 21) /* M and N: the residue kernels' grid y covers 32 rows a block */
 #define GT_OZAKI_WS_CAP ((size_t)8 << 30) /* the most workspace a call may take (residues and int32 products) */
 
-/* What templates/ozaki.cu's kernels take by value, field for field as its gt_oz_consts. */
+/* What templates/ozaki.cu's kernels take by value, field for field as its gt_oz_consts: the residues are floats
+ * holding small integers (exact FP32 arithmetic, at twice the integer rate on the GPU). */
 typedef struct {
-    int p[GT_OZAKI_MAXMOD];                /* the first nmod of 256, 255, 253, 251, 247, 241, 239, 233, 229 */
-    unsigned magic[GT_OZAKI_MAXMOD];       /* floor(2^32 / p) */
-    int inv[GT_OZAKI_MAXMOD][GT_OZAKI_MAXMOD]; /* inv[m][l] = p_m^-1 mod p_l, m < l */
-    int pow12[GT_OZAKI_MAXMOD], pow16[GT_OZAKI_MAXMOD], pow24[GT_OZAKI_MAXMOD]; /* 2^12, 2^16, 2^24 mod p */
+    double pd[GT_OZAKI_MAXMOD];            /* the first nmod of 256, 255, 253, 251, 247, 241, 239, 233, 229 */
+    float p[GT_OZAKI_MAXMOD], invp[GT_OZAKI_MAXMOD]; /* the same as floats, and 1 / p rounded */
+    float hi[GT_OZAKI_MAXMOD];             /* the top of p's symmetric range of residues: floor((p - 1) / 2) */
+    float inv[GT_OZAKI_MAXMOD][GT_OZAKI_MAXMOD]; /* inv[m][l] = p_m^-1 mod p_l, m < l */
+    float pow16[GT_OZAKI_MAXMOD], pow24[GT_OZAKI_MAXMOD]; /* 2^16, 2^24 mod p */
     int bits; /* rows of op(A) and columns of op(B) are scaled to a 2-norm below 2^bits, so that their products'
                  sums stay below half the product P of the moduli */
 } gt_ozaki_consts;

@@ -20,27 +20,33 @@
 #define GT_OZ_MAXMOD 10           // moduli at most
 #define GT_OZ_BAD (-0x7fffffff - 1) // the scale of a row or column with Inf or NaN
 
-// The moduli in use and what Garner's recurrence needs of them (the host fills it).
+// The moduli in use and what Garner's recurrence needs of them (the host fills it: gt_ozaki_consts_make). Every
+// residue is a float holding a small integer: FP32 arithmetic is exact on integers below 2^24 and issues at twice
+// the integer rate, and the magic-number tricks below stand in for conversions (which run at an eighth of it).
 struct gt_oz_consts {
-    int p[GT_OZ_MAXMOD];                   // the first NMOD of 256, 255, 253, 251, 247, 241, ... (pairwise coprime)
-    unsigned magic[GT_OZ_MAXMOD];          // floor(2^32 / p), for the remainders of small integers
-    int inv[GT_OZ_MAXMOD][GT_OZ_MAXMOD];   // inv[m][l] = p_m^-1 mod p_l, m < l
-    int pow12[GT_OZ_MAXMOD], pow16[GT_OZ_MAXMOD], pow24[GT_OZ_MAXMOD]; // 2^12, 2^16, 2^24 mod p
+    double pd[GT_OZ_MAXMOD];               // the first NMOD of 256, 255, 253, 251, 247, 241, ... (pairwise coprime)
+    float p[GT_OZ_MAXMOD], invp[GT_OZ_MAXMOD]; // ... as floats, and 1 / p rounded
+    float hi[GT_OZ_MAXMOD];                // the top of p's symmetric range: (p - 1) / 2 rounded down
+    float inv[GT_OZ_MAXMOD][GT_OZ_MAXMOD]; // inv[m][l] = p_m^-1 mod p_l, m < l
+    float pow16[GT_OZ_MAXMOD], pow24[GT_OZ_MAXMOD]; // 2^16 and 2^24 mod p
     int bits;                              // rows and columns are scaled to a 2-norm below 2^bits
 };
 
-// r in [0, p) to p's symmetric range ([-128, 127] for 256).
-__device__ __forceinline__ int gt_oz_sym(int r, int p) { return r > (p - 1) / 2 ? r - p : r; }
+#define GT_OZ_ROUND 12582912.0f // 1.5 2^23: x + it - it is x rounded to an integer, for |x| < 2^22
 
-// x mod p in [0, p), for -2^23 <= x < 2^24 and 128 <= p <= 256, in integer arithmetic only (conversions between
-// int and float run at an eighth of the FMA rate): u = x + p 2^16 is positive and below 2^25, so Barrett's quotient
-// with floor(2^32 / p) is floor(u / p) or one less.
-__device__ __forceinline__ int gt_oz_mod(int x, int p, unsigned magic)
+// The residue of x mod p in p's symmetric range [hi - p + 1, hi] ([-128, 127] for 256), for an integer-valued x
+// with |x| < 2^24: the quotient rounded to nearest (one off at worst, from 1 / p's rounding), the remainder by one
+// exact FMA, then one step either way.
+__device__ __forceinline__ float gt_oz_smod(float x, float p, float invp, float hi)
 {
-    const unsigned u = (unsigned)(x + (p << 16)), q = __umulhi(u, magic);
-    const int r = (int)(u - q * (unsigned)p);
-    return r >= p ? r - p : r;
+    const float q = fmaf(x, invp, GT_OZ_ROUND) - GT_OZ_ROUND;
+    float r = fmaf(-q, p, x);
+    r = r > hi ? r - p : r;
+    return r < hi - p + 1.0f ? r + p : r;
 }
+
+// The low byte of the integer-valued float x (|x| < 2^22), in two's complement: the bits of x + 1.5 2^23.
+__device__ __forceinline__ unsigned gt_oz_byte(float x) { return (unsigned)__float_as_int(x + GT_OZ_ROUND); }
 
 // Partial sums of squares: part[z rows + r] = sum over k in slice z (kslice values) of X(r, k)^2, in FP64, for 32
 // rows a block of 32 x 8 threads; the eight warps' sums are added in warp order (the bits never depend on timing).
@@ -95,8 +101,8 @@ extern "C" __global__ void gt_oz_scales(const double *part, int slices, int rows
 // out[l][r][k] = rint(X(r, k) 2^e[r]) mod p_l in p_l's symmetric range, for every modulus l; ldo k's a row, rows x
 // ldo a modulus, zeros from K to ldo. A block of 32 x 8 threads takes 32 rows by 128 k through shared memory
 // (t[k][r]: both layouts read coalesced), then each thread four rows by four consecutive k, one 4-byte store a row
-// and modulus. The scaled integer v (|v| < 2^bits <= 2^35) is v_h 2^24 + v_m 2^12 + v_l, so its residues come from
-// 32-bit arithmetic.
+// and modulus. The scaled integer v (|v| < 2^bits <= 2^35, rounded in FP64) is v_h 2^24 + v_r with |v_r| <= 2^23,
+// so v mod p = (v_h (2^24 mod p) + v_r) mod p comes from exact FP32 arithmetic.
 extern "C" __global__ void gt_oz_residues(const float *X, int ld, int trans, int rows, int K, const int *e,
                                           gt_oz_consts c, signed char *out, int ldo)
 {
@@ -115,27 +121,26 @@ extern "C" __global__ void gt_oz_residues(const float *X, int ld, int trans, int
             }
     }
     __syncthreads();
+    const double big = 6755399441055744.0; // 1.5 2^52: rounds an FP64 value below 2^51 to an integer
     for (int y = ty; y < 32; y += 8) {
         const int r = r0 + y, k = k0 + 4 * tx;
         if (r >= rows || k >= ldo) continue;
         const int er = e[r];
         const double s = er == GT_OZ_BAD ? 0.0 : ldexp(1.0, er);
-        int vh[4], vm[4], vl[4];
+        float vh[4], vr[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-            const long long v = __double2ll_rn((double)t[4 * tx + j][y] * s);
-            vh[j] = (int)(v >> 24), vm[j] = (int)((v >> 12) & 0xfff), vl[j] = (int)(v & 0xfff);
+            const double v = fma((double)t[4 * tx + j][y], s, big) - big;
+            const double h = fma(v, 0x1p-24, big) - big;
+            vh[j] = (float)h, vr[j] = (float)fma(-h, 0x1p24, v);
         }
 #pragma unroll
         for (int l = 0; l < NMOD; ++l) {
-            char4 o;
-            signed char b[4];
+            unsigned b[4];
 #pragma unroll
-            for (int j = 0; j < 4; ++j)
-                b[j] = (signed char)gt_oz_sym(
-                    gt_oz_mod(vh[j] * c.pow24[l] + vm[j] * c.pow12[l] + vl[j], c.p[l], c.magic[l]), c.p[l]);
-            o.x = b[0], o.y = b[1], o.z = b[2], o.w = b[3];
-            *(char4 *)(out + ((size_t)l * rows + r) * ldo + k) = o; // ldo is a multiple of 4, k too
+            for (int j = 0; j < 4; ++j) b[j] = gt_oz_byte(gt_oz_smod(fmaf(vh[j], c.pow24[l], vr[j]), c.p[l], c.invp[l], c.hi[l]));
+            *(unsigned *)(out + ((size_t)l * rows + r) * ldo + k) = // ldo is a multiple of 4, k too
+                __byte_perm(__byte_perm(b[0], b[1], 0x0040), __byte_perm(b[2], b[3], 0x0040), 0x5410);
         }
     }
 }
@@ -158,19 +163,22 @@ extern "C" __global__ void gt_oz_reconstruct(const int *cr, int ldr, int M, int 
     const int j = blockIdx.x * blockDim.x + threadIdx.x;
     if (j >= N) return;
     for (int i = blockIdx.y; i < M; i += gridDim.y) { // rows past gridDim.y's limit: the grid walks them
-        int raw[NMOD], d[NMOD];
+        int raw[NMOD];
+        float d[NMOD];
 #pragma unroll
         for (int l = 0; l < NMOD; ++l) raw[l] = cr[((size_t)l * M + i) * ldr + j]; // all loads in flight at once
 #pragma unroll
-        for (int l = 0; l < NMOD; ++l) { // raw = h 2^16 + (raw & 0xffff), |h| <= 2^15
-            int t = gt_oz_mod((raw[l] >> 16) * c.pow16[l] + (raw[l] & 0xffff), c.p[l], c.magic[l]);
+        for (int l = 0; l < NMOD; ++l) { // raw = h 2^16 + lo: both to floats by their bits, no conversion
+            const float lo = __int_as_float((raw[l] & 0xffff) | 0x4b000000) - 8388608.0f;
+            const float h = __int_as_float((((unsigned)raw[l] >> 16) ^ 0x8000u) | 0x4b000000) - 8421376.0f;
+            float t = gt_oz_smod(fmaf(h, c.pow16[l], lo), c.p[l], c.invp[l], c.hi[l]);
 #pragma unroll
-            for (int m = 0; m < l; ++m) t = gt_oz_mod((t - d[m]) * c.inv[m][l], c.p[l], c.magic[l]);
-            d[l] = gt_oz_sym(t, c.p[l]);
+            for (int m = 0; m < l; ++m) t = gt_oz_smod((t - d[m]) * c.inv[m][l], c.p[l], c.invp[l], c.hi[l]);
+            d[l] = t;
         }
         double x = d[NMOD - 1];
 #pragma unroll
-        for (int l = NMOD - 2; l >= 0; --l) x = fma(x, (double)c.p[l], (double)d[l]);
+        for (int l = NMOD - 2; l >= 0; --l) x = fma(x, c.pd[l], (double)d[l]);
         const bool bad = es[i] == GT_OZ_BAD || et[j] == GT_OZ_BAD;
         const float v = bad ? alpha * gt_oz_dot(A, lda, ta, B, ldb, tb, i, j, K)
                             : (float)(alpha * ldexp(x, -(es[i] + et[j])));

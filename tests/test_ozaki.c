@@ -49,7 +49,7 @@ GT_TEST(ozaki_is_registered_in_the_fp32_accurate_class_with_its_backend, GT_NEED
     char text[64], err[128];
     gt_params p = nmod(8), q;
     gt_params_format(f, &p, text, sizeof text);
-    CHECK_MSG(!strcmp(text, "NMOD=8,REV=1"), "%s", text);
+    CHECK_MSG(!strcmp(text, "NMOD=8,REV=2"), "%s", text);
     CHECK(gt_params_parse(f, text, &q, err, sizeof err) == 0 && !memcmp(&p, &q, sizeof p));
 }
 
@@ -76,8 +76,18 @@ GT_TEST(ozaki_checks_its_parameters, GT_NEEDS_NONE)
 
 static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
 
-/* What the kernels count on: coprime moduli in [128, 256], their inverses, Barrett's magic, the powers of two, and
- * a scale whose products' sums stay below P / 2 while the scaled integers stay below 2^35 (their 12-bit split). */
+/* gt_oz_smod of templates/ozaki.cu, op for op (FP32 and fmaf are IEEE on both sides). */
+static float smod(float x, float p, float invp, float hi)
+{
+    const float round = 12582912.0f, q = fmaf(x, invp, round) - round;
+    float r = fmaf(-q, p, x);
+    r = r > hi ? r - p : r;
+    return r < hi - p + 1.0f ? r + p : r;
+}
+
+/* What the kernels count on: coprime moduli in [128, 256], their inverses, the powers of two, a scale whose
+ * products' sums stay below P / 2 while the scaled integers stay below 2^35, and FP32 remainders that are exact over
+ * every input the kernels give them (|x| < 2^24), in the symmetric range, with the byte trick's two's complement. */
 GT_TEST(ozaki_constants_are_the_moduli_s_arithmetic, GT_NEEDS_NONE)
 {
     gt_ozaki_consts c;
@@ -86,30 +96,32 @@ GT_TEST(ozaki_constants_are_the_moduli_s_arithmetic, GT_NEEDS_NONE)
         CHECK(gt_ozaki_consts_make(n, &c) == 0);
         double bits = 0;
         for (int l = 0; l < n; ++l) {
-            const int p = c.p[l];
-            CHECK(p >= 128 && p <= 256);
-            CHECK(c.magic[l] == (unsigned)((1ull << 32) / (unsigned)p));
-            CHECK(c.pow12[l] == 4096 % p && c.pow16[l] == 65536 % p && c.pow24[l] == (1 << 24) % p);
+            const int p = (int)c.pd[l];
+            CHECK(p >= 128 && p <= 256 && c.p[l] == (float)p && c.invp[l] == 1.0f / (float)p);
+            CHECK(c.hi[l] == (float)((p - 1) / 2));
+            CHECK(c.pow16[l] == (float)(65536 % p) && c.pow24[l] == (float)((1 << 24) % p));
             bits += log2(p);
             for (int m = 0; m < l; ++m) {
-                CHECK_MSG(gcd(c.p[m], p) == 1, "%d and %d", c.p[m], p);
-                CHECK_MSG(c.p[m] % p * c.inv[m][l] % p == 1, "inverse of %d mod %d", c.p[m], p);
+                CHECK_MSG(gcd((int)c.pd[m], p) == 1, "%d and %d", (int)c.pd[m], p);
+                CHECK_MSG((int)c.pd[m] % p * (int)c.inv[m][l] % p == 1, "inverse of %d mod %d", (int)c.pd[m], p);
             }
         }
         CHECK_MSG(2.0 * c.bits <= bits - 1.0 && 2.0 * (c.bits + 1) > bits - 1.02, "NMOD=%d: bits %d of P 2^%.2f", n,
                   c.bits, bits);
         CHECK(c.bits <= 35);
     }
-    /* Barrett's remainder as gt_oz_mod computes it, over its whole input range, for every modulus */
     CHECK(gt_ozaki_consts_make(9, &c) == 0);
     long bad = 0;
-    for (int l = 0; l < 9; ++l)
-        for (long x = -(1L << 23); x < (1L << 24); x += 997) {
-            const unsigned u = (unsigned)(x + ((long)c.p[l] << 16)), q = (unsigned)(((unsigned long long)u * c.magic[l]) >> 32);
-            int r = (int)(u - q * (unsigned)c.p[l]);
-            r = r >= c.p[l] ? r - c.p[l] : r;
-            bad += r != (int)(((x % c.p[l]) + c.p[l]) % c.p[l]);
+    for (int l = 0; l < 9; ++l) {
+        const long p = (long)c.pd[l], lo = (long)c.hi[l] - p + 1;
+        for (long x = -(1L << 24) + 1; x < (1L << 24); x += (x > -300 && x < 300) ? 1 : 991) {
+            const float r = smod((float)x, c.p[l], c.invp[l], c.hi[l]);
+            long want = ((x % p) + p) % p;
+            want = want > (long)c.hi[l] ? want - p : want;
+            const unsigned byte = (unsigned)(union { float f; int i; }){.f = r + 12582912.0f}.i & 0xff;
+            bad += r != (float)want || want < lo || byte != ((unsigned)want & 0xff);
         }
+    }
     CHECK_MSG(bad == 0, "%ld remainders wrong", bad);
 }
 
@@ -164,10 +176,10 @@ GT_TEST(ozaki_backend_describes_and_replays_its_own_revision_only, GT_NEEDS_NONE
     char text[256], why[256] = "";
     gt_params p = nmod(8);
     be->describe(fam(), &p, text, sizeof text);
-    CHECK_MSG(strstr(text, "8 INT8 products") && strstr(text, "revision 1"), "%s", text);
+    CHECK_MSG(strstr(text, "8 INT8 products") && strstr(text, "revision 2"), "%s", text);
     CHECK(be->replayable(fam(), &p, why, sizeof why));
     p.v[GT_OZAKI_P_REV] = GT_OZAKI_REV + 1;
-    CHECK(!be->replayable(fam(), &p, why, sizeof why) && strstr(why, "revision 2"));
+    CHECK(!be->replayable(fam(), &p, why, sizeof why) && strstr(why, "revision 3"));
 }
 
 /* ---- on a GPU: the backend alone, against cuBLAS FP32 ---- */

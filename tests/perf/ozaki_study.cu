@@ -26,18 +26,18 @@ namespace oz {
 
 constexpr int kMod[GT_OZ_MAXMOD] = {256, 255, 253, 251, 247, 241, 239, 233, 229, 227}; // pairwise coprime
 
-gt_oz_consts consts(int n) // the first n moduli
+gt_oz_consts consts(int n) // the first n moduli, as kernels/ozaki.c's gt_ozaki_consts_make
 {
     gt_oz_consts c{};
     double bits = 0;
     for (int l = 0; l < n; ++l) {
-        c.p[l] = kMod[l];
-        c.magic[l] = (unsigned)((1ull << 32) / kMod[l]);
-        bits += std::log2((double)kMod[l]);
-        c.pow12[l] = (1 << 12) % kMod[l], c.pow16[l] = (1 << 16) % kMod[l], c.pow24[l] = (1 << 24) % kMod[l];
+        const int p = kMod[l];
+        c.pd[l] = p, c.p[l] = (float)p, c.invp[l] = 1.0f / (float)p, c.hi[l] = (float)((p - 1) / 2);
+        c.pow16[l] = (float)((1 << 16) % p), c.pow24[l] = (float)((1 << 24) % p);
+        bits += std::log2((double)p);
         for (int m = 0; m < l; ++m)
-            for (int x = 1; x < kMod[l]; ++x)
-                if (kMod[m] % kMod[l] * x % kMod[l] == 1) c.inv[m][l] = x;
+            for (int x = 1; x < p; ++x)
+                if (kMod[m] % p * x % p == 1) c.inv[m][l] = (float)x;
     }
     c.bits = (int)std::floor((bits - 1.0) / 2.0 - 0.01); // ||A'_i|| ||B'_j|| < P / 2
     return c;
