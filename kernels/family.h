@@ -133,6 +133,9 @@ typedef struct gt_family {
     gt_reference reference;
     int arch_specific;           /* 1: uses features of one architecture only (sm_90a's wgmma), so its source is
                                     compiled for "sm_XYa" (gt_family_arch) and legal() admits that one arch */
+    int exact_only;              /* 1: its verdict against the reference holds for the shape it was validated on
+                                    only (ozaki: its error does not shrink with K as SGEMM's does), so the loader
+                                    serves it for that shape and never as a tuned neighbour of another */
     int screen_full;             /* 1: much of its time does not scale with K (passes over the operands and C),
                                     so a screen on a proxy of shorter K would misjudge it: the tuner screens it at
                                     the full shape and ranks that time scaled to the proxy's K (tuner/search.c) */

@@ -213,6 +213,30 @@ GT_TEST(loader_select_reuse_respects_device_limits_layout_and_distance, GT_NEEDS
     CHECK_MSG(ch.rule == GT_RULE_CUBLAS && strstr(line, "no kernel is tuned for this GPU model"), "%s", line);
 }
 
+/* A family whose accuracy verdict holds for its own shape only (exact_only: ozaki) is served there and never
+ * reused for a neighbour, however fast; a tf32x3wg row is. */
+GT_TEST(loader_select_never_reuses_an_exact_only_family, GT_NEEDS_NONE)
+{
+    gt_device_id d = h100();
+    gt_winner rows[] = {row(H100, 9, 0, 132, 4096, 4096, 4096, "nn", "ozaki", "NMOD=7,REV=2")};
+    rows[0].ratio = 1.9, rows[0].math = GT_MATH_TF32X3;
+    char line[1024];
+    gt_call c = call_of(4096, 4096, 4096, "nn", 16);
+    gt_choice ch = pick_(rows, 1, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK_MSG(ch.rule == GT_RULE_EXACT && ch.family && !strcmp(ch.family->name, "ozaki"), "rule %s",
+              gt_rule_name(ch.rule));
+    c = call_of(4096, 4096, 2048, "nn", 16); /* a neighbour at half the K: the verdict does not carry */
+    ch = pick_(rows, 1, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    gt_loader_describe(&ch, rows, line, sizeof line);
+    CHECK_MSG(ch.rule == GT_RULE_CUBLAS, "%s", line);
+    rows[0] = row(H100, 9, 0, 132, 4096, 4096, 4096, "nn", "tf32x3wg",
+                  "BM=128,BN=128,BK=32,STAGES=3,KC=128,PF=1,MINB=1,SPLITK=1");
+    rows[0].ratio = 1.9, rows[0].math = GT_MATH_TF32X3;
+    ch = pick_(rows, 1, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    gt_loader_describe(&ch, rows, line, sizeof line);
+    CHECK_MSG(ch.rule == GT_RULE_REUSE, "%s", line);
+}
+
 GT_TEST(loader_select_fallbacks, GT_NEEDS_NONE)
 {
     gt_device_id d = h100();

@@ -199,7 +199,7 @@ static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt
         const gt_family *f;
         gt_params p;
         const double d = gt_shape_distance(&rows[i].shape, s);
-        if (d > m->dmax || !row_usable(&rows[i], dev, call, &f, &p, why, sizeof why)) continue;
+        if (d > m->dmax || !row_usable(&rows[i], dev, call, &f, &p, why, sizeof why) || f->exact_only) continue;
         const double pred = gt_serve_predict(&rows[i], f, &p, s, dev->lim.sm_count, m);
         if (pred > best_pred) best = i, best_pred = pred, best_d = d, bf = f, bp = p;
     }
