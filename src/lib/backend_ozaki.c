@@ -204,8 +204,12 @@ static gt_status plan(gt_backend_ctx *ctx, const gt_family *f, const gt_params *
     if (!p) return snprintf(err, errlen, "out of memory"), GT_ST_LAUNCH_ERROR;
     p->nmod = par->v[GT_OZAKI_P_NMOD];
     p->s = call->shape;
-    if (gt_ozaki_consts_make(p->nmod, &p->c) || !(p->k = kernels_for(p->nmod, &p->device, err, errlen))) {
-        if (!err[0]) snprintf(err, errlen, "ozaki: NMOD=%d", p->nmod);
+    if (gt_ozaki_consts_make(p->nmod, &p->c)) {
+        snprintf(err, errlen, "ozaki: NMOD=%d is not 2 to 9 moduli", p->nmod);
+        plan_free(p);
+        return GT_ST_UNAVAILABLE;
+    }
+    if (!(p->k = kernels_for(p->nmod, &p->device, err, errlen))) { /* err says why */
         plan_free(p);
         return GT_ST_LAUNCH_ERROR;
     }
