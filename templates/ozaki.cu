@@ -48,6 +48,17 @@ __device__ __forceinline__ float gt_oz_smod(float x, float p, float invp, float 
 // The low byte of the integer-valued float x (|x| < 2^22), in two's complement: the bits of x + 1.5 2^23.
 __device__ __forceinline__ unsigned gt_oz_byte(float x) { return (unsigned)__float_as_int(x + GT_OZ_ROUND); }
 
+// The sum of X[at + k step]^2 for k = from, from + by, ... below to, in FP64, in that order.
+__device__ __forceinline__ double gt_oz_sumsq(const float *X, size_t at, size_t step, int from, int to, int by)
+{
+    double s = 0;
+    for (int k = from; k < to; k += by) {
+        const double v = X[at + (size_t)k * step];
+        s = fma(v, v, s);
+    }
+    return s;
+}
+
 // Partial sums of squares: part[z rows + r] = sum over k in slice z (kslice values) of X(r, k)^2, in FP64, for 32
 // rows a block of 32 x 8 threads; the eight warps' sums are added in warp order (the bits never depend on timing).
 extern "C" __global__ void gt_oz_norms(const float *X, int ld, int trans, int rows, int K, int kslice, double *part)
@@ -56,23 +67,12 @@ extern "C" __global__ void gt_oz_norms(const float *X, int ld, int trans, int ro
     const int tx = threadIdx.x, ty = threadIdx.y, r0 = blockIdx.x * 32;
     const int k0 = blockIdx.y * kslice, k1 = min(K, k0 + kslice);
     if (trans) { // lanes along r (coalesced), warps along k: red[warp][row]
-        double s = 0;
         const int r = r0 + tx;
-        if (r < rows)
-            for (int k = k0 + ty; k < k1; k += 8) {
-                const double v = X[(size_t)k * ld + r];
-                s = fma(v, v, s);
-            }
-        red[ty][tx] = s;
+        red[ty][tx] = r < rows ? gt_oz_sumsq(X, r, ld, k0 + ty, k1, 8) : 0.0;
     } else { // warp w takes rows w, w + 8, ..., lanes along k: red[0][row]
         for (int y = ty; y < 32; y += 8) {
-            double s = 0;
             const int r = r0 + y;
-            if (r < rows)
-                for (int k = k0 + tx; k < k1; k += 32) {
-                    const double v = X[(size_t)r * ld + k];
-                    s = fma(v, v, s);
-                }
+            double s = r < rows ? gt_oz_sumsq(X, (size_t)r * ld, 1, k0 + tx, k1, 32) : 0.0;
             for (int o = 16; o; o /= 2) s += __shfl_xor_sync(0xffffffffu, s, o);
             if (tx == 0) red[0][y] = s;
         }
