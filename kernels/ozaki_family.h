@@ -14,7 +14,7 @@ enum { GT_OZAKI_P_NMOD, GT_OZAKI_P_REV, GT_OZAKI_NP };
  * was timed with (REV); one of another revision is not replayed (the backend's replayable), so a change of the
  * kernels is never served on an old timing. Raise it with any change to templates/ozaki.cu that changes results
  * or speed. */
-#define GT_OZAKI_REV 2
+#define GT_OZAKI_REV 3
 #define GT_OZAKI_MAXMOD 10  /* as templates/ozaki.cu's GT_OZ_MAXMOD */
 #define GT_OZAKI_MAX_K 131056 /* K, rounded up to 16, times 128^2 must stay below 2^31: the int32 sums are exact */
 #define GT_OZAKI_MAX_SIDE (1 << 21) /* M and N: the residue kernels' grid y covers 32 rows a block */

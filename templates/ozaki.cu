@@ -155,34 +155,42 @@ __device__ float gt_oz_dot(const float *A, int lda, int ta, const float *B, int 
 }
 
 // C(i, j) = alpha x 2^-(s_i + t_j) + beta C(i, j), x the integer whose residue mod p_l is cr[l][i][j] (ldr a row,
-// M x ldr a modulus); where row i or column j is not finite, x 2^-(s_i + t_j) is gt_oz_dot's instead.
+// a multiple of 4; M x ldr a modulus); where row i or column j is not finite, x 2^-(s_i + t_j) is gt_oz_dot's
+// instead. A thread takes four consecutive columns, each modulus's four residues in one 16-byte load, all of them
+// in flight at once (the kernel waits on memory, not on its arithmetic); columns from N to ldr are read, not used.
 extern "C" __global__ void gt_oz_reconstruct(const int *cr, int ldr, int M, int N, int K, gt_oz_consts c,
                                              const int *es, const int *et, float alpha, const float *A, int lda,
                                              int ta, const float *B, int ldb, int tb, float beta, float *C, int ldc)
 {
-    const int j = blockIdx.x * blockDim.x + threadIdx.x;
-    if (j >= N) return;
+    const int j0 = 4 * (blockIdx.x * blockDim.x + threadIdx.x);
+    if (j0 >= N) return;
     for (int i = blockIdx.y; i < M; i += gridDim.y) { // rows past gridDim.y's limit: the grid walks them
-        int raw[NMOD];
-        float d[NMOD];
+        int4 raw4[NMOD];
 #pragma unroll
-        for (int l = 0; l < NMOD; ++l) raw[l] = cr[((size_t)l * M + i) * ldr + j]; // all loads in flight at once
+        for (int l = 0; l < NMOD; ++l) raw4[l] = *(const int4 *)(cr + ((size_t)l * M + i) * ldr + j0);
 #pragma unroll
-        for (int l = 0; l < NMOD; ++l) { // raw = h 2^16 + lo: both to floats by their bits, no conversion
-            const float lo = __int_as_float((raw[l] & 0xffff) | 0x4b000000) - 8388608.0f;
-            const float h = __int_as_float((((unsigned)raw[l] >> 16) ^ 0x8000u) | 0x4b000000) - 8421376.0f;
-            float t = gt_oz_smod(fmaf(h, c.pow16[l], lo), c.p[l], c.invp[l], c.hi[l]);
+        for (int q = 0; q < 4; ++q) {
+            const int j = j0 + q;
+            if (j >= N) break;
+            float d[NMOD];
 #pragma unroll
-            for (int m = 0; m < l; ++m) t = gt_oz_smod((t - d[m]) * c.inv[m][l], c.p[l], c.invp[l], c.hi[l]);
-            d[l] = t;
+            for (int l = 0; l < NMOD; ++l) { // raw = h 2^16 + lo: both to floats by their bits, no conversion
+                const int raw = q == 0 ? raw4[l].x : q == 1 ? raw4[l].y : q == 2 ? raw4[l].z : raw4[l].w;
+                const float lo = __int_as_float((raw & 0xffff) | 0x4b000000) - 8388608.0f;
+                const float h = __int_as_float((((unsigned)raw >> 16) ^ 0x8000u) | 0x4b000000) - 8421376.0f;
+                float t = gt_oz_smod(fmaf(h, c.pow16[l], lo), c.p[l], c.invp[l], c.hi[l]);
+#pragma unroll
+                for (int m = 0; m < l; ++m) t = gt_oz_smod((t - d[m]) * c.inv[m][l], c.p[l], c.invp[l], c.hi[l]);
+                d[l] = t;
+            }
+            double x = d[NMOD - 1];
+#pragma unroll
+            for (int l = NMOD - 2; l >= 0; --l) x = fma(x, c.pd[l], (double)d[l]);
+            const bool bad = es[i] == GT_OZ_BAD || et[j] == GT_OZ_BAD;
+            const float v = bad ? alpha * gt_oz_dot(A, lda, ta, B, ldb, tb, i, j, K)
+                                : (float)(alpha * ldexp(x, -(es[i] + et[j])));
+            float *out = C + (size_t)i * ldc + j;
+            *out = beta == 0.0f ? v : fmaf(beta, *out, v);
         }
-        double x = d[NMOD - 1];
-#pragma unroll
-        for (int l = NMOD - 2; l >= 0; --l) x = fma(x, c.pd[l], (double)d[l]);
-        const bool bad = es[i] == GT_OZ_BAD || et[j] == GT_OZ_BAD;
-        const float v = bad ? alpha * gt_oz_dot(A, lda, ta, B, ldb, tb, i, j, K)
-                            : (float)(alpha * ldexp(x, -(es[i] + et[j])));
-        float *out = C + (size_t)i * ldc + j;
-        *out = beta == 0.0f ? v : fmaf(beta, *out, v);
     }
 }

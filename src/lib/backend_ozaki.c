@@ -286,8 +286,8 @@ static int run(gt_backend_ctx *ctx, const gt_backend_plan *p, const gt_args *a, 
         return snprintf(err, errlen, "ozaki int8 products (cublasLtMatmul): %s", cb->cublasGetStatusString(st)), -1;
     gt_ozaki_consts c = p->c;
     void *args[] = {&prod, &np, &M, &N, &K, &c, &es, &et, &alpha, &A, &lda, &ta, &B, &ldb, &tb, &beta, &C, &ldc};
-    return launch(p->k->reconstruct, (unsigned)(N + 255) / 256, (unsigned)(M < MAX_GRID_Y ? M : MAX_GRID_Y), 256, 1,
-                  args, stream, "reconstruct", err, errlen);
+    return launch(p->k->reconstruct, (unsigned)(N + 1023) / 1024, (unsigned)(M < MAX_GRID_Y ? M : MAX_GRID_Y), 256, 1,
+                  args, stream, "reconstruct", err, errlen); /* four columns a thread */
 }
 
 /* A static space: the tuner enumerates the family's params; the library has no list of its own. */

@@ -97,7 +97,7 @@ void gt_host_launch(int M, int N, int K, float alpha, const float *A, int lda, c
                                   (long long)N * Kp, ar, CUDA_R_8I, Kp, (long long)M * Kp, &zero, cr, CUDA_R_32I, Np,
                                   (long long)M * Np, NMOD, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
     if (timed) CK(cudaEventRecord(g_ev[3]));
-    gt_oz_reconstruct<<<dim3((N + 255) / 256, M), 256>>>(cr, Np, M, N, K, c, es, et, alpha, A, lda, GT_TA, B, ldb,
+    gt_oz_reconstruct<<<dim3((N + 1023) / 1024, M), 256>>>(cr, Np, M, N, K, c, es, et, alpha, A, lda, GT_TA, B, ldb,
                                                          GT_TB, beta, C, ldc);
     if (timed) {
         CK(cudaEventRecord(g_ev[4]));
