@@ -39,7 +39,7 @@ struct gt_backend_ctx {
 };
 
 struct gt_backend_plan {
-    int nmod, device;
+    int nmod;
     gt_shape s;
     gt_ozaki_consts c;
     gt_ozaki_layout L;
@@ -113,13 +113,13 @@ done:
 
 /* The current device's kernels for nmod moduli, compiled on first use. NULL with err when that failed (and it is
  * not tried again). */
-static const oz_kernels *kernels_for(int nmod, int *device, char *err, size_t errlen)
+static const oz_kernels *kernels_for(int nmod, char *err, size_t errlen)
 {
-    if (cudaGetDevice(device) != cudaSuccess || *device < 0 || *device >= MAX_DEVICES) {
+    int d = -1;
+    if (cudaGetDevice(&d) != cudaSuccess || d < 0 || d >= MAX_DEVICES) {
         (void)cudaGetLastError();
         return snprintf(err, errlen, "no current device this backend serves"), NULL;
     }
-    const int d = *device;
     if (atomic_load_explicit(&ready[d][nmod], memory_order_acquire)) return &loaded[d][nmod];
     pthread_mutex_lock(&lock);
     if (!atomic_load_explicit(&ready[d][nmod], memory_order_relaxed) && !failed[d][nmod][0] &&
@@ -209,7 +209,7 @@ static gt_status plan(gt_backend_ctx *ctx, const gt_family *f, const gt_params *
         plan_free(p);
         return GT_ST_UNAVAILABLE;
     }
-    if (!(p->k = kernels_for(p->nmod, &p->device, err, errlen))) { /* err says why */
+    if (!(p->k = kernels_for(p->nmod, err, errlen))) { /* err says why */
         plan_free(p);
         return GT_ST_LAUNCH_ERROR;
     }
