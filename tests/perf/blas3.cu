@@ -8,12 +8,6 @@
 // TF32 kernels, fed split operands, are faster and as accurate as SGEMM.
 #include <cublas_v2.h>
 
-#ifndef GT_TA
-#define GT_TA 0
-#endif
-#ifndef GT_TB
-#define GT_TB 0
-#endif
 #ifndef CH
 #define CH 0 // k-values per call of the big product (0: one call over K)
 #endif

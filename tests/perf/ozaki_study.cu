@@ -11,12 +11,6 @@
 
 #include "ozaki.cu"
 
-#ifndef GT_TA
-#define GT_TA 0
-#endif
-#ifndef GT_TB
-#define GT_TB 0
-#endif
 #ifndef NMOD
 #define NMOD 8
 #endif

@@ -20,6 +20,15 @@
 
 #include "cuda_check.h"
 
+// The layout, as the tuner renders it (a template that defines its own defaults keeps them; a host-launch study
+// takes these).
+#ifndef GT_TA
+#define GT_TA 0
+#endif
+#ifndef GT_TB
+#define GT_TB 0
+#endif
+
 #include TEMPLATE
 
 namespace {
