@@ -271,13 +271,14 @@ typedef struct {
 /* be's context, one per backend and worker process: its library handles live as long as the process's context. */
 static gt_backend_ctx *backend_ctx(const gt_backend *be, char *err, size_t errlen)
 {
+    enum { MAX_BACKENDS = 4 };
     static struct {
         const gt_backend *be;
         gt_backend_ctx *ctx;
-    } open[4];
+    } open[MAX_BACKENDS];
     int i = 0;
-    while (i < 4 && open[i].be && open[i].be != be) ++i;
-    if (i == 4) return snprintf(err, errlen, "more library backends than 4"), NULL;
+    while (i < MAX_BACKENDS && open[i].be && open[i].be != be) ++i;
+    if (i == MAX_BACKENDS) return snprintf(err, errlen, "more library backends than %d", MAX_BACKENDS), NULL;
     if (!open[i].be && be->open(&open[i].ctx, err, errlen) == 0) open[i].be = be;
     return open[i].be ? open[i].ctx : NULL;
 }
