@@ -4,7 +4,8 @@
  * rebuilt from its residues (Chinese remaindering, Garner's form) in FP64. The only rounding is the scaling's,
  * relative to each row's 2-norm; with NMOD 8 the error against FP64 measured 10 to 90 times below SGEMM's
  * (docs/BENCHMARKS.md). A member of the FP32-accurate class (validated against FP64 like tf32x3wg), served only to
- * handles that ask for it. Nothing of ours is tuned inside: the candidates are the moduli counts. The kernels
+ * handles that ask for it. Nothing of ours is tuned inside: the candidates are the moduli counts and which of
+ * cuBLASLt's algorithms runs the products (its heuristic's first is up to 1.5x slower than its third). The kernels
  * around the integer products are templates/ozaki.cu; the runtime's "ozaki" backend (src/lib/backend_ozaki.c)
  * compiles them with NVRTC and runs the sequence. Tested by tests/test_ozaki.c. */
 #include "ozaki_family.h"
@@ -36,7 +37,13 @@ int gt_ozaki_consts_make(int nmod, gt_ozaki_consts *out)
         c.pd[l] = p, c.p[l] = (float)p, c.invp[l] = 1.0f / (float)p, c.hi[l] = (float)((p - 1) / 2);
         c.pow16[l] = (float)((1 << 16) % p), c.pow24[l] = (float)((1 << 24) % p);
         bits += log2(p);
-        for (int m = 0; m < l; ++m) c.inv[m][l] = (float)inverse(moduli[m], p);
+    }
+    for (int l = 1; l < nmod; ++l) { /* Garner's weights mod p_l: Q_m Q_l^-1, Q_m = p_0 ... p_(m-1) */
+        const int p = moduli[l];
+        int q[GT_OZAKI_MAXMOD + 1] = {1};
+        for (int m = 0; m < l; ++m) q[m + 1] = q[m] * moduli[m] % p;
+        const int qinv = inverse(q[l], p);
+        for (int m = 0; m <= l; ++m) c.w[m][l] = (float)(m < l ? q[m] * qinv % p : qinv);
     }
     c.bits = (int)floor((bits - 1.0) / 2.0 - 0.01); /* ||A'_i|| ||B'_j|| < 2^(2 bits) <= P / 2 */
     *out = c;
@@ -75,6 +82,8 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     gt_ozaki_consts c;
     if (gt_ozaki_consts_make(p->v[GT_OZAKI_P_NMOD], &c)) REJECT("NMOD=%d: want 2 to 9 moduli", p->v[GT_OZAKI_P_NMOD]);
     if (p->v[GT_OZAKI_P_REV] < 1) REJECT("REV=%d: want the revision of templates/ozaki.cu (1 ..)", p->v[GT_OZAKI_P_REV]);
+    if (p->v[GT_OZAKI_P_PICK] < 0 || p->v[GT_OZAKI_P_PICK] > GT_OZAKI_MAX_PICK)
+        REJECT("PICK=%d: want a rank in cuBLASLt's heuristic list, 0 to %d", p->v[GT_OZAKI_P_PICK], GT_OZAKI_MAX_PICK);
     if (lim->cc_major * 10 + lim->cc_minor < 75) REJECT("INT8 tensor-core GEMMs in cuBLASLt need sm_75 or later");
     return 1;
 }
@@ -112,7 +121,11 @@ const gt_family gt_family_ozaki = {
     .nparams = GT_OZAKI_NP,
     .params = {{"NMOD", "moduli: INT8 products per GEMM (7: 2^55.7 of range, 8: 2^63.6, 9: 2^71.4)", 3, {7, 8, 9}},
                {"REV", "revision of templates/ozaki.cu the candidate was timed with (GT_OZAKI_REV)", 1,
-                {GT_OZAKI_REV}}},
+                {GT_OZAKI_REV}},
+               {"PICK",
+                "rank in cuBLASLt's heuristic list of the algorithm that runs the INT8 products (0: its first); every "
+                "one sums exactly, so they differ in speed alone",
+                6, {0, 1, 2, 3, 4, 5}, .optional = 1}},
     .legal = legal,
     .launch = launch,
     .applicable = applicable,

@@ -8,13 +8,14 @@
 #include <stddef.h>
 
 /* Indices into gt_params.v, in the order of gt_family_ozaki.params. */
-enum { GT_OZAKI_P_NMOD, GT_OZAKI_P_REV, GT_OZAKI_NP };
+enum { GT_OZAKI_P_NMOD, GT_OZAKI_P_REV, GT_OZAKI_P_PICK, GT_OZAKI_NP };
 
 /* The revision of templates/ozaki.cu's arithmetic that this build runs. A stored candidate names the revision it
  * was timed with (REV); one of another revision is not replayed (the backend's replayable), so a change of the
  * kernels is never served on an old timing. Raise it with any change to templates/ozaki.cu that changes results
  * or speed. */
-#define GT_OZAKI_REV 3
+#define GT_OZAKI_REV 4
+#define GT_OZAKI_MAX_PICK 7 /* PICK: a rank in cuBLASLt's heuristic list, 0 .. this */
 #define GT_OZAKI_MAXMOD 10  /* as templates/ozaki.cu's GT_OZ_MAXMOD */
 #define GT_OZAKI_MAX_K 131056 /* K, rounded up to 16, times 128^2 must stay below 2^31: the int32 sums are exact */
 #define GT_OZAKI_MAX_SIDE (1 << 21) /* M and N: the residue kernels' grid y covers 32 rows a block */
@@ -26,7 +27,8 @@ typedef struct {
     double pd[GT_OZAKI_MAXMOD];            /* the first nmod of 256, 255, 253, 251, 247, 241, 239, 233, 229 */
     float p[GT_OZAKI_MAXMOD], invp[GT_OZAKI_MAXMOD]; /* the same as floats, and 1 / p rounded */
     float hi[GT_OZAKI_MAXMOD];             /* the top of p's symmetric range of residues: floor((p - 1) / 2) */
-    float inv[GT_OZAKI_MAXMOD][GT_OZAKI_MAXMOD]; /* inv[m][l] = p_m^-1 mod p_l, m < l */
+    float w[GT_OZAKI_MAXMOD][GT_OZAKI_MAXMOD]; /* Garner's weights mod p_l: w[m][l] = Q_m / Q_l (m < l), w[l][l] =
+                                                 1 / Q_l, Q_m the product of the first m moduli */
     float pow16[GT_OZAKI_MAXMOD], pow24[GT_OZAKI_MAXMOD]; /* 2^16, 2^24 mod p */
     int bits; /* rows of op(A) and columns of op(B) are scaled to a 2-norm below 2^bits, so that their products'
                  sums stay below half the product P of the moduli */

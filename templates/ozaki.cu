@@ -8,7 +8,8 @@
 // 2. gt_oz_residues: A' mod p and B' mod p for each modulus p, as int8 in p's symmetric range, k contiguous.
 // 3. (cuBLASLt) one INT8 GEMM a modulus, int32 sums, in one strided-batched call: exact while K 128^2 < 2^31.
 // 4. gt_oz_reconstruct: the residues of each element of A'B' combined by Garner's mixed radix (symmetric digits,
-//    so the sign needs no comparison with P / 2), evaluated in FP64, scaled back by 2^-(s_i + t_j), then alpha and
+//    so the sign needs no comparison with P / 2; each digit one remainder of a sum of weighted residues and the
+//    digits before it, every term below 2^15 and the sum below 2^19, exact in FP32), evaluated in FP64, scaled back by 2^-(s_i + t_j), then alpha and
 //    beta (C not read where beta == 0). Where a row of op(A) or a column of op(B) holds Inf or NaN, which no
 //    integer can stand for, that element is an FP32 dot product instead (IEEE semantics, as SGEMM's).
 // Every sum has a fixed order and every product is exact, so C is the same bit for bit from run to run.
@@ -27,7 +28,8 @@ struct gt_oz_consts {
     double pd[GT_OZ_MAXMOD];               // the first NMOD of 256, 255, 253, 251, 247, 241, ... (pairwise coprime)
     float p[GT_OZ_MAXMOD], invp[GT_OZ_MAXMOD]; // ... as floats, and 1 / p rounded
     float hi[GT_OZ_MAXMOD];                // the top of p's symmetric range: (p - 1) / 2 rounded down
-    float inv[GT_OZ_MAXMOD][GT_OZ_MAXMOD]; // inv[m][l] = p_m^-1 mod p_l, m < l
+    float w[GT_OZ_MAXMOD][GT_OZ_MAXMOD];   // Garner's weights mod p_l: w[m][l] = Q_m / Q_l (m < l), w[l][l] = 1 / Q_l,
+                                           // Q_m the product of the first m moduli
     float pow16[GT_OZ_MAXMOD], pow24[GT_OZ_MAXMOD]; // 2^16 and 2^24 mod p
     int bits;                              // rows and columns are scaled to a 2-norm below 2^bits
 };
@@ -178,9 +180,14 @@ extern "C" __global__ void gt_oz_reconstruct(const int *cr, int ldr, int M, int 
                 const int raw = q == 0 ? raw4[l].x : q == 1 ? raw4[l].y : q == 2 ? raw4[l].z : raw4[l].w;
                 const float lo = __int_as_float((raw & 0xffff) | 0x4b000000) - 8388608.0f;
                 const float h = __int_as_float((((unsigned)raw >> 16) ^ 0x8000u) | 0x4b000000) - 8421376.0f;
+                // d_l = (r_l - sum over m < l of d_m Q_m) / Q_l mod p_l, r_l the residue: one remainder
                 float t = gt_oz_smod(fmaf(h, c.pow16[l], lo), c.p[l], c.invp[l], c.hi[l]);
+                if (l > 0) {
+                    t *= c.w[l][l];
 #pragma unroll
-                for (int m = 0; m < l; ++m) t = gt_oz_smod((t - d[m]) * c.inv[m][l], c.p[l], c.invp[l], c.hi[l]);
+                    for (int m = 0; m < l; ++m) t = fmaf(-d[m], c.w[m][l], t);
+                    t = gt_oz_smod(t, c.p[l], c.invp[l], c.hi[l]);
+                }
                 d[l] = t;
             }
             double x = d[NMOD - 1];

@@ -9,6 +9,7 @@
 #include "handle.h"
 #include "harness.h"
 #include "loader.h"
+#include "ozaki_family.h"
 #include "toolkit.h"
 
 #include <cuda_runtime_api.h>
@@ -218,7 +219,9 @@ GT_TEST(loader_select_reuse_respects_device_limits_layout_and_distance, GT_NEEDS
 GT_TEST(loader_select_never_reuses_an_exact_only_family, GT_NEEDS_NONE)
 {
     gt_device_id d = h100();
-    gt_winner rows[] = {row(H100, 9, 0, 132, 4096, 4096, 4096, "nn", "ozaki", "NMOD=7,REV=3")};
+    char oz[64];
+    snprintf(oz, sizeof oz, "NMOD=7,REV=%d,PICK=2", GT_OZAKI_REV); /* this build's revision: replayable */
+    gt_winner rows[] = {row(H100, 9, 0, 132, 4096, 4096, 4096, "nn", "ozaki", oz)};
     rows[0].ratio = 1.9, rows[0].math = GT_MATH_TF32X3;
     char line[1024];
     gt_call c = call_of(4096, 4096, 4096, "nn", 16);

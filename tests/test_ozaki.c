@@ -25,12 +25,14 @@ static gt_params nmod(int n)
     return p;
 }
 
+/* Tallies the default space's points by (NMOD, PICK): ctx is int[3][6], NMOD 7..9 by PICK 0..5. */
 static int count(const gt_family *f, const gt_params *p, void *ctx)
 {
     (void)f;
-    int *n = ctx;
-    CHECK(p->v[GT_OZAKI_P_NMOD] == 7 + *n && p->v[GT_OZAKI_P_REV] == GT_OZAKI_REV);
-    ++*n;
+    int(*seen)[6] = ctx;
+    const int n = p->v[GT_OZAKI_P_NMOD], pick = p->v[GT_OZAKI_P_PICK];
+    CHECK(n >= 7 && n <= 9 && pick >= 0 && pick <= 5 && p->v[GT_OZAKI_P_REV] == GT_OZAKI_REV);
+    if (n >= 7 && n <= 9 && pick >= 0 && pick <= 5) seen[n - 7][pick]++;
     return 0;
 }
 
@@ -44,12 +46,20 @@ GT_TEST(ozaki_is_registered_in_the_fp32_accurate_class_with_its_backend, GT_NEED
     CHECK_MSG(gt_backend_find("ozaki") != NULL, "gt_tests links cuBLAS: the backend must be available");
     gt_limits l;
     gt_limits_for_arch("sm_90", &l);
-    int n = 0;
-    CHECK(gt_enumerate(f, &l, count, &n) == 3 && n == 3); /* NMOD 7, 8 and 9 */
-    char text[64], err[128];
+    int seen[3][6] = {{0}};
+    CHECK(gt_enumerate(f, &l, count, seen) == 18); /* NMOD 7, 8 and 9, each with cuBLASLt's first six algorithms */
+    for (int i = 0; i < 18; ++i)
+        CHECK_MSG(seen[i / 6][i % 6] == 1, "NMOD=%d PICK=%d: %d", 7 + i / 6, i % 6, seen[i / 6][i % 6]);
+    char text[64], want[64], err[128];
     gt_params p = nmod(8), q;
+    gt_params_format(f, &p, text, sizeof text); /* PICK 0 is left out: rows stored before PICK read as what they ran */
+    snprintf(want, sizeof want, "NMOD=8,REV=%d", GT_OZAKI_REV);
+    CHECK_MSG(!strcmp(text, want), "%s", text);
+    CHECK(gt_params_parse(f, text, &q, err, sizeof err) == 0 && !memcmp(&p, &q, sizeof p));
+    p.v[GT_OZAKI_P_PICK] = 2;
     gt_params_format(f, &p, text, sizeof text);
-    CHECK_MSG(!strcmp(text, "NMOD=8,REV=3"), "%s", text);
+    snprintf(want, sizeof want, "NMOD=8,REV=%d,PICK=2", GT_OZAKI_REV);
+    CHECK_MSG(!strcmp(text, want), "%s", text);
     CHECK(gt_params_parse(f, text, &q, err, sizeof err) == 0 && !memcmp(&p, &q, sizeof p));
 }
 
@@ -70,6 +80,12 @@ GT_TEST(ozaki_checks_its_parameters, GT_NEEDS_NONE)
     CHECK(!f->legal(&p, &l, why, sizeof why) && strstr(why, "NMOD=10"));
     p = nmod(8), p.v[GT_OZAKI_P_REV] = 0;
     CHECK(!f->legal(&p, &l, why, sizeof why) && strstr(why, "REV=0"));
+    p = nmod(8), p.v[GT_OZAKI_P_PICK] = -1;
+    CHECK(!f->legal(&p, &l, why, sizeof why) && strstr(why, "PICK=-1"));
+    p.v[GT_OZAKI_P_PICK] = GT_OZAKI_MAX_PICK + 1;
+    CHECK(!f->legal(&p, &l, why, sizeof why) && strstr(why, "PICK=8"));
+    p.v[GT_OZAKI_P_PICK] = GT_OZAKI_MAX_PICK;
+    CHECK_MSG(f->legal(&p, &l, why, sizeof why), "%s", why);
     p = nmod(8);
     CHECK(!f->legal(&p, &old, why, sizeof why) && strstr(why, "sm_75"));
 }
@@ -83,6 +99,57 @@ static float smod(float x, float p, float invp, float hi)
     float r = fmaf(-q, p, x);
     r = r > hi ? r - p : r;
     return r < hi - p + 1.0f ? r + p : r;
+}
+
+/* templates/ozaki.cu's digits of the integer whose residues mod the first n moduli are r (symmetric), op for op:
+ * d_l = (r_l w[l][l] - sum over m < l of d_m w[m][l]) mod p_l, in FP32. */
+static void garner(const gt_ozaki_consts *c, int n, const float *r, float *d)
+{
+    for (int l = 0; l < n; ++l) {
+        float t = r[l];
+        if (l > 0) {
+            t *= c->w[l][l];
+            for (int m = 0; m < l; ++m) t = fmaf(-d[m], c->w[m][l], t);
+            t = smod(t, c->p[l], c->invp[l], c->hi[l]);
+        }
+        d[l] = t;
+    }
+}
+
+/* The rebuild's digits give back every integer of the moduli's symmetric range, its ends and random ones between,
+ * for each moduli count: sum of d_l Q_l (exact, in 128 bits) is x, each digit in its modulus's symmetric range. */
+GT_TEST(ozaki_garner_digits_rebuild_every_integer, GT_NEEDS_NONE)
+{
+    long bad = 0, tried = 0;
+    for (int n = 2; n <= 9; ++n) {
+        gt_ozaki_consts c;
+        CHECK(gt_ozaki_consts_make(n, &c) == 0);
+        __int128 P = 1;
+        for (int l = 0; l < n; ++l) P *= (long)c.pd[l];
+        const __int128 lo = -(P / 2) + (P % 2 == 0), hi = P / 2 - (P % 2 == 0); /* within the symmetric range */
+        unsigned long long s = 88172645463325252ull;
+        for (int t = 0; t < 20000; ++t) {
+            s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+            const unsigned long long s2 = s * 0x9e3779b97f4a7c15ull;
+            __int128 x = t == 0 ? lo : t == 1 ? hi : t < 200 ? t - 100 : (__int128)(((unsigned __int128)s << 64 | s2) % (unsigned __int128)P);
+            if (x > hi) x -= P;
+            float r[GT_OZAKI_MAXMOD], d[GT_OZAKI_MAXMOD];
+            for (int l = 0; l < n; ++l) {
+                const long p = (long)c.pd[l];
+                long v = (long)(((x % p) + p) % p);
+                r[l] = (float)(v > (long)c.hi[l] ? v - p : v);
+            }
+            garner(&c, n, r, d);
+            __int128 y = 0, q = 1;
+            int range = 1;
+            for (int l = 0; l < n; ++l) {
+                y += (__int128)(long)d[l] * q, q *= (long)c.pd[l];
+                range &= d[l] <= c.hi[l] && d[l] >= c.hi[l] - c.p[l] + 1 && d[l] == floorf(d[l]);
+            }
+            bad += y != x || !range, tried++;
+        }
+    }
+    CHECK_MSG(bad == 0, "%ld of %ld integers rebuilt wrong", bad, tried);
 }
 
 /* What the kernels count on: coprime moduli in [128, 256], their inverses, the powers of two, a scale whose
@@ -101,10 +168,14 @@ GT_TEST(ozaki_constants_are_the_moduli_s_arithmetic, GT_NEEDS_NONE)
             CHECK(c.hi[l] == (float)((p - 1) / 2));
             CHECK(c.pow16[l] == (float)(65536 % p) && c.pow24[l] == (float)((1 << 24) % p));
             bits += log2(p);
+            long q = 1; /* Q_m mod p: the product of the moduli before m */
             for (int m = 0; m < l; ++m) {
                 CHECK_MSG(gcd((int)c.pd[m], p) == 1, "%d and %d", (int)c.pd[m], p);
-                CHECK_MSG((int)c.pd[m] % p * (int)c.inv[m][l] % p == 1, "inverse of %d mod %d", (int)c.pd[m], p);
+                CHECK_MSG(c.w[m][l] >= 0 && c.w[m][l] < p && (long)c.w[m][l] == q * (long)c.w[l][l] % p,
+                          "w[%d][%d] mod %d", m, l, p);
+                q = q * (long)c.pd[m] % p;
             }
+            CHECK_MSG(l == 0 || q * (long)c.w[l][l] % p == 1, "w[%d][%d]: the inverse of %ld mod %d", l, l, q, p);
         }
         CHECK_MSG(2.0 * c.bits <= bits - 1.0 && 2.0 * (c.bits + 1) > bits - 1.02, "NMOD=%d: bits %d of P 2^%.2f", n,
                   c.bits, bits);
@@ -173,13 +244,16 @@ GT_TEST(ozaki_backend_describes_and_replays_its_own_revision_only, GT_NEEDS_NONE
     const gt_backend *be = gt_backend_find("ozaki");
     CHECK(be != NULL);
     if (!be) return;
-    char text[256], why[256] = "";
+    char text[256], rev[32], why[256] = "";
     gt_params p = nmod(8);
+    p.v[GT_OZAKI_P_PICK] = 3;
     be->describe(fam(), &p, text, sizeof text);
-    CHECK_MSG(strstr(text, "8 INT8 products") && strstr(text, "revision 3"), "%s", text);
+    snprintf(rev, sizeof rev, "revision %d", GT_OZAKI_REV);
+    CHECK_MSG(strstr(text, "8 INT8 products") && strstr(text, "rank 3") && strstr(text, rev), "%s", text);
     CHECK(be->replayable(fam(), &p, why, sizeof why));
-    p.v[GT_OZAKI_P_REV] = GT_OZAKI_REV + 1;
-    CHECK(!be->replayable(fam(), &p, why, sizeof why) && strstr(why, "revision 4"));
+    p.v[GT_OZAKI_P_REV] = GT_OZAKI_REV - 1; /* an older revision's timing */
+    snprintf(rev, sizeof rev, "revision %d", GT_OZAKI_REV - 1);
+    CHECK_MSG(!be->replayable(fam(), &p, why, sizeof why) && strstr(why, rev), "%s", why);
 }
 
 /* ---- on a GPU: the backend alone, against cuBLAS FP32 ---- */
@@ -276,4 +350,49 @@ GT_TEST(ozaki_gpu_rows_with_inf_or_nan_follow_ieee, GT_NEEDS_GPU)
     if (r.ctx) r.be->close(r.ctx);
     gt_measure_close(r.m);
     cudaFree(dA), cudaFree(dB), cudaFree(dC);
+}
+
+/* cuBLASLt's algorithms for the products (PICK) all sum exactly: every rank the list offers gives C bit for bit as
+ * its first does, on an uneven shape and wide inputs; a rank past the list's end is refused, never run. */
+GT_TEST(ozaki_gpu_every_algorithm_gives_the_same_bits, GT_NEEDS_GPU)
+{
+    enum { M = 1000, N = 1100, K = 1201 };
+    const size_t na = (size_t)M * K, nb = (size_t)K * N, nc = (size_t)M * N;
+    float *h = malloc((na + nb + 2 * nc) * sizeof *h), *hC = h + na + nb, *first = hC + nc;
+    float *dA = NULL, *dB = NULL, *dC = NULL;
+    char err[512] = "";
+    oz_run r = {.be = gt_backend_find("ozaki")};
+    CHECK(h && cudaMalloc((void **)&dA, na * 4) == cudaSuccess && cudaMalloc((void **)&dB, nb * 4) == cudaSuccess &&
+          cudaMalloc((void **)&dC, nc * 4) == cudaSuccess);
+    CHECK(gt_measure_open(0, &r.m, err, sizeof err) == 0 && r.be->open(&r.ctx, err, sizeof err) == 0);
+    if (!h || !r.ctx) goto out;
+    unsigned x = 12345;
+    for (size_t i = 0; i < na + nb; ++i) {
+        x = x * 1664525u + 1013904223u;
+        h[i] = ldexpf((float)(x >> 8) / 16777216.0f - 0.5f, (int)(x % 41) - 20); /* wide: 2^-20 .. 2^20 */
+    }
+    cudaMemcpy(dA, h, na * 4, cudaMemcpyHostToDevice);
+    cudaMemcpy(dB, h + na, nb * 4, cudaMemcpyHostToDevice);
+    gt_args a = {.m = M, .n = N, .k = K, .alpha = 1.0f, .beta = 0.0f, .A = dA, .B = dB, .C = dC, .lda = K, .ldb = N,
+                 .ldc = N, .batch = 1};
+    int ran = 0, refused = 0;
+    for (int pick = 0; pick <= GT_OZAKI_MAX_PICK; ++pick) {
+        r.p = nmod(8), r.p.v[GT_OZAKI_P_PICK] = pick;
+        cudaMemset(dC, 0xff, nc * 4); /* NaN */
+        if (run_backend(&r, &a, 0, err, sizeof err) != 0) {
+            CHECK_MSG(pick > 0 && strstr(err, "rank"), "PICK=%d: %s", pick, err);
+            refused++;
+            continue;
+        }
+        CHECK(cudaMemcpy(ran ? hC : first, dC, nc * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+        CHECK_MSG(!ran || !memcmp(hC, first, nc * 4), "PICK=%d: C differs from PICK=0's", pick);
+        ran++;
+    }
+    printf("    %d of cuBLASLt's algorithms ran, %d ranks past its list refused\n", ran, refused);
+    CHECK_MSG(ran >= 2, "only %d algorithm(s): the test compared nothing", ran);
+out:
+    if (r.ctx) r.be->close(r.ctx);
+    gt_measure_close(r.m);
+    cudaFree(dA), cudaFree(dB), cudaFree(dC);
+    free(h);
 }

@@ -2,8 +2,9 @@
  * the moduli count and compiled with NVRTC for the device's architecture on first use (per device and count, kept
  * loaded for the process, as src/lib/bias.c does); the INT8 products are one strided-batched cuBLASLt call with
  * int32 sums, through the cuBLAS functions the cublas backend found (cublas_fns.h: the real cuBLAS also inside the
- * drop-in). Row-major C = op(A) op(B): both operands' residues are stored k-contiguous, so the products are
- * cuBLASLt's "TN" int8 GEMM C^T (N x M) = R_B^T R_A, one matrix a modulus. Tests: tests/test_ozaki.c. */
+ * drop-in), by the algorithm of the candidate's rank (PICK) in cuBLASLt's heuristic list. Row-major C = op(A)
+ * op(B): both operands' residues are stored k-contiguous, so the products are cuBLASLt's "TN" int8 GEMM
+ * C^T (N x M) = R_B^T R_A, one matrix a modulus. Tests: tests/test_ozaki.c. */
 #include "backend.h"
 #include "compile.h"
 #include "cublas_fns.h"
@@ -165,20 +166,22 @@ static cublasStatus_t lt_describe(const gt_cublas_fns *cb, gt_backend_plan *p)
     return st;
 }
 
-/* cuBLASLt's first algorithm for the products (our buffers: 256-byte aligned), and its workspace. */
-static cublasStatus_t lt_choose(const gt_cublas_fns *cb, gt_backend_ctx *ctx, gt_backend_plan *p)
+/* The algorithm of rank pick in cuBLASLt's heuristic list for the products (our buffers: 256-byte aligned), and its
+ * workspace. CUBLAS_STATUS_NOT_SUPPORTED where the list is shorter. */
+static cublasStatus_t lt_choose(const gt_cublas_fns *cb, gt_backend_ctx *ctx, int pick, gt_backend_plan *p)
 {
     cublasLtMatmulPreference_t pref = NULL;
-    cublasLtMatmulHeuristicResult_t res;
+    cublasLtMatmulHeuristicResult_t res[GT_OZAKI_MAX_PICK + 1];
     const size_t wsmax = LT_WS;
     int got = 0;
     cublasStatus_t st = cb->cublasLtMatmulPreferenceCreate(&pref);
     if (!st) st = cb->cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsmax,
                                                            sizeof wsmax);
-    if (!st) st = cb->cublasLtMatmulAlgoGetHeuristic(ctx->lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, 1, &res, &got);
+    if (!st)
+        st = cb->cublasLtMatmulAlgoGetHeuristic(ctx->lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, pick + 1, res, &got);
     if (pref) cb->cublasLtMatmulPreferenceDestroy(pref);
-    if (!st && (got < 1 || res.state != CUBLAS_STATUS_SUCCESS)) st = CUBLAS_STATUS_NOT_SUPPORTED;
-    if (!st) p->algo = res.algo, p->lt_ws = res.workspaceSize;
+    if (!st && (got <= pick || res[pick].state != CUBLAS_STATUS_SUCCESS)) st = CUBLAS_STATUS_NOT_SUPPORTED;
+    if (!st) p->algo = res[pick].algo, p->lt_ws = res[pick].workspaceSize;
     return st;
 }
 
@@ -214,10 +217,11 @@ static gt_status plan(gt_backend_ctx *ctx, const gt_family *f, const gt_params *
         return GT_ST_LAUNCH_ERROR;
     }
     gt_ozaki_layout_make(p->nmod, &p->s, 0, &p->L);
+    const int pick = par->v[GT_OZAKI_P_PICK];
     cublasStatus_t st = lt_describe(cb, p);
-    if (!st) st = lt_choose(cb, ctx, p);
+    if (!st) st = lt_choose(cb, ctx, pick, p);
     if (st) {
-        snprintf(err, errlen, "cuBLASLt int8 products: %s", cb->cublasGetStatusString(st));
+        snprintf(err, errlen, "cuBLASLt int8 products, algorithm of rank %d: %s", pick, cb->cublasGetStatusString(st));
         plan_free(p);
         return GT_ST_UNAVAILABLE;
     }
@@ -302,8 +306,9 @@ static int candidates(gt_backend_ctx *ctx, const gt_family *f, const gt_shape *s
 static void describe(const gt_family *f, const gt_params *p, char *buf, size_t n)
 {
     (void)f;
-    snprintf(buf, n, "Ozaki scheme II: %d INT8 products of residues (cuBLASLt, int32 sums), rebuilt in FP64 "
-                     "(templates/ozaki.cu revision %d)", p->v[GT_OZAKI_P_NMOD], p->v[GT_OZAKI_P_REV]);
+    snprintf(buf, n, "Ozaki scheme II: %d INT8 products of residues (cuBLASLt's algorithm of rank %d, int32 sums), "
+                     "rebuilt in FP64 (templates/ozaki.cu revision %d)",
+             p->v[GT_OZAKI_P_NMOD], p->v[GT_OZAKI_P_PICK], p->v[GT_OZAKI_P_REV]);
 }
 
 const gt_backend gt_backend_ozaki = {

@@ -29,9 +29,11 @@ gt_oz_consts consts(int n) // the first n moduli, as kernels/ozaki.c's gt_ozaki_
         c.pd[l] = p, c.p[l] = (float)p, c.invp[l] = 1.0f / (float)p, c.hi[l] = (float)((p - 1) / 2);
         c.pow16[l] = (float)((1 << 16) % p), c.pow24[l] = (float)((1 << 24) % p);
         bits += std::log2((double)p);
-        for (int m = 0; m < l; ++m)
-            for (int x = 1; x < p; ++x)
-                if (kMod[m] % p * x % p == 1) c.inv[m][l] = (float)x;
+        int q[GT_OZ_MAXMOD + 1] = {1}, qinv = 0;
+        for (int m = 0; m < l; ++m) q[m + 1] = q[m] * kMod[m] % p;
+        for (int x = 1; x < p; ++x)
+            if (q[l] * x % p == 1) qinv = x;
+        for (int m = 0; m <= l && l > 0; ++m) c.w[m][l] = (float)(m < l ? q[m] * qinv % p : qinv);
     }
     c.bits = (int)std::floor((bits - 1.0) / 2.0 - 0.01); // ||A'_i|| ||B'_j|| < P / 2
     return c;
