@@ -64,15 +64,16 @@ void gt_ozaki_layout_make(int nmod, const gt_shape *s, size_t lt_bytes, gt_ozaki
     gt_ozaki_layout L;
     const size_t m = (size_t)s->m, n = (size_t)s->n;
     L.kp = (s->k + 15) / 16 * 16;
-    L.np = (s->n + 3) / 4 * 4;
+    L.mp = (s->m + 15) / 16 * 16;
+    L.np = (s->n + 15) / 16 * 16;
     L.slices_a = slices(s->m, s->k), L.slices_b = slices(s->n, s->k);
     L.kslice_a = (s->k + L.slices_a - 1) / L.slices_a, L.kslice_b = (s->k + L.slices_b - 1) / L.slices_b;
     L.prod = 0;
-    L.part = up256((size_t)nmod * m * (size_t)L.np * 4);
+    L.part = up256((size_t)nmod * (size_t)L.mp * (size_t)L.np * 4);
     L.scale = L.part + up256(((size_t)L.slices_a * m + (size_t)L.slices_b * n) * 8);
     L.res_a = L.scale + up256((m + n) * 4);
-    L.res_b = L.res_a + up256((size_t)nmod * m * (size_t)L.kp);
-    L.lt = L.res_b + up256((size_t)nmod * n * (size_t)L.kp);
+    L.res_b = L.res_a + up256((size_t)nmod * (size_t)L.mp * (size_t)L.kp);
+    L.lt = L.res_b + up256((size_t)nmod * (size_t)L.np * (size_t)L.kp);
     L.total = L.lt + up256(lt_bytes);
     *out = L;
 }

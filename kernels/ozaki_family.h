@@ -14,7 +14,7 @@ enum { GT_OZAKI_P_NMOD, GT_OZAKI_P_REV, GT_OZAKI_P_PICK, GT_OZAKI_NP };
  * was timed with (REV); one of another revision is not replayed (the backend's replayable), so a change of the
  * kernels is never served on an old timing. Raise it with any change to templates/ozaki.cu that changes results
  * or speed. */
-#define GT_OZAKI_REV 4
+#define GT_OZAKI_REV 5
 #define GT_OZAKI_MAX_PICK 7 /* PICK: a rank in cuBLASLt's heuristic list, 0 .. this */
 #define GT_OZAKI_MAXMOD 10  /* as templates/ozaki.cu's GT_OZ_MAXMOD */
 #define GT_OZAKI_MAX_K 131056 /* K, rounded up to 16, times 128^2 must stay below 2^31: the int32 sums are exact */
@@ -38,10 +38,12 @@ typedef struct {
 int gt_ozaki_consts_make(int nmod, gt_ozaki_consts *out);
 
 /* Where a call's workspace holds what (bytes from its start, each 256-byte aligned), for nmod moduli on shape s:
- * int32 products (nmod x M x Np), the partial norms (slices_a x M + slices_b x N doubles), the scales (M + N
- * ints), the residues of op(A) (nmod x M x Kp int8) and of op(B) (nmod x N x Kp), then cuBLASLt's own. */
+ * int32 products (nmod x Mp x Np), the partial norms (slices_a x M + slices_b x N doubles), the scales (M + N
+ * ints), the residues of op(A) (nmod x Mp x Kp int8, rows past M zero) and of op(B) (nmod x Np x Kp), then
+ * cuBLASLt's own. The products are Np x Mp x Kp, every side a multiple of 16: with an odd M or N cuBLASLt offers one
+ * int8 algorithm, 3.4x slower at 8191^3 than 8192^3's best. */
 typedef struct {
-    int kp, np;                   /* K rounded up to 16 (cuBLASLt's int8 rows), N rounded up to 4 */
+    int kp, mp, np;               /* K, M and N rounded up to 16 */
     int slices_a, slices_b, kslice_a, kslice_b; /* the norms' K slices */
     size_t prod, part, scale, res_a, res_b, lt, total;
 } gt_ozaki_layout;

@@ -100,13 +100,14 @@ extern "C" __global__ void gt_oz_scales(const double *part, int slices, int rows
     e[r] = isfinite(s) ? (s > 0 ? bits - ex : 0) : GT_OZ_BAD;
 }
 
-// out[l][r][k] = rint(X(r, k) 2^e[r]) mod p_l in p_l's symmetric range, for every modulus l; ldo k's a row, rows x
-// ldo a modulus, zeros from K to ldo. A block of 32 x 8 threads takes 32 rows by 128 k through shared memory
-// (t[k][r]: both layouts read coalesced), then each thread four rows by four consecutive k, one 4-byte store a row
-// and modulus. The scaled integer v (|v| < 2^bits <= 2^35, rounded in FP64) is v_h 2^24 + v_r with |v_r| <= 2^23,
-// so v mod p = (v_h (2^24 mod p) + v_r) mod p comes from exact FP32 arithmetic.
-extern "C" __global__ void gt_oz_residues(const float *X, int ld, int trans, int rows, int K, const int *e,
-                                          gt_oz_consts c, signed char *out, int ldo)
+// out[l][r][k] = rint(X(r, k) 2^e[r]) mod p_l in p_l's symmetric range, for every modulus l; ldo k's a row, prow x
+// ldo a modulus, zeros from K to ldo and in rows rows to prow (the products' padding). A block of 32 x 8 threads
+// takes 32 rows by 128 k through shared memory (t[k][r]: both layouts read coalesced), then each thread four rows
+// by four consecutive k, one 4-byte store a row and modulus. The scaled integer v (|v| < 2^bits <= 2^35, rounded in
+// FP64) is v_h 2^24 + v_r with |v_r| <= 2^23, so v mod p = (v_h (2^24 mod p) + v_r) mod p comes from exact FP32
+// arithmetic.
+extern "C" __global__ void gt_oz_residues(const float *X, int ld, int trans, int rows, int prow, int K,
+                                          const int *e, gt_oz_consts c, signed char *out, int ldo)
 {
     __shared__ float t[128][33];
     const int r0 = blockIdx.y * 32, k0 = blockIdx.x * 128, tx = threadIdx.x, ty = threadIdx.y;
@@ -126,8 +127,8 @@ extern "C" __global__ void gt_oz_residues(const float *X, int ld, int trans, int
     const double big = 6755399441055744.0; // 1.5 2^52: rounds an FP64 value below 2^51 to an integer
     for (int y = ty; y < 32; y += 8) {
         const int r = r0 + y, k = k0 + 4 * tx;
-        if (r >= rows || k >= ldo) continue;
-        const int er = e[r];
+        if (r >= prow || k >= ldo) continue;
+        const int er = r < rows ? e[r] : GT_OZ_BAD; // a padding row: zeros
         const double s = er == GT_OZ_BAD ? 0.0 : ldexp(1.0, er);
         float vh[4], vr[4];
 #pragma unroll
@@ -141,7 +142,7 @@ extern "C" __global__ void gt_oz_residues(const float *X, int ld, int trans, int
             unsigned b[4];
 #pragma unroll
             for (int j = 0; j < 4; ++j) b[j] = gt_oz_byte(gt_oz_smod(fmaf(vh[j], c.pow24[l], vr[j]), c.p[l], c.invp[l], c.hi[l]));
-            *(unsigned *)(out + ((size_t)l * rows + r) * ldo + k) = // ldo is a multiple of 4, k too
+            *(unsigned *)(out + ((size_t)l * prow + r) * ldo + k) = // ldo is a multiple of 4, k too
                 __byte_perm(__byte_perm(b[0], b[1], 0x0040), __byte_perm(b[2], b[3], 0x0040), 0x5410);
         }
     }
@@ -157,10 +158,10 @@ __device__ float gt_oz_dot(const float *A, int lda, int ta, const float *B, int 
 }
 
 // C(i, j) = alpha x 2^-(s_i + t_j) + beta C(i, j), x the integer whose residue mod p_l is cr[l][i][j] (ldr a row,
-// a multiple of 4; M x ldr a modulus); where row i or column j is not finite, x 2^-(s_i + t_j) is gt_oz_dot's
+// a multiple of 4; mp x ldr a modulus, mp >= M); where row i or column j is not finite, x 2^-(s_i + t_j) is gt_oz_dot's
 // instead. A thread takes four consecutive columns, each modulus's four residues in one 16-byte load, all of them
 // in flight at once (the kernel waits on memory, not on its arithmetic); columns from N to ldr are read, not used.
-extern "C" __global__ void gt_oz_reconstruct(const int *cr, int ldr, int M, int N, int K, gt_oz_consts c,
+extern "C" __global__ void gt_oz_reconstruct(const int *cr, int ldr, int mp, int M, int N, int K, gt_oz_consts c,
                                              const int *es, const int *et, float alpha, const float *A, int lda,
                                              int ta, const float *B, int ldb, int tb, float beta, float *C, int ldc)
 {
@@ -169,7 +170,7 @@ extern "C" __global__ void gt_oz_reconstruct(const int *cr, int ldr, int M, int 
     for (int i = blockIdx.y; i < M; i += gridDim.y) { // rows past gridDim.y's limit: the grid walks them
         int4 raw4[NMOD];
 #pragma unroll
-        for (int l = 0; l < NMOD; ++l) raw4[l] = *(const int4 *)(cr + ((size_t)l * M + i) * ldr + j0);
+        for (int l = 0; l < NMOD; ++l) raw4[l] = *(const int4 *)(cr + ((size_t)l * mp + i) * ldr + j0);
 #pragma unroll
         for (int q = 0; q < 4; ++q) {
             const int j = j0 + q;

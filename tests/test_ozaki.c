@@ -202,11 +202,13 @@ GT_TEST(ozaki_workspace_layout_and_limits, GT_NEEDS_NONE)
     gt_ozaki_layout L;
     const gt_shape s = {777, 1531, 2049, 1, 0, 0};
     gt_ozaki_layout_make(8, &s, 1000, &L);
-    CHECK(L.kp == 2064 && L.np == 1532);
+    CHECK(L.kp == 2064 && L.mp == 784 && L.np == 1536); /* the products' sides padded to 16 */
     const size_t at[] = {L.prod, L.part, L.scale, L.res_a, L.res_b, L.lt, L.total};
     for (int i = 0; i < 7; ++i) CHECK(at[i] % 256 == 0 && (i == 0 || at[i] > at[i - 1]));
-    CHECK(L.part - L.prod >= (size_t)8 * 777 * 1532 * 4 && L.res_b - L.res_a >= (size_t)8 * 777 * 2064);
-    CHECK(L.lt - L.res_b >= (size_t)8 * 1531 * 2064 && L.total - L.lt >= 1000);
+    CHECK(L.part - L.prod >= (size_t)8 * 784 * 1536 * 4 && L.res_b - L.res_a >= (size_t)8 * 784 * 2064);
+    CHECK(L.lt - L.res_b >= (size_t)8 * 1536 * 2064 && L.total - L.lt >= 1000);
+    CHECK(L.scale - L.part >= ((size_t)L.slices_a * 777 + (size_t)L.slices_b * 1531) * 8);
+    CHECK(L.res_a - L.scale >= (777 + 1531) * 4);
     CHECK(L.slices_a >= 1 && L.kslice_a * L.slices_a >= 2049 && L.kslice_b * L.slices_b >= 2049);
     gt_params p = nmod(8);
     gt_launch lw;

@@ -143,12 +143,12 @@ static void plan_free(gt_backend_plan *p)
     free(p);
 }
 
-/* The int8 products' descriptors: nmod matrices C_l^T (N x M, int32, ld Np) = R_B,l^T (N x Kp) R_A,l (Kp x M),
- * both residue matrices stored Kp deep a column. */
+/* The int8 products' descriptors: nmod matrices C_l^T (Np x Mp, int32) = R_B,l^T (Np x Kp) R_A,l (Kp x Mp), both
+ * residue matrices stored Kp deep a column, their padding rows zero. */
 static cublasStatus_t lt_describe(const gt_cublas_fns *cb, gt_backend_plan *p)
 {
     const cublasOperation_t t = CUBLAS_OP_T, nop = CUBLAS_OP_N;
-    const int m = p->s.m, n = p->s.n, kp = p->L.kp, np = p->L.np, batch = p->nmod;
+    const int m = p->L.mp, n = p->L.np, kp = p->L.kp, np = p->L.np, batch = p->nmod;
     cublasStatus_t st = cb->cublasLtMatmulDescCreate(&p->desc, CUBLAS_COMPUTE_32I, CUDA_R_32I);
     if (!st) st = cb->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t);
     if (!st) st = cb->cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &nop, sizeof nop);
@@ -254,14 +254,14 @@ static int scale(const gt_backend_plan *p, const float *X, int ld, int trans, in
     return launch(p->k->scales, (unsigned)(rows + 255) / 256, 1, 256, 1, sa, s, "scales", err, errlen);
 }
 
-/* The residues of the rows x K operand X (scales e) into out, Kp deep a row. */
-static int residues(const gt_backend_plan *p, const float *X, int ld, int trans, int rows, const int *e,
+/* The residues of the rows x K operand X (scales e) into out, Kp deep a row, zero rows from rows to prow. */
+static int residues(const gt_backend_plan *p, const float *X, int ld, int trans, int rows, int prow, const int *e,
                     signed char *out, cudaStream_t s, char *err, size_t errlen)
 {
     int K = p->s.k, kp = p->L.kp;
     gt_ozaki_consts c = p->c;
-    void *args[] = {&X, &ld, &trans, &rows, &K, &e, &c, &out, &kp};
-    return launch(p->k->residues, (unsigned)(kp + 127) / 128, (unsigned)(rows + 31) / 32, 32, 8, args, s, "residues",
+    void *args[] = {&X, &ld, &trans, &rows, &prow, &K, &e, &c, &out, &kp};
+    return launch(p->k->residues, (unsigned)(kp + 127) / 128, (unsigned)(prow + 31) / 32, 32, 8, args, s, "residues",
                   err, errlen);
 }
 
@@ -273,15 +273,16 @@ static int run(gt_backend_ctx *ctx, const gt_backend_plan *p, const gt_args *a, 
     int *prod = (int *)(w + p->L.prod), *es = (int *)(w + p->L.scale), *et = es + a->m;
     double *part = (double *)(w + p->L.part);
     signed char *ra = (signed char *)(w + p->L.res_a), *rb = (signed char *)(w + p->L.res_b);
-    int M = a->m, N = a->n, K = a->k, np = p->L.np, ta = a->ta, tb = a->tb, ntb = !a->tb, lda = a->lda,
-        ldb = a->ldb, ldc = a->ldc;
+    int M = a->m, N = a->n, K = a->k, mp = p->L.mp, np = p->L.np, ta = a->ta, tb = a->tb, ntb = !a->tb,
+        lda = a->lda, ldb = a->ldb, ldc = a->ldc;
     float alpha = a->alpha, beta = a->beta;
     const float *A = a->A, *B = a->B;
     float *C = a->C;
     if (scale(p, A, lda, ta, M, p->L.slices_a, p->L.kslice_a, part, es, stream, err, errlen) ||
         scale(p, B, ldb, ntb, N, p->L.slices_b, p->L.kslice_b, part + (size_t)p->L.slices_a * M, et, stream, err,
               errlen) ||
-        residues(p, A, lda, ta, M, es, ra, stream, err, errlen) || residues(p, B, ldb, ntb, N, et, rb, stream, err, errlen))
+        residues(p, A, lda, ta, M, mp, es, ra, stream, err, errlen) ||
+        residues(p, B, ldb, ntb, N, np, et, rb, stream, err, errlen))
         return -1;
     const int one = 1, zero = 0;
     cublasStatus_t st = cb->cublasLtMatmul(ctx->lt, p->desc, &one, rb, p->la, ra, p->lb, &zero, prod, p->lc, prod,
@@ -289,7 +290,7 @@ static int run(gt_backend_ctx *ctx, const gt_backend_plan *p, const gt_args *a, 
     if (st != CUBLAS_STATUS_SUCCESS)
         return snprintf(err, errlen, "ozaki int8 products (cublasLtMatmul): %s", cb->cublasGetStatusString(st)), -1;
     gt_ozaki_consts c = p->c;
-    void *args[] = {&prod, &np, &M, &N, &K, &c, &es, &et, &alpha, &A, &lda, &ta, &B, &ldb, &tb, &beta, &C, &ldc};
+    void *args[] = {&prod, &np, &mp, &M, &N, &K, &c, &es, &et, &alpha, &A, &lda, &ta, &B, &ldb, &tb, &beta, &C, &ldc};
     return launch(p->k->reconstruct, (unsigned)(N + 1023) / 1024, (unsigned)(M < MAX_GRID_Y ? M : MAX_GRID_Y), 256, 1,
                   args, stream, "reconstruct", err, errlen); /* four columns a thread */
 }

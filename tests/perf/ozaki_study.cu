@@ -67,10 +67,11 @@ void gt_host_launch(int M, int N, int K, float alpha, const float *A, int lda, c
         CB(cublasCreate(&g_h));
         for (auto &e : g_ev) CK(cudaEventCreate(&e));
     }
-    const int Kp = (K + 15) / 16 * 16, Np = (N + 3) / 4 * 4;
-    const size_t na = (size_t)NMOD * M * Kp, nb = (size_t)NMOD * N * Kp, nc = (size_t)NMOD * M * Np * 4;
-    const size_t npart = (size_t)8 * (264 + 1) * (M + N) + 8 * (size_t)(M + N) * ((K + 255) / 256);
-    const size_t need = nc + npart + 4 * (size_t)(M + N) + na + nb + 256;
+    const int Kp = (K + 15) / 16 * 16, Mp = (M + 15) / 16 * 16, Np = (N + 15) / 16 * 16; // as gt_ozaki_layout
+    const size_t na = (size_t)NMOD * Mp * Kp, nb = (size_t)NMOD * Np * Kp, nc = (size_t)NMOD * Mp * Np * 4;
+    const size_t npart = ((size_t)8 * (264 + 1) * (M + N) + 8 * (size_t)(M + N) * ((K + 255) / 256) + 255) / 256 * 256;
+    const size_t nsc = (4 * (size_t)(M + N) + 255) / 256 * 256; // the residues 256-byte aligned, as the backend's
+    const size_t need = nc + npart + nsc + na + nb + 256;
     if (need > g_wsn) {
         CK(cudaFree(g_ws));
         CK(cudaMalloc(&g_ws, need));
@@ -79,21 +80,21 @@ void gt_host_launch(int M, int N, int K, float alpha, const float *A, int lda, c
     int *cr = (int *)g_ws;
     double *part = (double *)((char *)g_ws + nc);
     int *es = (int *)((char *)part + npart), *et = es + M;
-    signed char *ar = (signed char *)(et + N), *br = ar + na;
+    signed char *ar = (signed char *)es + nsc, *br = ar + (na + 255) / 256 * 256;
     const bool timed = phases && ++g_calls % 25 == 0;
     if (timed) CK(cudaEventRecord(g_ev[0]));
     scale(A, lda, GT_TA, M, K, c, part, es);
     scale(B, ldb, !GT_TB, N, K, c, part + (size_t)M * ((K + 255) / 256 + 264), et);
     if (timed) CK(cudaEventRecord(g_ev[1]));
-    gt_oz_residues<<<dim3((Kp + 127) / 128, (M + 31) / 32), dim3(32, 8)>>>(A, lda, GT_TA, M, K, es, c, ar, Kp);
-    gt_oz_residues<<<dim3((Kp + 127) / 128, (N + 31) / 32), dim3(32, 8)>>>(B, ldb, !GT_TB, N, K, et, c, br, Kp);
+    gt_oz_residues<<<dim3((Kp + 127) / 128, (Mp + 31) / 32), dim3(32, 8)>>>(A, lda, GT_TA, M, Mp, K, es, c, ar, Kp);
+    gt_oz_residues<<<dim3((Kp + 127) / 128, (Np + 31) / 32), dim3(32, 8)>>>(B, ldb, !GT_TB, N, Np, K, et, c, br, Kp);
     if (timed) CK(cudaEventRecord(g_ev[2]));
     const int one = 1, zero = 0;
-    CB(cublasGemmStridedBatchedEx(g_h, CUBLAS_OP_T, CUBLAS_OP_N, N, M, Kp, &one, br, CUDA_R_8I, Kp,
-                                  (long long)N * Kp, ar, CUDA_R_8I, Kp, (long long)M * Kp, &zero, cr, CUDA_R_32I, Np,
-                                  (long long)M * Np, NMOD, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+    CB(cublasGemmStridedBatchedEx(g_h, CUBLAS_OP_T, CUBLAS_OP_N, Np, Mp, Kp, &one, br, CUDA_R_8I, Kp,
+                                  (long long)Np * Kp, ar, CUDA_R_8I, Kp, (long long)Mp * Kp, &zero, cr, CUDA_R_32I, Np,
+                                  (long long)Mp * Np, NMOD, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
     if (timed) CK(cudaEventRecord(g_ev[3]));
-    gt_oz_reconstruct<<<dim3((N + 1023) / 1024, M), 256>>>(cr, Np, M, N, K, c, es, et, alpha, A, lda, GT_TA, B, ldb,
+    gt_oz_reconstruct<<<dim3((N + 1023) / 1024, M), 256>>>(cr, Np, Mp, M, N, K, c, es, et, alpha, A, lda, GT_TA, B, ldb,
                                                          GT_TB, beta, C, ldc);
     if (timed) {
         CK(cudaEventRecord(g_ev[4]));
