@@ -53,6 +53,7 @@ const gt_family gt_family_cublas = {
     .doc = "the vendor's SGEMM (pure FP32): cublasSgemm's choice and cuBLASLt's heuristic algorithms, per shape",
     .build = GT_BUILD_NONE,
     .backend = "cublas",
+    .vendor = 1,
     .space = GT_SPACE_DEVICE,
     .math = GT_MATH_FP32,
     .reference = GT_REF_CUBLAS_FP32,

@@ -133,6 +133,8 @@ typedef struct gt_family {
     gt_reference reference;
     int arch_specific;           /* 1: uses features of one architecture only (sm_90a's wgmma), so its source is
                                     compiled for "sm_XYa" (gt_family_arch) and legal() admits that one arch */
+    int vendor;                  /* 1: the vendor's own algorithms (cublas), the yardstick ours are served against;
+                                    every other family, whoever runs part of it, is "our own" in reports */
     int exact_only;              /* 1: its verdict against the reference holds for the shape it was validated on
                                     only (ozaki: its error does not shrink with K as SGEMM's does), so the loader
                                     serves it for that shape and never as a tuned neighbour of another */

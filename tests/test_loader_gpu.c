@@ -643,7 +643,9 @@ static void served_to_handles_that_ask(const char *family, gt_shape *tuned, int 
     gemmtune_options opt;
     gemmtune_options_init(&opt);
     opt.db_path = db;
-    int calls = 0, bad = 0;
+    int calls = 0, bad = 0, own = 0;
+    void *any = NULL; /* operands for gemmtune_runs_own_kernel, which reads their alignment only */
+    CHECK(cudaMalloc(&any, 256) == cudaSuccess);
     for (int colmajor = 0; colmajor < 2; ++colmajor)
         for (int math = GEMMTUNE_MATH_FP32; math <= GEMMTUNE_MATH_TF32X3; ++math) {
             opt.column_major = colmajor, opt.math = (gemmtune_math)math;
@@ -664,6 +666,8 @@ static void served_to_handles_that_ask(const char *family, gt_shape *tuned, int 
                               "math %d: %s", math, line);
                     if (math == GEMMTUNE_MATH_TF32X3 && names) {
                         calls++;
+                        own += gemmtune_runs_own_kernel(h, NULL, (gemmtune_op)p.ta, (gemmtune_op)p.tb, p.m, p.n, p.k,
+                                                        any, p.lda, any, p.ldb, any, p.ldc) == 1;
                         bad += !check(h, cb, NULL, &p, &seed, "served", NULL);
                     }
                 }
@@ -672,6 +676,9 @@ static void served_to_handles_that_ask(const char *family, gt_shape *tuned, int 
         }
     printf("    %d served %s calls checked against cuBLAS FP32, %d mismatches\n", calls, family, bad);
     CHECK(calls > 0 && bad == 0);
+    CHECK_MSG(own == calls, "%d of %d served %s calls said to run gemmtune's own kernel (the drop-in forwards the rest "
+              "of its cuBLASLt calls with a bias)", own, calls, family);
+    cudaFree(any);
     gt_tune_summary_free(&s);
     cublasDestroy(cb);
     gt_fixture_rm(db);

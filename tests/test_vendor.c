@@ -23,6 +23,19 @@ static gt_params lt_params(int ver)
     return p;
 }
 
+/* The vendor's family is the yardstick: it alone is marked vendor; every other family, ozaki with its products in
+ * cuBLASLt too, counts as gemmtune's own in bench's "own" column and in gemmtune_runs_own_kernel. */
+GT_TEST(vendor_family_alone_is_the_vendor, GT_NEEDS_NONE)
+{
+    int vendors = 0;
+    for (int i = 0; i < gt_family_count(); ++i) {
+        const gt_family *f = gt_family_at(i);
+        vendors += f->vendor;
+        CHECK_MSG(!f->vendor || !strcmp(f->name, "cublas"), "%s is marked vendor", f->name);
+    }
+    CHECK(vendors == 1 && gt_family_find("cublas")->vendor && !gt_family_find("ozaki")->vendor);
+}
+
 GT_TEST(vendor_family_checks_its_parameters, GT_NEEDS_NONE)
 {
     const gt_family *f = gt_family_find("cublas");

@@ -100,7 +100,7 @@ static int fastest_own(const gt_trial_row *t, void *vctx)
     snprintf(tm.name, sizeof tm.name, "%s", t->gpu_name);
     /* validated trials, and screens timed at full size (the bench validates its pick before timing it) */
     const int timed = t->status == GT_ST_OK || (t->status == GT_ST_SCREENED && !strstr(t->message, "proxy"));
-    if (!f || f->build != GT_BUILD_NVRTC || !timed || t->median_ms <= 0 || !gt_gpu_model_equal(&tm, &c->model))
+    if (!f || f->vendor || !timed || t->median_ms <= 0 || !gt_gpu_model_equal(&tm, &c->model))
         return 0;
     if (!c->found || t->median_ms < c->best.median_ms) c->best = *t, c->found = 1;
     return 0;
@@ -125,7 +125,7 @@ static gemmtune_handle own_handle(gt_db *db, const gt_winner_set *set, const gt_
         gt_serve_model_get(&any, err, sizeof err);
         any.margin = -1, any.dmax = 1e9;
         gt_choice ch = gt_loader_select(set->rows, set->n, dev, &call, GEMMTUNE_FALLBACK_NONE, &any);
-        if (ch.row < 0 || !ch.family || ch.family->build != GT_BUILD_NVRTC) return NULL;
+        if (ch.row < 0 || !ch.family || ch.family->vendor) return NULL;
         snprintf(fam, sizeof fam, "%s", ch.family->name);
         gt_params_format(ch.family, &ch.params, params, sizeof params);
     }

@@ -168,9 +168,9 @@ gemmtune_status gemmtune_sgemm_strided_batched(gemmtune_handle handle, void *str
                                                int lda, long stride_a, const float *B, int ldb, long stride_b,
                                                float beta, float *C, int ldc, long stride_c, int batch);
 
-/* 1 when gemmtune_sgemm with these arguments (no alpha, beta: they do not choose) runs one of gemmtune's own kernels,
- * 0 when it runs cuBLAS (cuBLAS's own choice, or a cuBLAS or cuBLASLt algorithm stored as the winner) or nothing
- * (fallback none), -1 for arguments gemmtune_sgemm refuses, k == 0, or a first call inside stream capture. It makes
+/* 1 when gemmtune_sgemm with these arguments (no alpha, beta: they do not choose) runs one of gemmtune's own kernels
+ * (of its own families, also one that runs a step in a library: ozaki's INT8 products in cuBLASLt), 0 when it runs
+ * cuBLAS (cuBLAS's own choice, or a cuBLAS or cuBLASLt algorithm stored as the winner) or nothing (fallback none), -1 for arguments gemmtune_sgemm refuses, k == 0, or a first call inside stream capture. It makes
  * the call's plan as gemmtune_sgemm would, so it costs what a call's lookup does after the first; a 0 counts the
  * call for the recorder as gemmtune_sgemm would (the caller then runs it itself: do not call gemmtune_sgemm for it
  * too). For a caller that can run cuBLAS more cheaply itself: the drop-in keeps a cuBLASLt call that fuses a bias

@@ -318,7 +318,7 @@ int gemmtune_runs_own_kernel(gemmtune_handle h, void *stream, gemmtune_op transa
 {
     gt_plan *p;
     if (plan_for(h, stream, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &p)) return -1;
-    const int own = p->choice.rule != GT_RULE_NONE && !p->bplan;
+    const int own = p->choice.rule != GT_RULE_NONE && p->choice.family && !p->choice.family->vendor;
     if (!own && h->record_path[0]) atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed); /* run elsewhere */
     return own;
 }
