@@ -1,7 +1,8 @@
 // Study for the ozaki family (issue 29): how fast each of cuBLASLt's int8 algorithms runs the family's products,
 // NMOD matrices C_l^T (N x M, int32) = R_B,l^T R_A,l over Kp, both residue matrices k-contiguous (cuBLASLt's "TN"),
-// as one strided-batched call. The backend takes the heuristic's first; this lists what the others give.
-//   nvcc -O2 -std=c++17 -arch=sm_90 tests/perf/int8_algos.cu -o build-b3/int8_algos -lcublasLt -lcublas -lcublas
+// as one strided-batched call, by each algorithm cuBLASLt's heuristic offers (the family's PICK is a rank in that list).
+// M and N as given: the backend pads both to 16, since an odd one leaves a single, slow algorithm.
+//   nvcc -O2 -std=c++17 -arch=sm_90 -Itests/perf tests/perf/int8_algos.cu -o build-b3/int8_algos -lcublasLt -lcublas
 //   build-b3/int8_algos NMOD M N K [M N K ...]      env ALGOS=n (default 16), WS=MiB (default 32), REPS (10)
 #include <cublasLt.h>
 #include <cuda_runtime.h>
@@ -11,22 +12,7 @@
 #include <cstdlib>
 #include <vector>
 
-#define CK(x)                                                                                                          \
-    do {                                                                                                               \
-        cudaError_t e_ = (x);                                                                                          \
-        if (e_ != cudaSuccess) {                                                                                       \
-            fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));                                 \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
-#define CB(x)                                                                                                          \
-    do {                                                                                                               \
-        cublasStatus_t s_ = (x);                                                                                       \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                             \
-            fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cublasGetStatusString(s_));                              \
-            exit(1);                                                                                                   \
-        }                                                                                                              \
-    } while (0)
+#include "cuda_check.h"
 
 __global__ void fill(signed char *x, size_t n, unsigned seed)
 {
