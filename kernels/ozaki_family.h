@@ -18,7 +18,7 @@ enum { GT_OZAKI_P_NMOD, GT_OZAKI_P_REV, GT_OZAKI_P_PICK, GT_OZAKI_NP };
 #define GT_OZAKI_MAX_PICK 7 /* PICK: a rank in cuBLASLt's heuristic list, 0 .. this */
 #define GT_OZAKI_MAXMOD 10  /* as templates/ozaki.cu's GT_OZ_MAXMOD */
 #define GT_OZAKI_MAX_K 131056 /* K, rounded up to 16, times 128^2 must stay below 2^31: the int32 sums are exact */
-#define GT_OZAKI_MAX_SIDE (1 << 21) /* M and N: the residue kernels' grid y covers 32 rows a block */
+#define GT_OZAKI_MAX_SIDE (65535 * 32) /* M and N (a multiple of 16): the residues' grid y, 32 rows a block */
 #define GT_OZAKI_WS_CAP ((size_t)8 << 30) /* the most workspace a call may take (residues and int32 products) */
 
 /* What templates/ozaki.cu's kernels take by value, field for field as its gt_oz_consts: the residues are floats

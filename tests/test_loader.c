@@ -232,6 +232,12 @@ GT_TEST(loader_select_never_reuses_an_exact_only_family, GT_NEEDS_NONE)
     ch = pick_(rows, 1, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
     gt_loader_describe(&ch, rows, line, sizeof line);
     CHECK_MSG(ch.rule == GT_RULE_CUBLAS, "%s", line);
+    rows[0].ratio = 0.95; /* slower than cuBLAS where it was tuned (a sweep without the vendor): not served */
+    c = call_of(4096, 4096, 4096, "nn", 16);
+    ch = pick_(rows, 1, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    gt_loader_describe(&ch, rows, line, sizeof line);
+    CHECK_MSG(ch.rule == GT_RULE_CUBLAS && strstr(line, "not served"), "%s", line);
+    c = call_of(4096, 4096, 2048, "nn", 16);
     rows[0] = row(H100, 9, 0, 132, 4096, 4096, 4096, "nn", "tf32x3wg",
                   "BM=128,BN=128,BK=32,STAGES=3,KC=128,PF=1,MINB=1,SPLITK=1");
     rows[0].ratio = 1.9, rows[0].math = GT_MATH_TF32X3;

@@ -687,6 +687,15 @@ GT_TEST(tune_own_kernel_wins_only_by_a_margin, GT_NEEDS_NONE)
     CHECK(gt_pick_winner(it, no_own_choice, 3) == 4);
     CHECK(gt_pick_winner(it, idx, 3) == 2);   /* no library candidate re-timed: the fastest */
     CHECK(gt_pick_winner(it, idx, 1) == -1);  /* nothing OK */
+    /* a library family of ours (ozaki) is no reference: in its class's race the fastest wins by any lead */
+    const gt_family *oz = gt_family_find("ozaki"), *wg = gt_family_find("tf32x3wg");
+    CHECK(oz && wg && oz->backend && !oz->vendor);
+    gt_item cls[2] = {{.f = oz, .seq = 1, .status = GT_ST_OK, .median_ms = 1.005},
+                      {.f = wg, .seq = 2, .status = GT_ST_OK, .median_ms = 1.000}};
+    int both[] = {0, 1};
+    CHECK(gt_pick_winner(cls, both, 2) == 1);
+    cls[1].f = oz;                            /* two ozaki points: the faster, not the first listed */
+    CHECK(gt_pick_winner(cls, both, 2) == 1);
 }
 
 /* The fastest built candidate's time among the stored trials, and the winner's, at full size. */

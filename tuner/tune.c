@@ -54,14 +54,15 @@ void gt_tune_summary_free(gt_tune_summary *s)
 
 /* ---- the winner ---- */
 
-/* The reference among items idx[0..k): the library's own choice, the OK library candidate its family lists first
- * (lowest seq: a backend lists its own choice first), or the first listed of those present. -1 when none. */
+/* The reference among items idx[0..k): the vendor's own choice, the OK candidate of the vendor's family listed
+ * first (lowest seq: its backend lists its own choice first), or the first listed of those present. -1 when none
+ * (another library family, ozaki, is ours: no reference). */
 static int reference(const gt_item *items, const int *idx, int k)
 {
     int ref = -1;
     for (int i = 0; i < k; ++i) {
         const gt_item *it = &items[idx[i]];
-        if (it->status == GT_ST_OK && it->f->backend && (ref < 0 || it->seq < items[ref].seq)) ref = idx[i];
+        if (it->status == GT_ST_OK && it->f->vendor && (ref < 0 || it->seq < items[ref].seq)) ref = idx[i];
     }
     return ref;
 }

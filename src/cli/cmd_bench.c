@@ -2,6 +2,7 @@
  * cuBLAS FP32 (pedantic), on the same buffers in one process: each validated first, then timed with CUDA events on
  * a cold L2, interleaved run by run. Shapes need not be tuned. Output through src/cli/table.c (table, CSV, JSON via
  * cJSON). Needs a GPU; run by tests/serve_session.sh, bad input in tests/test_cli.c. */
+#include "backend.h"
 #include "cli.h"
 #include "gemmtune.h"
 #include "loader.h"
@@ -92,6 +93,15 @@ typedef struct {
     int found;
 } own_ctx;
 
+/* A library family's trial this build would not replay (another revision, another cuBLAS): not one to bench. */
+static int replayable(const gt_family *f, const char *params)
+{
+    const gt_backend *be = f->backend ? gt_backend_find(f->backend) : NULL;
+    gt_params p;
+    char why[256];
+    return !be || (gt_params_parse(f, params, &p, why, sizeof why) == 0 && be->replayable(f, &p, why, sizeof why));
+}
+
 static int fastest_own(const gt_trial_row *t, void *vctx)
 {
     own_ctx *c = vctx;
@@ -100,7 +110,8 @@ static int fastest_own(const gt_trial_row *t, void *vctx)
     snprintf(tm.name, sizeof tm.name, "%s", t->gpu_name);
     /* validated trials, and screens timed at full size (the bench validates its pick before timing it) */
     const int timed = t->status == GT_ST_OK || (t->status == GT_ST_SCREENED && !strstr(t->message, "proxy"));
-    if (!f || f->vendor || !timed || t->median_ms <= 0 || !gt_gpu_model_equal(&tm, &c->model))
+    if (!f || f->vendor || !timed || t->median_ms <= 0 || !gt_gpu_model_equal(&tm, &c->model) ||
+        !replayable(f, t->params))
         return 0;
     if (!c->found || t->median_ms < c->best.median_ms) c->best = *t, c->found = 1;
     return 0;
@@ -137,6 +148,18 @@ static gemmtune_handle own_handle(gt_db *db, const gt_winner_set *set, const gt_
     o.fallback = GEMMTUNE_FALLBACK_NONE;
     gemmtune_handle h = NULL;
     if (gemmtune_create_from_table(&h, &r, 1, &o) != GEMMTUNE_SUCCESS) return NULL;
+    /* a library that cannot run the stored algorithm here serves cuBLAS's own choice: then there is none of ours
+     * (asked of one GEMM, whose call reads the operands' alignment only; a batch's families are all built) */
+    float *any = NULL;
+    const int own = gt_shape_batch(s) > 1 ||
+                    (cudaMalloc((void **)&any, 256) == cudaSuccess &&
+                     gemmtune_runs_own_kernel(h, NULL, (gemmtune_op)s->ta, (gemmtune_op)s->tb, s->m, s->n, s->k, any,
+                                              s->ta ? s->m : s->k, any, s->tb ? s->k : s->n, any, s->n) == 1);
+    cudaFree(any);
+    if (!own) {
+        gemmtune_destroy(h);
+        return NULL;
+    }
     snprintf(text, n, "%s %s%s", fam, params, c.found ? "" : " (a neighbour's)");
     return h;
 }

@@ -174,6 +174,7 @@ static cublasStatus_t lt_choose(const gt_cublas_fns *cb, gt_backend_ctx *ctx, in
     cublasLtMatmulHeuristicResult_t res[GT_OZAKI_MAX_PICK + 1];
     const size_t wsmax = LT_WS;
     int got = 0;
+    if (pick < 0 || pick > GT_OZAKI_MAX_PICK) return CUBLAS_STATUS_INVALID_VALUE; /* legal() says so too */
     cublasStatus_t st = cb->cublasLtMatmulPreferenceCreate(&pref);
     if (!st) st = cb->cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsmax,
                                                            sizeof wsmax);

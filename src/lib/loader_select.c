@@ -162,7 +162,7 @@ static int exact(const gt_winner *rows, int n, const gt_device_id *dev, const gt
         if (!gt_shape_equal(&rows[i].shape, s) || !gt_winner_on_device(&rows[i], dev)) continue;
         if (row_usable(&rows[i], dev, call, &c->family, &c->params, why, sizeof why)) {
             const gt_backend *be = c->family->backend ? gt_backend_find(c->family->backend) : NULL;
-            if (!be && rows[i].ratio > 0 && rows[i].ratio < 1.0) { /* a sweep without the vendor family */
+            if (!c->family->vendor && rows[i].ratio > 0 && rows[i].ratio < 1.0) { /* a sweep without the vendor */
                 snprintf(c->why, sizeof c->why, "the winner tuned for this shape, %s, ran at %.3fx cuBLAS: not "
                          "served; ", rows[i].family, rows[i].ratio);
                 c->family = NULL;
