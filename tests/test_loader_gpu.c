@@ -664,10 +664,11 @@ static void served_to_handles_that_ask(const char *family, gt_shape *tuned, int 
                     const int names = strstr(line, family) != NULL;
                     CHECK_MSG(math == GEMMTUNE_MATH_FP32 ? !names : names || strcmp(s.shapes[i].family, family),
                               "math %d: %s", math, line);
-                    if (math == GEMMTUNE_MATH_TF32X3 && names) {
-                        calls++;
-                        own += gemmtune_runs_own_kernel(h, NULL, (gemmtune_op)p.ta, (gemmtune_op)p.tb, p.m, p.n, p.k,
-                                                        any, p.lda, any, p.ldb, any, p.ldc) == 1;
+                    if (math == GEMMTUNE_MATH_TF32X3 && names) { /* served, or refused as slower than cuBLAS */
+                        const int exact = !strncmp(line, "exact:", 6);
+                        calls += exact;
+                        own += exact && gemmtune_runs_own_kernel(h, NULL, (gemmtune_op)p.ta, (gemmtune_op)p.tb, p.m,
+                                                                 p.n, p.k, any, p.lda, any, p.ldb, any, p.ldc) == 1;
                         bad += !check(h, cb, NULL, &p, &seed, "served", NULL);
                     }
                 }

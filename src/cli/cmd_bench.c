@@ -20,16 +20,18 @@
 static void usage(FILE *out)
 {
     fprintf(out, "usage: gemmtune bench [options]\n\n"
-                 "Per shape, in this process on the same buffers: the kernel the loader serves (gemmtune_sgemm: the\n"
-                 "stored winner, a tuned neighbour the serving model expects to win, or cuBLAS; `gemmtune explain` says\n"
-                 "which and why), our own best kernel (the fastest validated trial of our families on this shape, else\n"
-                 "the neighbour the serving model ranks first), and cuBLAS FP32 (pedantic, no TF32). Each is validated\n"
-                 "against cuBLAS first (alpha 1.5, beta 0 over a NaN-filled C), then all are timed with CUDA events\n"
-                 "after warm-up on a cold L2, interleaved run by run (a clock transient touches every side alike); the\n"
-                 "median is reported. cuBLAS is timed through two handles and the faster counts (one handle has been\n"
-                 "seen to run a shape 2x slower than another). ratio = cuBLAS time / time (above 1: faster than\n"
-                 "cuBLAS); the closing line (members of the JSON object) gives geometric means. Shapes need not be\n"
-                 "tuned. Needs a GPU.\n\n");
+                 "Per shape, in this process on the same buffers: the kernel the loader serves (gemmtune_sgemm:\n"
+                 "the stored winner, a tuned neighbour the serving model expects to win, or cuBLAS; `gemmtune\n"
+                 "explain` says which and why), our own best kernel (the fastest validated trial on this shape of\n"
+                 "every family but the vendor's, in the classes the handle is served: FP32, and $GEMMTUNE_MATH's;\n"
+                 "else the neighbour the serving model ranks first), and cuBLAS FP32 (pedantic, no TF32; a strided\n"
+                 "batch as cublasSgemmStridedBatched). Each is validated against cuBLAS first (alpha 1.5, beta 0\n"
+                 "over a NaN-filled C), then all are timed with CUDA events after warm-up on a cold L2,\n"
+                 "interleaved run by run (a clock transient touches every side alike); the median is reported.\n"
+                 "cuBLAS is timed through two handles and the faster counts (one handle has been seen to run a\n"
+                 "shape 2x slower than another). ratio = cuBLAS time / time (above 1: faster than cuBLAS); the\n"
+                 "closing line (members of the JSON object) gives geometric means. Shapes need not be tuned. Needs\n"
+                 "a GPU.\n\n");
     gt_cli_usage(out, GT_V_BENCH);
 }
 
@@ -46,9 +48,13 @@ typedef struct {
 
 static int run_handle(void *ctx, const gt_args *a, cudaStream_t stream, char *err, size_t errlen)
 {
-    gemmtune_status st = gemmtune_sgemm((gemmtune_handle)ctx, stream, a->ta ? GEMMTUNE_OP_T : GEMMTUNE_OP_N,
-                                        a->tb ? GEMMTUNE_OP_T : GEMMTUNE_OP_N, a->m, a->n, a->k, a->alpha, a->A,
-                                        a->lda, a->B, a->ldb, a->beta, a->C, a->ldc);
+    const gemmtune_op ta = a->ta ? GEMMTUNE_OP_T : GEMMTUNE_OP_N, tb = a->tb ? GEMMTUNE_OP_T : GEMMTUNE_OP_N;
+    gemmtune_status st =
+        a->batch > 1 ? gemmtune_sgemm_strided_batched((gemmtune_handle)ctx, stream, ta, tb, a->m, a->n, a->k, a->alpha,
+                                                      a->A, a->lda, a->sa, a->B, a->ldb, a->sb, a->beta, a->C, a->ldc,
+                                                      a->sc, a->batch)
+                     : gemmtune_sgemm((gemmtune_handle)ctx, stream, ta, tb, a->m, a->n, a->k, a->alpha, a->A, a->lda,
+                                      a->B, a->ldb, a->beta, a->C, a->ldc);
     if (st != GEMMTUNE_SUCCESS) {
         snprintf(err, errlen, "%s %s", gemmtune_status_string(st), gemmtune_last_error());
         return -1;
@@ -61,9 +67,13 @@ static int run_handle(void *ctx, const gt_args *a, cudaStream_t stream, char *er
 static int run_cublas2(void *ctx, const gt_args *a, cudaStream_t stream, char *err, size_t errlen)
 {
     cublasHandle_t h = ctx;
+    const cublasOperation_t ob = a->tb ? CUBLAS_OP_T : CUBLAS_OP_N, oa = a->ta ? CUBLAS_OP_T : CUBLAS_OP_N;
     cublasSetStream(h, stream);
-    cublasStatus_t st = cublasSgemm(h, a->tb ? CUBLAS_OP_T : CUBLAS_OP_N, a->ta ? CUBLAS_OP_T : CUBLAS_OP_N, a->n,
-                                    a->m, a->k, &a->alpha, a->B, a->ldb, a->A, a->lda, &a->beta, a->C, a->ldc);
+    cublasStatus_t st =
+        a->batch > 1 ? cublasSgemmStridedBatched(h, ob, oa, a->n, a->m, a->k, &a->alpha, a->B, a->ldb, a->sb, a->A,
+                                                 a->lda, a->sa, &a->beta, a->C, a->ldc, a->sc, a->batch)
+                     : cublasSgemm(h, ob, oa, a->n, a->m, a->k, &a->alpha, a->B, a->ldb, a->A, a->lda, &a->beta, a->C,
+                                   a->ldc);
     return st == CUBLAS_STATUS_SUCCESS ? 0 : (snprintf(err, errlen, "cublasSgemm: status %d", (int)st), -1);
 }
 
@@ -89,6 +99,7 @@ static int time_all(gt_measure *m, cublasHandle_t second, gemmtune_handle h, gem
 
 typedef struct {
     gt_gpu_model model;
+    gt_math asked; /* the class the bench's handle asks for besides FP32 ($GEMMTUNE_MATH) */
     gt_trial_row best;
     int found;
 } own_ctx;
@@ -110,8 +121,8 @@ static int fastest_own(const gt_trial_row *t, void *vctx)
     snprintf(tm.name, sizeof tm.name, "%s", t->gpu_name);
     /* validated trials, and screens timed at full size (the bench validates its pick before timing it) */
     const int timed = t->status == GT_ST_OK || (t->status == GT_ST_SCREENED && !strstr(t->message, "proxy"));
-    if (!f || f->vendor || !timed || t->median_ms <= 0 || !gt_gpu_model_equal(&tm, &c->model) ||
-        !replayable(f, t->params))
+    if (!f || f->vendor || (f->math != GT_MATH_FP32 && f->math != c->asked) || !timed || t->median_ms <= 0 ||
+        !gt_gpu_model_equal(&tm, &c->model) || !replayable(f, t->params))
         return 0;
     if (!c->found || t->median_ms < c->best.median_ms) c->best = *t, c->found = 1;
     return 0;
@@ -123,7 +134,9 @@ static int fastest_own(const gt_trial_row *t, void *vctx)
 static gemmtune_handle own_handle(gt_db *db, const gt_winner_set *set, const gt_device_id *dev, const gt_shape *s,
                                   int device, char *text, size_t n)
 {
-    own_ctx c = {.found = 0};
+    own_ctx c = {.found = 0, .asked = GT_MATH_FP32};
+    const char *math = getenv("GEMMTUNE_MATH"); /* as the handle reads it (it refused a bad one already) */
+    if (math && *math) gt_math_parse(math, &c.asked);
     gt_winner_filter fl = {.shape = s};
     char err[256], fam[32] = "", params[256] = "";
     snprintf(c.model.name, sizeof c.model.name, "%s", dev->name);
@@ -141,7 +154,7 @@ static gemmtune_handle own_handle(gt_db *db, const gt_winner_set *set, const gt_
         gt_params_format(ch.family, &ch.params, params, sizeof params);
     }
     gemmtune_winner_row r = {dev->name, dev->lim.cc_major, dev->lim.cc_minor, dev->lim.sm_count, s->m, s->n, s->k,
-                             gt_layout_name(s->ta, s->tb), fam, params, 0, 0, NULL, 0, NULL};
+                             gt_layout_name(s->ta, s->tb), fam, params, 0, 0, NULL, 0, NULL, gt_shape_batch(s)};
     gemmtune_options o;
     gemmtune_options_init(&o);
     o.device = device;
@@ -181,7 +194,8 @@ static void geomeans(const row *r, int n, double *served, double *own, double *l
     *own = no ? exp(lo / no) : 0;
 }
 
-static const gt_col cols[] = {{"m", NULL, "%.0f"},
+static const gt_col cols[] = {{"batch", NULL, "%.0f"},
+                              {"m", NULL, "%.0f"},
                               {"n", NULL, "%.0f"},
                               {"k", NULL, "%.0f"},
                               {"layout", NULL, NULL},
@@ -202,6 +216,7 @@ static gt_table *table_of(const row *r, int n)
         const gt_shape *s = &r[i].s;
         cJSON *o = gt_table_row(t);
         if (!o) return gt_table_free(t), NULL;
+        cJSON_AddNumberToObject(o, "batch", gt_shape_batch(s));
         cJSON_AddNumberToObject(o, "m", s->m), cJSON_AddNumberToObject(o, "n", s->n);
         cJSON_AddNumberToObject(o, "k", s->k), cJSON_AddStringToObject(o, "layout", gt_layout_name(s->ta, s->tb));
         cJSON_AddNumberToObject(o, "served_ms", r[i].loader.ms);
@@ -312,8 +327,12 @@ static int check(bench *b, gemmtune_handle h, const gt_shape *s, int seed, doubl
 static int bench_shape(bench *b, row *r, int i, char *err, size_t errlen)
 {
     const gt_shape *s = &r->s;
-    gemmtune_explain(b->h, s->ta, s->tb, s->m, s->n, s->k, s->ta ? s->m : s->k, s->tb ? s->k : s->n, s->n, r->served,
-                     sizeof r->served);
+    const int lda = s->ta ? s->m : s->k, ldb = s->tb ? s->k : s->n, batch = gt_shape_batch(s);
+    if (batch > 1)
+        gemmtune_explain_strided_batched(b->h, s->ta, s->tb, s->m, s->n, s->k, lda, ldb, s->n, batch, r->served,
+                                         sizeof r->served);
+    else
+        gemmtune_explain(b->h, s->ta, s->tb, s->m, s->n, s->k, lda, ldb, s->n, r->served, sizeof r->served);
     gemmtune_handle own = own_handle(b->db, &b->set, &b->dev, s, b->device, r->own, sizeof r->own);
     int bad = check(b, b->h, s, 77 + i, &r->loader.rel_err, "the served kernel", err, errlen);
     if (bad >= 0 && own) {
