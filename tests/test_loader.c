@@ -332,8 +332,21 @@ GT_TEST(loader_record_lines_carry_fields, GT_NEEDS_NONE)
     char arg[1100];
     snprintf(arg, sizeof arg, "@%s", path);
     CHECK_MSG(gt_cli_parse_size_list(arg, &list, &with, err, sizeof err) == 2 && with == 1, "%s", err);
-    CHECK(list && list[1].m == 7 && list[1].n == 1000 && list[1].k == 13 && list[1].ta == 1 && list[1].tb == 0 &&
-          list[1].batch == 8);
+    /* heaviest first: 4 calls of 8 x 7x1000x13 (5.8 MFLOP) before 6 of 100x50x70 (4.2), though listed second */
+    CHECK(list && list[0].m == 7 && list[0].n == 1000 && list[0].k == 13 && list[0].ta == 1 && list[0].tb == 0 &&
+          list[0].batch == 8 && list[1].m == 100);
+    free(list);
+    f = fopen(path, "w");
+    fputs("100x50x70:nn 6\n8x7x1000x13:tn 2\n7x7x7:nn 6\n", f); /* 2.9 MFLOP now: the file's order */
+    fclose(f);
+    CHECK_MSG(gt_cli_parse_size_list(arg, &list, &with, err, sizeof err) == 3, "%s", err);
+    CHECK(list && list[0].m == 100 && list[1].batch == 8 && list[2].m == 7 && list[2].k == 7);
+    free(list);
+    f = fopen(path, "w");
+    fputs("7x7x7:nn\n100x50x70:nn 6\n", f); /* not every item counted: the file's order */
+    fclose(f);
+    CHECK_MSG(gt_cli_parse_size_list(arg, &list, &with, err, sizeof err) == 2, "%s", err);
+    CHECK(list && list[0].m == 7 && list[1].m == 100);
     free(list);
     f = fopen(path, "w");
     fputs("100x50x70:nn 6 batch\n", f); /* not a field: still an error, naming the line */

@@ -57,23 +57,53 @@ static int parse_item(const char *item, gt_shape *s, int *lay)
     return 0;
 }
 
-/* After "MxNxK:layout" on a record file's line: the call count and any key=value fields (docs/LOADER.md), skipped:
- * tuning takes the shape and its layout. Stays on the line. */
-static char *skip_record_fields(char *s)
+/* After "MxNxK:layout" on a record file's line: the call count (into *calls; left as it is without one) and any
+ * key=value fields (docs/LOADER.md), skipped: tuning takes the shape and its layout. Stays on the line. */
+static char *skip_record_fields(char *s, double *calls)
 {
     for (int first = 1;; first = 0) {
         char *t = s + strspn(s, " \t");
         size_t len = strcspn(t, ", \t\r\n#"), key = strspn(t, "abcdefghijklmnopqrstuvwxyz0123456789_");
         int count = first && len && strspn(t, "0123456789") == len, field = key && key < len && t[key] == '=';
         if (!count && !field) return s;
+        if (count) *calls = strtod(t, NULL);
         s = t + len;
     }
 }
 
+typedef struct {
+    gt_shape s;
+    double work; /* calls x 2 m n k batch: the FLOPs the program spent on the shape */
+    int at;      /* place in the file */
+} weighed;
+
+static int heavier_first(const void *a, const void *b)
+{
+    const weighed *x = a, *y = b;
+    if (x->work != y->work) return x->work > y->work ? -1 : 1;
+    return x->at - y->at;
+}
+
+/* A record file's shapes, heaviest first (calls x FLOPs, the file's order among equals), so that a sweep with a
+ * --budget spends it where the program spends its time. Unchanged unless every item has a call count. */
+static int order_by_work(gt_shape *v, const double *calls, int n)
+{
+    for (int i = 0; i < n; ++i)
+        if (!(calls[i] > 0)) return 0;
+    weighed *w = malloc((size_t)n * sizeof *w);
+    if (!w) return -1;
+    for (int i = 0; i < n; ++i)
+        w[i] = (weighed){v[i], calls[i] * 2.0 * v[i].m * v[i].n * v[i].k * gt_shape_batch(&v[i]), i};
+    qsort(w, (size_t)n, sizeof *w, heavier_first);
+    for (int i = 0; i < n; ++i) v[i] = w[i].s;
+    free(w);
+    return 0;
+}
+
 /* Items of a list text (commas, spaces or newlines between them; '#' to the end of a line is a comment; after an
  * item with a layout, a plain number is the recorder's call count and key=value its fields, skipped). */
-static int parse_items(char *text, gt_shape **out, int *n, int *cap, int *with, int *without, const char *where,
-                       char *err, size_t errlen)
+static int parse_items(char *text, gt_shape **out, double **calls, int *n, int *cap, int *with, int *without,
+                       const char *where, char *err, size_t errlen)
 {
     int line = 1;
     for (char *s = text; *s;) {
@@ -87,14 +117,18 @@ static int parse_items(char *text, gt_shape **out, int *n, int *cap, int *with, 
         s += len;
         int lay;
         if (*n == *cap) {
-            gt_shape *g = realloc(*out, (size_t)(*cap = *cap ? 2 * *cap : 16) * sizeof *g);
-            if (!g) return snprintf(err, errlen, "out of memory"), -1;
-            *out = g;
+            *cap = *cap ? 2 * *cap : 16;
+            gt_shape *g = realloc(*out, (size_t)*cap * sizeof *g);
+            if (g) *out = g;
+            double *c = g ? realloc(*calls, (size_t)*cap * sizeof *c) : NULL;
+            if (!c) return snprintf(err, errlen, "out of memory"), -1;
+            *calls = c;
         }
         if (parse_item(item, &(*out)[*n], &lay) == 0) {
             ++*(lay >= 0 ? with : without);
+            (*calls)[*n] = 0;
+            if (lay >= 0) s = skip_record_fields(s, &(*calls)[*n]);
             ++*n;
-            if (lay >= 0) s = skip_record_fields(s);
             continue;
         }
         if (where)
@@ -122,7 +156,10 @@ int gt_cli_parse_size_list(const char *text, gt_shape **out, int *with_layout, c
     if (!text || !*text) return snprintf(err, errlen, "empty --sizes"), -1;
     char *buf = text[0] == '@' ? slurp(text + 1, err, errlen) : strdup(text);
     if (!buf) return -1;
-    rc = parse_items(buf, out, &n, &cap, &with, &without, text[0] == '@' ? text + 1 : NULL, err, errlen);
+    double *calls = NULL;
+    rc = parse_items(buf, out, &calls, &n, &cap, &with, &without, text[0] == '@' ? text + 1 : NULL, err, errlen);
+    if (!rc && text[0] == '@' && order_by_work(*out, calls, n)) rc = (snprintf(err, errlen, "out of memory"), -1);
+    free(calls);
     free(buf);
     if (!rc && !n) rc = (snprintf(err, errlen, "%s holds no sizes", text[0] == '@' ? text + 1 : "--sizes"), -1);
     if (!rc && with && without)

@@ -30,8 +30,10 @@ int gt_cli_parse_sizes(const char *text, gt_shape **out, char *err, size_t errle
 
 /* Parse a size list for tune and bench: what gt_cli_parse_sizes takes, items optionally with a layout
  * ("1000x1000x1000:tn"), or "@FILE" naming a file of such items (one or more per line, '#' comments, and a call
- * count and key=value fields after an item with a layout ignored: the loader's record file, docs/LOADER.md; a
- * regular file of at most GT_FILE_MAX_TEXT bytes). Items all with a layout (*with_layout = 1) or all without.
+ * count and key=value fields after an item with a layout: the loader's record file, docs/LOADER.md; a regular file
+ * of at most GT_FILE_MAX_TEXT bytes). Where every item of a file has a call count, the shapes come heaviest first
+ * (calls x FLOPs), so a sweep's budget goes first where the program spends its time. Items all with a layout
+ * (*with_layout = 1) or all without.
  * Returns the count with a malloc'd array in *out, or -1 with a message naming the file and line. */
 int gt_cli_parse_size_list(const char *text, gt_shape **out, int *with_layout, char *err, size_t errlen);
 

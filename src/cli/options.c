@@ -70,8 +70,9 @@ static const gt_opt table[] = {
     {"--sizes", NULL, "LIST", A_SIZES, GT_V_TUNE, O(sizes), 0, NULL,
      "N (N x N x N) or MxNxK items, e.g. 1024,2048,3000x5000x700 (default 1024,2048);\n"
      "MxNxK:tn tunes an item in its own layout only; @FILE reads the items from a file,\n"
-     "e.g. the calls a program recorded with GEMMTUNE_RECORD=FILE (docs/LOADER.md);\n"
-     "what fits in the GPU's memory is checked when the sweep starts"},
+     "e.g. the calls a program recorded with GEMMTUNE_RECORD=FILE (docs/LOADER.md), tuned\n"
+     "heaviest first (calls x FLOPs); what fits in the GPU's memory is checked when the\n"
+     "sweep starts"},
     {"--sizes", NULL, "LIST", A_SIZES, GT_V_PRECOMPILE, O(sizes), 0, NULL,
      "compile what a sweep of these sizes would: N, MxNxK, BxMxNxK (a batch) or MxNxK:tn\n"
      "items, or @FILE, as tune takes them (default: every family's whole default space,\n"
