@@ -214,6 +214,31 @@ GT_TEST(loader_select_reuse_respects_device_limits_layout_and_distance, GT_NEEDS
     CHECK_MSG(ch.rule == GT_RULE_CUBLAS && strstr(line, "no kernel is tuned for this GPU model"), "%s", line);
 }
 
+/* A skinny call (a side of at most 64) reuses only a neighbour with the same skinny side: such kernels are tuned to
+ * that side exactly (after a tune whose budget ran out before an MLP's batch-32 shapes, a served FP32 batch-32
+ * forward pass ran 0.35x, most likely on neighbours' skinny kernels: docs/BENCHMARKS.md). Other sides may differ. */
+GT_TEST(loader_select_reuses_a_skinny_neighbour_only_of_the_same_side, GT_NEEDS_NONE)
+{
+    gt_device_id d = h100();
+    gt_winner rows[] = {row(H100, 9, 0, 132, 16, 16384, 4096, "nt", "tile2d", P_1024),
+                        row(H100, 9, 0, 132, 4096, 48, 4096, "nt", "tile2d", P_1024)};
+    rows[0].ratio = rows[1].ratio = 3;
+    char line[1024];
+    gt_call c = call_of(16, 16384, 2048, "nt", 16); /* the same 16 rows, half the K */
+    gt_choice ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK_MSG(ch.rule == GT_RULE_REUSE && ch.row == 0, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
+    c = call_of(32, 16384, 4096, "nt", 16); /* 32 rows: not 16's */
+    ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    gt_loader_describe(&ch, rows, line, sizeof line);
+    CHECK_MSG(ch.rule == GT_RULE_CUBLAS, "%s", line);
+    c = call_of(4096, 40, 4096, "nt", 16); /* 40 columns: not 48's */
+    ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK(ch.rule == GT_RULE_CUBLAS);
+    c = call_of(3000, 48, 4096, "nt", 16); /* the same 48 columns, other rows */
+    ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK_MSG(ch.rule == GT_RULE_REUSE && ch.row == 1, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
+}
+
 /* A family whose accuracy verdict holds for its own shape only (exact_only: ozaki) is served there and never
  * reused for a neighbour, however fast; a tf32x3wg row is. */
 GT_TEST(loader_select_never_reuses_an_exact_only_family, GT_NEEDS_NONE)

@@ -181,6 +181,16 @@ static int exact(const gt_winner *rows, int n, const gt_device_id *dev, const gt
 }
 
 /* The best-predicted tuned neighbour of this model and layout; served when the model expects a win. */
+/* A side of at most this many rows or columns makes a call skinny: its kernels are tuned to that exact side (rows
+ * a warp holds, a K split sized by it), and a neighbour's with another side is no prediction of it. */
+enum { SKINNY_SIDE = 64 };
+
+/* Whether row r's shape may stand for call shape s on its skinny sides: each side of s at most SKINNY_SIDE equal. */
+static int same_skinny_sides(const gt_shape *r, const gt_shape *s)
+{
+    return (s->m > SKINNY_SIDE || r->m == s->m) && (s->n > SKINNY_SIDE || r->n == s->n);
+}
+
 static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt_call *call, const gt_serve_model *m,
                  gt_choice *c)
 {
@@ -199,7 +209,9 @@ static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt
         const gt_family *f;
         gt_params p;
         const double d = gt_shape_distance(&rows[i].shape, s);
-        if (d > m->dmax || !row_usable(&rows[i], dev, call, &f, &p, why, sizeof why) || f->exact_only) continue;
+        if (d > m->dmax || !same_skinny_sides(&rows[i].shape, s) ||
+            !row_usable(&rows[i], dev, call, &f, &p, why, sizeof why) || f->exact_only)
+            continue;
         const double pred = gt_serve_predict(&rows[i], f, &p, s, dev->lim.sm_count, m);
         if (pred > best_pred) best = i, best_pred = pred, best_d = d, bf = f, bp = p;
     }
