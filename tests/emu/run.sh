@@ -7,6 +7,7 @@
 # Usage, after `make` (needs g++ >= 11):
 #   tests/emu/run.sh [quick] [FAMILY | FAMILY:PARAMS]...      (no family: multistage)
 # A FAMILY runs its first and last candidates and $SAMPLE (default 2) more spread over `gemmtune candidates`;
+# ozaki (or ozaki:NMOD) runs tests/emu/ozaki_driver.cpp, the backend's whole sequence, for 7, 8 and 9 moduli;
 # multistage adds its key configurations (pipeline depths, rasters, split-K, stream-K, 16-wide tiles, MINB,
 # TN=8). quick: a family's first and last candidates only, and of multistage's key configurations the first, a
 # split-K and a stream-K one. Every run takes every case (tests/emu/driver.cpp). $JOBS builds and runs at once
@@ -96,12 +97,34 @@ one()
     { echo "FAIL $fam $params $lay (log: $log)"; grep -v ' ok$' "$log" | head -20; } | tee "$exe.verdict"
 }
 
+# Family ozaki (a library family: its kernels around cuBLASLt's products, not a gt_gemm) has its own driver,
+# tests/emu/ozaki_driver.cpp, which runs the backend's whole sequence for one moduli count.
+one_ozaki()
+{
+    local nmod=$1 exe=$OUT/ozaki-$1 rc=0
+    g++ -std=c++20 $SAN -w -I"$ROOT/templates" -I"$ROOT/kernels" -I"$ROOT/tests" -I"$ROOT/tests/emu" -DNMOD="$nmod" \
+        "$ROOT/tests/emu/ozaki_driver.cpp" "$BUILD/libgemmtune.a" -lm -pthread -o "$exe" > "$exe.log" 2>&1 || rc=1
+    [ $rc = 0 ] && { ASAN_OPTIONS=detect_leaks=0 "$exe" >> "$exe.log" 2>&1 || rc=1; }
+    if [ $rc = 0 ]; then echo "ok ozaki NMOD=$nmod" | tee "$exe.verdict"; return; fi
+    { echo "FAIL ozaki NMOD=$nmod (log: $exe.log)"; grep -v ' 0 wrong, 0 padding' "$exe.log" | head -20; } |
+        tee "$exe.verdict"
+}
+
 rm -f "$OUT"/*.verdict
 jobs_max=${JOBS:-$(nproc)}
 runs=0
 declare -A made # each family's template rewritten once: a second rewrite would race with its running builds
 for spec in "$@"; do
     fam=${spec%%:*}
+    if [ "$fam" = ozaki ]; then # ozaki:N runs N moduli; ozaki the space's 7 and 8 and the most legal, 9
+        if [ "$spec" != ozaki ]; then counts=${spec#ozaki:}; elif [ -n "$quick" ]; then counts=8; else counts="7 8 9"; fi
+        for nmod in $counts; do
+            while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
+            one_ozaki "$nmod" &
+            runs=$((runs + 1))
+        done
+        continue
+    fi
     [ -n "${made[$fam]:-}" ] || { emulable "$fam"; made[$fam]=1; }
     if [ "$spec" != "$fam" ]; then cands=${spec#*:}; else cands=$(pick "$fam"); fi
     for params in $cands; do
