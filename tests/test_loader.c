@@ -230,13 +230,21 @@ GT_TEST(loader_select_reuses_a_skinny_neighbour_only_of_the_same_side, GT_NEEDS_
     c = call_of(32, 16384, 4096, "nt", 16); /* 32 rows: not 16's */
     ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
     gt_loader_describe(&ch, rows, line, sizeof line);
-    CHECK_MSG(ch.rule == GT_RULE_CUBLAS, "%s", line);
+    CHECK_MSG(ch.rule == GT_RULE_CUBLAS && strstr(line, "its own skinny side"), "%s", line);
     c = call_of(4096, 40, 4096, "nt", 16); /* 40 columns: not 48's */
     ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
     CHECK(ch.rule == GT_RULE_CUBLAS);
     c = call_of(3000, 48, 4096, "nt", 16); /* the same 48 columns, other rows */
     ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
     CHECK_MSG(ch.rule == GT_RULE_REUSE && ch.row == 1, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
+    rows[1] = row(H100, 9, 0, 132, 4096, GT_LOADER_SKINNY_SIDE + 1, 4096, "nt", "tile2d", P_1024);
+    rows[1].ratio = 3;
+    c = call_of(4096, GT_LOADER_SKINNY_SIDE + 2, 4096, "nt", 16); /* past the limit: any neighbour, as before */
+    ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK_MSG(ch.rule == GT_RULE_REUSE && ch.row == 1, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
+    c = call_of(4096, GT_LOADER_SKINNY_SIDE, 4096, "nt", 16); /* at the limit: skinny */
+    ch = pick_(rows, 2, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK_MSG(ch.rule == GT_RULE_CUBLAS, "rule %s row %d", gt_rule_name(ch.rule), ch.row);
 }
 
 /* A family whose accuracy verdict holds for its own shape only (exact_only: ozaki) is served there and never

@@ -176,8 +176,12 @@ static int check(gemmtune_handle h, cublasHandle_t cb, cudaStream_t s, const gt_
 static const int shapes[][3] = {{1, 1, 1}, {17, 33, 65}, {127, 129, 31}, {64, 64, 64}, {300, 200, 513}, {5, 700, 3}};
 enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
 
+/* A side of a stored neighbour: scaled, but a skinny side kept (a skinny call reuses only a row with its own side). */
+static int scaled_side(int x, int scale) { return x > GT_LOADER_SKINNY_SIDE ? x * scale : x; }
+
 /* Table rows for this GPU for every test shape and layout, in row-major terms and, for column-major calls, their
- * mapped row-major shapes. scale multiplies the stored shape (reuse); ratio is the stored speed over cuBLAS. */
+ * mapped row-major shapes. scale multiplies the stored shape's K and its sides past GT_LOADER_SKINNY_SIDE (reuse);
+ * ratio is the stored speed over cuBLAS. */
 static int make_table(const gpu_id *g, const char *name, int scale, double ratio, gemmtune_winner_row *rows)
 {
     static const char *lay[4] = {"nn", "nt", "tn", "tt"};
@@ -187,8 +191,9 @@ static int make_table(const gpu_id *g, const char *name, int scale, double ratio
             for (int mapped = 0; mapped < 2; ++mapped) {
                 const int kf = s % NKERN, ml = mapped ? (l & 1) * 2 + (l >> 1) : l;
                 rows[n++] = (gemmtune_winner_row){name, g->major, g->minor, g->sms,
-                                                  (mapped ? shapes[s][1] : shapes[s][0]) * scale,
-                                                  (mapped ? shapes[s][0] : shapes[s][1]) * scale, shapes[s][2] * scale,
+                                                  scaled_side(mapped ? shapes[s][1] : shapes[s][0], scale),
+                                                  scaled_side(mapped ? shapes[s][0] : shapes[s][1], scale),
+                                                  shapes[s][2] * scale,
                                                   lay[ml], kern_family[kf], kern_params[kf], 1.0, ratio,
                                                   kern_cubin[kf][ml].data, kern_cubin[kf][ml].size, g->arch};
             }
@@ -237,7 +242,7 @@ GT_TEST(loader_gpu_every_rule_matches_cublas, GT_NEEDS_GPU)
     static const struct { const char *rule; int table; gemmtune_fallback fb; } paths[] = {
         {"exact", 0, GEMMTUNE_FALLBACK_NONE}, {"reuse", 1, GEMMTUNE_FALLBACK_NONE},
         {"default", 3, GEMMTUNE_FALLBACK_DEFAULT}, {"cublas", 3, GEMMTUNE_FALLBACK_CUBLAS}};
-    setenv("GEMMTUNE_SERVE_MODEL", "decay=0,margin=0,dmax=4", 1); /* the doubled shapes are 3 away: reuse them */
+    setenv("GEMMTUNE_SERVE_MODEL", "decay=0,margin=0,dmax=4", 1); /* the scaled shapes are 1 to 3 away: reuse them */
     unsigned seed = 1234;
     for (size_t i = 0; i < sizeof paths / sizeof paths[0]; ++i)
         for (int colmajor = 0; colmajor < 2; ++colmajor) {

@@ -19,6 +19,10 @@ typedef enum {
     GT_RULE_NONE     /* GEMMTUNE_FALLBACK=none and no tuned kernel */
 } gt_rule;
 
+/* A side of at most this many rows or columns makes a call skinny: its kernels are tuned to that exact side, so a
+ * reuse for it takes only a neighbour with the same side (loader_select.c, reuse). */
+#define GT_LOADER_SKINNY_SIDE 64
+
 /* The GPU a selection is for: model identity and the limits that decide legality (lim.cc_*, lim.sm_count). */
 typedef struct {
     char name[128];

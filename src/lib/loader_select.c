@@ -181,21 +181,19 @@ static int exact(const gt_winner *rows, int n, const gt_device_id *dev, const gt
 }
 
 /* The best-predicted tuned neighbour of this model and layout; served when the model expects a win. */
-/* A side of at most this many rows or columns makes a call skinny: its kernels are tuned to that exact side (rows
- * a warp holds, a K split sized by it), and a neighbour's with another side is no prediction of it. */
-enum { SKINNY_SIDE = 64 };
-
-/* Whether row r's shape may stand for call shape s on its skinny sides: each side of s at most SKINNY_SIDE equal. */
+/* Whether row r's shape may stand for call shape s on its skinny sides (each side of s of at most
+ * GT_LOADER_SKINNY_SIDE equal): skinny kernels are tuned to their side exactly (rows a warp holds, a K split sized
+ * by it), and a neighbour's with another side is no prediction of it. */
 static int same_skinny_sides(const gt_shape *r, const gt_shape *s)
 {
-    return (s->m > SKINNY_SIDE || r->m == s->m) && (s->n > SKINNY_SIDE || r->n == s->n);
+    return (s->m > GT_LOADER_SKINNY_SIDE || r->m == s->m) && (s->n > GT_LOADER_SKINNY_SIDE || r->n == s->n);
 }
 
 static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt_call *call, const gt_serve_model *m,
                  gt_choice *c)
 {
     const gt_shape *s = &call->shape;
-    int best = -1, model_rows = 0, layout_rows = 0;
+    int best = -1, model_rows = 0, layout_rows = 0, other_side = 0;
     double best_pred = 0, best_d = 0;
     char dims[48];
     gt_params bp;
@@ -209,6 +207,7 @@ static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt
         const gt_family *f;
         gt_params p;
         const double d = gt_shape_distance(&rows[i].shape, s);
+        if (d <= m->dmax && !same_skinny_sides(&rows[i].shape, s)) other_side++;
         if (d > m->dmax || !same_skinny_sides(&rows[i].shape, s) ||
             !row_usable(&rows[i], dev, call, &f, &p, why, sizeof why) || f->exact_only)
             continue;
@@ -221,8 +220,9 @@ static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt
     if (!model_rows) snprintf(w, left, "no kernel is tuned for this GPU model (%s, %d SMs)", dev->name, dev->lim.sm_count);
     else if (!layout_rows) snprintf(w, left, "no shape is tuned in layout %s on this GPU model", gt_layout_name(s->ta, s->tb));
     else if (best < 0)
-        snprintf(w, left, "no shape of this layout is tuned within distance %.2g with a kernel that can run this call",
-                 m->dmax);
+        snprintf(w, left,
+                 "no shape of this layout is tuned within distance %.2g with a kernel that can run this call%s",
+                 m->dmax, other_side ? " (a skinny call takes only a neighbour of its own skinny side)" : "");
     else if (best_pred < 1 + m->margin)
         snprintf(w, left, "the best tuned neighbour, %s from %s (d=%.3g), is predicted at %.3fx cuBLAS here, "
                  "under the %.3fx a reuse needs", rows[best].family, gt_shape_dims(&rows[best].shape, dims, sizeof dims),
