@@ -10,6 +10,7 @@
 
 #include <cublasLt.h>
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -100,6 +101,39 @@ static void *resolve_global(const char *name) { return dlsym(RTLD_DEFAULT, name)
 
 /* The backend finds cuBLAS through a resolver when one is set (the preload's, which finds the program's own cuBLAS
  * wherever it was loaded): absent while the resolver finds nothing, there as soon as it does. */
+/* Fake backends for gt_backend_ctx_of: open fails while fail_opens > 0, and the contexts count opens and closes. */
+static int opens, closes, fail_opens;
+static struct gt_backend_ctx *fake_ctx = (struct gt_backend_ctx *)&opens; /* any address: never dereferenced */
+static int fake_open(gt_backend_ctx **out, char *err, size_t n)
+{
+    if (fail_opens > 0) return fail_opens--, snprintf(err, n, "no library"), -1;
+    opens++, *out = fake_ctx;
+    return 0;
+}
+static void fake_close(gt_backend_ctx *c) { closes += c == fake_ctx; }
+
+/* The contexts a handle or a worker keeps: one per backend, opened once on first use, a failed open tried again,
+ * a backend past the table's size refused, every opened one closed. */
+GT_TEST(vendor_backend_contexts_one_per_backend, GT_NEEDS_NONE)
+{
+    gt_backend fake[GT_BACKEND_MAX + 1];
+    for (int i = 0; i <= GT_BACKEND_MAX; ++i)
+        fake[i] = (gt_backend){.name = "fake", .open = fake_open, .close = fake_close};
+    gt_backend_ctxs c;
+    memset(&c, 0, sizeof c);
+    char err[128] = "";
+    opens = closes = 0, fail_opens = 1;
+    CHECK(gt_backend_ctx_of(&c, &fake[0], err, sizeof err) == NULL && strstr(err, "no library"));
+    CHECK(gt_backend_ctx_of(&c, &fake[0], err, sizeof err) == fake_ctx && opens == 1); /* tried again */
+    CHECK(gt_backend_ctx_of(&c, &fake[0], err, sizeof err) == fake_ctx && opens == 1); /* kept */
+    for (int i = 1; i < GT_BACKEND_MAX; ++i) CHECK(gt_backend_ctx_of(&c, &fake[i], err, sizeof err) == fake_ctx);
+    CHECK(opens == GT_BACKEND_MAX);
+    CHECK(gt_backend_ctx_of(&c, &fake[GT_BACKEND_MAX], err, sizeof err) == NULL &&
+          strstr(err, "more library backends"));
+    gt_backend_ctxs_close(&c);
+    CHECK(closes == GT_BACKEND_MAX && c.slot[0].be == NULL);
+}
+
 GT_TEST(vendor_backend_resolver, GT_NEEDS_NONE)
 {
     CHECK(gt_backend_find("cublas") != NULL); /* this program links cuBLAS */

@@ -271,16 +271,8 @@ typedef struct {
 /* be's context, one per backend and worker process: its library handles live as long as the process's context. */
 static gt_backend_ctx *backend_ctx(const gt_backend *be, char *err, size_t errlen)
 {
-    enum { MAX_BACKENDS = 4 };
-    static struct {
-        const gt_backend *be;
-        gt_backend_ctx *ctx;
-    } open[MAX_BACKENDS];
-    int i = 0;
-    while (i < MAX_BACKENDS && open[i].be && open[i].be != be) ++i;
-    if (i == MAX_BACKENDS) return snprintf(err, errlen, "more library backends than %d", MAX_BACKENDS), NULL;
-    if (!open[i].be && be->open(&open[i].ctx, err, errlen) == 0) open[i].be = be;
-    return open[i].be ? open[i].ctx : NULL;
+    static gt_backend_ctxs open;
+    return gt_backend_ctx_of(&open, be, err, errlen);
 }
 
 static int replan(cand_ctx *c, const gt_call *call, char *err, size_t errlen)

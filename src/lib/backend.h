@@ -47,6 +47,23 @@ typedef struct {
  * NULL when none has that name or its library is not available here. */
 const gt_backend *gt_backend_find(const char *name);
 
+/* The contexts one user of the backends keeps (a handle, a worker process): one per backend, opened on first use
+ * and kept until closed. Zero-initialized is empty. */
+enum { GT_BACKEND_MAX = 4 };
+typedef struct {
+    struct {
+        const gt_backend *be;
+        gt_backend_ctx *ctx;
+    } slot[GT_BACKEND_MAX];
+} gt_backend_ctxs;
+
+/* be's context in c, opened on first use (a failed open is tried again next time). NULL with err when it cannot be
+ * opened, or c is full. */
+gt_backend_ctx *gt_backend_ctx_of(gt_backend_ctxs *c, const gt_backend *be, char *err, size_t errlen);
+
+/* Close every context c holds; c is then empty. */
+void gt_backend_ctxs_close(gt_backend_ctxs *c);
+
 /* The params of the vendor's default call (cublasSgemm as cuBLAS chooses) for this build's cuBLAS: what the loader
  * serves when no tuned kernel is expected to beat it. */
 void gt_backend_default_params(const gt_family **f, gt_params *p);

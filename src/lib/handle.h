@@ -10,7 +10,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-enum { GT_NBUCKET = 256, GT_NBACKEND = 4 };
+enum { GT_NBUCKET = 256 };
 
 /* A call signature's plan. Immutable once published (but for its call counter), freed only by gemmtune_destroy,
  * so readers need no lock. Exactly one of kernel and bplan is set, unless the rule is none (nothing to run). */
@@ -60,10 +60,7 @@ struct gemmtune_context {
     void *obtain_ctx;
     void (*ctx_free)(void *);
     pthread_mutex_t lock;     /* plan creation, kernel cache, obtain (db is single-threaded), workspaces, backend */
-    struct {                  /* the backends of the library families used so far, and their handles */
-        const gt_backend *be;
-        gt_backend_ctx *ctx;
-    } backends[GT_NBACKEND];
+    gt_backend_ctxs backends; /* the backends of the library families used so far, and their handles */
     gt_kentry *kernels;
     gt_loader_counters count; /* under lock */
     _Atomic(gt_plan *) buckets[GT_NBUCKET];

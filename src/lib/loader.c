@@ -199,7 +199,7 @@ void gemmtune_destroy(gemmtune_handle h)
         free(e);
     }
     for (gt_wsentry *w = atomic_load(&h->ws), *next; w; w = next) next = w->next, cudaFree(w->ptr), free(w);
-    for (int i = 0; i < GT_NBACKEND && h->backends[i].be; ++i) h->backends[i].be->close(h->backends[i].ctx);
+    gt_backend_ctxs_close(&h->backends);
     if (cur >= 0 && cur != h->device) cudaSetDevice(cur);
     if (h->ctx_free) h->ctx_free(h->obtain_ctx);
     gt_loader_set_free(&h->set);

@@ -96,15 +96,8 @@ static gemmtune_status backend_of(struct gemmtune_context *h, const gt_family *f
     char err[512];
     if (!(*be = gt_backend_find(f->backend)))
         return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "backend '%s' is not linked in", f->backend);
-    int i = 0;
-    while (i < GT_NBACKEND && h->backends[i].be && h->backends[i].be != *be) ++i;
-    if (i == GT_NBACKEND) return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "more library backends than %d", i);
-    if (!h->backends[i].be) {
-        if ((*be)->open(&h->backends[i].ctx, err, sizeof err))
-            return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "%s", err);
-        h->backends[i].be = *be;
-    }
-    *ctx = h->backends[i].ctx;
+    if (!(*ctx = gt_backend_ctx_of(&h->backends, *be, err, sizeof err)))
+        return gt_loader_fail(GEMMTUNE_STATUS_CUBLAS_ERROR, "%s", err);
     return GEMMTUNE_SUCCESS;
 }
 
