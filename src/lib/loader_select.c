@@ -180,7 +180,6 @@ static int exact(const gt_winner *rows, int n, const gt_device_id *dev, const gt
     return 0;
 }
 
-/* The best-predicted tuned neighbour of this model and layout; served when the model expects a win. */
 /* Whether row r's shape may stand for call shape s on its skinny sides (each side of s of at most
  * GT_LOADER_SKINNY_SIDE equal): skinny kernels are tuned to their side exactly (rows a warp holds, a K split sized
  * by it), and a neighbour's with another side is no prediction of it. */
@@ -189,6 +188,7 @@ static int same_skinny_sides(const gt_shape *r, const gt_shape *s)
     return (s->m > GT_LOADER_SKINNY_SIDE || r->m == s->m) && (s->n > GT_LOADER_SKINNY_SIDE || r->n == s->n);
 }
 
+/* The best-predicted tuned neighbour of this model and layout; served when the model expects a win. */
 static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt_call *call, const gt_serve_model *m,
                  gt_choice *c)
 {
@@ -207,10 +207,12 @@ static int reuse(const gt_winner *rows, int n, const gt_device_id *dev, const gt
         const gt_family *f;
         gt_params p;
         const double d = gt_shape_distance(&rows[i].shape, s);
-        if (d <= m->dmax && !same_skinny_sides(&rows[i].shape, s)) other_side++;
-        if (d > m->dmax || !same_skinny_sides(&rows[i].shape, s) ||
-            !row_usable(&rows[i], dev, call, &f, &p, why, sizeof why) || f->exact_only)
+        if (d > m->dmax) continue;
+        if (!same_skinny_sides(&rows[i].shape, s)) {
+            other_side++;
             continue;
+        }
+        if (!row_usable(&rows[i], dev, call, &f, &p, why, sizeof why) || f->exact_only) continue;
         const double pred = gt_serve_predict(&rows[i], f, &p, s, dev->lim.sm_count, m);
         if (pred > best_pred) best = i, best_pred = pred, best_d = d, bf = f, bp = p;
     }
