@@ -170,10 +170,11 @@ gemmtune_status gemmtune_sgemm_strided_batched(gemmtune_handle handle, void *str
 
 /* 1 when gemmtune_sgemm with these arguments (no alpha, beta: they do not choose) runs one of gemmtune's own kernels
  * (of its own families, also one that runs a step in a library: ozaki's INT8 products in cuBLASLt), 0 when it runs
- * cuBLAS (cuBLAS's own choice, or a cuBLAS or cuBLASLt algorithm stored as the winner) or nothing (fallback none), -1 for arguments gemmtune_sgemm refuses, k == 0, or a first call inside stream capture. It makes
- * the call's plan as gemmtune_sgemm would, so it costs what a call's lookup does after the first; a 0 counts the
- * call for the recorder as gemmtune_sgemm would (the caller then runs it itself: do not call gemmtune_sgemm for it
- * too). For a caller that can run cuBLAS more cheaply itself: the drop-in keeps a cuBLASLt call that fuses a bias
+ * cuBLAS (cuBLAS's own choice, or a cuBLAS or cuBLASLt algorithm stored as the winner) or nothing (fallback none),
+ * -1 for arguments gemmtune_sgemm refuses, k == 0, or a first call inside stream capture. It makes the call's plan
+ * as gemmtune_sgemm would, so it costs what a call's lookup does after the first; a 0 counts the call for the
+ * recorder as gemmtune_sgemm would (the caller then runs it itself: do not call gemmtune_sgemm for it too). For a
+ * caller that can run cuBLAS more cheaply itself: the drop-in keeps a cuBLASLt call that fuses a bias
  * with cuBLASLt when gemmtune would only run cuBLAS plus a pass of its own for the bias. */
 int gemmtune_runs_own_kernel(gemmtune_handle handle, void *stream, gemmtune_op transa, gemmtune_op transb, int m,
                              int n, int k, const float *A, int lda, const float *B, int ldb, const float *C, int ldc);
