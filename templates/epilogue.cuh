@@ -26,6 +26,8 @@ template <int W> struct gt_vec;
 template <> struct gt_vec<2> {
     typedef float2 type;
     static __device__ __forceinline__ float2 scaled(float s, const float *v) { return make_float2(s * v[0], s * v[1]); }
+    static __device__ __forceinline__ void split(float2 v, float *o) { o[0] = v.x, o[1] = v.y; }
+    static __device__ __forceinline__ float2 join(const float *v) { return make_float2(v[0], v[1]); }
     static __device__ __forceinline__ void fma(float2 &r, float beta, float2 o)
     {
         r.x = fmaf(beta, o.x, r.x), r.y = fmaf(beta, o.y, r.y);
@@ -37,6 +39,8 @@ template <> struct gt_vec<4> {
     {
         return make_float4(s * v[0], s * v[1], s * v[2], s * v[3]);
     }
+    static __device__ __forceinline__ void split(float4 v, float *o) { o[0] = v.x, o[1] = v.y, o[2] = v.z, o[3] = v.w; }
+    static __device__ __forceinline__ float4 join(const float *v) { return make_float4(v[0], v[1], v[2], v[3]); }
     static __device__ __forceinline__ void fma(float4 &r, float beta, float4 o)
     {
         r.x = fmaf(beta, o.x, r.x), r.y = fmaf(beta, o.y, r.y), r.z = fmaf(beta, o.z, r.z), r.w = fmaf(beta, o.w, r.w);
@@ -124,6 +128,43 @@ __device__ __forceinline__ void gt_store(int M, int N, float *__restrict__ C, in
     if (j + 1 < N) gt_out(M, N, C, ldc, ws, i, j + 1, x[1], alpha, beta);
     if constexpr (W > 2) if (j + 2 < N) gt_out(M, N, C, ldc, ws, i, j + 2, x[2], alpha, beta);
     if constexpr (W > 2) if (j + 3 < N) gt_out(M, N, C, ldc, ws, i, j + 3, x[3], alpha, beta);
+}
+
+// Where beta != 0, a tile's C values are read before any of them is written: a store to C may alias any later load
+// of C as far as the compiler knows (ldc is a run-time value), so value by value each load waits for the store
+// before it, one memory latency per step of the epilogue. gt_fetch_c reads the W values of row i from column j (0
+// past M or N) that gt_store_c then writes as fmaf(beta, old, alpha x): gt_store<W, GT_EPI_FMA>'s rounding.
+template <int W>
+__device__ __forceinline__ void gt_fetch_c(int M, int N, const float *__restrict__ C, int ldc, int i, int j, bool vc,
+                                           float *old)
+{
+    typedef typename gt_vec<W>::type V;
+    const float *c = C + (size_t)i * ldc + j;
+    if (i < M && vc && j + W - 1 < N) {
+        gt_vec<W>::split(*(const V *)c, old);
+        return;
+    }
+#pragma unroll
+    for (int n = 0; n < W; ++n) old[n] = i < M && j + n < N ? c[n] : 0.0f;
+}
+
+template <int W>
+__device__ __forceinline__ void gt_store_c(int M, int N, float *__restrict__ C, int ldc, int i, int j, const float *x,
+                                           const float *old, float alpha, float beta, bool vc)
+{
+    typedef typename gt_vec<W>::type V;
+    if (i >= M) return;
+    float r[W];
+#pragma unroll
+    for (int n = 0; n < W; ++n) r[n] = fmaf(beta, old[n], alpha * x[n]);
+    float *c = C + (size_t)i * ldc + j;
+    if (vc && j + W - 1 < N) {
+        *(V *)c = gt_vec<W>::join(r);
+        return;
+    }
+#pragma unroll
+    for (int n = 0; n < W; ++n)
+        if (j + n < N) c[n] = r[n];
 }
 
 #endif

@@ -317,6 +317,22 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int 
     const int tid = gt_thread_id(), lane = tid % 32;
     const bool vc = GT_VEC_OK(2, C, ldc);
     const int i0 = bm0 + tid / 32 * 16 + lane / 4, j0 = bn0 + lane % 4 * 2;
+#if SPLITK == 1
+    if (beta != 0.0f) { // every C value of the thread read first, then written (gt_fetch_c says why)
+        float old[NACC];
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+            gt_fetch_c<2>(M, N, C, ldc, i0, j0 + 8 * j, vc, &old[4 * j]);
+            gt_fetch_c<2>(M, N, C, ldc, i0 + 8, j0 + 8 * j, vc, &old[4 * j + 2]);
+        }
+#pragma unroll
+        for (int j = 0; j < BN / 8; ++j) {
+            gt_store_c<2>(M, N, C, ldc, i0, j0 + 8 * j, &acc[4 * j], &old[4 * j], alpha, beta, vc);
+            gt_store_c<2>(M, N, C, ldc, i0 + 8, j0 + 8 * j, &acc[4 * j + 2], &old[4 * j + 2], alpha, beta, vc);
+        }
+        return;
+    }
+#endif
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
         const float top[2] = {acc[4 * j], acc[4 * j + 1]};
