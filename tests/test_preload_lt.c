@@ -285,17 +285,17 @@ GT_TEST(preload_lt_switch_off_and_numerics_override, GT_NEEDS_NONE)
     free(plain), free(with), free(text), free(log);
 }
 
-/* A call with a pass over D is served only where the stored times say the kernel still wins with the pass: a
- * 768 x 8192 bias costs 25 MB / 2 TB/s + a launch, 15.6 us; a 1 x 16384 one about the launch alone. */
+/* A call with a pass over D is served only where the stored times say the kernel still wins with the pass and its
+ * read of D: a 768 x 8192 bias costs 2 x 25 MB / 2 TB/s + a launch, 28.2 us; a 1 x 16384 one about the launch. */
 GT_TEST(preload_lt_pass_must_pay_for_itself, GT_NEEDS_NONE)
 {
     const double bias = gt_pl_lt_pass_ms(768, 8192, 0), copy = gt_pl_lt_pass_ms(768, 8192, 1);
-    CHECK_MSG(fabs(bias - (0.003 + 4.0 * 768 * 8192 / 2e9)) < 1e-12 && fabs(copy - (0.003 + 8.0 * 768 * 8192 / 2e9)) < 1e-12,
+    CHECK_MSG(fabs(bias - (0.003 + 8.0 * 768 * 8192 / 2e9)) < 1e-12 && fabs(copy - (0.003 + 12.0 * 768 * 8192 / 2e9)) < 1e-12,
               "%g %g", bias, copy);
-    CHECK(fabs(gt_pl_lt_pass_ms(1, 16384, 0) - 0.003 - 65536 / 2e9) < 1e-12 && gt_pl_lt_pass_ms(-1, 5, 0) == 0.003);
+    CHECK(fabs(gt_pl_lt_pass_ms(1, 16384, 0) - 0.003 - 131072 / 2e9) < 1e-12 && gt_pl_lt_pass_ms(-1, 5, 0) == 0.003);
     CHECK(gt_pl_lt_pass_pays(0.44, 0.80, bias));    /* tf32x3 at 1.8x: pays */
     CHECK(!gt_pl_lt_pass_pays(0.78, 0.80, bias));   /* an FP32 winner 2.6% ahead: the pass and the margin eat it */
-    CHECK(gt_pl_lt_pass_pays(0.76, 0.80, bias));
+    CHECK(gt_pl_lt_pass_pays(0.75, 0.80, bias) && !gt_pl_lt_pass_pays(0.76, 0.80, bias));
     CHECK(!gt_pl_lt_pass_pays(0.091, 0.095, 0.003)); /* a skinny winner 4.4% ahead of a 95 us call: 3 us + 2% */
     CHECK(gt_pl_lt_pass_pays(0.080, 0.095, 0.003));
     CHECK(!gt_pl_lt_pass_pays(-1, 0.8, bias) && !gt_pl_lt_pass_pays(0.4, 0, bias) && !gt_pl_lt_pass_pays(0.4, 0.8, -1));

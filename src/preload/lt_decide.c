@@ -183,7 +183,7 @@ gt_pl_reason gt_pl_lt_classify(const gt_pl_lt_call *lt, const gt_pl_config *cfg,
 
 double gt_pl_lt_pass_ms(int m, int n, int copy_c)
 {
-    const double bytes = (copy_c ? 8.0 : 4.0) * (m > 0 ? m : 0) * (n > 0 ? n : 0);
+    const double bytes = (copy_c ? 12.0 : 8.0) * (m > 0 ? m : 0) * (n > 0 ? n : 0); /* the pass's, then the read */
     return GT_PL_PASS_LAUNCH_MS + bytes / GT_PL_PASS_BYTES_PER_MS;
 }
 

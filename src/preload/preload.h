@@ -254,9 +254,11 @@ typedef struct {
  * once the descriptor proved them host FP32. Pure. */
 gt_pl_reason gt_pl_lt_classify(const gt_pl_lt_call *lt, const gt_pl_config *cfg, gt_pl_lt_plan *plan);
 
-/* The GPU milliseconds of the drop-in's pass over D before it serves a cuBLASLt call: the bias written into the
- * m x n of D, or with copy_c C read and copied into D, at a bandwidth below any Hopper's (GT_PL_PASS_BYTES_PER_MS),
- * plus a launch (GT_PL_PASS_LAUNCH_MS). Pure. */
+/* The GPU milliseconds a served cuBLASLt call costs beyond its kernel's stored time (which ran with beta 0): the pass
+ * over D (the bias written into the m x n of D, or with copy_c C read and copied into D) and the kernel's read of D
+ * back as beta C, at a bandwidth below any Hopper's (GT_PL_PASS_BYTES_PER_MS), plus the pass's launch
+ * (GT_PL_PASS_LAUNCH_MS). Measured: a BERT step's bias passes ran at 1.5 TB/s on an H100, launches included, and
+ * tf32x3wg's read of an 8192 x 3072 C at 3.2 TB/s on an H200 (docs/BENCHMARKS.md). Pure. */
 #define GT_PL_PASS_BYTES_PER_MS 2.0e9 /* 2 TB/s */
 #define GT_PL_PASS_LAUNCH_MS 0.003
 double gt_pl_lt_pass_ms(int m, int n, int copy_c);
