@@ -158,7 +158,11 @@ GT_TEST(cli_options_one_table_parses_every_verb, GT_NEEDS_NONE)
     char *v3b[] = {"bench", "--layouts", "nt,tn", NULL}; /* bench takes a list too: each item in each layout */
     gt_cli_args_init(&a);
     CHECK_MSG(gt_cli_parse(GT_V_BENCH, 3, v3b, &a, err, sizeof err) == 0, "%s", err);
-    CHECK(a.layout.n == 2 && a.layout.v[0] == 1 && a.layout.v[1] == 2);
+    CHECK(a.layout.n == 2 && a.layout.v[0] == 1 && a.layout.v[1] == 2 && a.beta == -1); /* not given: the bench runs beta 0 */
+    gt_cli_args_free(&a);
+    char *v3c[] = {"bench", "--beta", "1", NULL};
+    gt_cli_args_init(&a);
+    CHECK(gt_cli_parse(GT_V_BENCH, 3, v3c, &a, err, sizeof err) == 0 && a.beta == 1.0);
     gt_cli_args_free(&a);
     static const struct {
         unsigned verb;
@@ -168,6 +172,8 @@ GT_TEST(cli_options_one_table_parses_every_verb, GT_NEEDS_NONE)
         {GT_V_QUERY, {"--layout", "nn,tn"}, "bad --layout 'nn,tn'"},
         {GT_V_EXPLAIN, {"--layouts", "nn,tn"}, "bad --layouts 'nn,tn': want nn, nt, tn or tt"},
         {GT_V_BENCH, {"--gpu", "0,1"}, "want one CUDA device index"},
+        {GT_V_BENCH, {"--beta", "-1"}, "bad --beta '-1'"},
+        {GT_V_TUNE, {"--beta", "1"}, "--beta"},
         {GT_V_EXPORT, {"--format", "csv"}, "unknown --format 'csv': want one of json,header"},
         {GT_V_QUERY, {"--math", "fp64"}, "unknown --math 'fp64': want one of fp32,tf32x3,all"},
         {GT_V_EXEC, {"--math", "all"}, "unknown --math 'all': want one of fp32,tf32x3"},

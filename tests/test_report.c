@@ -1,9 +1,11 @@
 /* The regret rows behind `gemmtune report` (src/cli/regret.c) on a hand-made database whose times are chosen here:
  * each tuned shape served by the loader's rules without its own row (a neighbour's kernel where the serving model
- * predicts a win, else cuBLAS), that kernel's stored time here or n/a, the same-kernel case, GPU models apart. */
+ * predicts a win, else cuBLAS), that kernel's stored time here or n/a, the same-kernel case, GPU models apart. And
+ * `gemmtune bench`'s own best kernel (src/cli/own.c) on such a database. */
 #include "db.h"
 #include "fixture.h"
 #include "harness.h"
+#include "own.h"
 #include "regret.h"
 
 #include <stdlib.h>
@@ -146,4 +148,43 @@ GT_TEST(report_chart_of_20_shapes_has_every_label_unrotated, GT_NEEDS_NONE)
     else unlink(png);
     gt_fixture_rm(path), unlink(svg);
     free(path), free(svg), free(png);
+}
+
+/* A candidate screened fastest and then refused by its validation (as an FP32-accurate class's FP64 verdict refuses
+ * a kernel after its screen) is not our own best; nor is a screen timed on a proxy shape, nor another GPU model's
+ * trial; a refusal on another GPU model or another shape refuses nothing here. */
+GT_TEST(bench_own_best_skips_a_kernel_its_validation_refused, GT_NEEDS_NONE)
+{
+    char *path = gt_tmp_path(".db");
+    gt_db *db;
+    long long sw, sw2;
+    gt_gpu_info g = gt_fixture_gpu(0, 0), other = gt_fixture_gpu(2, 0);
+    gt_gpu_model here = {.cc_major = g.cc_major, .cc_minor = g.cc_minor, .sm_count = g.sm_count};
+    snprintf(here.name, sizeof here.name, "%s", g.name);
+    gt_shape a = {1024, 1024, 1024, 0, 0}, b = {1024, 1024, 2048, 0, 0};
+    char fam[32], params[256], hash[17];
+    CHECK(gt_db_open(path, 1, &db, err, sizeof err) == 0);
+    CHECK(gt_db_begin_sweep(db, &g, "t", &sw, err, sizeof err) == 0);
+    CHECK(gt_db_begin_sweep(db, &other, "t", &sw2, err, sizeof err) == 0);
+    trial(db, sw, &a, PB, 1.5, GT_ST_OK);
+    CHECK(gt_own_best(db, &here, &a, GT_MATH_FP32, fam, sizeof fam, params, sizeof params, err, sizeof err) == 1 &&
+          !strcmp(fam, "tile2d") && !strcmp(params, PB));
+    trial(db, sw, &a, PA, 1.0, GT_ST_SCREENED);
+    CHECK(gt_own_best(db, &here, &a, GT_MATH_FP32, fam, sizeof fam, params, sizeof params, err, sizeof err) == 1 &&
+          !strcmp(params, PA));
+    trial(db, sw, &a, PA, -1, GT_ST_WRONG);
+    CHECK(gt_own_best(db, &here, &a, GT_MATH_FP32, fam, sizeof fam, params, sizeof params, err, sizeof err) == 1 &&
+          !strcmp(params, PB));
+    kernel_id(PC, &a, hash);
+    gt_trial proxy = {"tile2d", PC, hash, GT_ST_SCREENED, "proxy 1024x1024x64", 0.5, 0.5, 0.5, 1, 0, 32, 0, 0.1, 10};
+    CHECK(gt_db_add_trial(db, sw, &a, &proxy, err, sizeof err) == 0);
+    trial(db, sw2, &a, PC, 0.4, GT_ST_OK);    /* another GPU model */
+    trial(db, sw2, &a, PB, -1, GT_ST_WRONG);  /* refused on another GPU model */
+    trial(db, sw, &b, PB, -1, GT_ST_FAULTED); /* refused on another shape */
+    CHECK(gt_own_best(db, &here, &a, GT_MATH_FP32, fam, sizeof fam, params, sizeof params, err, sizeof err) == 1 &&
+          !strcmp(params, PB));
+    CHECK(gt_own_best(db, &here, &b, GT_MATH_FP32, fam, sizeof fam, params, sizeof params, err, sizeof err) == 0);
+    gt_db_close(db);
+    gt_fixture_rm(path);
+    free(path);
 }

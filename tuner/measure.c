@@ -547,8 +547,8 @@ out:
     return rc;
 }
 
-int gt_measure_time_interleaved(gt_measure *m, const gt_shape *s, int n, const gt_run_fn *run, void *const *ctx,
-                                int warmup, int reps, double *medians, char *err, size_t errlen)
+int gt_measure_time_interleaved(gt_measure *m, const gt_shape *s, float beta, int n, const gt_run_fn *run,
+                                void *const *ctx, int warmup, int reps, double *medians, char *err, size_t errlen)
 {
     geom g = geometry(s, 0, 0, 0);
     err[0] = '\0';
@@ -556,7 +556,7 @@ int gt_measure_time_interleaved(gt_measure *m, const gt_shape *s, int n, const g
     double *t = calloc((size_t)n * (size_t)reps, sizeof *t);
     if (!t) return snprintf(err, errlen, "out of memory"), -1;
     int rc = timing_operands(m, s, &g, err, errlen);
-    gt_args a = args_for(m, s, &g, 1.0f, 0.0f, m->c.p);
+    gt_args a = args_for(m, s, &g, 1.0f, beta, m->c.p);
     for (int r = 0; rc == 0 && r < warmup + reps; ++r)
         for (int i = 0; rc == 0 && i < n; ++i) {
             float ms = 0;

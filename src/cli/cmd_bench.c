@@ -2,12 +2,12 @@
  * cuBLAS FP32 (pedantic), on the same buffers in one process: each validated first, then timed with CUDA events on
  * a cold L2, interleaved run by run. Shapes need not be tuned. Output through src/cli/table.c (table, CSV, JSON via
  * cJSON). Needs a GPU; run by tests/serve_session.sh, bad input in tests/test_cli.c. */
-#include "backend.h"
 #include "cli.h"
 #include "gemmtune.h"
 #include "loader.h"
 #include "measure.h"
 #include "options.h"
+#include "own.h"
 #include "table.h"
 #include "term.h"
 
@@ -22,11 +22,13 @@ static void usage(FILE *out)
     fprintf(out, "usage: gemmtune bench [options]\n\n"
                  "Per shape, in this process on the same buffers: the kernel the loader serves (gemmtune_sgemm:\n"
                  "the stored winner, a tuned neighbour the serving model expects to win, or cuBLAS; `gemmtune\n"
-                 "explain` says which and why), our own best kernel (the fastest validated trial on this shape of\n"
-                 "every family but the vendor's, in the classes the handle is served: FP32, and $GEMMTUNE_MATH's;\n"
-                 "else the neighbour the serving model ranks first), and cuBLAS FP32 (pedantic, no TF32; a strided\n"
+                 "explain` says which and why), our own best kernel (the fastest timed trial on this shape of\n"
+                 "every family but the vendor's, in the classes the handle is served: FP32, and $GEMMTUNE_MATH's,\n"
+                 "of a kernel no validation refused here; else the neighbour the serving model ranks first), and\n"
+                 "cuBLAS FP32 (pedantic, no TF32; a strided\n"
                  "batch as cublasSgemmStridedBatched). Each is validated against cuBLAS first (alpha 1.5, beta 0\n"
-                 "over a NaN-filled C), then all are timed with CUDA events after warm-up on a cold L2,\n"
+                 "over a NaN-filled C, or --beta over a random C), then all are timed (alpha 1, --beta) with CUDA\n"
+                 "events after warm-up on a cold L2,\n"
                  "interleaved run by run (a clock transient touches every side alike); the median is reported.\n"
                  "cuBLAS is timed through two handles and the faster counts (one handle has been seen to run a\n"
                  "shape 2x slower than another). ratio = cuBLAS time / time (above 1: faster than cuBLAS); the\n"
@@ -80,15 +82,15 @@ static int run_cublas2(void *ctx, const gt_args *a, cudaStream_t stream, char *e
 /* Medians with the sides interleaved run by run (own only when there is one); more runs for tiny shapes, whose
  * few microseconds are near the events' resolution. */
 static int time_all(gt_measure *m, cublasHandle_t second, gemmtune_handle h, gemmtune_handle own, const gt_shape *s,
-                    int warmup, int reps, row *r, char *err, size_t errlen)
+                    float beta, int warmup, int reps, row *r, char *err, size_t errlen)
 {
     const gt_run_fn run[4] = {gt_measure_cublas_run, run_cublas2, run_handle, run_handle};
     void *const ctx[4] = {m, second, h, own};
     double med[4] = {0, 0, 0, 0};
-    if (gt_measure_time_interleaved(m, s, 2, run, ctx, 1, 3, med, err, errlen)) return -1; /* a first look */
+    if (gt_measure_time_interleaved(m, s, beta, 2, run, ctx, 1, 3, med, err, errlen)) return -1; /* a first look */
     const double first = fmin(med[0], med[1]);
     if (first < 0.05) reps = reps * 10 < 400 ? reps * 10 : (reps > 400 ? reps : 400);
-    if (gt_measure_time_interleaved(m, s, own ? 4 : 3, run, ctx, warmup, reps, med, err, errlen)) return -1;
+    if (gt_measure_time_interleaved(m, s, beta, own ? 4 : 3, run, ctx, warmup, reps, med, err, errlen)) return -1;
     r->cublas.ms = fmin(med[0], med[1]);
     r->loader.ms = med[2];
     r->mine.ms = med[3];
@@ -97,53 +99,20 @@ static int time_all(gt_measure *m, cublasHandle_t second, gemmtune_handle h, gem
 
 /* ---- our own best kernel for a shape ---- */
 
-typedef struct {
-    gt_gpu_model model;
-    gt_math asked; /* the class the bench's handle asks for besides FP32 ($GEMMTUNE_MATH) */
-    gt_trial_row best;
-    int found;
-} own_ctx;
-
-/* A library family's trial this build would not replay (another revision, another cuBLAS): not one to bench. */
-static int replayable(const gt_family *f, const char *params)
-{
-    const gt_backend *be = f->backend ? gt_backend_find(f->backend) : NULL;
-    gt_params p;
-    char why[256];
-    return !be || (gt_params_parse(f, params, &p, why, sizeof why) == 0 && be->replayable(f, &p, why, sizeof why));
-}
-
-static int fastest_own(const gt_trial_row *t, void *vctx)
-{
-    own_ctx *c = vctx;
-    const gt_family *f = gt_family_find(t->family);
-    gt_gpu_model tm = {.cc_major = t->cc_major, .cc_minor = t->cc_minor, .sm_count = t->sm_count};
-    snprintf(tm.name, sizeof tm.name, "%s", t->gpu_name);
-    /* validated trials, and screens timed at full size (the bench validates its pick before timing it) */
-    const int timed = t->status == GT_ST_OK || (t->status == GT_ST_SCREENED && !strstr(t->message, "proxy"));
-    if (!f || f->vendor || (f->math != GT_MATH_FP32 && f->math != c->asked) || !timed || t->median_ms <= 0 ||
-        !gt_gpu_model_equal(&tm, &c->model) || !replayable(f, t->params))
-        return 0;
-    if (!c->found || t->median_ms < c->best.median_ms) c->best = *t, c->found = 1;
-    return 0;
-}
-
 /* The kernel of our families to bench against: the fastest validated or full-size screened trial here, else the
  * neighbour the serving model ranks first (whatever its prediction). A one-row table handle serves it as an exact
  * winner. */
 static gemmtune_handle own_handle(gt_db *db, const gt_winner_set *set, const gt_device_id *dev, const gt_shape *s,
                                   int device, char *text, size_t n)
 {
-    own_ctx c = {.found = 0, .asked = GT_MATH_FP32};
+    gt_math asked = GT_MATH_FP32;
     const char *math = getenv("GEMMTUNE_MATH"); /* as the handle reads it (it refused a bad one already) */
-    if (math && *math) gt_math_parse(math, &c.asked);
-    gt_winner_filter fl = {.shape = s};
+    if (math && *math) gt_math_parse(math, &asked);
     char err[256], fam[32] = "", params[256] = "";
-    snprintf(c.model.name, sizeof c.model.name, "%s", dev->name);
-    c.model.cc_major = dev->lim.cc_major, c.model.cc_minor = dev->lim.cc_minor, c.model.sm_count = dev->lim.sm_count;
-    if (db && gt_db_trials(db, &fl, fastest_own, &c, err, sizeof err) == 0 && c.found)
-        snprintf(fam, sizeof fam, "%s", c.best.family), snprintf(params, sizeof params, "%s", c.best.params);
-    else {
+    gt_gpu_model model = {.cc_major = dev->lim.cc_major, .cc_minor = dev->lim.cc_minor, .sm_count = dev->lim.sm_count};
+    snprintf(model.name, sizeof model.name, "%s", dev->name);
+    const int found = db && gt_own_best(db, &model, s, asked, fam, sizeof fam, params, sizeof params, err, sizeof err) == 1;
+    if (!found) {
         gt_serve_model any = {.decay = 0.25, .margin = -1, .dmax = 1e9};
         gt_call call = gt_call_tight(s);
         gt_serve_model_get(&any, err, sizeof err);
@@ -173,7 +142,7 @@ static gemmtune_handle own_handle(gt_db *db, const gt_winner_set *set, const gt_
         gemmtune_destroy(h);
         return NULL;
     }
-    snprintf(text, n, "%s %s%s", fam, params, c.found ? "" : " (a neighbour's)");
+    snprintf(text, n, "%s %s%s", fam, params, found ? "" : " (a neighbour's)");
     return h;
 }
 
@@ -302,12 +271,13 @@ typedef struct {
     gt_winner_set set;
     gt_device_id dev;
     int device, warmup, reps;
+    float beta; /* --beta: of every check and timed run */
 } bench;
 
 static int check(bench *b, gemmtune_handle h, const gt_shape *s, int seed, double *rel_err, const char *what,
                  char *err, size_t errlen)
 {
-    gt_check_spec sp = {.s = *s, .alpha = 1.5f, .beta = 0.0f, .seed = (unsigned long long)seed};
+    gt_check_spec sp = {.s = *s, .alpha = 1.5f, .beta = b->beta, .seed = (unsigned long long)seed};
     int same = 1;
     if (gt_measure_check(b->m, &sp, run_handle, h, rel_err, &same, err, errlen)) return -1;
     char dims[48];
@@ -342,7 +312,7 @@ static int bench_shape(bench *b, row *r, int i, char *err, size_t errlen)
         if (ob < 0) bad = -1;
     }
     r->has_own = own != NULL;
-    if (bad >= 0 && time_all(b->m, b->second, b->h, own, s, b->warmup, b->reps, r, err, errlen)) bad = -1;
+    if (bad >= 0 && time_all(b->m, b->second, b->h, own, s, b->beta, b->warmup, b->reps, r, err, errlen)) bad = -1;
     gemmtune_destroy(own);
     return bad;
 }
@@ -377,7 +347,7 @@ int gt_cmd_bench(int argc, char **argv)
     int rc = parse(argc, argv, &a, &shapes, &n);
     if (rc) return gt_cli_args_free(&a), rc < 0 ? 0 : rc;
     bench b = {.device = a.gpu.n ? a.gpu.v[0] : 0, .warmup = (int)(a.warmup ? a.warmup : 5),
-               .reps = (int)(a.reps ? a.reps : 40)};
+               .reps = (int)(a.reps ? a.reps : 40), .beta = a.beta > 0 ? (float)a.beta : 0.0f};
     row *rows = calloc((size_t)n, sizeof *rows);
     rc = 1;
     if (!rows || open_all(&b, a.db, err, sizeof err)) goto fail;

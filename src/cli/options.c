@@ -139,6 +139,10 @@ static const gt_opt table[] = {
      "timed runs per side, interleaved (default 40; x10 up to 400 under 50 us)"},
     {"--warmup", NULL, "N", A_INT, GT_V_TUNE, O(warmup), 1000, NULL, "untimed runs before timing (default 2)"},
     {"--warmup", NULL, "N", A_INT, GT_V_BENCH, O(warmup), 100000, NULL, "untimed runs first (default 5)"},
+    {"--beta", NULL, "B", A_REAL, GT_V_BENCH, O(beta), 1000, NULL,
+     "every side checked and timed as C = alpha AB + B C (default 0: C written, never read;\n"
+     "a program that accumulates into C, or a cuBLASLt call whose bias the drop-in puts in C\n"
+     "first, runs with beta 1)"},
     {"--top-k", NULL, "N", A_INT, GT_V_TUNE, O(topk), 1000, NULL, "candidates re-timed before the winner is chosen (default 5)"},
     {"--final-reps", NULL, "N", A_INT, GT_V_TUNE, O(final_reps), 10000, NULL, "timed runs in that re-timing (default 30)"},
     {"--retry-failed", NULL, NULL, A_FLAG, GT_V_TUNE, O(retry_failed), 1, NULL,
@@ -212,7 +216,7 @@ void gt_cli_args_init(gt_cli_args *a)
 {
     memset(a, 0, sizeof *a);
     a->progress = -1;
-    a->prune_ratio = a->prune_best = a->family_ceiling = a->model_stop = a->screen_ms = -1;
+    a->prune_ratio = a->prune_best = a->family_ceiling = a->model_stop = a->screen_ms = a->beta = -1;
 }
 
 void gt_cli_args_free(gt_cli_args *a)

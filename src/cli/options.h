@@ -51,6 +51,7 @@ typedef struct {
     const char *preset, *strategy, *shard, *math;
     double budget_s;
     double prune_ratio, prune_best, family_ceiling, model_stop, screen_ms; /* -1 when not given */
+    double beta;                 /* bench: -1 when not given */
     int has_prune_ratio, no_cross;
     long max_trials, seed, reps, warmup, topk, final_reps, jobs, trial_timeout;
     int retry_failed, progress; /* progress: -1 not given, 0 or 1 */
