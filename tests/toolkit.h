@@ -79,8 +79,8 @@ char *gt_source_expand(const char *src);
 
 /* A job for f at p in layout (ta, tb), not run yet. */
 gt_compile_job gt_compile_job_make(const gt_family *f, const gt_params *p, int ta, int tb);
-/* Every default candidate of every sweepable family under arch's limits, in the nn layout, in enumeration order
- * (grouped by family). malloc'd; *n gets the count. */
+/* Every default candidate of every sweepable family that NVRTC builds under arch's limits, in the nn layout, in
+ * enumeration order (grouped by family). malloc'd; *n gets the count. */
 gt_compile_job *gt_compile_default_space(const char *arch, int *n);
 /* Compile every job for arch (a virtual "compute_90": to PTX only, no registers known) on one thread per core, the costliest first (by threads' share of the tile), with a
  * progress line every 10 s and a closing line on how busy the threads were. Returns the number that failed. */

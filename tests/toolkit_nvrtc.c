@@ -53,7 +53,8 @@ gt_compile_job *gt_compile_default_space(const char *arch, int *n)
     job_list l = {NULL, 0, 0};
     gt_limits_for_arch(arch, &lim);
     for (int i = 0; i < gt_family_count(); ++i)
-        if (!gt_family_at(i)->test_only) gt_enumerate(gt_family_at(i), &lim, add_job, &l);
+        if (!gt_family_at(i)->test_only && gt_family_at(i)->build == GT_BUILD_NVRTC)
+            gt_enumerate(gt_family_at(i), &lim, add_job, &l);
     *n = l.n;
     return l.jobs;
 }
