@@ -504,29 +504,6 @@ __device__ __forceinline__ void store_tile(const Acc &acc, int M, int N, float *
     thread_offsets(lane, warp, &am, &bn);
     const int i0 = bm0 + am, j0 = bn0 + bn;
     const bool vc = GT_VEC_OK(4, C, ldc);
-#if SPLITK == 1
-    if (beta != 0.0f) { // a thread row's C values read before they are written (gt_fetch_c says why)
-#pragma unroll
-        for (int i = 0; i < WMITER; ++i)
-#pragma unroll
-            for (int m = 0; m < TM; ++m) {
-                const int r = i0 + i * WSUBM + m;
-                float old[WNITER * TN];
-#pragma unroll
-                for (int j = 0; j < WNITER; ++j)
-#pragma unroll
-                    for (int n = 0; n < TN; n += 4)
-                        gt_fetch_c<4>(M, N, C, ldc, r, j0 + j * WSUBN + n, vc, &old[j * TN + n]);
-#pragma unroll
-                for (int j = 0; j < WNITER; ++j)
-#pragma unroll
-                    for (int n = 0; n < TN; n += 4)
-                        gt_store_c<4>(M, N, C, ldc, r, j0 + j * WSUBN + n, &acc[i * TM + m][j * TN + n],
-                                      &old[j * TN + n], alpha, beta, vc);
-            }
-        return;
-    }
-#endif
 #pragma unroll
     for (int i = 0; i < WMITER; ++i)
 #pragma unroll
