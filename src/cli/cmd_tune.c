@@ -142,7 +142,8 @@ static void command_line(int argc, char **argv, char *out, size_t n)
 static void print_shape(const gt_shape_result *r, FILE *out)
 {
     const gt_shape *s = &r->shape;
-    fprintf(out, "%5d x %-5d x %-5d %s  ", s->m, s->n, s->k, gt_layout_name(s->ta, s->tb));
+    char dims[48];
+    fprintf(out, "%-21s %s  ", gt_shape_dims(s, dims, sizeof dims), gt_layout_name(s->ta, s->tb)); /* BxMxNxK: a batch */
     if (!r->family[0]) {
         fprintf(out, "no candidate passed validation (%d trials, %d failed); cuBLAS %.2f TFLOPS\n", r->trials,
                 r->failed, gt_tflops(s, r->cublas_ms));
