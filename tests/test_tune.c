@@ -589,6 +589,10 @@ GT_TEST(tune_each_math_class_races_only_itself, GT_NEEDS_NONE)
         o.model_stop = guided ? 1.1 : 0;
         fake.slow_name = "tf32x3wg", fake.slow_family = 0.1; /* ten times faster than any FP32 candidate */
         CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
+        /* the shape's result names both: FP32's winner first, tf32x3's in also (tune's table prints it) */
+        CHECK(s.nshapes == 1 && s.shapes[0].family[0] && strcmp(s.shapes[0].family, "tf32x3wg") &&
+              s.shapes[0].nalso == 1 && s.shapes[0].also[0].math == GT_MATH_TF32X3 &&
+              !strcmp(s.shapes[0].also[0].family, "tf32x3wg") && s.shapes[0].also[0].median_ms > 0);
         gt_tune_summary_free(&s);
         CHECK_MSG(count(db, "SELECT count(*) FROM v_winners WHERE math = 'tf32x3' AND family = 'tf32x3wg'") == 1,
                   "guided %d: no tf32x3 winner", guided);

@@ -97,7 +97,8 @@ static int retime_set(const gt_shape_ctx *sc, gt_math m, int topk, int *order)
 
 /* Re-time the topk validated candidates of math class m (and the library's own choice) at full size with
  * final_reps on a cold L2 and store gt_pick_winner's choice as that class's winner: each class keeps its own, so a
- * class a caller must ask for never displaces the FP32 winner. res reports the first class that has one (FP32 before the others). */
+ * class a caller must ask for never displaces the FP32 winner. res reports the first class that has one (FP32 before
+ * the others) and lists the others' in also. */
 static int finalize_class(gt_sweep *t, gt_shape_ctx *sc, gt_math m, gt_shape_result *res)
 {
     int *order = malloc(((size_t)sc->n + 1) * sizeof *order), done = 0;
@@ -119,7 +120,13 @@ static int finalize_class(gt_sweep *t, gt_shape_ctx *sc, gt_math m, gt_shape_res
     const double best_med = w->median_ms, spread = w->spread_pct;
     if (gt_db_set_winner(t->db, t->sweeps[0], &sc->s, w->f->name, w->params, w->hash, best_med, spread, err, sizeof err))
         fprintf(stderr, "gemmtune: storing the winner failed: %s\n", err);
-    if (res->family[0]) return 0;
+    if (res->family[0]) {
+        gt_class_result *c = &res->also[res->nalso++];
+        c->math = m, c->median_ms = best_med;
+        snprintf(c->family, sizeof c->family, "%s", w->f->name);
+        snprintf(c->params, sizeof c->params, "%s", w->params);
+        return 0;
+    }
     snprintf(res->family, sizeof res->family, "%s", w->f->name);
     snprintf(res->params, sizeof res->params, "%s", w->params);
     res->median_ms = best_med;

@@ -32,10 +32,20 @@ typedef struct {
 
 extern const gt_runner gt_worker_runner;
 
-/* The outcome of one shape and layout; family is empty when no candidate passed validation. */
+/* The winner of one more math class of a shape (the sweep raced several: --math all). */
+typedef struct {
+    gt_math math;
+    char family[32], params[256];
+    double median_ms;
+} gt_class_result;
+
+/* The outcome of one shape and layout; family is empty when no candidate passed validation. family is the first
+ * class's winner (FP32 before the others); also, the other classes' that have one. */
 typedef struct {
     gt_shape shape;
     char family[32], params[256];
+    gt_class_result also[GT_MATH_COUNT];
+    int nalso;
     double median_ms, spread_pct, cublas_ms;
     int trials, failed, skipped, cross;
     double wall_s, gpu_s; /* this shape's share of the sweep */

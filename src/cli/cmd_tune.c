@@ -152,6 +152,13 @@ static void print_shape(const gt_shape_result *r, FILE *out)
     gt_term_printf(out, "%8.2f %8.2f %6.3fx  %5.1f%%  %4d %4d %6.1f %6.1f  %-10s %s\n", gt_tflops(s, r->median_ms),
                    gt_tflops(s, r->cublas_ms), r->cublas_ms / r->median_ms, r->spread_pct, r->trials, r->failed,
                    r->wall_s, r->gpu_s, r->family, r->params);
+    for (int i = 0; i < r->nalso; ++i) { /* another class's winner, served only to callers that ask for it */
+        const gt_class_result *c = &r->also[i];
+        char label[40];
+        snprintf(label, sizeof label, "  %s class:", gt_math_name(c->math));
+        gt_term_printf(out, "%-26s%8.2f %8s %6.3fx  %31s  %-10s %s\n", label, gt_tflops(s, c->median_ms), "",
+                       r->cublas_ms / c->median_ms, "", c->family, c->params);
+    }
 }
 
 static void header(void)
