@@ -8,6 +8,7 @@
 #include "backend.h"
 #include "compile.h"
 #include "cublas_fns.h"
+#include "fixed.h"
 #include "ozaki_family.h"
 
 #include <cuda_runtime_api.h>
@@ -20,7 +21,6 @@
 /* NVRTC (compile.c) is referenced weakly, as by cubin.c: a program that links the static library for the table
  * path alone pulls in no NVRTC, and then this backend is absent (available()). */
 #pragma weak gt_nvrtc_compile
-#pragma weak gt_cubin_free
 
 enum { MAX_DEVICES = 64, MAX_GRID_Y = 65535 };
 #define LT_WS ((size_t)32 << 20) /* cuBLASLt workspace the heuristic may count on */
@@ -79,37 +79,13 @@ static void ctx_close(gt_backend_ctx *c)
 /* Compile templates/ozaki.cu with NMOD nmod for the device's sm_XY and load its four kernels. 0, or -1 with msg. */
 static int compile_and_load(int device, int nmod, oz_kernels *k, char *msg, size_t msglen)
 {
-    int major = 0, minor = 0, rc = -1;
-    char arch[16], *src = NULL;
-    const char *tmpl = gt_template_text("ozaki.cu");
-    gt_cubin cb;
-    cudaLibrary_t lib = NULL;
-    memset(&cb, 0, sizeof cb);
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
-        return snprintf(msg, msglen, "compute capability of device %d: %s", device,
-                        cudaGetErrorString(cudaGetLastError())), -1;
-    snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
-    if (!tmpl || !(src = malloc(strlen(tmpl) + 64))) return snprintf(msg, msglen, "ozaki.cu: no template"), -1;
-    sprintf(src, "#define NMOD %d\n%s", nmod, tmpl);
-    if (gt_nvrtc_compile(src, arch, &cb, msg, msglen) != 0) goto done;
-    cudaError_t e = cudaLibraryLoadData(&lib, cb.data, NULL, NULL, 0, NULL, NULL, 0);
-    if (e == cudaSuccess) e = cudaLibraryGetKernel(&k->norms, lib, "gt_oz_norms");
-    if (e == cudaSuccess) e = cudaLibraryGetKernel(&k->scales, lib, "gt_oz_scales");
-    if (e == cudaSuccess) e = cudaLibraryGetKernel(&k->residues, lib, "gt_oz_residues");
-    if (e == cudaSuccess) e = cudaLibraryGetKernel(&k->reconstruct, lib, "gt_oz_reconstruct");
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        snprintf(msg, msglen, "loading the ozaki kernels for %s: %s", arch, cudaGetErrorString(e));
-        if (lib) cudaLibraryUnload(lib);
-        goto done;
-    }
-    msg[0] = '\0';
-    rc = 0; /* kept loaded until the process ends */
-done:
-    gt_cubin_free(&cb);
-    free(src);
-    return rc;
+    static const char *const names[] = {"gt_oz_norms", "gt_oz_scales", "gt_oz_residues", "gt_oz_reconstruct"};
+    char define[32];
+    cudaKernel_t v[4];
+    snprintf(define, sizeof define, "#define NMOD %d\n", nmod);
+    if (gt_fixed_load(device, "ozaki.cu", define, names, 4, v, msg, msglen)) return -1;
+    k->norms = v[0], k->scales = v[1], k->residues = v[2], k->reconstruct = v[3];
+    return 0; /* kept loaded until the process ends */
 }
 
 /* The current device's kernels for nmod moduli, compiled on first use. NULL with err when that failed (and it is

@@ -10,9 +10,8 @@
  * would remove. */
 #include "bias.h"
 
-#include "compile.h"
 #include "cuda_check.h"
-#include "family.h"
+#include "fixed.h"
 
 #include <cuda_runtime_api.h>
 #include <pthread.h>
@@ -44,37 +43,13 @@ static int capturing(cudaStream_t stream)
 /* Compile for the device's sm_XY and load; the kernel handle is published once it is usable. */
 static int compile_and_load(int device, char *msg, size_t msglen)
 {
-    int major = 0, minor = 0, rc = -1;
-    char arch[16], *src = NULL;
-    const char *tmpl = gt_template_text("bias.cu");
-    gt_cubin cb;
-    cudaLibrary_t lib = NULL;
+    static const char *const names[] = {"gt_bias_broadcast"};
+    char define[48];
     cudaKernel_t k = NULL;
-    memset(&cb, 0, sizeof cb);
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-        snprintf(msg, msglen, "compute capability of device %d: %s", device, cudaGetErrorString(cudaGetLastError()));
-        return -1;
-    }
-    snprintf(arch, sizeof arch, "sm_%d%d", major, minor);
-    if (!tmpl || !(src = malloc(strlen(tmpl) + 64))) return snprintf(msg, msglen, "bias.cu: no template"), -1;
-    sprintf(src, "#define GT_BIAS_THREADS %d\n%s", THREADS, tmpl);
-    if (gt_nvrtc_compile(src, arch, &cb, msg, msglen) != 0) goto done;
-    cudaError_t e = cudaLibraryLoadData(&lib, cb.data, NULL, NULL, 0, NULL, NULL, 0);
-    if (e == cudaSuccess) e = cudaLibraryGetKernel(&k, lib, "gt_bias_broadcast");
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        snprintf(msg, msglen, "loading the bias kernel for %s: %s", arch, cudaGetErrorString(e));
-        if (lib) cudaLibraryUnload(lib);
-        goto done;
-    }
+    snprintf(define, sizeof define, "#define GT_BIAS_THREADS %d\n", THREADS);
+    if (gt_fixed_load(device, "bias.cu", define, names, 1, &k, msg, msglen)) return -1;
     atomic_store_explicit(&loaded[device], k, memory_order_release); /* kept loaded until the process ends */
-    msg[0] = '\0';
-    rc = 0;
-done:
-    gt_cubin_free(&cb);
-    free(src);
-    return rc;
+    return 0;
 }
 
 /* The device's kernel, loaded on first use: 0 with *k, 1 while the stream captures, -1 with err. */
