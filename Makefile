@@ -225,8 +225,9 @@ $(BUILD)/gt_tests: $(TEST_OBJ) $(CLI_OBJ) $(TUNER_OBJ) $(LIB_OBJ) $(PRELOAD_PURE
 $(BUILD)/replay: tests/perf/replay.c $(TUNER_OBJ) $(LIB_OBJ)
 	$(CC) $(CPPFLAGS_ALL) $(INC_tuner) $(CFLAGS_ALL) -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
 
+# The CPU tests in parts run at once, one a core (tests/shards.sh; GT_SHARDS=1 runs them in one process, in order).
 test: all
-	$(BUILD)/gt_tests --cpu
+	tests/shards.sh $(BUILD)/gt_tests --cpu
 
 gpu-test: all
 	$(BUILD)/gt_tests --gpu
@@ -245,7 +246,8 @@ run: all
 asan:
 	$(MAKE) BUILD=build-asan SAN="-fsanitize=address,undefined -fno-omit-frame-pointer" OPT="-O1 -g" all
 	GT_SAMPLE=16 ASAN_OPTIONS=protect_shadow_gap=0:detect_leaks=1:abort_on_error=1 \
-	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 LSAN_OPTIONS=suppressions=tests/lsan.supp build-asan/gt_tests --cpu
+	  UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 LSAN_OPTIONS=suppressions=tests/lsan.supp \
+	  tests/shards.sh build-asan/gt_tests --cpu
 
 # gemmtune.pc is written at install time so it names this PREFIX: Libs for the shared library (with rpaths, as
 # PREFIX and CUDA are often off the default search path), Libs.private for static links (pkg-config --static).

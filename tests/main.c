@@ -217,17 +217,31 @@ static int run_one(gt_test *t)
     return printf("[  OK  ] %s (%.1f s)\n", t->name, s), 0;
 }
 
+/* --shard I/N: the I-th of N parts of the wanted tests (tests/shards.sh runs the parts at once). The tests of each
+ * kind (gt_needs: the compiling ones are the long ones) are dealt out in turn, so every part gets its share. */
+static int parse_shard(const char *v, int *i, int *n)
+{
+    char tail;
+    return sscanf(v, "%d/%d%c", i, n, &tail) == 2 && *n >= 1 && *n <= 64 && *i >= 0 && *i < *n ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "__worker")) return gt_worker_main(argc, argv);
-    int want_cpu = 1, want_gpu = 0, count[3] = {0}, argi = 1;
+    int want_cpu = 1, want_gpu = 0, count[3] = {0}, argi = 1, shard = 0, shards = 1, dealt[3] = {0};
     if (argi < argc && !strcmp(argv[argi], "--cpu")) argi++;
     else if (argi < argc && !strcmp(argv[argi], "--gpu")) want_cpu = 0, want_gpu = 1, argi++;
     else if (argi < argc && !strcmp(argv[argi], "--all")) want_gpu = 1, argi++;
+    if (argi < argc && !strcmp(argv[argi], "--shard")) {
+        if (argi + 1 >= argc || parse_shard(argv[argi + 1], &shard, &shards))
+            return fprintf(stderr, "gt_tests: --shard wants I/N, 0 <= I < N <= 64\n"), 2;
+        argi += 2;
+    }
     setvbuf(stdout, NULL, _IOLBF, 0);
     if (setup()) return 1;
     for (gt_test *t = head; t; t = t->next)
-        if (wanted(t, want_cpu, want_gpu, argc - argi, argv + argi)) count[run_one(t)]++;
+        if (wanted(t, want_cpu, want_gpu, argc - argi, argv + argi) && dealt[t->needs]++ % shards == shard)
+            count[run_one(t)]++;
     printf("%d passed, %d failed, %d skipped\n", count[0], count[1], count[2]);
     return count[1] ? 1 : 0;
 }

@@ -55,3 +55,37 @@ GT_TEST(harness_long_tests_print_progress, GT_NEEDS_NVRTC)
     CHECK_MSG(rc == 0 && line && strstr(out, "1 passed, 0 failed"), "exit %d:\n%s", rc, out);
     free(out);
 }
+
+/* tests/shards.sh's parts (gt_tests --shard I/N): two parts of three tests run each test once between them, and
+ * the script's last line sums them up; a bad part is refused. */
+GT_TEST(harness_shards_split_the_tests_and_sum_them_up, GT_NEEDS_NONE)
+{
+    static const char *const names = "cli_help_and_version_need_no_gpu loader_header_is_plain_c_and_cxx "
+                                     "loader_explain_cli_names_the_rule";
+    char cmd[1024], *out[2] = {NULL, NULL};
+    int ran[3] = {0, 0, 0};
+    const char *each[3] = {"cli_help_and_version_need_no_gpu", "loader_header_is_plain_c_and_cxx",
+                           "loader_explain_cli_names_the_rule"};
+    for (int i = 0; i < 2; ++i) {
+        snprintf(cmd, sizeof cmd, GT_BUILD "/gt_tests --cpu --shard %d/2 %s", i, names);
+        CHECK(gt_run(cmd, &out[i]) == 0 && out[i]);
+        for (int k = 0; k < 3; ++k) {
+            char ok[128];
+            snprintf(ok, sizeof ok, "[  OK  ] %s (", each[k]);
+            ran[k] += out[i] && strstr(out[i], ok) != NULL;
+        }
+    }
+    CHECK(ran[0] == 1 && ran[1] == 1 && ran[2] == 1);
+    CHECK(out[0] && out[1] && (strstr(out[0], "2 passed") || strstr(out[1], "2 passed")));
+    free(out[0]), free(out[1]);
+    char *sum = NULL;
+    snprintf(cmd, sizeof cmd, "GT_SHARDS=2 %s/tests/shards.sh " GT_BUILD "/gt_tests --cpu %s", gt_src_root(), names);
+    int rc = gt_run(cmd, &sum);
+    const char *last = sum ? strstr(sum, "3 passed, 0 failed, 0 skipped\n") : NULL;
+    CHECK_MSG(rc == 0 && last && !strchr(last, '\n')[1] && strstr(sum, "---- part 1 of 2 ----"), "exit %d:\n%s", rc,
+              sum);
+    free(sum);
+    char *bad = NULL;
+    CHECK(gt_run(GT_BUILD "/gt_tests --cpu --shard 2/2", &bad) == 2 && bad && strstr(bad, "--shard wants I/N"));
+    free(bad);
+}
