@@ -145,6 +145,11 @@ typedef struct gt_family {
                                     GT_BATCH_OFFSET (templates/common.cuh), so grid z walks the batch wherever
                                     launch() leaves z at 1 and needs no workspace (gt_family_launch); a library
                                     family's backend runs batches itself */
+    int bias_epilogue;           /* 1: where a launch has no workspace (ws_bytes 0: one GEMM, no split), gt_gemm
+                                    reads a bias from ws: ws non-NULL, with beta 0, writes C = alpha AB + bias[j] (a
+                                    value per column j of row-major C) as fmaf(1, bias[j], alpha x), bit for bit
+                                    what a pass writing the bias into C and the same kernel at beta 1 write. Every
+                                    other launch passes ws NULL there (src/lib/loader_call.c gt_loader_sgemm_bias) */
     int nparams;
     gt_param params[GT_MAX_PARAMS];
     /* 1 if p is a legal candidate under lim; otherwise 0 and a reason in why. */

@@ -124,6 +124,7 @@ static int applicable(const gt_params *p, const gt_call *call)
 const gt_family gt_family_tf32x3wg = {
     .name = "tf32x3wg",
     .batched = 1,
+    .bias_epilogue = 1,
     .doc = "FP32-accurate SGEMM from three TF32 products on wgmma (sm_90a), operands split once into shared memory",
     .template_name = "tf32x3wg.cu",
     .math = GT_MATH_TF32X3,

@@ -318,17 +318,25 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int 
     const bool vc = GT_VEC_OK(2, C, ldc);
     const int i0 = bm0 + tid / 32 * 16 + lane / 4, j0 = bn0 + lane % 4 * 2;
 #if SPLITK == 1
-    if (beta != 0.0f) { // every C value of the thread read first, then written (gt_fetch_c says why)
+    const float *bias = ws; // the family's bias epilogue (kernels/family.h): NULL but in a call with a bias
+    if (beta != 0.0f || bias) { // every C value (or bias) of the thread read first, then written (gt_fetch_c)
         float old[NACC];
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
+            if (bias) {
+                const int c = j0 + 8 * j;
+                old[4 * j] = old[4 * j + 2] = c < N ? bias[c] : 0.0f;
+                old[4 * j + 1] = old[4 * j + 3] = c + 1 < N ? bias[c + 1] : 0.0f;
+                continue;
+            }
             gt_fetch_c<2>(M, N, C, ldc, i0, j0 + 8 * j, vc, &old[4 * j]);
             gt_fetch_c<2>(M, N, C, ldc, i0 + 8, j0 + 8 * j, vc, &old[4 * j + 2]);
         }
+        const float b = bias ? 1.0f : beta;
 #pragma unroll
         for (int j = 0; j < BN / 8; ++j) {
-            gt_store_c<2>(M, N, C, ldc, i0, j0 + 8 * j, &acc[4 * j], &old[4 * j], alpha, beta, vc);
-            gt_store_c<2>(M, N, C, ldc, i0 + 8, j0 + 8 * j, &acc[4 * j + 2], &old[4 * j + 2], alpha, beta, vc);
+            gt_store_c<2>(M, N, C, ldc, i0, j0 + 8 * j, &acc[4 * j], &old[4 * j], alpha, b, vc);
+            gt_store_c<2>(M, N, C, ldc, i0 + 8, j0 + 8 * j, &acc[4 * j + 2], &old[4 * j + 2], alpha, b, vc);
         }
         return;
     }

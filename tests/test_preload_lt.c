@@ -340,6 +340,113 @@ GT_TEST(preload_lt_gpu_bias_broadcast, GT_NEEDS_GPU)
     cudaFree(dD), cudaFree(db), free(hD);
 }
 
+/* The fused bias (kernels/family.h: bias_epilogue) against the pass it replaces, through a column-major handle as
+ * the drop-in's: tf32x3wg served for each case by an exact table row, gt_loader_sgemm_bias's D bit for bit the
+ * broadcast's then gemmtune_sgemm's at beta 1, in every layout, with edges in every dimension and ld > m; a split
+ * point fuses nothing and is refused. Then a Linear layer's shape timed both ways (printed, not judged). */
+static float *dev_random(size_t n, unsigned seed)
+{
+    float *h = malloc(n * sizeof *h), *d = NULL;
+    for (size_t i = 0; i < n; ++i) h[i] = (float)((seed = seed * 1103515245u + 12345u) >> 8) / 16777216.0f - 0.5f;
+    if (cudaMalloc((void **)&d, n * sizeof *h) == cudaSuccess) cudaMemcpy(d, h, n * sizeof *h, cudaMemcpyHostToDevice);
+    free(h);
+    return d;
+}
+
+typedef struct {
+    int m, n, k, ta, tb;
+    const char *params;
+} bias_case;
+
+/* A handle serving params exactly on the case's shape (the row in the loader's row-major terms: n x m, B first). */
+static gemmtune_handle bias_handle(const bias_case *c)
+{
+    struct cudaDeviceProp prop;
+    int dev = 0;
+    cudaGetDevice(&dev);
+    cudaGetDeviceProperties(&prop, dev);
+    const char *lays[4] = {"nn", "nt", "tn", "tt"};
+    gemmtune_winner_row r = {prop.name, prop.major, prop.minor, prop.multiProcessorCount, c->n, c->m, c->k,
+                             lays[c->tb * 2 + c->ta], "tf32x3wg", c->params, 0, 0, NULL, 0, NULL, 1};
+    gemmtune_options o;
+    gemmtune_options_init(&o);
+    o.column_major = 1, o.fallback = GEMMTUNE_FALLBACK_NONE, o.math = GEMMTUNE_MATH_TF32X3;
+    gemmtune_handle h = NULL;
+    return gemmtune_create_from_table(&h, &r, 1, &o) == GEMMTUNE_SUCCESS ? h : NULL;
+}
+
+/* The elements of D (its padding rows too) whose bits differ between the fused call and the pass's; (size_t)-1 when
+ * the setup failed. Each way's fastest of reps runs in *fused_ms, *pass_ms. */
+static size_t bias_run(const bias_case *c, int reps, double *fused_ms, double *pass_ms)
+{
+    const int lda = (c->ta ? c->k : c->m) + 3, ldb = (c->tb ? c->n : c->k) + 1, ldd = c->m + 5;
+    const size_t na = (size_t)lda * (c->ta ? c->m : c->k), nb = (size_t)ldb * (c->tb ? c->k : c->n),
+                 nd = (size_t)ldd * c->n;
+    float *A = dev_random(na, 1), *B = dev_random(nb, 2), *bias = dev_random((size_t)c->m, 3), *D1 = NULL, *D2 = NULL;
+    char err[512] = "";
+    size_t diff = (size_t)-1;
+    gemmtune_handle h = bias_handle(c);
+    cudaEvent_t e[3];
+    for (int i = 0; i < 3; ++i) cudaEventCreate(&e[i]);
+    int dev = 0;
+    cudaGetDevice(&dev);
+    if (!h || !A || !B || !bias || cudaMalloc((void **)&D1, nd * 4) || cudaMalloc((void **)&D2, nd * 4)) goto out;
+    cudaMemset(D1, 0x7f, nd * 4), cudaMemset(D2, 0x7f, nd * 4); /* the padding rows must match too */
+    CHECK_MSG(gt_loader_fuses_bias(h, NULL, c->ta, c->tb, c->m, c->n, c->k, A, lda, B, ldb, D1, ldd) == 1,
+              "%dx%dx%d: not fused", c->m, c->n, c->k);
+    for (int r = 0; r < reps; ++r) {
+        cudaEventRecord(e[0], NULL);
+        CHECK(gt_loader_sgemm_bias(h, NULL, c->ta, c->tb, c->m, c->n, c->k, 1.5f, A, lda, B, ldb, bias, D1, ldd) ==
+              GEMMTUNE_SUCCESS);
+        cudaEventRecord(e[1], NULL);
+        CHECK_MSG(gt_bias_broadcast(dev, NULL, c->m, c->n, bias, D2, ldd, err, sizeof err) == 0, "%s", err);
+        CHECK(gemmtune_sgemm(h, NULL, c->ta, c->tb, c->m, c->n, c->k, 1.5f, A, lda, B, ldb, 1.0f, D2, ldd) ==
+              GEMMTUNE_SUCCESS);
+        cudaEventRecord(e[2], NULL);
+        cudaEventSynchronize(e[2]);
+        float f = 0, p = 0;
+        cudaEventElapsedTime(&f, e[0], e[1]), cudaEventElapsedTime(&p, e[1], e[2]);
+        if (r == 0 || f < *fused_ms) *fused_ms = f;
+        if (r == 0 || p < *pass_ms) *pass_ms = p;
+    }
+    float *h1 = malloc(nd * 4), *h2 = malloc(nd * 4);
+    cudaMemcpy(h1, D1, nd * 4, cudaMemcpyDeviceToHost), cudaMemcpy(h2, D2, nd * 4, cudaMemcpyDeviceToHost);
+    diff = 0;
+    for (size_t i = 0; i < nd; ++i) diff += memcmp(&h1[i], &h2[i], 4) != 0;
+    free(h1), free(h2);
+out:
+    CHECK_MSG(cudaGetLastError() == cudaSuccess && h, "%dx%dx%d: setup or launch failed", c->m, c->n, c->k);
+    for (int i = 0; i < 3; ++i) cudaEventDestroy(e[i]);
+    cudaFree(A), cudaFree(B), cudaFree(bias), cudaFree(D1), cudaFree(D2);
+    gemmtune_destroy(h);
+    return diff;
+}
+
+GT_TEST(preload_lt_gpu_bias_epilogue_equals_the_pass, GT_NEEDS_GPU)
+{
+    static const char *const P = "BM=128,BN=128,BK=32,STAGES=3,KC=128,PF=1,MINB=1",
+                              *P2 = "BM=128,BN=64,BK=32,STAGES=2,KC=32,PF=1,MINB=1";
+    const bias_case cases[] = {{131, 67, 45, 0, 0, P}, {129, 200, 300, 1, 0, P2}, {77, 129, 1025, 0, 1, P},
+                               {250, 131, 64, 1, 1, P2}, {1, 7, 127, 0, 1, P}, {768, 512, 256, 1, 0, P}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+        double f = 0, p = 0;
+        const size_t d = bias_run(&cases[i], 1, &f, &p);
+        CHECK_MSG(d == 0, "%dx%dx%d ta %d tb %d: %zu elements differ", cases[i].m, cases[i].n, cases[i].k,
+                  cases[i].ta, cases[i].tb, d);
+    }
+    bias_case split = {256, 256, 4096, 1, 0, "BM=128,BN=128,BK=32,STAGES=3,KC=128,PF=1,MINB=1,SPLITK=4"};
+    gemmtune_handle h = bias_handle(&split);
+    float *A = dev_random(4096 * 256, 4), *D = dev_random(256 * 256, 5);
+    CHECK(h && gt_loader_fuses_bias(h, NULL, 1, 0, 256, 256, 4096, A, 4096, A, 4096, D, 256) == 0);
+    CHECK(h && gt_loader_sgemm_bias(h, NULL, 1, 0, 256, 256, 4096, 1.0f, A, 4096, A, 4096, D, D, 256) ==
+               GEMMTUNE_STATUS_INVALID_VALUE);
+    gemmtune_destroy(h), cudaFree(A), cudaFree(D);
+    const bias_case linear = {3072, 8192, 768, 1, 0, P}; /* fc1 of a 768-wide transformer, as cuBLASLt gets it */
+    double f = 0, p = 0;
+    CHECK(bias_run(&linear, 10, &f, &p) == 0);
+    printf("    3072x8192x768 (column-major, tn): fused %.1f us, bias pass + beta 1 %.1f us\n", 1e3 * f, 1e3 * p);
+}
+
 /* cublasLtMatmul served against cuBLASLt itself on every case of tests/preload/check_lt.c (no winners: the loader's
  * built-in kernel serves every servable call). The full check, with GEMMTUNE_PRELOAD=off, is run_check.sh. */
 GT_TEST(preload_lt_gpu_served_calls_match_cublaslt, GT_NEEDS_GPU)

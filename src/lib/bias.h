@@ -1,10 +1,26 @@
-/* The bias broadcast behind the cuBLAS drop-in's cublasLtMatmul BIAS epilogue (src/preload/lt.c): D's columns
- * set to one vector on a stream, by templates/bias.cu (NVRTC, loaded once per device). Needs no CUDA header.
- * Tests: preload_lt_bias_template_compiles (NVRTC), preload_lt_gpu_bias_broadcast (GPU), tests/test_preload_lt.c. */
+/* The cuBLAS drop-in's cublasLtMatmul BIAS epilogue (src/preload/lt.c): where the call's kernel adds the bias in
+ * its epilogue (kernels/family.h: bias_epilogue) the loader runs it so (src/lib/loader_call.c); elsewhere a broadcast
+ * sets D's columns to the vector on the stream, by templates/bias.cu (NVRTC, loaded once per device), and the GEMM
+ * runs at beta 1. Needs no CUDA header. Tests: preload_lt_bias_template_compiles (NVRTC),
+ * preload_lt_gpu_bias_broadcast and preload_lt_gpu_bias_epilogue_equals_the_pass (GPU), tests/test_preload_lt.c. */
 #ifndef GT_BIAS_H
 #define GT_BIAS_H
 
+#include "gemmtune.h"
+
 #include <stddef.h>
+
+/* 1 when gemmtune_sgemm with these arguments would run one of gemmtune's kernels whose family adds a bias in its
+ * epilogue (one GEMM, no workspace), 0 when not, -1 as gemmtune_runs_own_kernel. */
+int gt_loader_fuses_bias(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,
+                         const float *A, int lda, const float *B, int ldb, const float *C, int ldc);
+
+/* Then: C = alpha op(A) op(B) + bias, bias one value per element of C's contiguous dimension (a row of a
+ * column-major C, a column of a row-major one), rounded as the broadcast and gemmtune_sgemm at beta 1 would (bit for
+ * bit); GEMMTUNE_STATUS_INVALID_VALUE where the call's kernel has no bias epilogue, or k < 1. */
+gemmtune_status gt_loader_sgemm_bias(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m,
+                                     int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                                     const float *bias, float *C, int ldc);
 
 /* D[i + j*ld] = bias[i] for i < m, j < n (column-major, ld >= m; the rows past m are not written), enqueued on
  * stream (a cudaStream_t; NULL the legacy default stream) of device, the calling thread's current device. The

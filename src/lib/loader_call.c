@@ -1,6 +1,7 @@
 /* gemmtune_sgemm: a plan per call signature (selection, then the loaded kernel or the library plan, its launch and
  * workspace), published lock-free; workspaces per stream; and gemmtune_explain. Design notes in src/lib/gemmtune.h;
  * GPU tests in tests/test_loader_gpu.c. */
+#include "bias.h"
 #include "handle.h"
 
 #include <cuda_runtime_api.h>
@@ -262,10 +263,20 @@ static int on_device(struct gemmtune_context *h, int *cur)
     return 1;
 }
 
-/* gemmtune_sgemm and gemmtune_sgemm_strided_batched (batch <= 1: one GEMM, strides unused); fn names the entry. */
+/* A plan that runs one of gemmtune's kernels of a family with a bias epilogue, in a launch with no workspace
+ * (kernels/family.h: bias_epilogue). */
+static int fuses_bias(const gt_plan *p)
+{
+    return p->choice.rule != GT_RULE_NONE && p->choice.family && p->choice.family->bias_epilogue && p->kernel &&
+           !p->bplan && p->ws_bytes == 0 && p->L.ws_bytes == 0 && p->L.splitk <= 1;
+}
+
+/* gemmtune_sgemm, gemmtune_sgemm_strided_batched (batch <= 1: one GEMM, strides unused) and, with bias non-NULL
+ * (one GEMM, beta 0), gt_loader_sgemm_bias; fn names the entry. */
 static gemmtune_status sgemm(gemmtune_handle h, void *stream, const char *fn, gemmtune_op transa, gemmtune_op transb,
                              int m, int n, int k, float alpha, const float *A, int lda, long long sa, const float *B,
-                             int ldb, long long sb, float beta, float *C, int ldc, long long sc, int batch)
+                             int ldb, long long sb, float beta, float *C, int ldc, long long sc, int batch,
+                             const float *bias)
 {
     char err[512];
     gt_call c;
@@ -284,10 +295,12 @@ static gemmtune_status sgemm(gemmtune_handle h, void *stream, const char *fn, ge
     if (st) return st;
     if (h->record_path[0]) atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed);
     if (p->choice.rule == GT_RULE_NONE) return gt_loader_fail_text(GEMMTUNE_STATUS_NO_KERNEL, p->note);
+    if (bias && !fuses_bias(p))
+        return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "%s: this call's kernel has no bias epilogue", fn);
     gt_args a = {.m = c.shape.m, .n = c.shape.n, .k = k, .ta = c.shape.ta, .tb = c.shape.tb, .alpha = alpha,
                  .beta = beta, .A = swap ? B : A, .B = swap ? A : B, .C = C, .lda = (int)c.lda, .ldb = (int)c.ldb,
                  .ldc = ldc, .batch = gt_shape_batch(&c.shape), .sa = c.stride_a, .sb = c.stride_b,
-                 .sc = c.stride_c};
+                 .sc = c.stride_c, .ws = (float *)bias}; /* the kernel reads it, never writes (family.h) */
     return launch(h, p, stream, &a);
 }
 
@@ -332,11 +345,30 @@ int gemmtune_kernel_times(gemmtune_handle h, void *stream, gemmtune_op transa, g
     return 1;
 }
 
+int gt_loader_fuses_bias(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,
+                         const float *A, int lda, const float *B, int ldb, const float *C, int ldc)
+{
+    gt_plan *p;
+    if (plan_for(h, stream, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &p)) return -1;
+    return fuses_bias(p);
+}
+
+gemmtune_status gt_loader_sgemm_bias(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m,
+                                     int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
+                                     const float *bias, float *C, int ldc)
+{
+    if (!bias || k < 1) return gt_loader_fail(GEMMTUNE_STATUS_INVALID_VALUE, "gt_loader_sgemm_bias: %s",
+                                              bias ? "k < 1" : "bias is NULL");
+    return sgemm(h, stream, "gt_loader_sgemm_bias", transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, 0.0f, C,
+                 ldc, 0, 1, bias);
+}
+
 gemmtune_status gemmtune_sgemm(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m,
                                int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
                                float beta, float *C, int ldc)
 {
-    return sgemm(h, stream, "gemmtune_sgemm", transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1);
+    return sgemm(h, stream, "gemmtune_sgemm", transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1,
+                 NULL);
 }
 
 gemmtune_status gemmtune_sgemm_strided_batched(gemmtune_handle h, void *stream, gemmtune_op transa,
@@ -345,7 +377,7 @@ gemmtune_status gemmtune_sgemm_strided_batched(gemmtune_handle h, void *stream, 
                                                float beta, float *C, int ldc, long stride_c, int batch)
 {
     return sgemm(h, stream, "gemmtune_sgemm_strided_batched", transa, transb, m, n, k, alpha, A, lda, stride_a, B,
-                 ldb, stride_b, beta, C, ldc, stride_c, batch);
+                 ldb, stride_b, beta, C, ldc, stride_c, batch, NULL);
 }
 
 void gt_loader_counters_get(gemmtune_handle h, gt_loader_counters *out)

@@ -244,7 +244,7 @@ typedef struct {
  * shape, its stored time with the pass added, does not beat cuBLAS's stored time there by the tuner's margin; else
  * GT_PL_SERVE, also where no time is stored for the shape (a neighbour's winner the serving model expects to win,
  * or the built-in kernel a program asked for with GEMMTUNE_FALLBACK=default: the loader's own judgment stands). */
-static gt_pl_reason fused_is_cheaper(gemmtune_handle h, cudaStream_t s, const operands *o)
+static gt_pl_reason fused_is_cheaper(gemmtune_handle h, cudaStream_t s, const operands *o, int fused)
 {
     const gt_pl_call *c = &o->p->call;
     const gemmtune_op ta = gt_pl_op(c->transa), tb = gt_pl_op(c->transb);
@@ -253,7 +253,7 @@ static gt_pl_reason fused_is_cheaper(gemmtune_handle h, cudaStream_t s, const op
     double kernel_ms, cublas_ms;
     if (gemmtune_kernel_times(h, (void *)s, ta, tb, c->m, c->n, c->k, o->A, c->lda, o->B, c->ldb, o->D, c->ldc,
                               &kernel_ms, &cublas_ms) == 1 &&
-        !gt_pl_lt_pass_pays(kernel_ms, cublas_ms, gt_pl_lt_pass_ms(c->m, c->n, o->p->copy_c)))
+        !gt_pl_lt_pass_pays(kernel_ms, cublas_ms, fused ? 0.0 : gt_pl_lt_pass_ms(c->m, c->n, o->p->copy_c)))
         return GT_PL_LT_PASS;
     return GT_PL_SERVE;
 }
@@ -272,9 +272,18 @@ static gt_pl_reason run(gemmtune_handle h, cudaStream_t s, int dev, const void *
     if ((p->bias || p->copy_c) && (cudaGetDevice(&cur) != cudaSuccess || cur != dev))
         return (void)cudaGetLastError(), GT_PL_DEVICE_CHANGED; /* nothing launched on another device's stream */
     ++gt_pl_depth;
+    /* a kernel that adds the bias in its epilogue: no pass over D (loader.h: gt_loader_fuses_bias) */
+    const int fused = p->bias && gt_loader_fuses_bias(h, (void *)s, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m,
+                                                      c->n, c->k, o->A, c->lda, o->B, c->ldb, o->D, c->ldc) == 1;
     if (p->bias || p->copy_c) {
-        r = fused_is_cheaper(h, s, o);
+        r = fused_is_cheaper(h, s, o, fused);
         if (r != GT_PL_SERVE) return --gt_pl_depth, r;
+    }
+    if (fused) {
+        gemmtune_status st = gt_loader_sgemm_bias(h, (void *)s, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n,
+                                                  c->k, p->alpha, o->A, c->lda, o->B, c->ldb, o->bias, o->D, c->ldc);
+        if (st != GEMMTUNE_SUCCESS) r = gt_pl_failed(st, out); /* D untouched but by the kernel: cuBLASLt may retry */
+        return --gt_pl_depth, r;
     }
     if (p->bias) {
         const int rc = gt_bias_broadcast(dev, (void *)s, c->m, c->n, o->bias, o->D, c->ldc, out->detail,
