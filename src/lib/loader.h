@@ -133,7 +133,6 @@ typedef struct {
 } gt_loader_counters;
 void gt_loader_counters_get(gemmtune_handle h, gt_loader_counters *out);
 
-
 /* The common tail of gemmtune_create*: binds to the device, takes over set (freed on failure too) and ctx
  * (released with ctx_free). Records the message for gemmtune_last_error on failure. */
 gemmtune_status gt_loader_create(gemmtune_handle *out, gt_winner_set *set, gt_obtain_fn obtain, void *ctx,

@@ -263,12 +263,11 @@ static int on_device(struct gemmtune_context *h, int *cur)
     return 1;
 }
 
-/* A plan that runs one of gemmtune's kernels of a family with a bias epilogue, in a launch with no workspace
- * (kernels/family.h: bias_epilogue). */
+/* A plan that runs one of gemmtune's kernels (a kernel: no library plan, the rule not none) of a family with a bias
+ * epilogue, unsplit and with no workspace (kernels/family.h: bias_epilogue). */
 static int fuses_bias(const gt_plan *p)
 {
-    return p->choice.rule != GT_RULE_NONE && p->choice.family && p->choice.family->bias_epilogue && p->kernel &&
-           !p->bplan && p->ws_bytes == 0 && p->L.ws_bytes == 0 && p->L.splitk <= 1;
+    return p->kernel && p->choice.family->bias_epilogue && p->ws_bytes == 0 && p->L.splitk <= 1;
 }
 
 /* gemmtune_sgemm, gemmtune_sgemm_strided_batched (batch <= 1: one GEMM, strides unused) and, with bias non-NULL

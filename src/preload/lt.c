@@ -272,7 +272,7 @@ static gt_pl_reason run(gemmtune_handle h, cudaStream_t s, int dev, const void *
     if ((p->bias || p->copy_c) && (cudaGetDevice(&cur) != cudaSuccess || cur != dev))
         return (void)cudaGetLastError(), GT_PL_DEVICE_CHANGED; /* nothing launched on another device's stream */
     ++gt_pl_depth;
-    /* a kernel that adds the bias in its epilogue: no pass over D (loader.h: gt_loader_fuses_bias) */
+    /* a kernel that adds the bias in its epilogue: no pass over D (bias.h: gt_loader_fuses_bias) */
     const int fused = p->bias && gt_loader_fuses_bias(h, (void *)s, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m,
                                                       c->n, c->k, o->A, c->lda, o->B, c->ldb, o->D, c->ldc) == 1;
     if (p->bias || p->copy_c) {
