@@ -114,6 +114,20 @@ void gt_launch_tiles(const gt_shape *s, int bm, int bn, unsigned threads, unsign
     }
 }
 
+void gt_launch_stream_k(const gt_shape *s, int bm, int bn, int bk, int per_sm, int sms, gt_launch *out)
+{
+    const long long tiles = (long long)gt_cdiv(s->m, bm) * gt_cdiv(s->n, bn), iters = gt_cdiv(s->k, bk);
+    long long g = (long long)(sms > 0 ? sms : 1) * per_sm;
+    if (g > tiles * iters) g = tiles * iters;
+    const long long skt = tiles % g == 0 ? 0 : tiles < 2 * g ? tiles : g + tiles % g;
+    out->grid[0] = (unsigned)g;
+    out->grid[1] = out->grid[2] = 1;
+    out->ws_bytes = out->ws_zero = 0;
+    if (skt == 0) return;
+    out->ws_zero = (size_t)(tiles + 63) / 64 * 64 * sizeof(float); /* GT_SK_COUNTERS */
+    out->ws_bytes = out->ws_zero + (size_t)2 * g * bm * bn * sizeof(float);
+}
+
 int gt_splitk_workspace_fits(int splitk, const gt_shape *s)
 {
     return splitk <= 1 || (size_t)splitk * (size_t)s->m * (size_t)s->n * sizeof(float) <= GT_SPLITK_WS_CAP;

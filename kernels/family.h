@@ -323,6 +323,11 @@ int gt_block_fits_dynamic(long threads, int minb, long dyn_smem, long regs, cons
 #define GT_SPLITK_WS_CAP ((size_t)512 << 20)
 int gt_splitk_workspace_fits(int splitk, const gt_shape *s);
 
+/* Stream-K's launch (templates/streamk.cuh's schedule): a persistent grid of per_sm blocks per SM, never more
+ * blocks than K tiles of work; the tiles' counters (zeroed by each launch) and two partial-tile slots per block as
+ * workspace, none when every tile is data-parallel. Replaces the grid and workspace gt_launch_tiles set. */
+void gt_launch_stream_k(const gt_shape *s, int bm, int bn, int bk, int per_sm, int sms, gt_launch *out);
+
 /* The launch() of a tiled kernel: a grid over BM x BN tiles of C (flat: one dimension, tile index row-major;
  * otherwise x over column tiles and y over row tiles), threads per block, dynamic shared memory, and with
  * splitk > 1 the K slices in grid z, a workspace of splitk partial C's and the reduce kernel's launch. */

@@ -171,27 +171,11 @@ static int in_space(const gt_params *p, char *why, size_t n)
     return shaped(&s, why, n);
 }
 
-/* Stream-K: a persistent grid of SK blocks per SM (never more blocks than K tiles of work), the tiles' counters
- * (zeroed by each launch) and two partial-tile slots per block; the split between data-parallel and shared tiles
- * (skt) as the template computes it. No workspace when every tile is data-parallel. */
-static void launch_stream_k(const shape_t *s, const gt_shape *sh, int sms, gt_launch *out)
-{
-    const long long tiles = (long long)gt_cdiv(sh->m, s->bm) * gt_cdiv(sh->n, s->bn), iters = gt_cdiv(sh->k, s->bk);
-    long long g = (long long)(sms > 0 ? sms : 1) * s->sk;
-    if (g > tiles * iters) g = tiles * iters;
-    const long long skt = tiles % g == 0 ? 0 : tiles < 2 * g ? tiles : g + tiles % g;
-    out->grid[0] = (unsigned)g;
-    out->grid[1] = out->grid[2] = 1;
-    if (skt == 0) return;
-    out->ws_zero = (size_t)(tiles + 63) / 64 * 64 * sizeof(float); /* SK_COUNTERS in the template */
-    out->ws_bytes = out->ws_zero + (size_t)2 * g * s->bm * s->bn * sizeof(float);
-}
-
 static void launch(const gt_params *p, const gt_shape *sh, int sms, gt_launch *out)
 {
     const shape_t s = unpack(p);
     gt_launch_tiles(sh, s.bm, s.bn, (unsigned)s.threads, smem_bytes(&s), s.splitk, 1, out);
-    if (s.sk > 0) launch_stream_k(&s, sh, sms, out);
+    if (s.sk > 0) gt_launch_stream_k(sh, s.bm, s.bn, s.bk, s.sk, sms, out);
 }
 
 /* The cost model's view of a block: its BM x BN tile and the registers legal() estimates. */
