@@ -1,24 +1,24 @@
 /* Family tf32x3wg: FP32-accurate SGEMM on Hopper's warpgroup tensor cores (wgmma, sm_90a only): the tf32x3 family's
  * arithmetic (two TF32 parts per operand value, three products, the big*big chunk folded into FP32 every KC
  * k-values) with both operands split once per block into shared memory and wgmma reading them from there; K may be
- * split over grid z (SPLITK), the slices reduced in a fixed order.
+ * split over grid z (SPLITK), the slices reduced in a fixed order, or shared out by stream-K (SK).
  * Template: templates/tf32x3wg.cu. Tested by tests/test_tf32x3wg.c and, on the GPU, tests/test_tf32x3.c. */
 #include "family.h"
 
 #include <stdio.h>
 
-enum { P_BM, P_BN, P_BK, P_STAGES, P_KC, P_PF, P_MINB, P_SPLITK, NPARAMS };
+enum { P_BM, P_BN, P_BK, P_STAGES, P_KC, P_PF, P_MINB, P_SPLITK, P_SK, NPARAMS };
 
 typedef struct {
-    int bm, bn, bk, stages, kc, pf, minb, splitk;
+    int bm, bn, bk, stages, kc, pf, minb, splitk, sk;
     int threads, items_a, items_b; /* items: quads of 4 k-values a thread moves per tile and operand */
 } shape_t;
 
 static shape_t unpack(const gt_params *p)
 {
     const int *v = p->v;
-    shape_t s = {v[P_BM], v[P_BN], v[P_BK], v[P_STAGES], v[P_KC], v[P_PF], v[P_MINB], v[P_SPLITK], v[P_BM] / 64 * 128,
-                 0, 0};
+    shape_t s = {v[P_BM],     v[P_BN],     v[P_BK], v[P_STAGES], v[P_KC], v[P_PF], v[P_MINB], v[P_SPLITK],
+                 v[P_SK], v[P_BM] / 64 * 128, 0, 0};
     if (s.threads > 0) {
         s.items_a = s.bm * s.bk / 4 / s.threads;
         s.items_b = s.bn * s.bk / 4 / s.threads;
@@ -31,7 +31,8 @@ static shape_t unpack(const gt_params *p)
  * 1024-byte atoms (the template's SMEM_BYTES). */
 static long smem_bytes(const shape_t *s) { return 4L * s->stages * 2 * (s->bm + s->bn) * s->bk + (s->bk == 32) * 1024; }
 
-/* Registers per thread: three accumulator sets of BN/2 (chunk, corrections, FP32 sum), the operand quads in flight
+/* Registers per thread (stream-K's loop adds a few: 128 x 128 with PF spills ~80 bytes, outside the k loop but a
+ * reload or two an iteration): three accumulator sets of BN/2 (chunk, corrections, FP32 sum), the operand quads in flight
  * (PF: a whole tile, else the larger operand's share) and ~30 for addresses and loop state. ptxas -v, 128x128
  * blocks: 252 with PF, 240 without, no spills; 64x128 with PF (256 quads in flight) spills. */
 static int regs_estimate(const shape_t *s)
@@ -47,7 +48,7 @@ extern const gt_family gt_family_tf32x3wg;
 /* Values far outside any GPU's reach are refused before any product of them can overflow an int. */
 static int bounded(const gt_params *p, char *why, size_t n)
 {
-    static const int lo[NPARAMS] = {64, 64, 16, 2, 16, 0, 1, 1}, hi[NPARAMS] = {256, 128, 256, 3, 65536, 1, 4, 64};
+    static const int lo[NPARAMS] = {64, 64, 16, 2, 16, 0, 1, 1, 0}, hi[NPARAMS] = {256, 128, 256, 3, 65536, 1, 4, 64, 4};
     for (int i = 0; i < NPARAMS; ++i)
         if (p->v[i] < lo[i] || p->v[i] > hi[i])
             REJECT("%s=%d outside %d..%d", gt_family_tf32x3wg.params[i].name, p->v[i], lo[i], hi[i]);
@@ -74,6 +75,7 @@ static int legal_tiling(const shape_t *s, char *why, size_t n)
     if (s->bn != 64 && s->bn != 96 && s->bn != 128) REJECT("BN=%d: the template has wgmma N 64, 96 and 128", s->bn);
     if (s->bk % 16) REJECT("BK=%d not a multiple of 16", s->bk);
     if (s->kc % s->bk) REJECT("KC=%d not a multiple of BK=%d", s->kc, s->bk);
+    if (s->sk && s->splitk > 1) REJECT("SK=%d with SPLITK=%d: stream-K and split-K are exclusive", s->sk, s->splitk);
     if ((s->bm * s->bk / 4) % s->threads || (s->bn * s->bk / 4) % s->threads)
         REJECT("%d threads do not share the quads of a tile evenly", s->threads);
     return quads_map(s->bm, s, why, n) && quads_map(s->bn, s, why, n);
@@ -94,15 +96,17 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
  * 128 x 64) with 3 stages (every split winner of the workload's sweep had 3), for a deep K over few tiles of C (a
  * weight gradient's 768 x 768 x 8192: 36 blocks of 128 x 128). Folds every 128 k-values, and for unsplit points
  * also every 32: the tensor cores' truncating sums within a chunk decide the error at a short K, where 128 loses to
- * SGEMM on wide inputs (K 64 to 164) and 32 does not, for 2-4% of time at 4096^3 (docs/BENCHMARKS.md). */
+ * SGEMM on wide inputs (K 64 to 164) and 32 does not, for 2-4% of time at 4096^3 (docs/BENCHMARKS.md). Stream-K
+ * with the same blocks, one or two a SM: at a deep K one block's FP32 sum over ~6,000 k-values loses to SGEMM on
+ * wide inputs, as the unsplit kernel does, and two a SM halve it (the blocks of a SM take turns). */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     if (!bounded(p, why, n)) return 0;
     shape_t s = unpack(p);
     if (s.bk != 32) REJECT("default space: BK=%d, only 32", s.bk);
-    if (s.splitk > 1 && (s.bm != 128 || s.bn == 96 || !s.pf || s.stages != 3))
-        REJECT("default space: SPLITK > 1 only for 128 x 128 and 128 x 64 blocks with 3 stages and PF=1");
-    if (s.kc != 128 && (s.kc != 32 || s.splitk > 1)) REJECT("default space: KC 128, or 32 unsplit");
+    if ((s.splitk > 1 || s.sk) && (s.bm != 128 || s.bn == 96 || !s.pf || s.stages != 3))
+        REJECT("default space: SPLITK > 1 and SK only for 128 x 128 and 128 x 64 blocks with 3 stages and PF=1");
+    if (s.kc != 128 && (s.kc != 32 || s.splitk > 1)) REJECT("default space: KC 128, or 32 unsplit (stream-K too)");
     s.pf = 1;
     if (p->v[P_PF] == 0 && regs_estimate(&s) <= 255) REJECT("default space: PF=0 where PF=1 fits");
     return 1;
@@ -110,14 +114,16 @@ static int in_space(const gt_params *p, char *why, size_t n)
 
 static void launch(const gt_params *p, const gt_shape *sh, int sms, gt_launch *out)
 {
-    (void)sms;
     const shape_t s = unpack(p);
     gt_launch_tiles(sh, s.bm, s.bn, (unsigned)s.threads, (unsigned)smem_bytes(&s), s.splitk, 1, out);
+    if (s.sk) gt_launch_stream_k(sh, s.bm, s.bn, s.bk, s.sk, sms, out);
 }
 
-/* Every layout, alignment and ld works; only a split past GT_SPLITK_WS_CAP of partial sums is refused. */
+/* Every layout, alignment and ld works; refused: a split past GT_SPLITK_WS_CAP of partial sums, and stream-K past a
+ * K whose iteration count would overflow the template's int (K tiles x 2 x blocks, for up to 1024 SMs). */
 static int applicable(const gt_params *p, const gt_call *call)
 {
+    if (p->v[P_SK]) return (long long)gt_cdiv(call->shape.k, p->v[P_BK]) * 2 * 1024 * p->v[P_SK] < 2147483647LL;
     return gt_splitk_workspace_fits(p->v[P_SPLITK], &call->shape);
 }
 
@@ -140,7 +146,9 @@ const gt_family gt_family_tf32x3wg = {
                 {1, 0}},
                {"MINB", "blocks per SM promised to __launch_bounds__", 1, {1}},
                {"SPLITK", "K slices in grid z, partial sums reduced in a fixed order", 5, {1, 2, 3, 4, 8},
-                .optional = 1}},
+                .optional = 1},
+               {"SK", "stream-K: a persistent grid of SK blocks per SM shares the tiles' K loops out evenly (0: off)",
+                3, {0, 1, 2}, .optional = 1}},
     .legal = legal,
     .in_space = in_space,
     .launch = launch,

@@ -6,13 +6,16 @@
 // the fold keeps FP32 accuracy; merging the corrections into the chunk tripled the truncating adds and lost to
 // SGEMM on wide inputs). With SPLITK > 1, grid z splits K into slices (common.cuh's gt_k_range, whole BK tiles) whose
 // partial sums go to the workspace and gt_splitk_reduce adds them in a fixed order: deterministic, and for a deep K
-// over few tiles of C both faster (more blocks) and more accurate (shorter sums) than one block per tile.
+// over few tiles of C both faster (more blocks) and more accurate (shorter sums) than one block per tile. With SK,
+// a persistent grid of SK blocks per SM shares the tiles' K loops out evenly (streamk.cuh): the last wave is never
+// a part of the GPU, and a tile cut between blocks is added up in block order (deterministic too).
 // Study harness and measurements: tests/perf/wgmma.cu, docs/BENCHMARKS.md.
 // Alone: nvcc -gencode arch=compute_90a,code=sm_90a -cubin -Xptxas -v -I templates templates/tf32x3wg.cu
 // (tests: tests/test_tf32x3wg.c; on the GPU tests/test_tf32x3.c)
 #include "common.cuh"
 #include "epilogue.cuh"
 #include "raster.cuh"
+#include "streamk.cuh"
 #include "tf32.cuh"
 #include "wgmma.cuh"
 
@@ -38,11 +41,16 @@
 #ifndef MINB
 #define MINB 1 // blocks per SM promised to __launch_bounds__
 #endif
+#ifndef SK
+#define SK 0 // stream-K: 0 off; n > 0 a persistent grid of n blocks per SM (sized by the launch) shares the MAC loop
+#endif
 #define RASTER 8 // tile rows per rasterization group (fixed: blocks in flight share A and B panels in L2)
 
 #define NT (BM / 64 * 128) // threads per block: one warpgroup per 64 rows
 #define NACC (BN / 2)      // accumulator registers of a thread per set (m64 x BN over 128 threads)
 #define PEND (STAGES - 2)  // wgmma groups left running at a barrier
+#define EPI_PARTS (SK ? 2 : 1) // parts of the columns whose C is read before they are written: stream-K's loop
+                              // keeps more registers live across the epilogue
 
 // Shared memory: STAGES stages of four tiles, A big, A small, B big, B small, each in a K-major layout wgmma reads
 // (wgmma.cuh): at BK = 32 (SWIZZLE) the 128-byte swizzle, whose stages start 1024-byte aligned, and in which any
@@ -64,6 +72,7 @@ static_assert(BK % 16 == 0, "BK: a multiple of 16");
 static_assert(KC > 0 && KC % BK == 0, "KC must be a positive multiple of BK");
 static_assert(STAGES == 2 || STAGES == 3, "STAGES: 2 or 3");
 static_assert((BM * BK / 4) % NT == 0 && (BN * BK / 4) % NT == 0, "quads must divide evenly among the threads");
+static_assert(SK == 0 || SPLITK == 1, "stream-K and split-K are exclusive");
 
 // ---------------------------------------------------------------------------------------------------------------
 // Global memory to registers to shared memory. An operand tile is R rows (m of A, n of B) by BK k-values; a quad
@@ -185,6 +194,23 @@ struct Operands {
     int lda, ldb, M, N, K, bm0, bn0;
     bool va, vb, interior; // A and B take 16-byte loads; the block's tile of C lies whole inside C
 };
+
+// The operands of the tile of C from row bm0 and column bn0, over K's [k0, k1) (k0 a whole number of BK tiles: A
+// and B moved there keep their 16-byte alignment).
+__device__ __forceinline__ Operands operands(const float *A, int lda, const float *B, int ldb, int M, int N, int k0,
+                                             int k1, int bm0, int bn0)
+{
+    A += GT_TA ? (size_t)k0 * lda : (size_t)k0;
+    B += GT_TB ? (size_t)k0 : (size_t)k0 * ldb;
+    Operands o;
+    o.lda = lda, o.ldb = ldb, o.M = M, o.N = N, o.K = k1 - k0, o.bm0 = bm0, o.bn0 = bn0;
+    o.pa = feed0<BM, !GT_TA>(A, lda, bm0);
+    o.pb = feed0<BN, (bool)GT_TB>(B, ldb, bn0);
+    o.va = GT_VEC_OK(4, A, lda);
+    o.vb = GT_VEC_OK(4, B, ldb);
+    o.interior = bm0 + BM <= M && bn0 + BN <= N;
+    return o;
+}
 
 // Whole tiles of an interior block with 16-byte loads where k is contiguous need no test.
 __device__ __forceinline__ bool full_tile(const Operands &o, int t)
@@ -308,38 +334,44 @@ __device__ __forceinline__ void mac_tile(float (&acc)[NACC], const Operands &o, 
 
 // The accumulator layout of wgmma m64nN f32 (PTX ISA): warp w of the warpgroup holds rows 16w + g and 16w + g + 8
 // (g = lane / 4); register 4j + r is column 8j + 2 (lane % 4) + (r & 1), row + 8 when r >= 2.
-// With SPLITK > 1 the raw sums go to the slice's part of the workspace ws instead (gt_store).
+// With SPLITK > 1 the raw sums go to the slice's part of the workspace ws instead (gt_store). bias: the family's
+// bias epilogue (kernels/family.h), NULL but in a call with a bias.
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int N, float *__restrict__ C, int ldc,
-                                           float *__restrict__ ws, float alpha, float beta)
+                                           float *__restrict__ ws, const float *__restrict__ bias, int bm0, int bn0,
+                                           float alpha, float beta)
 {
-    int bm0, bn0;
-    gt_tile_origin<BM, BN, RASTER>(gt_block_id(), M, N, &bm0, &bn0);
     const int tid = gt_thread_id(), lane = tid % 32;
     const bool vc = GT_VEC_OK(2, C, ldc);
     const int i0 = bm0 + tid / 32 * 16 + lane / 4, j0 = bn0 + lane % 4 * 2;
 #if SPLITK == 1
-    const float *bias = ws; // the family's bias epilogue (kernels/family.h): NULL but in a call with a bias
-    if (beta != 0.0f || bias) { // every C value (or bias) of the thread read first, then written (gt_fetch_c)
-        float old[NACC];
-#pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-            if (bias) {
-                const int c = j0 + 8 * j;
-                old[4 * j] = old[4 * j + 2] = c < N ? bias[c] : 0.0f;
-                old[4 * j + 1] = old[4 * j + 3] = c + 1 < N ? bias[c + 1] : 0.0f;
-                continue;
-            }
-            gt_fetch_c<2>(M, N, C, ldc, i0, j0 + 8 * j, vc, &old[4 * j]);
-            gt_fetch_c<2>(M, N, C, ldc, i0 + 8, j0 + 8 * j, vc, &old[4 * j + 2]);
-        }
+    if (beta != 0.0f || bias) { // every C value (or bias) of a part read first, then written (gt_fetch_c)
         const float b = bias ? 1.0f : beta;
 #pragma unroll
-        for (int j = 0; j < BN / 8; ++j) {
-            gt_store_c<2>(M, N, C, ldc, i0, j0 + 8 * j, &acc[4 * j], &old[4 * j], alpha, b, vc);
-            gt_store_c<2>(M, N, C, ldc, i0 + 8, j0 + 8 * j, &acc[4 * j + 2], &old[4 * j + 2], alpha, b, vc);
+        for (int j0p = 0; j0p < BN / 8; j0p += BN / 8 / EPI_PARTS) {
+            float old[NACC / EPI_PARTS];
+#pragma unroll
+            for (int j = j0p; j < j0p + BN / 8 / EPI_PARTS; ++j) {
+                float *o = &old[4 * (j - j0p)];
+                if (bias) {
+                    const int c = j0 + 8 * j;
+                    o[0] = o[2] = c < N ? bias[c] : 0.0f;
+                    o[1] = o[3] = c + 1 < N ? bias[c + 1] : 0.0f;
+                    continue;
+                }
+                gt_fetch_c<2>(M, N, C, ldc, i0, j0 + 8 * j, vc, o);
+                gt_fetch_c<2>(M, N, C, ldc, i0 + 8, j0 + 8 * j, vc, o + 2);
+            }
+#pragma unroll
+            for (int j = j0p; j < j0p + BN / 8 / EPI_PARTS; ++j) {
+                const float *o = &old[4 * (j - j0p)];
+                gt_store_c<2>(M, N, C, ldc, i0, j0 + 8 * j, &acc[4 * j], o, alpha, b, vc);
+                gt_store_c<2>(M, N, C, ldc, i0 + 8, j0 + 8 * j, &acc[4 * j + 2], o + 2, alpha, b, vc);
+            }
         }
         return;
     }
+#else
+    (void)bias;
 #endif
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
@@ -350,27 +382,106 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int 
     }
 }
 
+#if SK > 0
+// This block holds K tiles [kb, ke) of tile t in its workspace slot `slot` (streamk.cuh). Returns 1 when it is the
+// last of the tile's blocks to arrive, with acc then the whole tile's sum: its parts added from zero in block order,
+// its own read back too, as gt_splitk_reduce adds slices. Counting in does not wait for the other blocks.
+__device__ __forceinline__ int sk_fixup(float (&acc)[NACC], float *__restrict__ ws, const gt_sk &s, int t, int slot)
+{
+    __shared__ int last;
+    constexpr int Q = NACC / 4, PART = BM * BN / 4; // float4s of a thread, of a slot (layout [q][thread])
+    const int tid = gt_thread_id();
+    unsigned *cnt = (unsigned *)ws;
+    float4 *slots = (float4 *)(ws + GT_SK_COUNTERS(s.T));
+    float4 *mine = slots + (size_t)(2 * blockIdx.x + slot) * PART;
+#pragma unroll
+    for (int q = 0; q < Q; ++q) mine[q * NT + tid] = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
+    const int cf = gt_sk_owner(s, t * s.I), cl = gt_sk_owner(s, t * s.I + s.I - 1);
+    __threadfence(); // the part is visible before the count
+    __syncthreads();
+    if (tid == 0) last = atomicAdd(&cnt[t], 1u) == (unsigned)(cl - cf);
+    __syncthreads();
+    if (!last) return 0;
+    __threadfence();
+#pragma unroll
+    for (int i = 0; i < NACC; ++i) acc[i] = 0.0f;
+    for (int o = cf; o <= cl; ++o) {
+        const float4 *part = slots + (size_t)(2 * o + gt_sk_slot(s, o, t)) * PART + tid;
+#pragma unroll
+        for (int q0 = 0; q0 < Q; q0 += 8) { // eight loads in flight, not the whole part (which would spill)
+            float4 p[8];
+#pragma unroll
+            for (int q = q0; q < q0 + 8 && q < Q; ++q) p[q - q0] = __ldcg(part + q * NT);
+#pragma unroll
+            for (int q = q0; q < q0 + 8 && q < Q; ++q) {
+                float *v = &acc[4 * q];
+                v[0] += p[q - q0].x, v[1] += p[q - q0].y, v[2] += p[q - q0].z, v[3] += p[q - q0].w;
+            }
+        }
+    }
+    return 1;
+}
+
+// The persistent block's work: its range of shared-out iterations, then its data-parallel tiles. Where no tile is
+// shared out, ws holds no workspace and may be the call's bias. The loop's state lives in shared memory, written by
+// one thread between two barriers: registers are what the MAC loop lacks (kept in them, it spilled into the loop).
+struct SkNext {
+    int it, end, dpt; // what is left of the block's range; its next data-parallel tile
+    int t, kb, ke;    // the piece of work at hand: tile t (-1: none left), its K tiles [kb, ke)
+};
+
+__device__ __forceinline__ gt_sk sk_plan(int M, int N, int K)
+{
+    return gt_sk_plan(((M + BM - 1) / BM) * ((N + BN - 1) / BN), (K + BK - 1) / BK);
+}
+
+__device__ __forceinline__ void stream_k(float (&acc)[NACC], int M, int N, int K, float alpha,
+                                         const float *__restrict__ A, int lda, const float *__restrict__ B, int ldb,
+                                         float beta, float *__restrict__ C, int ldc, float *__restrict__ ws,
+                                         unsigned sbase)
+{
+    __shared__ SkNext nx;
+    if (gt_thread_id() == 0) {
+        const gt_sk s = sk_plan(M, N, K);
+        nx.it = gt_sk_start(s, blockIdx.x), nx.end = gt_sk_start(s, blockIdx.x + 1), nx.dpt = s.skt + blockIdx.x;
+    }
+    for (;;) {
+        __syncthreads(); // every thread is done with the last piece's stages and state
+        if (gt_thread_id() == 0) {
+            const gt_sk s = sk_plan(M, N, K);
+            if (!gt_sk_next(s, nx.it, nx.end, nx.dpt, nx.t, nx.kb, nx.ke)) nx.t = -1;
+        }
+        __syncthreads();
+        if (nx.t < 0) break;
+        {
+            int bm0, bn0;
+            gt_tile_origin<BM, BN, RASTER>(nx.t, M, N, &bm0, &bn0);
+            mac_tile(acc, operands(A, lda, B, ldb, M, N, nx.kb * BK, min(K, nx.ke * BK), bm0, bn0), sbase);
+        }
+        const gt_sk s = sk_plan(M, N, K);
+        const int t = nx.t;
+        int bm0, bn0;
+        gt_tile_origin<BM, BN, RASTER>(t, M, N, &bm0, &bn0);
+        if ((nx.kb == 0 && nx.ke == s.I) || sk_fixup(acc, ws, s, t, gt_sk_slot(s, blockIdx.x, t)))
+            store_tile(acc, M, N, C, ldc, ws, s.skt ? nullptr : ws, bm0, bn0, alpha, beta);
+    }
+}
+#endif
+
 extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
 {
     GT_BATCH_OFFSET();
     extern __shared__ float4 smem4[];
-#if SPLITK > 1
-    int k0, k1; // this block's K slice, whole tiles: A and B moved to its start keep their 16-byte alignment
-    gt_k_range(K, BK, &k0, &k1);
-    A += GT_TA ? (size_t)k0 * lda : (size_t)k0;
-    B += GT_TB ? (size_t)k0 : (size_t)k0 * ldb;
-    K = k1 - k0; // 0 for a slice past K: its partial sums are zeros, stored like any other slice's
-#endif
-    Operands o;
-    o.lda = lda, o.ldb = ldb, o.M = M, o.N = N, o.K = K;
-    gt_tile_origin<BM, BN, RASTER>(blockIdx.x, M, N, &o.bm0, &o.bn0);
-    o.pa = feed0<BM, !GT_TA>(A, lda, o.bm0);
-    o.pb = feed0<BN, (bool)GT_TB>(B, ldb, o.bn0);
-    o.va = GT_VEC_OK(4, A, lda);
-    o.vb = GT_VEC_OK(4, B, ldb);
-    o.interior = o.bm0 + BM <= M && o.bn0 + BN <= N;
-    float acc[NACC];
     const unsigned raw = (unsigned)__cvta_generic_to_shared(smem4);
-    mac_tile(acc, o, SWIZZLE ? (raw + 1023) & ~1023u : raw); // the swizzle's atoms are 1024-byte aligned
-    store_tile(acc, M, N, C, ldc, ws, alpha, beta);
+    const unsigned sbase = SWIZZLE ? (raw + 1023) & ~1023u : raw; // the swizzle's atoms are 1024-byte aligned
+    float acc[NACC];
+#if SK > 0
+    stream_k(acc, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ws, sbase);
+#else
+    int k0, k1, bm0, bn0; // this block's K slice (SPLITK > 1: whole tiles; 0 deep for a slice past K)
+    gt_k_range(K, BK, &k0, &k1);
+    gt_tile_origin<BM, BN, RASTER>(blockIdx.x, M, N, &bm0, &bn0);
+    mac_tile(acc, operands(A, lda, B, ldb, M, N, k0, k1, bm0, bn0), sbase);
+    store_tile(acc, M, N, C, ldc, ws, SPLITK == 1 ? ws : nullptr, bm0, bn0, alpha, beta);
+#endif
 }

@@ -71,15 +71,16 @@ static int space_cb(const gt_family *f, const gt_params *p, void *vctx)
 }
 
 /* 12 points on sm_90 without a K split, all with BK 32; PF=0 only where a whole tile does not fit in registers
- * (64 x 128); the same 12 folding every 32 k-values instead of 128; and 8 that split K (2, 3, 4 or 8 slices) with
- * the two-warpgroup blocks of 128 x 128 and 128 x 64 and 3 stages, folding every 128; none on any other arch:
- * sm_90a's wgmma runs on sm_90 alone. */
+ * (64 x 128); the same 12 folding every 32 k-values instead of 128; 8 that split K (2, 3, 4 or 8 slices) with
+ * the two-warpgroup blocks of 128 x 128 and 128 x 64 and 3 stages, folding every 128; and those two blocks with
+ * stream-K, one or two blocks a SM, folding every 128 or 32; none on any other arch: sm_90a's wgmma runs on sm_90
+ * alone. */
 GT_TEST(tf32x3wg_default_space_is_sm90_only, GT_NEEDS_NONE)
 {
     gt_limits l = limits("sm_90");
     space_ctx c = {0, 0, ""};
-    CHECK(gt_enumerate(fam(), &l, space_cb, &c) == 32);
-    CHECK_MSG(c.n == 32 && c.bad == 0, "%d points, %d bad (%s)", c.n, c.bad, c.first_bad);
+    CHECK(gt_enumerate(fam(), &l, space_cb, &c) == 40);
+    CHECK_MSG(c.n == 40 && c.bad == 0, "%d points, %d bad (%s)", c.n, c.bad, c.first_bad);
     char why[160];
     const gt_params kc32 = with(best, "KC", 32), kc64 = with(best, "KC", 64);
     CHECK(fam()->in_space(&kc32, why, sizeof why));
@@ -178,6 +179,34 @@ GT_TEST(tf32x3wg_split_k_launch_and_workspace, GT_NEEDS_NONE)
     free(one), free(four);
 }
 
+/* Stream-K: one block per SM; a weight gradient's 36 tiles of 256 K tiles shared out over them (36 < 2 x 132), with
+ * the tiles' counters and two partial tiles a block as workspace; a shape whose tiles fill whole waves is all
+ * data-parallel and needs none (so a batch of it runs in one launch, and a bias may take the workspace's place);
+ * stream-K and split-K are exclusive. */
+GT_TEST(tf32x3wg_stream_k_launch_and_workspace, GT_NEEDS_NONE)
+{
+    gt_launch L;
+    char why[160];
+    const gt_params sk = with(best, "SK", 1);
+    CHECK(is_legal(&sk, why, sizeof why) && fam()->in_space(&sk, why, sizeof why));
+    const gt_params both = with(sk, "SPLITK", 2);
+    CHECK(!is_legal(&both, why, sizeof why) && strstr(why, "exclusive"));
+    fam()->launch(&sk, &(gt_shape){768, 768, 8192, 1, 0}, GT_TEST_SMS, &L);
+    CHECK(L.grid[0] == GT_TEST_SMS && L.grid[1] == 1 && L.grid[2] == 1 && L.splitk == 1);
+    CHECK(L.ws_zero == 64 * 4 && L.ws_bytes == 64 * 4 + 2u * GT_TEST_SMS * 128 * 128 * 4);
+    const gt_shape whole = {128 * GT_TEST_SMS, 128 * 2, 512, 0, 0, 2}; /* 2 x 132 tiles: two whole waves */
+    CHECK(gt_family_launch(fam(), &sk, &whole, GT_TEST_SMS, &L) && L.grid[0] == GT_TEST_SMS && L.grid[2] == 2);
+    CHECK(L.ws_bytes == 0 && L.ws_zero == 0);
+    CHECK(!gt_family_launch(fam(), &sk, &(gt_shape){768, 768, 8192, 1, 0, 2}, GT_TEST_SMS, &L));
+    const gt_params sk2 = with(best, "SK", 2); /* two blocks a SM, taking turns: each sums half as long a range */
+    fam()->launch(&sk2, &(gt_shape){768, 768, 8192, 1, 0}, GT_TEST_SMS, &L);
+    CHECK(L.grid[0] == 2 * GT_TEST_SMS && L.ws_bytes == 64 * 4 + 4u * GT_TEST_SMS * 128 * 128 * 4);
+    fam()->launch(&sk, &(gt_shape){1, 1, 1, 0, 0}, GT_TEST_SMS, &L); /* never more blocks than K tiles of work */
+    CHECK(L.grid[0] == 1 && L.ws_bytes == 0);
+    gt_call c = {.shape = {64, 64, 1 << 30, 0, 0}};
+    CHECK(!fam()->applicable(&sk, &c) && fam()->applicable(&best, &c));
+}
+
 GT_TEST(tf32x3wg_render_has_wgmma_and_the_split, GT_NEEDS_NONE)
 {
     char err[256];
@@ -190,7 +219,9 @@ GT_TEST(tf32x3wg_render_has_wgmma_and_the_split, GT_NEEDS_NONE)
     CHECK(all && strstr(all, "cvt.rn.tf32.f32"));
     CHECK(all && strstr(all, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"));
     CHECK(all && strstr(all, "fence.proxy.async.shared::cta"));
-    CHECK(all && !strstr(all, "atomic")); /* deterministic: no atomics on results */
+    /* deterministic: the one atomic is stream-K's count of a tile's parts (its fix-up adds them in block order) */
+    const char *at = all ? strstr(all, "atomic") : NULL;
+    CHECK(at && !strncmp(at, "atomicAdd(&cnt[t], 1u)", 22) && !strstr(at + 1, "atomic"));
     free(all);
     free(src);
 }
@@ -232,15 +263,16 @@ typedef struct {
     int kc32; /* points folding every 32 seen */
 } job_list;
 
-/* Every point that does not split K and folds every 128 k-values, of those that fold every 32 the first, and of
- * those that split, the 3-stage ones with 4 slices: the others are the same source but for KC's or SPLITK's value
- * (CI's minutes). */
+/* Every point that does not split K and folds every 128 k-values (stream-K's with one block a SM included), of
+ * those that fold every 32 the first, and of those that split, the 3-stage ones with 4 slices: the others are the
+ * same source but for KC's, SPLITK's or SK's value (CI's minutes). */
 static int add_job(const gt_family *f, const gt_params *p, void *ctx)
 {
     job_list *l = ctx;
     const int split = gt_param_get(f, p, "SPLITK", 1);
     if (split > 1 && (split != 4 || gt_param_get(f, p, "STAGES", 0) != 3)) return 0;
     if (gt_param_get(f, p, "KC", 128) != 128 && l->kc32++) return 0;
+    if (gt_param_get(f, p, "SK", 0) > 1) return 0;
     if (l->n < l->cap) l->jobs[l->n++] = gt_compile_job_make(f, p, 1, 1);
     return 0;
 }
@@ -251,9 +283,9 @@ static int add_job(const gt_family *f, const gt_params *p, void *ctx)
 GT_TEST(tf32x3wg_nvrtc_default_space_no_spills, GT_NEEDS_NVRTC)
 {
     const gt_limits l = limits("sm_90");
-    job_list jl = {malloc(sizeof(gt_compile_job) * 18), 0, 16, 0};
+    job_list jl = {malloc(sizeof(gt_compile_job) * 20), 0, 18, 0};
     gt_enumerate(fam(), &l, add_job, &jl);
-    CHECK(jl.n == 15 && jl.kc32 == 12);
+    CHECK(jl.n == 17 && jl.kc32 == 16);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 0, 1);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 1, 0);
     gt_compile_all_clean(jl.jobs, jl.n, "sm_90", "tf32x3wg configurations");
