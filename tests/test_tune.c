@@ -20,6 +20,7 @@ typedef struct {
     char family[32], params[256];
     gt_shape shape; /* the timed shape */
     int checks;
+    unsigned long long seed;
 } call;
 
 static struct {
@@ -109,6 +110,7 @@ static int f_trial(void *self, const gt_trial_request *req, gt_trial_result *out
     gt_params_format(req->family, &req->params, c->params, sizeof c->params);
     c->shape = *ts;
     c->checks = req->checks;
+    c->seed = req->seed;
     memset(out, 0, sizeof *out);
     out->rel_err = req->checks ? 1e-7 : -1;
     out->median_ms = out->min_ms = out->max_ms = ms;
@@ -222,6 +224,39 @@ static int count_stale(const gt_winner *w, void *ctx)
 /* Issue 25 item 6 / 27 item 1: when a kernel's id changes (its template or a header it includes was edited, or ids
  * came to cover headers), a rerun measures it again instead of taking the stored verdict (the resume lookup keys on
  * the id), and the fresh winner replaces the stale one even when the stale one timed faster; the vendor's ids stand. */
+/* The seed of a candidate's checks (its inputs) depends on the candidate and the shape, not on what else the sweep
+ * holds: smem's candidates, swept after naive's and then alone, are checked on the same inputs both times, and two
+ * candidates on different ones. */
+GT_TEST(tune_checks_a_candidate_on_the_same_inputs_whatever_is_swept_beside_it, GT_NEEDS_NONE)
+{
+    static const char *const smem_only[] = {"smem"};
+    call *log[2] = {NULL, NULL};
+    int n[2] = {0, 0};
+    for (int r = 0; r < 2; ++r) {
+        char *db = gt_tmp_path(".db"), err[512];
+        gt_tune_opts o;
+        gt_tune_summary sum;
+        setup(&o, db, &shape_a, 1);
+        o.strategy = GT_STRATEGY_EXHAUSTIVE, o.cross = 0;
+        if (r) o.families = smem_only, o.nfamilies = 1;
+        CHECK_MSG(gt_tune_run(&o, &sum, err, sizeof err) == 0, "%s", err);
+        log[r] = malloc(sizeof(call) * (size_t)(fake.n + 1));
+        if (log[r]) memcpy(log[r], fake.log, sizeof(call) * (size_t)fake.n), n[r] = fake.n;
+        gt_tune_summary_free(&sum);
+        gt_fixture_rm(db);
+        free(db);
+    }
+    int same = 0, differ = 0;
+    for (int i = 0; i < n[1]; ++i)
+        for (int j = 0; j < n[0]; ++j) {
+            if (!log[1][i].checks || !log[0][j].checks || strcmp(log[0][j].family, "smem")) continue;
+            if (!strcmp(log[0][j].params, log[1][i].params)) same += log[0][j].seed == log[1][i].seed ? 1 : -1000;
+            else differ += log[0][j].seed != log[1][i].seed;
+        }
+    CHECK_MSG(same > 0 && differ > 0, "%d candidates checked on the same seed, %d pairs on different ones", same, differ);
+    free(log[0]), free(log[1]);
+}
+
 GT_TEST(tune_remeasures_stale_candidates, GT_NEEDS_NONE)
 {
     char *db = gt_tmp_path(".db"), err[512];

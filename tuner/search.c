@@ -29,6 +29,15 @@ static void store(gt_sweep *t, const gt_shape_ctx *sc, int g, const gt_item *it,
         fprintf(stderr, "\ngemmtune: storing a trial failed: %s\n", err);
 }
 
+unsigned long long gt_trial_seed(unsigned long long seed, const gt_item *it, const gt_shape *s)
+{
+    char key[512], hex[17];
+    const int n = snprintf(key, sizeof key, "%s:%s:%dx%dx%dx%d:%d%d", it->f->name, it->params, gt_shape_batch(s), s->m,
+                           s->n, s->k, s->ta, s->tb);
+    gt_hash_hex(key, n < (int)sizeof key ? (size_t)n : sizeof key - 1, hex);
+    return seed * 1000003ull + strtoull(hex, NULL, 16);
+}
+
 /* cutoff_ms is in the round's terms (the proxy's in a screen): a screen_full item's own is scaled to its shape. */
 static gt_trial_request request(const gt_sweep *t, const gt_shape_ctx *sc, const gt_item *it, gt_round rc,
                                 double cutoff_ms)
@@ -39,7 +48,7 @@ static gt_trial_request request(const gt_sweep *t, const gt_shape_ctx *sc, const
     const double per_launch = fmax(0.02, 200 * sc->cublas_ms * scale / 1000.0); /* from cuBLAS, with a floor */
     gt_trial_request req = {.family = it->f, .params = it->p, .shape = sc->s, .launch = it->L, .checks = rc.checks,
                             .warmup = rc.warmup, .reps = rc.reps, .cutoff_ms = cutoff_ms,
-                            .seed = t->o->seed * 1000003ull + (unsigned long long)it->seq,
+                            .seed = gt_trial_seed(t->o->seed, it, &sc->s),
                             .timeout_s = t->o->timeout_floor_s + per_launch * (rc.warmup + rc.reps + 8)};
     if (on_proxy(it, rc)) {
         req.shape = req.time_shape = sc->proxy;

@@ -87,6 +87,12 @@ int gt_sweep_stopped(const gt_sweep *t);
 /* Run one item on GPU g and store its verdict (call with t->mu held; released while the GPU works).
  * shape is what it runs on (sc's s or proxy per rc), cutoff_ms > 0 prunes. 0, or -1 when the GPU side broke. */
 int gt_run_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_round rc, double cutoff_ms);
+
+/* search.c: the seed of a trial's checks, from the sweep's --seed, the candidate (family and params) and the shape
+ * s, never from the candidate's place in the enumeration: a candidate is checked on the same inputs in every sweep,
+ * whatever is swept beside it, so a verdict near the bound (an FP64 check against SGEMM's error) is the same from
+ * sweep to sweep. */
+unsigned long long gt_trial_seed(unsigned long long seed, const gt_item *it, const gt_shape *s);
 /* The strategy's search over sc's items. 0, or -1 when a GPU side broke (t->err). */
 int gt_search(gt_sweep *t, gt_shape_ctx *sc);
 /* Any candidate displaces the library's own choice (cuBLAS's, the first candidate its family lists) only when it
