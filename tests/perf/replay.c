@@ -207,6 +207,15 @@ static void own_best(const char *db, const gt_shape *s, double *found, double *b
     sqlite3_close(h);
 }
 
+/* The sweep's database and the WAL files a read-only connection (own_best) leaves beside it. */
+static void remove_db(const char *db)
+{
+    char side[4200];
+    remove(db);
+    snprintf(side, sizeof side, "%s-wal", db), remove(side);
+    snprintf(side, sizeof side, "%s-shm", db), remove(side);
+}
+
 /* The fastest validated time recorded on s (the all-screen sweep's choice, up to its re-timing). */
 static const rec *recorded_best(const gt_shape *s)
 {
@@ -245,7 +254,9 @@ int main(int argc, char **argv)
            "own", "chosen");
     int total = 0;
     for (int i = 0; i < nshapes; ++i) {
-        char db[] = "/tmp/replay-XXXXXX", err[512];
+        char db[4096], err[512];
+        const char *tmp = getenv("TMPDIR");
+        snprintf(db, sizeof db, "%s/replay-XXXXXX", tmp && *tmp ? tmp : "/tmp");
         close(mkstemp(db));
         remove(db);
         gt_tune_summary sum;
@@ -262,7 +273,7 @@ int main(int argc, char **argv)
                sum.shapes[0].family, sum.shapes[0].params);
         total += compiles;
         gt_tune_summary_free(&sum);
-        remove(db);
+        remove_db(db);
     }
     printf("total compiled %d\n", total);
     return 0;
