@@ -38,6 +38,20 @@ __device__ __forceinline__ int gt_sk_owner(const gt_sk &s, int x)
 // Block o's slot for its part of tile t: 0 where t is the tile its range starts in, else 1.
 __device__ __forceinline__ int gt_sk_slot(const gt_sk &s, int o, int t) { return gt_sk_start(s, o) / s.I == t ? 0 : 1; }
 
+// Counts the block in on tile t's counter once its part is written (every thread's stores visible first): 1 in
+// every thread of the block that came last of the tile's `blocks`, the other parts then visible to it. No waiting.
+__device__ __forceinline__ int gt_sk_arrive(unsigned *cnt, int t, int blocks)
+{
+    __shared__ int last;
+    __threadfence(); // the part is visible before the count
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(&cnt[t], 1u) == (unsigned)(blocks - 1);
+    __syncthreads();
+    if (!last) return 0;
+    __threadfence();
+    return 1;
+}
+
 // The next piece of work of a block: tile t, its K tiles [kb, ke). it/end: what is left of the block's range; dpt:
 // its next data-parallel tile. 0 when there is none left.
 __device__ __forceinline__ int gt_sk_next(const gt_sk &s, int &it, int end, int &dpt, int &t, int &kb, int &ke)

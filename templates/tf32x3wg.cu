@@ -388,7 +388,6 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int 
 // its own read back too, as gt_splitk_reduce adds slices. Counting in does not wait for the other blocks.
 __device__ __forceinline__ int sk_fixup(float (&acc)[NACC], float *__restrict__ ws, const gt_sk &s, int t, int slot)
 {
-    __shared__ int last;
     constexpr int Q = NACC / 4, PART = BM * BN / 4; // float4s of a thread, of a slot (layout [q][thread])
     const int tid = gt_thread_id();
     unsigned *cnt = (unsigned *)ws;
@@ -397,12 +396,7 @@ __device__ __forceinline__ int sk_fixup(float (&acc)[NACC], float *__restrict__ 
 #pragma unroll
     for (int q = 0; q < Q; ++q) mine[q * NT + tid] = make_float4(acc[4 * q], acc[4 * q + 1], acc[4 * q + 2], acc[4 * q + 3]);
     const int cf = gt_sk_owner(s, t * s.I), cl = gt_sk_owner(s, t * s.I + s.I - 1);
-    __threadfence(); // the part is visible before the count
-    __syncthreads();
-    if (tid == 0) last = atomicAdd(&cnt[t], 1u) == (unsigned)(cl - cf);
-    __syncthreads();
-    if (!last) return 0;
-    __threadfence();
+    if (!gt_sk_arrive(cnt, t, cl - cf + 1)) return 0;
 #pragma unroll
     for (int i = 0; i < NACC; ++i) acc[i] = 0.0f;
     for (int o = cf; o <= cl; ++o) {
