@@ -73,6 +73,7 @@ static_assert(KC > 0 && KC % BK == 0, "KC must be a positive multiple of BK");
 static_assert(STAGES == 2 || STAGES == 3, "STAGES: 2 or 3");
 static_assert((BM * BK / 4) % NT == 0 && (BN * BK / 4) % NT == 0, "quads must divide evenly among the threads");
 static_assert(SK == 0 || SPLITK == 1, "stream-K and split-K are exclusive");
+static_assert((BN / 8) % EPI_PARTS == 0, "the epilogue's parts: whole groups of 8 columns");
 
 // ---------------------------------------------------------------------------------------------------------------
 // Global memory to registers to shared memory. An operand tile is R rows (m of A, n of B) by BK k-values; a quad

@@ -221,9 +221,6 @@ static int count_stale(const gt_winner *w, void *ctx)
     return 0;
 }
 
-/* Issue 25 item 6 / 27 item 1: when a kernel's id changes (its template or a header it includes was edited, or ids
- * came to cover headers), a rerun measures it again instead of taking the stored verdict (the resume lookup keys on
- * the id), and the fresh winner replaces the stale one even when the stale one timed faster; the vendor's ids stand. */
 /* The seed of a candidate's checks (its inputs) depends on the candidate and the shape, not on what else the sweep
  * holds: smem's candidates, swept after naive's and then alone, are checked on the same inputs both times, and two
  * candidates on different ones. */
@@ -249,7 +246,9 @@ GT_TEST(tune_checks_a_candidate_on_the_same_inputs_whatever_is_swept_beside_it, 
     int same = 0, differ = 0;
     for (int i = 0; i < n[1]; ++i)
         for (int j = 0; j < n[0]; ++j) {
-            if (!log[1][i].checks || !log[0][j].checks || strcmp(log[0][j].family, "smem")) continue;
+            if (!log[1][i].checks || !log[0][j].checks || strcmp(log[0][j].family, "smem") ||
+                strcmp(log[1][i].family, "smem"))
+                continue;
             if (!strcmp(log[0][j].params, log[1][i].params)) same += log[0][j].seed == log[1][i].seed ? 1 : -1000;
             else differ += log[0][j].seed != log[1][i].seed;
         }
@@ -257,6 +256,9 @@ GT_TEST(tune_checks_a_candidate_on_the_same_inputs_whatever_is_swept_beside_it, 
     free(log[0]), free(log[1]);
 }
 
+/* Issue 25 item 6 / 27 item 1: when a kernel's id changes (its template or a header it includes was edited, or ids
+ * came to cover headers), a rerun measures it again instead of taking the stored verdict (the resume lookup keys on
+ * the id), and the fresh winner replaces the stale one even when the stale one timed faster; the vendor's ids stand. */
 GT_TEST(tune_remeasures_stale_candidates, GT_NEEDS_NONE)
 {
     char *db = gt_tmp_path(".db"), err[512];

@@ -299,11 +299,12 @@ void gt_compile_all_clean(gt_compile_job *jobs, int n, const char *arch, const c
         gt_params_format(j->f, &j->p, name, sizeof name);
         CHECK_MSG(j->rc == 0, "%s %s %s %s: %s", arch, j->f->name, name, lay, j->err);
         if (j->rc) continue;
-        /* Stream-K's persistent loop may keep a few per-thread constants in local memory from one tile to the next
-         * (tf32x3wg's 128 x 128 blocks: under 200 B, reloaded once a tile, none in the k loop's steady path). */
-        const int spill_cap = gt_param_get(j->f, &j->p, "SK", 0) > 0 ? 256 : 0;
-        CHECK_MSG(j->spill_bytes <= spill_cap && j->stack_bytes <= spill_cap, "%s %s %s: %d B spills, %d B stack",
-                  arch, name, lay, j->spill_bytes, j->stack_bytes);
+        /* A stream-K kernel at the register file's 255 may keep a few per-thread constants in local memory from one
+         * tile to the next (tf32x3wg's 128 x 128 blocks: 88-112 B of spill traffic, a 24-32 B stack, reloaded once
+         * a tile, none in the k loop's steady path); every other kernel, none. */
+        const int at_cap = gt_param_get(j->f, &j->p, "SK", 0) > 0 && j->regs >= 255;
+        CHECK_MSG(j->spill_bytes <= (at_cap ? 128 : 0) && j->stack_bytes <= (at_cap ? 32 : 0),
+                  "%s %s %s: %d B spills, %d B stack", arch, name, lay, j->spill_bytes, j->stack_bytes);
         const int cap = gt_compile_reg_cap(j);
         CHECK_MSG(j->regs > 0 && j->regs <= cap, "%s %s %s: %d registers over %d", arch, name, lay, j->regs, cap);
         CHECK(j->has_gemm && j->has_reduce == (gt_param_get(j->f, &j->p, "SPLITK", 1) > 1));
