@@ -132,8 +132,10 @@ static void check_family(gt_worker *w, const gt_family *f, const picker *pk, con
     for (int c = 0; jobs && cubins && variant && c < pk->n; ++c)
         for (int v = 0; v < 8; ++v) { /* gt_variant: the layout, and one GEMM's source or a batch's */
             gt_launch L;
-            if ((v >> 2 & 1) && !gt_family_launch(f, &pk->v[c], &(gt_shape){64, 64, 64, 0, 0, 2}, GT_TEST_SMS, &L)) {
-                t->na++; /* it cannot run a batch (split-K, stream-K): never rendered for one */
+            /* K 16: one K tile, so a stream-K point's every tile is whole in one block (no workspace) where a
+             * batch's shape lets it (check_one then says which shapes) */
+            if ((v >> 2 & 1) && !gt_family_launch(f, &pk->v[c], &(gt_shape){64, 64, 16, 0, 0, 2}, GT_TEST_SMS, &L)) {
+                t->na++; /* it cannot run a batch (split-K, stream-K with a workspace): never rendered for one */
                 continue;
             }
             jobs[n] = gt_compile_job_make(f, &pk->v[c], v >> 1 & 1, v & 1);
@@ -146,8 +148,8 @@ static void check_family(gt_worker *w, const gt_family *f, const picker *pk, con
 }
 
 /* The issue's bar: every family, several candidates each, on 1x1x1, 7x13x5, 127x129x131, 1025x1023x1021,
- * 4096^3 and the skinny 33x1031x2049 and 1031x7x777, and strided batches of 3 x 67x45x129, 5 x 129x127x257 and
- * 3 x 17x100x300, all four layouts, alpha 1.5 with beta 0 over
+ * 4096^3 and the skinny 33x1031x2049 and 1031x7x777, and strided batches of 3 x 67x45x129, 5 x 129x127x257,
+ * 3 x 17x100x300 and 4 x 200x150x20 (one K tile: stream-K's batch, all tiles whole), all four layouts, alpha 1.5 with beta 0 over
  * NaN C and beta 0.5, tight / padded / unaligned ld (a batch's matrices back to back, padding included). The
  * worker runs the beta 0.5 check twice: C must be bitwise the same (split-K and stream-K included). */
 GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
@@ -160,7 +162,7 @@ GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
     static const gt_shape shapes[] = {{1, 1, 1, 0, 0},          {7, 13, 5, 0, 0},         {127, 129, 131, 0, 0},
                                       {1025, 1023, 1021, 0, 0}, {67, 45, 129, 0, 0, 3},   {129, 127, 257, 0, 0, 5},
                                       {4096, 4096, 4096, 0, 0}, {33, 1031, 2049, 0, 0},   {1031, 7, 777, 0, 0},
-                                      {17, 100, 300, 0, 0, 3}};
+                                      {17, 100, 300, 0, 0, 3},  {200, 150, 20, 0, 0, 4}};
     static const int pads[3][3] = {{0, 0, 0}, {4, 8, 4}, {1, 3, 2}};
     const char *only = getenv("GT_GPU_FAMILY");
     for (int fi = 0; fi < gt_family_count(); ++fi) {
