@@ -66,10 +66,12 @@ if missing; then
         die "slurm-wlm and munge are not installed and there is no apt-get: install them by hand"
     say "installing slurm-wlm and munge (apt-get)"
     export DEBIAN_FRONTEND=noninteractive
-    apt-get install -y --no-install-recommends slurm-wlm munge >/tmp/gemmtune-slurm-apt.log 2>&1 ||
-        { apt-get update >>/tmp/gemmtune-slurm-apt.log 2>&1 &&
-          apt-get install -y --no-install-recommends slurm-wlm munge >>/tmp/gemmtune-slurm-apt.log 2>&1; } ||
-        die "could not install slurm-wlm and munge with apt-get (see /tmp/gemmtune-slurm-apt.log)"
+    alog=$(mktemp "${TMPDIR:-/tmp}/gemmtune-slurm-apt.XXXXXX") || die "cannot make a temp file for apt-get's log"
+    apt-get install -y --no-install-recommends slurm-wlm munge >"$alog" 2>&1 ||
+        { apt-get update >>"$alog" 2>&1 &&
+          apt-get install -y --no-install-recommends slurm-wlm munge >>"$alog" 2>&1; } ||
+        die "could not install slurm-wlm and munge with apt-get (see $alog)"
+    rm -f "$alog" # kept only where the install failed
     missing && die "slurm-wlm and munge are installed but one of: $NEED is not on PATH"
 fi
 
