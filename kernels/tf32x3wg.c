@@ -31,10 +31,11 @@ static shape_t unpack(const gt_params *p)
  * 1024-byte atoms (the template's SMEM_BYTES). */
 static long smem_bytes(const shape_t *s) { return 4L * s->stages * 2 * (s->bm + s->bn) * s->bk + (s->bk == 32) * 1024; }
 
-/* Registers per thread (stream-K's loop adds a few: 128 x 128 with PF spills ~80 bytes, outside the k loop but a
- * reload or two an iteration): three accumulator sets of BN/2 (chunk, corrections, FP32 sum), the operand quads in flight
+/* Registers per thread: three accumulator sets of BN/2 (chunk, corrections, FP32 sum), the operand quads in flight
  * (PF: a whole tile, else the larger operand's share) and ~30 for addresses and loop state. ptxas -v, 128x128
- * blocks: 252 with PF, 240 without, no spills; 64x128 with PF (256 quads in flight) spills. */
+ * blocks: 252 with PF, 240 without, no spills; 64x128 with PF (256 quads in flight) spills. Stream-K's loop needs a
+ * few more than this counts: its 128x128 points use 255 and spill 36-112 B (NVRTC, by layout), all outside the k
+ * loop's steady path (a reload a k tile in the edge tiles' path only). */
 static int regs_estimate(const shape_t *s)
 {
     const int big = s->items_a > s->items_b ? s->items_a : s->items_b;
