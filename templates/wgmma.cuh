@@ -42,11 +42,11 @@ __device__ __forceinline__ void gt_proxy_fence() { asm volatile("fence.proxy.asy
 #define GT_F16_(i) GT_F4_(i), GT_F4_(i + 4), GT_F4_(i + 8), GT_F4_(i + 12)
 
 // d (+)= A * B for one m64 x N x k8 step, A and B in shared memory (descriptors da, db); add: 0 overwrites d.
-// N: 64, 96 or 128 (d: N / 2 registers per thread).
+// N: 64, 96, 112 or 128 (d: N / 2 registers per thread).
 template <int N>
 __device__ __forceinline__ void gt_wgmma_tf32(float (&d)[N / 2], unsigned long long da, unsigned long long db, int add)
 {
-    static_assert(N == 64 || N == 96 || N == 128, "wgmma N: 64, 96 or 128");
+    static_assert(N == 64 || N == 96 || N == 112 || N == 128, "wgmma N: 64, 96, 112 or 128");
     if constexpr (N == 64)
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
@@ -63,6 +63,16 @@ __device__ __forceinline__ void gt_wgmma_tf32(float (&d)[N / 2], unsigned long l
                      "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "
                      "%48, %49, p, 1, 1;\n}\n"
                      : GT_F16_(0), GT_F16_(16), GT_F16_(32)
+                     : "l"(da), "l"(db), "r"(add));
+    else if constexpr (N == 112)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %58, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n112k8.f32.tf32.tf32 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
+                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
+                     "%48, %49, %50, %51, %52, %53, %54, %55}, "
+                     "%56, %57, p, 1, 1;\n}\n"
+                     : GT_F16_(0), GT_F16_(16), GT_F16_(32), GT_F4_(48), GT_F4_(52)
                      : "l"(da), "l"(db), "r"(add));
     else
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
