@@ -7,29 +7,30 @@
 
 #include <stdio.h>
 
-enum { P_BM, P_BN, P_BK, P_STAGES, P_KC, P_PF, P_MINB, P_SPLITK, P_SK, NPARAMS };
+enum { P_BM, P_BN, P_BK, P_STAGES, P_KC, P_PF, P_MINB, P_SPLITK, P_SK, P_CT, NPARAMS };
 
 typedef struct {
-    int bm, bn, bk, stages, kc, pf, minb, splitk, sk;
-    int threads, items_a, items_b; /* items: quads of 4 k-values a thread moves per tile and operand */
+    int bm, bn, bk, stages, kc, pf, minb, splitk, sk, ct;
+    int threads, bnl, items_a, items_b; /* bnl: rows of B's shared tiles; items: quads of 4 k-values a thread moves
+                                           per tile and operand */
 } shape_t;
 
 static shape_t unpack(const gt_params *p)
 {
     const int *v = p->v;
-    shape_t s = {v[P_BM],     v[P_BN],     v[P_BK], v[P_STAGES], v[P_KC], v[P_PF], v[P_MINB], v[P_SPLITK],
-                 v[P_SK], v[P_BM] / 64 * 128, 0, 0};
+    shape_t s = {v[P_BM],     v[P_BN], v[P_BK], v[P_STAGES], v[P_KC], v[P_PF], v[P_MINB], v[P_SPLITK], v[P_SK],
+                 v[P_CT],     v[P_BM] / 64 * 128, (v[P_BN] + 31) / 32 * 32, 0, 0};
     if (s.threads > 0) {
         s.items_a = s.bm * s.bk / 4 / s.threads;
-        s.items_b = s.bn * s.bk / 4 / s.threads;
+        s.items_b = s.bnl * s.bk / 4 / s.threads;
     }
     return s;
 }
 
 /* Dynamic shared memory of one block: STAGES stages of the big and small tiles of A and B (the same in every
- * layout: the template stores both operands k-major), and at BK 32 1 KiB of slack to align the 128-byte swizzle's
- * 1024-byte atoms (the template's SMEM_BYTES). */
-static long smem_bytes(const shape_t *s) { return 4L * s->stages * 2 * (s->bm + s->bn) * s->bk + (s->bk == 32) * 1024; }
+ * layout: the template stores both operands k-major; B's tiles BN rows rounded up to 32, the template's BNL), and at
+ * BK 32 1 KiB of slack to align the 128-byte swizzle's 1024-byte atoms (the template's SMEM_BYTES). */
+static long smem_bytes(const shape_t *s) { return 4L * s->stages * 2 * (s->bm + s->bnl) * s->bk + (s->bk == 32) * 1024; }
 
 /* Registers per thread: three accumulator sets of BN/2 (chunk, corrections, FP32 sum), the operand quads in flight
  * (PF: a whole tile, else the larger operand's share) and ~30 for addresses and loop state. ptxas -v, 128x128
@@ -49,7 +50,8 @@ extern const gt_family gt_family_tf32x3wg;
 /* Values far outside any GPU's reach are refused before any product of them can overflow an int. */
 static int bounded(const gt_params *p, char *why, size_t n)
 {
-    static const int lo[NPARAMS] = {64, 64, 16, 2, 16, 0, 1, 1, 0}, hi[NPARAMS] = {256, 128, 256, 3, 65536, 1, 4, 64, 4};
+    static const int lo[NPARAMS] = {64, 64, 16, 2, 16, 0, 1, 1, 0, 0},
+                     hi[NPARAMS] = {256, 128, 256, 3, 65536, 1, 4, 64, 4, 1};
     for (int i = 0; i < NPARAMS; ++i)
         if (p->v[i] < lo[i] || p->v[i] > hi[i])
             REJECT("%s=%d outside %d..%d", gt_family_tf32x3wg.params[i].name, p->v[i], lo[i], hi[i]);
@@ -73,13 +75,15 @@ static int quads_map(int rows, const shape_t *s, char *why, size_t n)
 static int legal_tiling(const shape_t *s, char *why, size_t n)
 {
     if (s->bm % 64) REJECT("BM=%d not a multiple of 64 (one warpgroup each)", s->bm);
-    if (s->bn != 64 && s->bn != 96 && s->bn != 128) REJECT("BN=%d: the template has wgmma N 64, 96 and 128", s->bn);
+    if (s->bn != 64 && s->bn != 96 && s->bn != 112 && s->bn != 128)
+        REJECT("BN=%d: the template has wgmma N 64, 96, 112 and 128", s->bn);
     if (s->bk % 16) REJECT("BK=%d not a multiple of 16", s->bk);
     if (s->kc % s->bk) REJECT("KC=%d not a multiple of BK=%d", s->kc, s->bk);
     if (s->sk && s->splitk > 1) REJECT("SK=%d with SPLITK=%d: stream-K and split-K are exclusive", s->sk, s->splitk);
-    if ((s->bm * s->bk / 4) % s->threads || (s->bn * s->bk / 4) % s->threads)
+    if (s->ct && s->splitk > 1) REJECT("CT with SPLITK=%d: the split's reduce writes C untransposed", s->splitk);
+    if ((s->bm * s->bk / 4) % s->threads || (s->bnl * s->bk / 4) % s->threads)
         REJECT("%d threads do not share the quads of a tile evenly", s->threads);
-    return quads_map(s->bm, s, why, n) && quads_map(s->bn, s, why, n);
+    return quads_map(s->bm, s, why, n) && quads_map(s->bnl, s, why, n);
 }
 
 static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
@@ -99,25 +103,33 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
  * also every 32: the tensor cores' truncating sums within a chunk decide the error at a short K, where 128 loses to
  * SGEMM on wide inputs (K 64 to 164) and 32 does not, for 2-4% of time at 4096^3 (docs/BENCHMARKS.md). Stream-K
  * with the same blocks, one or two a SM: at a deep K one block's FP32 sum over ~6,000 k-values loses to SGEMM on
- * wide inputs, as the unsplit kernel does, and two a SM halve it (the blocks of a SM take turns). */
+ * wide inputs, as the unsplit kernel does, and two a SM halve it (the blocks of a SM take turns). BN 112, and C
+ * tiled transposed (CT) with BN 64, 96 or 112, only with the 128-row blocks: they are for a side of C that tiles of
+ * 64 or 128 pad much (777 rows: 896 in tiles of 128, 784 in tiles of 112). */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     if (!bounded(p, why, n)) return 0;
     shape_t s = unpack(p);
     if (s.bk != 32) REJECT("default space: BK=%d, only 32", s.bk);
     if ((s.splitk > 1 || s.sk) && (s.bm != 128 || s.bn == 96 || !s.pf || s.stages != 3))
-        REJECT("default space: SPLITK > 1 and SK only for 128 x 128 and 128 x 64 blocks with 3 stages and PF=1");
+        REJECT("default space: SPLITK > 1 and SK only for 128-row blocks of BN 64, 112 or 128, 3 stages, PF=1");
     if (s.kc != 128 && (s.kc != 32 || s.splitk > 1)) REJECT("default space: KC 128, or 32 unsplit (stream-K too)");
+    if ((s.bn == 112 || s.ct) && (s.bm != 128 || !s.pf || s.stages != 3 || s.splitk > 1))
+        REJECT("default space: BN=112 and CT only for 128-row blocks with 3 stages and PF=1, K not split");
+    if (s.ct && s.bn == 128) REJECT("default space: CT with BN=128 tiles C as without it");
     s.pf = 1;
     if (p->v[P_PF] == 0 && regs_estimate(&s) <= 255) REJECT("default space: PF=0 where PF=1 fits");
     return 1;
 }
 
-static void launch(const gt_params *p, const gt_shape *sh, int sms, gt_launch *out)
+/* With CT the blocks tile C transposed: N rows by M columns. */
+static void launch(const gt_params *p, const gt_shape *call, int sms, gt_launch *out)
 {
     const shape_t s = unpack(p);
-    gt_launch_tiles(sh, s.bm, s.bn, (unsigned)s.threads, (unsigned)smem_bytes(&s), s.splitk, 1, out);
-    if (s.sk) gt_launch_stream_k(sh, s.bm, s.bn, s.bk, s.sk, sms, out);
+    gt_shape t = *call;
+    if (s.ct) t.m = call->n, t.n = call->m;
+    gt_launch_tiles(&t, s.bm, s.bn, (unsigned)s.threads, (unsigned)smem_bytes(&s), s.splitk, 1, out);
+    if (s.sk) gt_launch_stream_k(&t, s.bm, s.bn, s.bk, s.sk, sms, out);
 }
 
 /* Every layout, alignment and ld works; refused: a split past GT_SPLITK_WS_CAP of partial sums, and stream-K past a
@@ -139,7 +151,7 @@ const gt_family gt_family_tf32x3wg = {
     .arch_specific = 1,
     .nparams = NPARAMS,
     .params = {{"BM", "rows of C per block: 64 per warpgroup", 2, {128, 64}},
-               {"BN", "columns of C per block: the wgmma's N (64, 96 or 128)", 3, {128, 96, 64}},
+               {"BN", "columns of C per block: the wgmma's N (64, 96, 112 or 128)", 4, {128, 112, 96, 64}},
                {"BK", "K depth of one stage (multiple of 16)", 2, {32, 16}},
                {"STAGES", "shared-memory stages (2 or 3)", 2, {2, 3}},
                {"KC", "k-values between folds into the FP32 accumulator (multiple of BK)", 2, {128, 32}},
@@ -149,7 +161,9 @@ const gt_family gt_family_tf32x3wg = {
                {"SPLITK", "K slices in grid z, partial sums reduced in a fixed order", 5, {1, 2, 3, 4, 8},
                 .optional = 1},
                {"SK", "stream-K: a persistent grid of SK blocks per SM shares the tiles' K loops out evenly (0: off)",
-                3, {0, 1, 2}, .optional = 1}},
+                3, {0, 1, 2}, .optional = 1},
+               {"CT", "1: blocks tile C transposed, as op(B)^T op(A)^T: C's rows take the wgmma's N, which tiles "
+                      "them in 112 as well as 64 or 128", 2, {0, 1}, .optional = 1}},
     .legal = legal,
     .in_space = in_space,
     .launch = launch,

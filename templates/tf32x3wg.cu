@@ -23,7 +23,7 @@
 #define BM 128 // rows of C per block: 64 per warpgroup
 #endif
 #ifndef BN
-#define BN 128 // columns of C per block: the wgmma's N (64, 96 or 128)
+#define BN 128 // columns of C per block: the wgmma's N (64, 96, 112 or 128)
 #endif
 #ifndef BK
 #define BK 32 // K depth of one stage (multiple of 16)
@@ -44,9 +44,18 @@
 #ifndef SK
 #define SK 0 // stream-K: 0 off; n > 0 a persistent grid of n blocks per SM (sized by the launch) shares the MAC loop
 #endif
+#ifndef CT
+#define CT 0 // 1: the blocks compute C transposed, op(B)^T op(A)^T, whose rows are C's columns: a side of C that
+             // tiles of 64 rows would pad much takes the wgmma's N instead (777 rows: 896 in tiles of 128, 784 in
+             // tiles of 112)
+#endif
 #define RASTER 8 // tile rows per rasterization group (fixed: blocks in flight share A and B panels in L2)
 
 #define NT (BM / 64 * 128) // threads per block: one warpgroup per 64 rows
+#define BNL ((BN + 31) / 32 * 32) // rows of B's shared tiles: BN rounded up to the loads' 32 (112: 16 rows unused)
+// The layout of the blocks' own product: with CT, A's part is op(B)^T and B's is op(A)^T.
+#define OP_TA (CT ? !GT_TB : GT_TA)
+#define OP_TB (CT ? !GT_TA : GT_TB)
 #define NACC (BN / 2)      // accumulator registers of a thread per set (m64 x BN over 128 threads)
 #define PEND (STAGES - 2)  // wgmma groups left running at a barrier
 #define EPI_PARTS (SK ? 2 : 1) // parts of the columns whose C is read before they are written: stream-K's loop
@@ -57,28 +66,29 @@
 // eight threads storing eight different (row % 8, quad) slots hit all 32 banks; otherwise core matrices.
 #define SWIZZLE (BK == 32)
 #define A_BYTES (BM * BK * 4)
-#define B_BYTES (BN * BK * 4)
+#define B_BYTES (BNL * BK * 4)
 #define STAGE_BYTES (2 * A_BYTES + 2 * B_BYTES)
 #define SMEM_BYTES (STAGES * STAGE_BYTES + (SWIZZLE ? 1024 : 0)) // with the alignment slack; kernels/tf32x3wg.c too
 
 // Each thread carries ITEMS_A + ITEMS_B quads of 4 k-values of the next tile in registers between its global load
 // and its split store.
 #define ITEMS_A (BM * BK / 4 / NT)
-#define ITEMS_B (BN * BK / 4 / NT)
+#define ITEMS_B (BNL * BK / 4 / NT)
 
 static_assert(BM % 64 == 0 && BM >= 64 && BM <= 256, "BM: 64 to 256, a multiple of 64 (one warpgroup each)");
-static_assert(BN == 64 || BN == 96 || BN == 128, "BN: 64, 96 or 128 (the wgmma shapes of wgmma.cuh)");
+static_assert(BN == 64 || BN == 96 || BN == 112 || BN == 128, "BN: 64, 96, 112 or 128 (the wgmma shapes of wgmma.cuh)");
 static_assert(BK % 16 == 0, "BK: a multiple of 16");
 static_assert(KC > 0 && KC % BK == 0, "KC must be a positive multiple of BK");
 static_assert(STAGES == 2 || STAGES == 3, "STAGES: 2 or 3");
-static_assert((BM * BK / 4) % NT == 0 && (BN * BK / 4) % NT == 0, "quads must divide evenly among the threads");
+static_assert((BM * BK / 4) % NT == 0 && (BNL * BK / 4) % NT == 0, "quads must divide evenly among the threads");
 static_assert(SK == 0 || SPLITK == 1, "stream-K and split-K are exclusive");
+static_assert(CT == 0 || SPLITK == 1, "CT: gt_splitk_reduce writes C untransposed");
 static_assert((BN / 8) % EPI_PARTS == 0, "the epilogue's parts: whole groups of 8 columns");
 
 // ---------------------------------------------------------------------------------------------------------------
 // Global memory to registers to shared memory. An operand tile is R rows (m of A, n of B) by BK k-values; a quad
-// is 4 consecutive k-values of one row. KCONTIG: k is the contiguous dimension in global memory (A without GT_TA, B
-// with GT_TB), a quad is one 16-byte load when aligned; otherwise a warp takes 32 consecutive rows of one quad,
+// is 4 consecutive k-values of one row. KCONTIG: k is the contiguous dimension in global memory (A without OP_TA, B
+// with OP_TB), a quad is one 16-byte load when aligned; otherwise a warp takes 32 consecutive rows of one quad,
 // four coalesced 32-bit loads each.
 
 // Which quads a thread moves: item 0 at row r0 and quad q0 (from the lane and the warp), item i at r0 + DR(i),
@@ -201,42 +211,42 @@ struct Operands {
 __device__ __forceinline__ Operands operands(const float *A, int lda, const float *B, int ldb, int M, int N, int k0,
                                              int k1, int bm0, int bn0)
 {
-    A += GT_TA ? (size_t)k0 * lda : (size_t)k0;
-    B += GT_TB ? (size_t)k0 : (size_t)k0 * ldb;
+    A += OP_TA ? (size_t)k0 * lda : (size_t)k0;
+    B += OP_TB ? (size_t)k0 : (size_t)k0 * ldb;
     Operands o;
     o.lda = lda, o.ldb = ldb, o.M = M, o.N = N, o.K = k1 - k0, o.bm0 = bm0, o.bn0 = bn0;
-    o.pa = feed0<BM, !GT_TA>(A, lda, bm0);
-    o.pb = feed0<BN, (bool)GT_TB>(B, ldb, bn0);
+    o.pa = feed0<BM, !OP_TA>(A, lda, bm0);
+    o.pb = feed0<BNL, (bool)OP_TB>(B, ldb, bn0);
     o.va = GT_VEC_OK(4, A, lda);
     o.vb = GT_VEC_OK(4, B, ldb);
-    o.interior = bm0 + BM <= M && bn0 + BN <= N;
+    o.interior = bm0 + BM <= M && bn0 + BNL <= N;
     return o;
 }
 
 // Whole tiles of an interior block with 16-byte loads where k is contiguous need no test.
 __device__ __forceinline__ bool full_tile(const Operands &o, int t)
 {
-    return o.interior && (t + 1) * BK <= o.K && (GT_TA || o.va) && (!GT_TB || o.vb);
+    return o.interior && (t + 1) * BK <= o.K && (OP_TA || o.va) && (!OP_TB || o.vb);
 }
 
 // Tile t of A (of B) into x.
 __device__ __forceinline__ void fetch_a(float (&x)[ITEMS_A][4], const Operands &o, int t)
 {
-    if (full_tile(o, t)) fetch<BM, !GT_TA, true>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, true);
-    else fetch<BM, !GT_TA, false>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, o.va);
+    if (full_tile(o, t)) fetch<BM, !OP_TA, true>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, true);
+    else fetch<BM, !OP_TA, false>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, o.va);
 }
 __device__ __forceinline__ void fetch_b(float (&x)[ITEMS_B][4], const Operands &o, int t)
 {
-    if (full_tile(o, t)) fetch<BN, (bool)GT_TB, true>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, true);
-    else fetch<BN, (bool)GT_TB, false>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, o.vb);
+    if (full_tile(o, t)) fetch<BNL, (bool)OP_TB, true>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, true);
+    else fetch<BNL, (bool)OP_TB, false>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, o.vb);
 }
 __device__ __forceinline__ void put_a(unsigned stage, const float (&x)[ITEMS_A][4])
 {
-    put<BM, !GT_TA>(stage, stage + A_BYTES, x);
+    put<BM, !OP_TA>(stage, stage + A_BYTES, x);
 }
 __device__ __forceinline__ void put_b(unsigned stage, const float (&x)[ITEMS_B][4])
 {
-    put<BN, (bool)GT_TB>(stage + 2 * A_BYTES, stage + 2 * A_BYTES + B_BYTES, x);
+    put<BNL, (bool)OP_TB>(stage + 2 * A_BYTES, stage + 2 * A_BYTES + B_BYTES, x);
 }
 
 // Tile t into the stage at `stage`, one operand at a time: 4 * max(ITEMS_A, ITEMS_B) registers in flight.
@@ -272,7 +282,7 @@ __device__ __forceinline__ void mma_stage(float (&chunk)[NACC], float (&corr)[NA
     for (int ks = 0; ks < BK / 8; ++ks) {
         const unsigned long long a_big = tile_desc<BM>(stage, row0, ks);
         const unsigned long long a_small = tile_desc<BM>(stage + A_BYTES, row0, ks);
-        const unsigned long long b_big = tile_desc<BN>(b, 0, ks), b_small = tile_desc<BN>(b + B_BYTES, 0, ks);
+        const unsigned long long b_big = tile_desc<BNL>(b, 0, ks), b_small = tile_desc<BNL>(b + B_BYTES, 0, ks);
         gt_wgmma_tf32<BN>(corr, a_big, b_small, ks > 0 || add);
         gt_wgmma_tf32<BN>(corr, a_small, b_big, 1);
         gt_wgmma_tf32<BN>(chunk, a_big, b_big, ks > 0 || add);
@@ -333,10 +343,30 @@ __device__ __forceinline__ void mac_tile(float (&acc)[NACC], const Operands &o, 
     gt_wg_wait<0>(); // the last tile folded after a wait: this one tells ptxas (which would insert its own)
 }
 
+#if CT
+// The block's (i, j) and (i, j + 1) of Cᵀ, which are C's (j, i) and (j + 1, i): old, the values there (0 past M or N,
+// the blocks' own), read before any is written, as gt_fetch_c; then written as gt_store_c and gt_store<2,
+// GT_EPI_FMA> round: alpha x where b is 0, else fmaf(b, old, alpha x).
+__device__ __forceinline__ void ct_fetch(int M, int N, const float *__restrict__ C, int ldc, int i, int j, float *old)
+{
+#pragma unroll
+    for (int e = 0; e < 2; ++e) old[e] = i < M && j + e < N ? C[(size_t)(j + e) * ldc + i] : 0.0f;
+}
+__device__ __forceinline__ void ct_store(int M, int N, float *__restrict__ C, int ldc, int i, int j, const float *x,
+                                         const float *old, float alpha, float b)
+{
+    if (i >= M) return;
+#pragma unroll
+    for (int e = 0; e < 2; ++e)
+        if (j + e < N) C[(size_t)(j + e) * ldc + i] = b == 0.0f ? alpha * x[e] : fmaf(b, old[e], alpha * x[e]);
+}
+#endif
+
 // The accumulator layout of wgmma m64nN f32 (PTX ISA): warp w of the warpgroup holds rows 16w + g and 16w + g + 8
 // (g = lane / 4); register 4j + r is column 8j + 2 (lane % 4) + (r & 1), row + 8 when r >= 2.
 // With SPLITK > 1 the raw sums go to the slice's part of the workspace ws instead (gt_store). bias: the family's
-// bias epilogue (kernels/family.h), NULL but in a call with a bias.
+// bias epilogue (kernels/family.h), NULL but in a call with a bias: one value per column of C, so per row of the
+// blocks' product with CT. M, N: the blocks' product's (with CT, C's N and M).
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int N, float *__restrict__ C, int ldc,
                                            float *__restrict__ ws, const float *__restrict__ bias, int bm0, int bn0,
                                            float alpha, float beta)
@@ -344,6 +374,7 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int 
     const int tid = gt_thread_id(), lane = tid % 32;
     const bool vc = GT_VEC_OK(2, C, ldc);
     const int i0 = bm0 + tid / 32 * 16 + lane / 4, j0 = bn0 + lane % 4 * 2;
+    (void)vc; // not read with CT
 #if SPLITK == 1
     if (beta != 0.0f || bias) { // every C value (or bias) of a part read first, then written (gt_fetch_c)
         const float b = bias ? 1.0f : beta;
@@ -355,18 +386,33 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int 
                 float *o = &old[4 * (j - j0p)];
                 if (bias) {
                     const int c = j0 + 8 * j;
-                    o[0] = o[2] = c < N ? bias[c] : 0.0f;
-                    o[1] = o[3] = c + 1 < N ? bias[c + 1] : 0.0f;
+                    if (CT) {
+                        o[0] = o[1] = i0 < M ? bias[i0] : 0.0f;
+                        o[2] = o[3] = i0 + 8 < M ? bias[i0 + 8] : 0.0f;
+                    } else {
+                        o[0] = o[2] = c < N ? bias[c] : 0.0f;
+                        o[1] = o[3] = c + 1 < N ? bias[c + 1] : 0.0f;
+                    }
                     continue;
                 }
+#if CT
+                ct_fetch(M, N, C, ldc, i0, j0 + 8 * j, o);
+                ct_fetch(M, N, C, ldc, i0 + 8, j0 + 8 * j, o + 2);
+#else
                 gt_fetch_c<2>(M, N, C, ldc, i0, j0 + 8 * j, vc, o);
                 gt_fetch_c<2>(M, N, C, ldc, i0 + 8, j0 + 8 * j, vc, o + 2);
+#endif
             }
 #pragma unroll
             for (int j = j0p; j < j0p + BN / 8 / EPI_PARTS; ++j) {
                 const float *o = &old[4 * (j - j0p)];
+#if CT
+                ct_store(M, N, C, ldc, i0, j0 + 8 * j, &acc[4 * j], o, alpha, b);
+                ct_store(M, N, C, ldc, i0 + 8, j0 + 8 * j, &acc[4 * j + 2], o + 2, alpha, b);
+#else
                 gt_store_c<2>(M, N, C, ldc, i0, j0 + 8 * j, &acc[4 * j], o, alpha, b, vc);
                 gt_store_c<2>(M, N, C, ldc, i0 + 8, j0 + 8 * j, &acc[4 * j + 2], o + 2, alpha, b, vc);
+#endif
             }
         }
         return;
@@ -376,6 +422,11 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int 
 #endif
 #pragma unroll
     for (int j = 0; j < BN / 8; ++j) {
+#if CT
+        ct_store(M, N, C, ldc, i0, j0 + 8 * j, &acc[4 * j], nullptr, alpha, 0.0f);
+        ct_store(M, N, C, ldc, i0 + 8, j0 + 8 * j, &acc[4 * j + 2], nullptr, alpha, 0.0f);
+        continue;
+#endif
         const float top[2] = {acc[4 * j], acc[4 * j + 1]};
         gt_store<2, GT_EPI_FMA>(M, N, C, ldc, ws, i0, j0 + 8 * j, top, alpha, beta, vc);
         const float bottom[2] = {acc[4 * j + 2], acc[4 * j + 3]};
@@ -463,9 +514,11 @@ __device__ __forceinline__ void stream_k(float (&acc)[NACC], int M, int N, int K
 }
 #endif
 
-extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
+// The blocks' product: C itself, or with CT, Cᵀ = op(B)ᵀ op(A)ᵀ (A's part taken by B, M's by N: OP_TA, OP_TB).
+__device__ __forceinline__ void gemm(int M, int N, int K, float alpha, const float *__restrict__ A, int lda,
+                                     const float *__restrict__ B, int ldb, float beta, float *__restrict__ C, int ldc,
+                                     float *__restrict__ ws)
 {
-    GT_BATCH_OFFSET();
     extern __shared__ float4 smem4[];
     const unsigned raw = (unsigned)__cvta_generic_to_shared(smem4);
     const unsigned sbase = SWIZZLE ? (raw + 1023) & ~1023u : raw; // the swizzle's atoms are 1024-byte aligned
@@ -479,4 +532,11 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
     mac_tile(acc, operands(A, lda, B, ldb, M, N, k0, k1, bm0, bn0), sbase);
     store_tile(acc, M, N, C, ldc, ws, SPLITK == 1 ? ws : nullptr, bm0, bn0, alpha, beta);
 #endif
+}
+
+extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
+{
+    GT_BATCH_OFFSET();
+    if (CT) gemm(N, M, K, alpha, B, ldb, A, lda, beta, C, ldc, ws);
+    else gemm(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ws);
 }

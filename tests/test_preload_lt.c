@@ -425,9 +425,11 @@ out:
 GT_TEST(preload_lt_gpu_bias_epilogue_equals_the_pass, GT_NEEDS_GPU)
 {
     static const char *const P = "BM=128,BN=128,BK=32,STAGES=3,KC=128,PF=1,MINB=1",
-                              *P2 = "BM=128,BN=64,BK=32,STAGES=2,KC=32,PF=1,MINB=1";
-    const bias_case cases[] = {{131, 67, 45, 0, 0, P}, {129, 200, 300, 1, 0, P2}, {77, 129, 1025, 0, 1, P},
-                               {250, 131, 64, 1, 1, P2}, {1, 7, 127, 0, 1, P}, {768, 512, 256, 1, 0, P}};
+                              *P2 = "BM=128,BN=64,BK=32,STAGES=2,KC=32,PF=1,MINB=1",
+                              *CT = "BM=128,BN=112,BK=32,STAGES=3,KC=128,PF=1,MINB=1,CT=1"; /* bias along rows */
+    const bias_case cases[] = {{131, 67, 45, 0, 0, P},   {129, 200, 300, 1, 0, P2}, {77, 129, 1025, 0, 1, P},
+                               {250, 131, 64, 1, 1, P2}, {1, 7, 127, 0, 1, P},     {768, 512, 256, 1, 0, P},
+                               {131, 67, 45, 0, 0, CT},  {77, 229, 1025, 1, 1, CT}, {1, 7, 127, 0, 1, CT}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         double f = 0, p = 0;
         const size_t d = bias_run(&cases[i], 1, &f, &p);

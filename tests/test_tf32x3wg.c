@@ -73,14 +73,15 @@ static int space_cb(const gt_family *f, const gt_params *p, void *vctx)
 /* 12 points on sm_90 without a K split, all with BK 32; PF=0 only where a whole tile does not fit in registers
  * (64 x 128); the same 12 folding every 32 k-values instead of 128; 8 that split K (2, 3, 4 or 8 slices) with
  * the two-warpgroup blocks of 128 x 128 and 128 x 64 and 3 stages, folding every 128; and those two blocks with
- * stream-K, one or two blocks a SM, folding every 128 or 32; none on any other arch: sm_90a's wgmma runs on sm_90
- * alone. */
+ * stream-K, one or two blocks a SM, folding every 128 or 32 (40); 128 x 112 with 3 stages, folding every 128 or 32,
+ * with stream-K or not, C tiled transposed or not (12); C tiled transposed by 128 x 96 (2) and 128 x 64 blocks (6)
+ * as those blocks are untransposed; none on any other arch: sm_90a's wgmma runs on sm_90 alone. */
 GT_TEST(tf32x3wg_default_space_is_sm90_only, GT_NEEDS_NONE)
 {
     gt_limits l = limits("sm_90");
     space_ctx c = {0, 0, ""};
-    CHECK(gt_enumerate(fam(), &l, space_cb, &c) == 40);
-    CHECK_MSG(c.n == 40 && c.bad == 0, "%d points, %d bad (%s)", c.n, c.bad, c.first_bad);
+    CHECK(gt_enumerate(fam(), &l, space_cb, &c) == 60);
+    CHECK_MSG(c.n == 60 && c.bad == 0, "%d points, %d bad (%s)", c.n, c.bad, c.first_bad);
     char why[160];
     const gt_params kc32 = with(best, "KC", 32), kc64 = with(best, "KC", 64);
     CHECK(fam()->in_space(&kc32, why, sizeof why));
@@ -98,6 +99,13 @@ GT_TEST(tf32x3wg_default_space_is_sm90_only, GT_NEEDS_NONE)
     CHECK(!fam()->in_space(&split2, why, sizeof why) && strstr(why, "3 stages"));
     const gt_params bk16 = with(best, "BK", 16);
     CHECK(!fam()->in_space(&bk16, why, sizeof why) && strstr(why, "BK"));
+    const gt_params ct = with(with(best, "BN", 112), "CT", 1), ct128 = with(best, "CT", 1);
+    const gt_params ct_sk2 = with(ct, "SK", 2);
+    CHECK(fam()->in_space(&ct, why, sizeof why) && fam()->in_space(&ct_sk2, why, sizeof why));
+    CHECK(is_legal(&ct128, why, sizeof why) && !fam()->in_space(&ct128, why, sizeof why) && strstr(why, "CT"));
+    const gt_params ct2 = with(ct, "STAGES", 2), wg1 = with(with(one_wg, "BN", 112), "PF", 0);
+    CHECK(is_legal(&ct2, why, sizeof why) && !fam()->in_space(&ct2, why, sizeof why) && strstr(why, "3 stages"));
+    CHECK(is_legal(&wg1, why, sizeof why) && !fam()->in_space(&wg1, why, sizeof why) && strstr(why, "128-row"));
     static const char *const others[] = {"sm_80", "sm_89", "sm_100", "sm_120"};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; ++i) {
         l = limits(others[i]);
@@ -115,7 +123,7 @@ GT_TEST(tf32x3wg_constraints_reject_bad_points, GT_NEEDS_NONE)
     } bad[] = {
         {"BM", 96, "BM=96"},   {"BM", 512, "outside"}, {"BN", 80, "BN=80"},    {"BN", 32, "outside"},
         {"BK", 24, "BK=24"},   {"KC", 48, "KC=48"},    {"STAGES", 4, "outside"}, {"PF", 2, "outside"},
-        {"MINB", 2, "registers"}, {"SPLITK", 0, "outside"}, {"SPLITK", 65, "outside"},
+        {"MINB", 2, "registers"}, {"SPLITK", 0, "outside"}, {"SPLITK", 65, "outside"}, {"CT", 2, "outside"},
     };
     char why[160];
     CHECK(is_legal(&best, why, sizeof why) && is_legal(&one_wg, why, sizeof why));
@@ -128,6 +136,9 @@ GT_TEST(tf32x3wg_constraints_reject_bad_points, GT_NEEDS_NONE)
     /* 256 rows (4 warpgroups, 512 threads) with N 128: three accumulator sets do not fit under 128 registers */
     const gt_params bm256 = with(with(best, "BM", 256), "STAGES", 2), bk64 = with(with(best, "BK", 64), "PF", 0);
     CHECK(!is_legal(&bm256, why, sizeof why) && strstr(why, "registers"));
+    /* the split's reduce writes C untransposed */
+    const gt_params ct_split = with(with(best, "CT", 1), "SPLITK", 2);
+    CHECK(!is_legal(&ct_split, why, sizeof why) && strstr(why, "CT"));
     /* BK 64 with 3 stages of 128 x 128: 384 KiB of shared memory */
     CHECK(!is_legal(&bk64, why, sizeof why) && strstr(why, "shared memory"));
     gt_limits l = limits("sm_90");
@@ -154,6 +165,16 @@ GT_TEST(tf32x3wg_launch_geometry, GT_NEEDS_NONE)
     const gt_params bk16 = with(best, "BK", 16); /* no swizzle, no slack */
     fam()->launch(&bk16, &odd, GT_TEST_SMS, &L);
     CHECK(L.grid[0] == 33 && L.smem == 3u * 2 * 256 * 16 * 4);
+    /* 112 columns a block, B's tiles loaded 128 rows deep; transposed, C's 777 rows take the 112: 7 x 12 tiles */
+    const gt_params bn112 = with(best, "BN", 112), ct = with(bn112, "CT", 1);
+    const gt_shape s777 = {777, 1531, 2049, 0, 0};
+    fam()->launch(&bn112, &s777, GT_TEST_SMS, &L);
+    CHECK(L.grid[0] == 7 * 14 && L.smem == 3u * 2 * 256 * 32 * 4 + 1024);
+    fam()->launch(&ct, &s777, GT_TEST_SMS, &L);
+    CHECK(L.grid[0] == 12 * 7 && L.smem == 3u * 2 * 256 * 32 * 4 + 1024);
+    const gt_params ct_sk = with(ct, "SK", 1); /* stream-K over the transposed tiles */
+    fam()->launch(&ct_sk, &s777, GT_TEST_SMS, &L);
+    CHECK(L.grid[0] == GT_TEST_SMS && L.ws_zero == 128 * 4 && L.ws_bytes == 128 * 4 + 2u * GT_TEST_SMS * 128 * 112 * 4);
 }
 
 /* SPLITK: grid z over the slices, a workspace of SPLITK partial C's and the reduce's launch (one thread per
@@ -214,7 +235,7 @@ GT_TEST(tf32x3wg_render_has_wgmma_and_the_split, GT_NEEDS_NONE)
     CHECK_MSG(src != NULL, "%s", err);
     if (!src) return;
     CHECK(strstr(src, "#define GT_TA 0\n#define GT_TB 1\n") && strstr(src, "#define PF 1\n"));
-    CHECK(strstr(src, "gt_wgmma_tf32<BN>") && strstr(src, "#include \"wgmma.cuh\""));
+    CHECK(strstr(src, "gt_wgmma_tf32<BN>") && strstr(src, "#include \"wgmma.cuh\"") && strstr(src, "#define CT 0\n"));
     char *all = gt_source_expand(src); /* with its headers (tf32.cuh: the split; wgmma.cuh), as NVRTC compiles it */
     CHECK(all && strstr(all, "cvt.rn.tf32.f32"));
     CHECK(all && strstr(all, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"));
@@ -222,6 +243,13 @@ GT_TEST(tf32x3wg_render_has_wgmma_and_the_split, GT_NEEDS_NONE)
     /* deterministic: the one atomic is stream-K's count of a tile's parts (its fix-up adds them in block order) */
     const char *at = all ? strstr(all, "atomic") : NULL;
     CHECK(at && !strncmp(at, "atomicAdd(&cnt[t], 1u)", 22) && !strstr(at + 1, "atomic"));
+    free(all);
+    free(src);
+    const gt_params ct = with(with(best, "BN", 112), "CT", 1);
+    src = gt_render(fam(), &ct, 0, 0, 0, err, sizeof err);
+    all = src ? gt_source_expand(src) : NULL;
+    CHECK(src && strstr(src, "#define CT 1\n") && strstr(src, "#define BN 112\n"));
+    CHECK(all && strstr(all, "wgmma.mma_async.sync.aligned.m64n112k8.f32.tf32.tf32"));
     free(all);
     free(src);
 }
@@ -263,14 +291,16 @@ typedef struct {
     int kc32; /* points folding every 32 seen */
 } job_list;
 
-/* Every point that does not split K and folds every 128 k-values (stream-K's with one block a SM included), of
- * those that fold every 32 the first, and of those that split, the 3-stage ones with 4 slices: the others are the
- * same source but for KC's, SPLITK's or SK's value (CI's minutes). */
+/* Every point that does not split K and folds every 128 k-values (stream-K's with one block a SM included; of
+ * those tiling C transposed, the 112-wide), of those that fold every 32 the first, and of those that split, the
+ * 3-stage ones with 4 slices: the others are the same source but for KC's, SPLITK's, SK's or BN's value (CI's
+ * minutes). */
 static int add_job(const gt_family *f, const gt_params *p, void *ctx)
 {
     job_list *l = ctx;
     const int split = gt_param_get(f, p, "SPLITK", 1);
     if (split > 1 && (split != 4 || gt_param_get(f, p, "STAGES", 0) != 3)) return 0;
+    if (gt_param_get(f, p, "CT", 0) && gt_param_get(f, p, "BN", 0) != 112) return 0;
     if (gt_param_get(f, p, "KC", 128) != 128 && l->kc32++) return 0;
     if (gt_param_get(f, p, "SK", 0) > 1) return 0;
     if (l->n < l->cap) l->jobs[l->n++] = gt_compile_job_make(f, p, 1, 1);
@@ -283,9 +313,9 @@ static int add_job(const gt_family *f, const gt_params *p, void *ctx)
 GT_TEST(tf32x3wg_nvrtc_default_space_no_spills, GT_NEEDS_NVRTC)
 {
     const gt_limits l = limits("sm_90");
-    job_list jl = {malloc(sizeof(gt_compile_job) * 20), 0, 18, 0};
+    job_list jl = {malloc(sizeof(gt_compile_job) * 24), 0, 22, 0};
     gt_enumerate(fam(), &l, add_job, &jl);
-    CHECK(jl.n == 17 && jl.kc32 == 16);
+    CHECK_MSG(jl.n == 21 && jl.kc32 == 22, "%d jobs, %d folding every 32", jl.n, jl.kc32);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 0, 1);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 1, 0);
     gt_compile_all_clean(jl.jobs, jl.n, "sm_90", "tf32x3wg configurations");
