@@ -143,10 +143,10 @@ __device__ __forceinline__ const float *feed0(const float *X, int ld, int d0)
     return KCONTIG ? X + (size_t)(d0 + r0) * ld + 4 * q0 : X + (size_t)(4 * q0) * ld + d0 + r0;
 }
 
-// The thread's quads of tile t into x; p0: feed0. FULL: the tile lies whole inside the matrix (and, KCONTIG, vec
-// holds): nothing is tested. Otherwise rows past dn (from d0) and k past kn read nothing and are zero. vec: X 16-byte
-// aligned and ld % 4 == 0.
-template <int R, bool KCONTIG, bool FULL, int ITEMS>
+// The thread's quads of tile t into x; p0: feed0. FULL: the tile lies whole inside the matrix, nothing is tested;
+// 1: and, KCONTIG, vec holds (16-byte loads); 2: KCONTIG without vec (4-byte loads: the rows of an odd ld). FULL 0:
+// rows past dn (from d0) and k past kn read nothing and are zero. vec: X 16-byte aligned and ld % 4 == 0.
+template <int R, bool KCONTIG, int FULL, int ITEMS>
 __device__ __forceinline__ void fetch(float (&x)[ITEMS][4], const float *p0, int ld, int t, int d0, int dn, int kn,
                                       bool vec)
 {
@@ -160,12 +160,12 @@ __device__ __forceinline__ void fetch(float (&x)[ITEMS][4], const float *p0, int
         const int d = d0 + r0 + Mp::DR(i), k = t * BK + 4 * (q0 + Mp::DQ(i)); // used when !FULL
         if (KCONTIG) {
             const float *pi = p + (ptrdiff_t)Mp::DR(i) * ld + 4 * Mp::DQ(i);
-            if (FULL || (vec && d < dn && k + 3 < kn)) {
+            if (FULL == 1 || (!FULL && vec && d < dn && k + 3 < kn)) {
                 const float4 v = __ldg((const float4 *)pi);
                 x[i][0] = v.x, x[i][1] = v.y, x[i][2] = v.z, x[i][3] = v.w;
             } else {
 #pragma unroll
-                for (int e = 0; e < 4; ++e) x[i][e] = d < dn && k + e < kn ? __ldg(pi + e) : 0.0f;
+                for (int e = 0; e < 4; ++e) x[i][e] = FULL || (d < dn && k + e < kn) ? __ldg(pi + e) : 0.0f;
             }
         } else {
 #pragma unroll
@@ -223,22 +223,22 @@ __device__ __forceinline__ Operands operands(const float *A, int lda, const floa
     return o;
 }
 
-// Whole tiles of an interior block with 16-byte loads where k is contiguous need no test.
-__device__ __forceinline__ bool full_tile(const Operands &o, int t)
-{
-    return o.interior && (t + 1) * BK <= o.K && (OP_TA || o.va) && (!OP_TB || o.vb);
-}
+// Tile t of an interior block lies whole inside both operands: its loads need no test.
+__device__ __forceinline__ bool whole_tile(const Operands &o, int t) { return o.interior && (t + 1) * BK <= o.K; }
 
-// Tile t of A (of B) into x.
+// Tile t of A (of B) into x: untested where whole, by 16-byte loads where k is contiguous and they are legal, else
+// (an odd ld) by 4-byte ones.
 __device__ __forceinline__ void fetch_a(float (&x)[ITEMS_A][4], const Operands &o, int t)
 {
-    if (full_tile(o, t)) fetch<BM, !OP_TA, true>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, true);
-    else fetch<BM, !OP_TA, false>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, o.va);
+    if (whole_tile(o, t) && (OP_TA || o.va)) fetch<BM, !OP_TA, 1>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, true);
+    else if (!OP_TA && whole_tile(o, t)) fetch<BM, true, 2>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, false);
+    else fetch<BM, !OP_TA, 0>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, o.va);
 }
 __device__ __forceinline__ void fetch_b(float (&x)[ITEMS_B][4], const Operands &o, int t)
 {
-    if (full_tile(o, t)) fetch<BNL, (bool)OP_TB, true>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, true);
-    else fetch<BNL, (bool)OP_TB, false>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, o.vb);
+    if (whole_tile(o, t) && (!OP_TB || o.vb)) fetch<BNL, (bool)OP_TB, 1>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, true);
+    else if (OP_TB && whole_tile(o, t)) fetch<BNL, true, 2>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, false);
+    else fetch<BNL, (bool)OP_TB, 0>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, o.vb);
 }
 __device__ __forceinline__ void put_a(unsigned stage, const float (&x)[ITEMS_A][4])
 {
