@@ -50,7 +50,7 @@ extern const gt_family gt_family_tf32x3wg;
 /* Values far outside any GPU's reach are refused before any product of them can overflow an int. */
 static int bounded(const gt_params *p, char *why, size_t n)
 {
-    static const int lo[NPARAMS] = {64, 64, 16, 2, 16, 0, 1, 1, 0, 0},
+    static const int lo[NPARAMS] = {64, 16, 16, 2, 16, 0, 1, 1, 0, 0},
                      hi[NPARAMS] = {256, 128, 256, 3, 65536, 1, 4, 64, 4, 1};
     for (int i = 0; i < NPARAMS; ++i)
         if (p->v[i] < lo[i] || p->v[i] > hi[i])
@@ -75,8 +75,7 @@ static int quads_map(int rows, const shape_t *s, char *why, size_t n)
 static int legal_tiling(const shape_t *s, char *why, size_t n)
 {
     if (s->bm % 64) REJECT("BM=%d not a multiple of 64 (one warpgroup each)", s->bm);
-    if (s->bn != 64 && s->bn != 96 && s->bn != 112 && s->bn != 128)
-        REJECT("BN=%d: the template has wgmma N 64, 96, 112 and 128", s->bn);
+    if (s->bn % 16 || s->bn == 80) REJECT("BN=%d: the template has wgmma N 16, 32, 48, 64, 96, 112 and 128", s->bn);
     if (s->bk % 16) REJECT("BK=%d not a multiple of 16", s->bk);
     if (s->kc % s->bk) REJECT("KC=%d not a multiple of BK=%d", s->kc, s->bk);
     if (s->sk && s->splitk > 1) REJECT("SK=%d with SPLITK=%d: stream-K and split-K are exclusive", s->sk, s->splitk);
@@ -105,16 +104,22 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
  * with the same blocks, one or two a SM: at a deep K one block's FP32 sum over ~6,000 k-values loses to SGEMM on
  * wide inputs, as the unsplit kernel does, and two a SM halve it (the blocks of a SM take turns). BN 112, and C
  * tiled transposed (CT) with BN 64, 96 or 112, only with the 128-row blocks: they are for a side of C that tiles of
- * 64 or 128 pad much (777 rows: 896 in tiles of 128, 784 in tiles of 112). */
+ * 64 or 128 pad much (777 rows: 896 in tiles of 128, 784 in tiles of 112). BN 16, 32 and 48 are for a skinny side
+ * of C (with CT, its rows: a batch of 1 to 48 through a Linear layer): its few tiles need stream-K, and with 2
+ * stages two blocks of BN 16 or 32 share a SM, twice the loads in flight; they fold every 32 k-values, which costs
+ * nothing where the loads bind, and folding every 128 lost to SGEMM on wide inputs at 32 x 16384 x 4096 nn. */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     if (!bounded(p, why, n)) return 0;
     shape_t s = unpack(p);
     if (s.bk != 32) REJECT("default space: BK=%d, only 32", s.bk);
-    if ((s.splitk > 1 || s.sk) && (s.bm != 128 || s.bn == 96 || !s.pf || s.stages != 3))
+    const int narrow = s.bn < 64; /* a skinny side of C (with CT, its rows) */
+    if (narrow && (!s.sk || s.kc != 32 || s.bm != 128 || !s.pf))
+        REJECT("default space: BN below 64 only with stream-K, 128-row blocks, KC 32 and PF=1");
+    if ((s.splitk > 1 || s.sk) && (s.bm != 128 || s.bn == 96 || !s.pf || (s.stages != 3 && !narrow)))
         REJECT("default space: SPLITK > 1 and SK only for 128-row blocks of BN 64, 112 or 128, 3 stages, PF=1");
     if (s.kc != 128 && (s.kc != 32 || s.splitk > 1)) REJECT("default space: KC 128, or 32 unsplit (stream-K too)");
-    if ((s.bn == 112 || s.ct) && (s.bm != 128 || !s.pf || s.stages != 3 || s.splitk > 1))
+    if ((s.bn == 112 || s.ct) && (s.bm != 128 || !s.pf || (s.stages != 3 && !narrow) || s.splitk > 1))
         REJECT("default space: BN=112 and CT only for 128-row blocks with 3 stages and PF=1, K not split");
     if (s.ct && s.bn == 128) REJECT("default space: CT with BN=128 tiles C as without it");
     s.pf = 1;
@@ -151,7 +156,8 @@ const gt_family gt_family_tf32x3wg = {
     .arch_specific = 1,
     .nparams = NPARAMS,
     .params = {{"BM", "rows of C per block: 64 per warpgroup", 2, {128, 64}},
-               {"BN", "columns of C per block: the wgmma's N (64, 96, 112 or 128)", 4, {128, 112, 96, 64}},
+               {"BN", "columns of C per block: the wgmma's N (16, 32, 48, 64, 96, 112 or 128)", 7,
+                {128, 112, 96, 64, 48, 32, 16}},
                {"BK", "K depth of one stage (multiple of 16)", 2, {32, 16}},
                {"STAGES", "shared-memory stages (2 or 3)", 2, {2, 3}},
                {"KC", "k-values between folds into the FP32 accumulator (multiple of BK)", 2, {128, 32}},

@@ -23,7 +23,7 @@
 #define BM 128 // rows of C per block: 64 per warpgroup
 #endif
 #ifndef BN
-#define BN 128 // columns of C per block: the wgmma's N (64, 96, 112 or 128)
+#define BN 128 // columns of C per block: the wgmma's N (16, 32, 48, 64, 96, 112 or 128)
 #endif
 #ifndef BK
 #define BK 32 // K depth of one stage (multiple of 16)
@@ -52,7 +52,7 @@
 #define RASTER 8 // tile rows per rasterization group (fixed: blocks in flight share A and B panels in L2)
 
 #define NT (BM / 64 * 128) // threads per block: one warpgroup per 64 rows
-#define BNL ((BN + 31) / 32 * 32) // rows of B's shared tiles: BN rounded up to the loads' 32 (112: 16 rows unused)
+#define BNL ((BN + 31) / 32 * 32) // rows of B's shared tiles: BN rounded up to the loads' 32 (16, 48, 112: 16 unused)
 // The layout of the blocks' own product: with CT, A's part is op(B)^T and B's is op(A)^T.
 #define OP_TA (CT ? !GT_TB : GT_TA)
 #define OP_TB (CT ? !GT_TA : GT_TB)
@@ -76,7 +76,7 @@
 #define ITEMS_B (BNL * BK / 4 / NT)
 
 static_assert(BM % 64 == 0 && BM >= 64 && BM <= 256, "BM: 64 to 256, a multiple of 64 (one warpgroup each)");
-static_assert(BN == 64 || BN == 96 || BN == 112 || BN == 128, "BN: 64, 96, 112 or 128 (the wgmma shapes of wgmma.cuh)");
+static_assert(BN % 16 == 0 && BN >= 16 && BN <= 128 && BN != 80, "BN: 16 to 128 by 16 but 80 (wgmma.cuh's shapes)");
 static_assert(BK % 16 == 0, "BK: a multiple of 16");
 static_assert(KC > 0 && KC % BK == 0, "KC must be a positive multiple of BK");
 static_assert(STAGES == 2 || STAGES == 3, "STAGES: 2 or 3");

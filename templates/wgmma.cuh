@@ -42,12 +42,35 @@ __device__ __forceinline__ void gt_proxy_fence() { asm volatile("fence.proxy.asy
 #define GT_F16_(i) GT_F4_(i), GT_F4_(i + 4), GT_F4_(i + 8), GT_F4_(i + 12)
 
 // d (+)= A * B for one m64 x N x k8 step, A and B in shared memory (descriptors da, db); add: 0 overwrites d.
-// N: 64, 96, 112 or 128 (d: N / 2 registers per thread).
+// N: 16, 32, 48, 64, 96, 112 or 128 (d: N / 2 registers per thread).
 template <int N>
 __device__ __forceinline__ void gt_wgmma_tf32(float (&d)[N / 2], unsigned long long da, unsigned long long db, int add)
 {
-    static_assert(N == 64 || N == 96 || N == 112 || N == 128, "wgmma N: 64, 96, 112 or 128");
-    if constexpr (N == 64)
+    static_assert(N == 16 || N == 32 || N == 48 || N == 64 || N == 96 || N == 112 || N == 128,
+                  "wgmma N: 16, 32, 48, 64, 96, 112 or 128");
+    if constexpr (N == 16)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7}, "
+                     "%8, %9, p, 1, 1;\n}\n"
+                     : GT_F4_(0), GT_F4_(4)
+                     : "l"(da), "l"(db), "r"(add));
+    else if constexpr (N == 32)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
+                     "%16, %17, p, 1, 1;\n}\n"
+                     : GT_F16_(0)
+                     : "l"(da), "l"(db), "r"(add));
+    else if constexpr (N == 48)
+        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"
+                     "wgmma.mma_async.sync.aligned.m64n48k8.f32.tf32.tf32 "
+                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
+                     "%16, %17, %18, %19, %20, %21, %22, %23}, "
+                     "%24, %25, p, 1, 1;\n}\n"
+                     : GT_F16_(0), GT_F4_(16), GT_F4_(20)
+                     : "l"(da), "l"(db), "r"(add));
+    else if constexpr (N == 64)
         asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
                      "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
                      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "

@@ -75,13 +75,15 @@ static int space_cb(const gt_family *f, const gt_params *p, void *vctx)
  * the two-warpgroup blocks of 128 x 128 and 128 x 64 and 3 stages, folding every 128; and those two blocks with
  * stream-K, one or two blocks a SM, folding every 128 or 32 (40); 128 x 112 with 3 stages, folding every 128 or 32,
  * with stream-K or not, C tiled transposed or not (12); C tiled transposed by 128 x 96 (2) and 128 x 64 blocks (6)
- * as those blocks are untransposed; none on any other arch: sm_90a's wgmma runs on sm_90 alone. */
+ * as those blocks are untransposed; and narrow blocks of BN 16, 32 and 48 for a skinny side, 2 or 3 stages,
+ * stream-K 1 or 2, folding every 32, C transposed or not (24); none on any other arch: sm_90a's wgmma runs on
+ * sm_90 alone. */
 GT_TEST(tf32x3wg_default_space_is_sm90_only, GT_NEEDS_NONE)
 {
     gt_limits l = limits("sm_90");
     space_ctx c = {0, 0, ""};
-    CHECK(gt_enumerate(fam(), &l, space_cb, &c) == 60);
-    CHECK_MSG(c.n == 60 && c.bad == 0, "%d points, %d bad (%s)", c.n, c.bad, c.first_bad);
+    CHECK(gt_enumerate(fam(), &l, space_cb, &c) == 84);
+    CHECK_MSG(c.n == 84 && c.bad == 0, "%d points, %d bad (%s)", c.n, c.bad, c.first_bad);
     char why[160];
     const gt_params kc32 = with(best, "KC", 32), kc64 = with(best, "KC", 64);
     CHECK(fam()->in_space(&kc32, why, sizeof why));
@@ -106,6 +108,14 @@ GT_TEST(tf32x3wg_default_space_is_sm90_only, GT_NEEDS_NONE)
     const gt_params ct2 = with(ct, "STAGES", 2), wg1 = with(with(one_wg, "BN", 112), "PF", 0);
     CHECK(is_legal(&ct2, why, sizeof why) && !fam()->in_space(&ct2, why, sizeof why) && strstr(why, "3 stages"));
     CHECK(is_legal(&wg1, why, sizeof why) && !fam()->in_space(&wg1, why, sizeof why) && strstr(why, "128-row"));
+    const gt_params narrow = with(with(with(with(ct, "BN", 32), "SK", 1), "STAGES", 2), "KC", 32); /* a skinny side */
+    CHECK(fam()->in_space(&narrow, why, sizeof why));
+    const gt_params narrow_bad[] = {with(narrow, "BM", 64), with(narrow, "SK", 0), with(narrow, "KC", 128)};
+    const gt_params narrow_n = with(narrow, "CT", 0); /* N the skinny side */
+    CHECK(fam()->in_space(&narrow_n, why, sizeof why));
+    for (int i = 0; i < 3; ++i)
+        CHECK(is_legal(&narrow_bad[i], why, sizeof why) && !fam()->in_space(&narrow_bad[i], why, sizeof why) &&
+              strstr(why, "BN below 64"));
     static const char *const others[] = {"sm_80", "sm_89", "sm_100", "sm_120"};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; ++i) {
         l = limits(others[i]);
@@ -121,8 +131,8 @@ GT_TEST(tf32x3wg_constraints_reject_bad_points, GT_NEEDS_NONE)
         int value;
         const char *why;
     } bad[] = {
-        {"BM", 96, "BM=96"},   {"BM", 512, "outside"}, {"BN", 80, "BN=80"},    {"BN", 32, "outside"},
-        {"BK", 24, "BK=24"},   {"KC", 48, "KC=48"},    {"STAGES", 4, "outside"}, {"PF", 2, "outside"},
+        {"BM", 96, "BM=96"},   {"BM", 512, "outside"}, {"BN", 80, "BN=80"},    {"BN", 24, "BN=24"},
+        {"BN", 8, "outside"},  {"BN", 40, "BN=40"},  {"BK", 24, "BK=24"},   {"KC", 48, "KC=48"},    {"STAGES", 4, "outside"}, {"PF", 2, "outside"},
         {"MINB", 2, "registers"}, {"SPLITK", 0, "outside"}, {"SPLITK", 65, "outside"}, {"CT", 2, "outside"},
     };
     char why[160];
@@ -291,17 +301,18 @@ typedef struct {
     int kc32; /* points folding every 32 seen */
 } job_list;
 
-/* Every point that does not split K and folds every 128 k-values (stream-K's with one block a SM included; of
- * those tiling C transposed, the 112-wide), of those that fold every 32 the first, and of those that split, the
- * 3-stage ones with 4 slices: the others are the same source but for KC's, SPLITK's, SK's or BN's value (CI's
- * minutes). */
+/* Every point that does not split K and folds every 128 k-values (stream-K's with one block a SM included; of the
+ * narrow ones and those tiling C transposed, the transposed 112- and 32-wide), of those that fold every 32 the
+ * first, and of those that split, the 3-stage ones with 4 slices: the others are the same source but for KC's,
+ * SPLITK's, SK's or BN's value (CI's minutes). */
 static int add_job(const gt_family *f, const gt_params *p, void *ctx)
 {
     job_list *l = ctx;
     const int split = gt_param_get(f, p, "SPLITK", 1);
     if (split > 1 && (split != 4 || gt_param_get(f, p, "STAGES", 0) != 3)) return 0;
-    if (gt_param_get(f, p, "CT", 0) && gt_param_get(f, p, "BN", 0) != 112) return 0;
-    if (gt_param_get(f, p, "KC", 128) != 128 && l->kc32++) return 0;
+    const int bn = gt_param_get(f, p, "BN", 0), ct = gt_param_get(f, p, "CT", 0);
+    if ((ct && bn != 112 && bn != 32) || (bn < 64 && !ct)) return 0;
+    if (gt_param_get(f, p, "KC", 128) != 128 && bn >= 64 && l->kc32++) return 0; /* narrow ones fold every 32 */
     if (gt_param_get(f, p, "SK", 0) > 1) return 0;
     if (l->n < l->cap) l->jobs[l->n++] = gt_compile_job_make(f, p, 1, 1);
     return 0;
@@ -313,9 +324,9 @@ static int add_job(const gt_family *f, const gt_params *p, void *ctx)
 GT_TEST(tf32x3wg_nvrtc_default_space_no_spills, GT_NEEDS_NVRTC)
 {
     const gt_limits l = limits("sm_90");
-    job_list jl = {malloc(sizeof(gt_compile_job) * 24), 0, 22, 0};
+    job_list jl = {malloc(sizeof(gt_compile_job) * 26), 0, 24, 0};
     gt_enumerate(fam(), &l, add_job, &jl);
-    CHECK_MSG(jl.n == 21 && jl.kc32 == 22, "%d jobs, %d folding every 32", jl.n, jl.kc32);
+    CHECK_MSG(jl.n == 23 && jl.kc32 == 22, "%d jobs, %d folding every 32", jl.n, jl.kc32);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 0, 1);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 1, 0);
     gt_compile_all_clean(jl.jobs, jl.n, "sm_90", "tf32x3wg configurations");
