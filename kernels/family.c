@@ -117,7 +117,7 @@ void gt_launch_tiles(const gt_shape *s, int bm, int bn, unsigned threads, unsign
 void gt_launch_stream_k(const gt_shape *s, int bm, int bn, int bk, int per_sm, int sms, gt_launch *out)
 {
     const long long tiles = (long long)gt_cdiv(s->m, bm) * gt_cdiv(s->n, bn), iters = gt_cdiv(s->k, bk);
-    long long g = (long long)(sms > 0 ? sms : 1) * per_sm;
+    long long g = sms > 0 ? (long long)sms * per_sm : tiles;
     if (g > tiles * iters) g = tiles * iters;
     const long long skt = tiles % g == 0 ? 0 : tiles < 2 * g ? tiles : g + tiles % g;
     out->grid[0] = (unsigned)g;

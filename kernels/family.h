@@ -325,7 +325,10 @@ int gt_splitk_workspace_fits(int splitk, const gt_shape *s);
 
 /* Stream-K's launch (templates/streamk.cuh's schedule): a persistent grid of per_sm blocks per SM, never more
  * blocks than K tiles of work; the tiles' counters (zeroed by each launch) and two partial-tile slots per block as
- * workspace, none when every tile is data-parallel. Replaces the grid and workspace gt_launch_tiles set. */
+ * workspace, none when every tile is data-parallel. Replaces the grid and workspace gt_launch_tiles set. sms <= 0
+ * (a plan ahead of the GPU, which cannot know whether a shape's tiles fill whole waves): a block a tile, no
+ * workspace, so that the plan keeps the batches some GPU runs in one launch (precompile then compiles their kernels
+ * too; the sweep asks again with the GPU's SMs). */
 void gt_launch_stream_k(const gt_shape *s, int bm, int bn, int bk, int per_sm, int sms, gt_launch *out);
 
 /* The launch() of a tiled kernel: a grid over BM x BN tiles of C (flat: one dimension, tile index row-major;
