@@ -38,8 +38,31 @@ template <int N> __device__ __forceinline__ void gt_wg_wait()
 // Shared-memory writes of the generic proxy (st.shared), made visible to wgmma's reads (the async proxy).
 __device__ __forceinline__ void gt_proxy_fence() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 
+// Operand lists of gt_wgmma_tf32's asm: GT_N<n>_ names d's first n registers ("%0, %1, ..."), GT_D<n>_ gives them as
+// "+f" operands.
 #define GT_F4_(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3])
-#define GT_F16_(i) GT_F4_(i), GT_F4_(i + 4), GT_F4_(i + 8), GT_F4_(i + 12)
+#define GT_N8_ "%0, %1, %2, %3, %4, %5, %6, %7"
+#define GT_D8_ GT_F4_(0), GT_F4_(4)
+#define GT_N16_ GT_N8_ ", %8, %9, %10, %11, %12, %13, %14, %15"
+#define GT_D16_ GT_D8_, GT_F4_(8), GT_F4_(12)
+#define GT_N24_ GT_N16_ ", %16, %17, %18, %19, %20, %21, %22, %23"
+#define GT_D24_ GT_D16_, GT_F4_(16), GT_F4_(20)
+#define GT_N32_ GT_N24_ ", %24, %25, %26, %27, %28, %29, %30, %31"
+#define GT_D32_ GT_D24_, GT_F4_(24), GT_F4_(28)
+#define GT_N40_ GT_N32_ ", %32, %33, %34, %35, %36, %37, %38, %39"
+#define GT_D40_ GT_D32_, GT_F4_(32), GT_F4_(36)
+#define GT_N48_ GT_N40_ ", %40, %41, %42, %43, %44, %45, %46, %47"
+#define GT_D48_ GT_D40_, GT_F4_(40), GT_F4_(44)
+#define GT_N56_ GT_N48_ ", %48, %49, %50, %51, %52, %53, %54, %55"
+#define GT_D56_ GT_D48_, GT_F4_(48), GT_F4_(52)
+#define GT_N64_ GT_N56_ ", %56, %57, %58, %59, %60, %61, %62, %63"
+#define GT_D64_ GT_D56_, GT_F4_(56), GT_F4_(60)
+// One wgmma of d's registers, named REGS and given as the outputs after them; DA, DB and ADD name its da, db and add.
+#define GT_WGMMA_TF32_(N, REGS, DA, DB, ADD, ...)                                                                \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, " ADD ", 0;\n"                                                  \
+                 "wgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32 {" REGS "}, " DA ", " DB ", p, 1, 1;\n}\n" \
+                 : __VA_ARGS__                                                                                     \
+                 : "l"(da), "l"(db), "r"(add))
 
 // d (+)= A * B for one m64 x N x k8 step, A and B in shared memory (descriptors da, db); add: 0 overwrites d.
 // N: 16, 32, 48, 64, 96, 112 or 128 (d: N / 2 registers per thread).
@@ -49,67 +72,38 @@ __device__ __forceinline__ void gt_wgmma_tf32(float (&d)[N / 2], unsigned long l
     static_assert(N == 16 || N == 32 || N == 48 || N == 64 || N == 96 || N == 112 || N == 128,
                   "wgmma N: 16, 32, 48, 64, 96, 112 or 128");
     if constexpr (N == 16)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %10, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n16k8.f32.tf32.tf32 "
-                     "{%0, %1, %2, %3, %4, %5, %6, %7}, "
-                     "%8, %9, p, 1, 1;\n}\n"
-                     : GT_F4_(0), GT_F4_(4)
-                     : "l"(da), "l"(db), "r"(add));
+        GT_WGMMA_TF32_(16, GT_N8_, "%8", "%9", "%10", GT_D8_);
     else if constexpr (N == 32)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %18, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n32k8.f32.tf32.tf32 "
-                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15}, "
-                     "%16, %17, p, 1, 1;\n}\n"
-                     : GT_F16_(0)
-                     : "l"(da), "l"(db), "r"(add));
+        GT_WGMMA_TF32_(32, GT_N16_, "%16", "%17", "%18", GT_D16_);
     else if constexpr (N == 48)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n48k8.f32.tf32.tf32 "
-                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                     "%16, %17, %18, %19, %20, %21, %22, %23}, "
-                     "%24, %25, p, 1, 1;\n}\n"
-                     : GT_F16_(0), GT_F4_(16), GT_F4_(20)
-                     : "l"(da), "l"(db), "r"(add));
+        GT_WGMMA_TF32_(48, GT_N24_, "%24", "%25", "%26", GT_D24_);
     else if constexpr (N == 64)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "
-                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, "
-                     "%32, %33, p, 1, 1;\n}\n"
-                     : GT_F16_(0), GT_F16_(16)
-                     : "l"(da), "l"(db), "r"(add));
+        GT_WGMMA_TF32_(64, GT_N32_, "%32", "%33", "%34", GT_D32_);
     else if constexpr (N == 96)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %50, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n96k8.f32.tf32.tf32 "
-                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47}, "
-                     "%48, %49, p, 1, 1;\n}\n"
-                     : GT_F16_(0), GT_F16_(16), GT_F16_(32)
-                     : "l"(da), "l"(db), "r"(add));
+        GT_WGMMA_TF32_(96, GT_N48_, "%48", "%49", "%50", GT_D48_);
     else if constexpr (N == 112)
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %58, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n112k8.f32.tf32.tf32 "
-                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                     "%48, %49, %50, %51, %52, %53, %54, %55}, "
-                     "%56, %57, p, 1, 1;\n}\n"
-                     : GT_F16_(0), GT_F16_(16), GT_F16_(32), GT_F4_(48), GT_F4_(52)
-                     : "l"(da), "l"(db), "r"(add));
-    else
-        asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
-                     "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "
-                     "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-                     "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, "
-                     "%32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, "
-                     "%48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, "
-                     "%64, %65, p, 1, 1;\n}\n"
-                     : GT_F16_(0), GT_F16_(16), GT_F16_(32), GT_F16_(48)
-                     : "l"(da), "l"(db), "r"(add));
+        GT_WGMMA_TF32_(112, GT_N56_, "%56", "%57", "%58", GT_D56_);
+    else if constexpr (N == 128)
+        GT_WGMMA_TF32_(128, GT_N64_, "%64", "%65", "%66", GT_D64_);
 }
+#undef GT_WGMMA_TF32_
+#undef GT_N8_
+#undef GT_D8_
+#undef GT_N16_
+#undef GT_D16_
+#undef GT_N24_
+#undef GT_D24_
+#undef GT_N32_
+#undef GT_D32_
+#undef GT_N40_
+#undef GT_D40_
+#undef GT_N48_
+#undef GT_D48_
+#undef GT_N56_
+#undef GT_D56_
+#undef GT_N64_
+#undef GT_D64_
 #undef GT_F4_
-#undef GT_F16_
 
 // mbarriers in shared memory (PTX ISA, "mbarrier"), by their shared-window byte address: init with the count of
 // arrivals that complete a phase; arrive (release, CTA scope); wait until the phase of the given parity has

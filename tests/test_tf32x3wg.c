@@ -248,7 +248,7 @@ GT_TEST(tf32x3wg_render_has_wgmma_and_the_split, GT_NEEDS_NONE)
     CHECK(strstr(src, "gt_wgmma_tf32<BN>") && strstr(src, "#include \"wgmma.cuh\"") && strstr(src, "#define CT 0\n"));
     char *all = gt_source_expand(src); /* with its headers (tf32.cuh: the split; wgmma.cuh), as NVRTC compiles it */
     CHECK(all && strstr(all, "cvt.rn.tf32.f32"));
-    CHECK(all && strstr(all, "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32"));
+    CHECK(all && strstr(all, "wgmma.mma_async.sync.aligned.m64n\" #N \"k8.f32.tf32.tf32"));
     CHECK(all && strstr(all, "fence.proxy.async.shared::cta"));
     /* deterministic: the one atomic is stream-K's count of a tile's parts (its fix-up adds them in block order) */
     const char *at = all ? strstr(all, "atomic") : NULL;
@@ -257,11 +257,26 @@ GT_TEST(tf32x3wg_render_has_wgmma_and_the_split, GT_NEEDS_NONE)
     free(src);
     const gt_params ct = with(with(best, "BN", 112), "CT", 1);
     src = gt_render(fam(), &ct, 0, 0, 0, err, sizeof err);
-    all = src ? gt_source_expand(src) : NULL;
     CHECK(src && strstr(src, "#define CT 1\n") && strstr(src, "#define BN 112\n"));
-    CHECK(all && strstr(all, "wgmma.mma_async.sync.aligned.m64n112k8.f32.tf32.tf32"));
-    free(all);
     free(src);
+}
+
+/* Each block width issues the wgmma of its own N (NVRTC's PTX for sm_90a: wgmma.cuh builds the asm's text). */
+GT_TEST(tf32x3wg_ptx_has_the_wgmma_of_each_width, GT_NEEDS_NVRTC)
+{
+    static const int widths[] = {128, 112, 96, 64, 48, 32, 16};
+    for (size_t i = 0; i < sizeof widths / sizeof widths[0]; ++i) {
+        const gt_params p = with(with(with(best, "BN", widths[i]), "CT", widths[i] < 128), "STAGES", 2);
+        char err[256], want[80];
+        char *src = gt_render(fam(), &p, 0, 0, 0, err, sizeof err);
+        gt_cubin cb = {0};
+        const int rc = src ? gt_nvrtc_compile(src, "compute_90a", &cb, err, sizeof err) : -1;
+        CHECK_MSG(rc == 0, "BN %d: %s", widths[i], err);
+        snprintf(want, sizeof want, "wgmma.mma_async.sync.aligned.m64n%dk8.f32.tf32.tf32 {", widths[i]);
+        CHECK_MSG(rc == 0 && memmem(cb.data, cb.size, want, strlen(want)), "BN %d: no %s in the PTX", widths[i], want);
+        gt_cubin_free(&cb);
+        free(src);
+    }
 }
 
 /* The sweep's compile pool asks for each job's own arch: sm_90a for this family, sm_90 beside it. */
