@@ -1,7 +1,8 @@
 /* Family tf32x3wg: FP32-accurate SGEMM on Hopper's warpgroup tensor cores (wgmma, sm_90a only): the tf32x3 family's
  * arithmetic (two TF32 parts per operand value, three products, the big*big chunk folded into FP32 every KC
  * k-values) with both operands split once per block into shared memory and wgmma reading them from there; K may be
- * split over grid z (SPLITK), the slices reduced in a fixed order, or shared out by stream-K (SK).
+ * split over grid z (SPLITK), the slices reduced in a fixed order, or shared out by stream-K (SK); with CT the
+ * blocks tile C transposed, C's rows taking the wgmma's N (BN 16 to 128).
  * Template: templates/tf32x3wg.cu. Tested by tests/test_tf32x3wg.c and, on the GPU, tests/test_tf32x3.c. */
 #include "family.h"
 

@@ -8,7 +8,9 @@
 // partial sums go to the workspace and gt_splitk_reduce adds them in a fixed order: deterministic, and for a deep K
 // over few tiles of C both faster (more blocks) and more accurate (shorter sums) than one block per tile. With SK,
 // a persistent grid of SK blocks per SM shares the tiles' K loops out evenly (streamk.cuh): the last wave is never
-// a part of the GPU, and a tile cut between blocks is added up in block order (deterministic too).
+// a part of the GPU, and a tile cut between blocks is added up in block order (deterministic too). With CT the
+// blocks compute Cᵀ = op(B)ᵀ op(A)ᵀ and store it transposed, so that C's rows take the wgmma's N (any multiple of 8:
+// BN 16 to 128) where tiles of 64 rows would pad them much (777 rows; a batch of 8 to 48).
 // Study harness and measurements: tests/perf/wgmma.cu, docs/BENCHMARKS.md.
 // Alone: nvcc -gencode arch=compute_90a,code=sm_90a -cubin -Xptxas -v -I templates templates/tf32x3wg.cu
 // (tests: tests/test_tf32x3wg.c; on the GPU tests/test_tf32x3.c)
