@@ -170,7 +170,7 @@ const gt_family gt_family_tf32x3wg = {
                {"SK", "stream-K: a persistent grid of SK blocks per SM shares the tiles' K loops out evenly (0: off)",
                 3, {0, 1, 2}, .optional = 1},
                {"CT", "1: blocks tile C transposed, as op(B)^T op(A)^T: C's rows take the wgmma's N, which tiles "
-                      "them in 112 as well as 64 or 128", 2, {0, 1}, .optional = 1}},
+                      "them by any BN (16 to 128), not only by 64 or 128", 2, {0, 1}, .optional = 1}},
     .legal = legal,
     .in_space = in_space,
     .launch = launch,

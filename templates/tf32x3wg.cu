@@ -427,12 +427,12 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int 
 #if CT
         ct_store(M, N, C, ldc, i0, j0 + 8 * j, &acc[4 * j], nullptr, alpha, 0.0f);
         ct_store(M, N, C, ldc, i0 + 8, j0 + 8 * j, &acc[4 * j + 2], nullptr, alpha, 0.0f);
-        continue;
-#endif
+#else
         const float top[2] = {acc[4 * j], acc[4 * j + 1]};
         gt_store<2, GT_EPI_FMA>(M, N, C, ldc, ws, i0, j0 + 8 * j, top, alpha, beta, vc);
         const float bottom[2] = {acc[4 * j + 2], acc[4 * j + 3]};
         gt_store<2, GT_EPI_FMA>(M, N, C, ldc, ws, i0 + 8, j0 + 8 * j, bottom, alpha, beta, vc);
+#endif
     }
 }
 

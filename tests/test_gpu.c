@@ -156,9 +156,9 @@ static void check_family(gt_worker *w, const gt_family *f, const picker *pk, con
 
 /* The issue's bar: every family, several candidates each, on 1x1x1, 7x13x5, 127x129x131, 1025x1023x1021,
  * 4096^3 and the skinny 33x1031x2049 and 1031x7x777, and strided batches of 3 x 67x45x129, 5 x 129x127x257,
- * 3 x 17x100x300 and 4 x 200x150x20 (one K tile: stream-K's batch, all tiles whole), all four layouts, alpha 1.5 with beta 0 over
- * NaN C and beta 0.5, tight / padded / unaligned ld (a batch's matrices back to back, padding included). The
- * worker runs the beta 0.5 check twice: C must be bitwise the same (split-K and stream-K included). */
+ * 3 x 17x100x300 and 4 x 200x150x20 (one K tile: stream-K's batch, all tiles whole), all four layouts, alpha 1.5
+ * with beta 0 over NaN C and beta 0.5, tight / padded / unaligned ld (a batch's matrices back to back, padding
+ * included). The worker runs the beta 0.5 check twice: C must be bitwise the same (split-K and stream-K included). */
 GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
 {
     gt_limits lim;
