@@ -110,4 +110,5 @@ const gt_family gt_family_gemv = {
     .launch = launch,
     .applicable = applicable,
     .work = work,
+    .bias_epilogue = 1, /* no workspace: gv_put adds a cuBLASLt call's bias as it writes C */
 };

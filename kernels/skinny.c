@@ -195,4 +195,5 @@ const gt_family gt_family_skinny = {
     .applicable = applicable,
     .launch_hook = launch_hook,
     .work = work,
+    .bias_epilogue = 1, /* where C is written in gt_gemm (one slice, or a cluster's): sk_put adds the bias */
 };

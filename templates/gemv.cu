@@ -223,13 +223,16 @@ __device__ __forceinline__ void gv_chunks_staged(const gv_ops &o, int l, int chu
 }
 #endif
 
-// C(s, l) = alpha v + beta C(s, l) for s < S and l < L (C not read where beta == 0: it may hold NaN).
+// C(s, l) = alpha v + beta C(s, l) for s < S and l < L (C not read where beta == 0: it may hold NaN). With a bias
+// (the family's bias epilogue, kernels/family.h: beta is 0 then), C(s, l) = alpha v + bias[j] for C's column j,
+// rounded as a pass writing the bias into C and beta 1 would round it.
 __device__ __forceinline__ void gv_put(const gv_ops &o, float *C, int ldc, int s, int l, float v, float alpha,
-                                       float beta)
+                                       float beta, const float *bias)
 {
     if (s >= o.S || l >= o.L) return;
     float *c = C + (SIDE == 0 ? (size_t)s * ldc + l : (size_t)l * ldc + s);
-    *c = beta == 0.0f ? alpha * v : fmaf(beta, *c, alpha * v);
+    if (bias) *c = fmaf(1.0f, bias[SIDE == 0 ? l : s], alpha * v);
+    else *c = beta == 0.0f ? alpha * v : fmaf(beta, *c, alpha * v);
 }
 
 // acc <- the lane's share of X(s, k) Y(k, l + r) for its warp's columns from l: the whole chunks (all KW warps in
@@ -259,8 +262,8 @@ __device__ __forceinline__ void gv_accumulate(const gv_ops &o, int K, int l, int
 
 // The warp's lanes' sums added by a butterfly; with KW = 1 lane 0 stores them, else lane 0 of each warp leaves
 // them in part and one thread per result adds the KW warps' in order and stores it.
-__device__ __forceinline__ void gv_finish(const gv_ops &o, float *C, int ldc, float alpha, float beta, int l, int cw,
-                                          int kw, float (&acc)[RW][SR], float *part)
+__device__ __forceinline__ void gv_finish(const gv_ops &o, float *C, int ldc, float alpha, float beta,
+                                          const float *bias, int l, int cw, int kw, float (&acc)[RW][SR], float *part)
 {
     const int lane = threadIdx.x % 32;
 #pragma unroll
@@ -274,7 +277,7 @@ __device__ __forceinline__ void gv_finish(const gv_ops &o, float *C, int ldc, fl
 #pragma unroll
             for (int r = 0; r < RW; ++r)
 #pragma unroll
-                for (int s = 0; s < SR; ++s) gv_put(o, C, ldc, s, l + r, acc[r][s], alpha, beta);
+                for (int s = 0; s < SR; ++s) gv_put(o, C, ldc, s, l + r, acc[r][s], alpha, beta, bias);
         return;
     }
     if (lane == 0)
@@ -287,14 +290,14 @@ __device__ __forceinline__ void gv_finish(const gv_ops &o, float *C, int ldc, fl
         float v = 0.0f;
 #pragma unroll
         for (int i = 0; i < KW; ++i) v += part[t * KW + i];
-        gv_put(o, C, ldc, t % SR, blockIdx.x * GV_BL + t / SR, v, alpha, beta);
+        gv_put(o, C, ldc, t % SR, blockIdx.x * GV_BL + t / SR, v, alpha, beta, bias);
     }
 }
 
 extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
 {
     GT_BATCH_OFFSET();
-    (void)ws;
+    const float *bias = ws; // no workspace: ws is the bias of a call with one (kernels/family.h), else NULL
     __shared__ float part[KW > 1 ? WARPS * RW * SR : 1];
     const int warp = threadIdx.x / 32, kw = warp % KW, cw = warp / KW;
     gv_ops o;
@@ -306,5 +309,5 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
     const int l = blockIdx.x * GV_BL + cw * RW;
     float acc[RW][SR];
     gv_accumulate(o, K, l, kw, acc);
-    gv_finish(o, C, ldc, alpha, beta, l, cw, kw, acc, part);
+    gv_finish(o, C, ldc, alpha, beta, bias, l, cw, kw, acc, part);
 }

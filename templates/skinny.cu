@@ -283,11 +283,15 @@ __device__ __forceinline__ int sk_step(const sk_ops &o, float *xs, float *ys, in
     return c >= 0 ? c % STAGES : -1;
 }
 
-// C(s, l) = alpha v + beta C(s, l), C not read where beta == 0 (it may hold NaN).
-__device__ __forceinline__ void sk_put(float *C, int ldc, int s, int l, float v, float alpha, float beta)
+// C(s, l) = alpha v + beta C(s, l), C not read where beta == 0 (it may hold NaN). With a bias (the family's bias
+// epilogue, kernels/family.h: beta is 0 then), C(s, l) = alpha v + bias[j] for C's column j, rounded as a pass
+// writing the bias into C and beta 1 would round it.
+__device__ __forceinline__ void sk_put(float *C, int ldc, int s, int l, float v, float alpha, float beta,
+                                       const float *bias)
 {
     float *c = C + (SIDE == 0 ? (size_t)s * ldc + l : (size_t)l * ldc + s);
-    *c = beta == 0.0f ? alpha * v : fmaf(beta, *c, alpha * v);
+    if (bias) *c = fmaf(1.0f, bias[SIDE == 0 ? l : s], alpha * v);
+    else *c = beta == 0.0f ? alpha * v : fmaf(beta, *c, alpha * v);
 }
 
 // f(s, col, v) for each of the lane's sums v = acc[r][j]: row s = g SK_R + r of the small side, column col of the
@@ -328,7 +332,8 @@ __device__ __forceinline__ int sk_tat(int s, int col) { return SIDE == 0 ? s * B
 // Z NT, adds that quad of each block's tile in rank order 0, 1, ... (the bits do not depend on timing), and
 // applies alpha and beta. The second barrier keeps every block's shared memory alive until all have read it.
 __device__ __forceinline__ void sk_cluster_reduce(const sk_ops &o, float *C, int ldc, float alpha, float beta,
-                                                  int warp, int li, int g, const float (&acc)[SK_R][TL], float *tile)
+                                                  const float *bias, int warp, int li, int g,
+                                                  const float (&acc)[SK_R][TL], float *tile)
 {
     if (gt_cluster_size() != gridDim.z) __trap(); // launched without its cluster: fail, never a partial sum
     __syncthreads(); // every warp is past its last read of the stages
@@ -345,7 +350,7 @@ __device__ __forceinline__ void sk_cluster_reduce(const sk_ops &o, float *C, int
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
             const int e = 4 * q + i, s = SIDE == 0 ? e / BL : e % SR, l = o.l0 + (SIDE == 0 ? e % BL : e / SR);
-            if (s < o.S && l < o.L) sk_put(C, ldc, s, l, out[i], alpha, beta);
+            if (s < o.S && l < o.L) sk_put(C, ldc, s, l, out[i], alpha, beta, bias);
         }
     }
     gt_cluster_sync();
@@ -372,7 +377,7 @@ extern "C" __global__ void gt_splitk_reduce(int M, int N, float alpha, const flo
     const float out[4] = {sum.x, sum.y, sum.z, sum.w};
 #pragma unroll
     for (int i = 0; i < 4; ++i)
-        if (e + i < n) sk_put(C, ldc, (int)((e + i) / L), (int)((e + i) % L), out[i], alpha, beta);
+        if (e + i < n) sk_put(C, ldc, (int)((e + i) / L), (int)((e + i) % L), out[i], alpha, beta, nullptr);
 }
 
 extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
@@ -409,16 +414,21 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
         if (b >= 0) sk_compute(xs + b * SK_XSTAGE, ys + b * SK_YSTAGE, warp, li, g, acc);
     }
     gt_cp_async_wait<0>();
+    // ws: the split's workspace where K slices meet through it (CL 1, grid z > 1); in any other launch, the bias of
+    // a call with one (the family's bias epilogue: the loader fuses it only where the launch has no workspace), else
+    // NULL; a batch has neither.
 #if GT_BATCHED
     (void)ws;
+    const float *bias = nullptr;
 #elif CL > 1
-    (void)ws;
-    if (gridDim.z > 1) return sk_cluster_reduce(o, C, ldc, alpha, beta, warp, li, g, acc, xs);
+    const float *bias = ws;
+    if (gridDim.z > 1) return sk_cluster_reduce(o, C, ldc, alpha, beta, bias, warp, li, g, acc, xs);
 #else
     if (gridDim.z > 1) return sk_partial(o, ws, warp, li, g, acc);
+    const float *bias = ws;
 #endif
     sk_each_sum(warp, li, g, acc, [&](int s, int col, float v) {
         const int l = o.l0 + col;
-        if (s < o.S && l < o.L) sk_put(C, ldc, s, l, v, alpha, beta);
+        if (s < o.S && l < o.L) sk_put(C, ldc, s, l, v, alpha, beta, bias);
     });
 }

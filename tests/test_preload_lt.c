@@ -341,9 +341,11 @@ GT_TEST(preload_lt_gpu_bias_broadcast, GT_NEEDS_GPU)
 }
 
 /* The fused bias (kernels/family.h: bias_epilogue) against the pass it replaces, through a column-major handle as
- * the drop-in's: tf32x3wg served for each case by an exact table row, gt_loader_sgemm_bias's D bit for bit the
- * broadcast's then gemmtune_sgemm's at beta 1, in every layout, with edges in every dimension and ld > m; a split
- * point fuses nothing and is refused. Then a Linear layer's shape timed both ways (printed, not judged). */
+ * the drop-in's: each family that has one (tf32x3wg in every layout; gemv and skinny in the layouts they take, both
+ * sides, skinny's K slices met in a cluster) served for each case by an exact table row, gt_loader_sgemm_bias's D
+ * bit for bit the broadcast's then gemmtune_sgemm's at beta 1, with edges in every dimension and ld > m; a split
+ * through a workspace fuses nothing and is refused. Then a Linear layer's shape timed both ways (printed, not
+ * judged). */
 static float *dev_random(size_t n, unsigned seed)
 {
     float *h = malloc(n * sizeof *h), *d = NULL;
@@ -355,7 +357,7 @@ static float *dev_random(size_t n, unsigned seed)
 
 typedef struct {
     int m, n, k, ta, tb;
-    const char *params;
+    const char *family, *params;
 } bias_case;
 
 /* A handle serving params exactly on the case's shape (the row in the loader's row-major terms: n x m, B first). */
@@ -367,7 +369,7 @@ static gemmtune_handle bias_handle(const bias_case *c)
     cudaGetDeviceProperties(&prop, dev);
     const char *lays[4] = {"nn", "nt", "tn", "tt"};
     gemmtune_winner_row r = {prop.name, prop.major, prop.minor, prop.multiProcessorCount, c->n, c->m, c->k,
-                             lays[c->tb * 2 + c->ta], "tf32x3wg", c->params, 0, 0, NULL, 0, NULL, 1};
+                             lays[c->tb * 2 + c->ta], c->family, c->params, 0, 0, NULL, 0, NULL, 1};
     gemmtune_options o;
     gemmtune_options_init(&o);
     o.column_major = 1, o.fallback = GEMMTUNE_FALLBACK_NONE, o.math = GEMMTUNE_MATH_TF32X3;
@@ -393,7 +395,7 @@ static size_t bias_run(const bias_case *c, int reps, double *fused_ms, double *p
     if (!h || !A || !B || !bias || cudaMalloc((void **)&D1, nd * 4) || cudaMalloc((void **)&D2, nd * 4)) goto out;
     cudaMemset(D1, 0x7f, nd * 4), cudaMemset(D2, 0x7f, nd * 4); /* the padding rows must match too */
     CHECK_MSG(gt_loader_fuses_bias(h, NULL, c->ta, c->tb, c->m, c->n, c->k, A, lda, B, ldb, D1, ldd) == 1,
-              "%dx%dx%d: not fused", c->m, c->n, c->k);
+              "%s %dx%dx%d: not fused", c->family, c->m, c->n, c->k);
     for (int r = 0; r < reps; ++r) {
         cudaEventRecord(e[0], NULL);
         CHECK(gt_loader_sgemm_bias(h, NULL, c->ta, c->tb, c->m, c->n, c->k, 1.5f, A, lda, B, ldb, bias, D1, ldd) ==
@@ -427,26 +429,50 @@ GT_TEST(preload_lt_gpu_bias_epilogue_equals_the_pass, GT_NEEDS_GPU)
     static const char *const P = "BM=128,BN=128,BK=32,STAGES=3,KC=128,PF=1,MINB=1",
                               *P2 = "BM=128,BN=64,BK=32,STAGES=2,KC=32,PF=1,MINB=1",
                               *CT = "BM=128,BN=112,BK=32,STAGES=3,KC=128,PF=1,MINB=1,CT=1"; /* bias along rows */
-    const bias_case cases[] = {{131, 67, 45, 0, 0, P},   {129, 200, 300, 1, 0, P2}, {77, 129, 1025, 0, 1, P},
-                               {250, 131, 64, 1, 1, P2}, {1, 7, 127, 0, 1, P},     {768, 512, 256, 1, 0, P},
-                               {131, 67, 45, 0, 0, CT},  {77, 229, 1025, 1, 1, CT}, {1, 7, 127, 0, 1, CT}};
+    /* gemv and skinny, column-major: the small side is n (SIDE 0: M of the loader's row-major terms) or m (SIDE 1);
+     * gemv takes the layouts whose large operand runs along K (ta 1 with SIDE 0, tb 0 with SIDE 1) */
+    static const char *const G1 = "SIDE=0,SR=1,RW=2,WARPS=8,KW=4,U=2,XS=0", *G8 = "SIDE=0,SR=8,RW=2,WARPS=8,KW=1,U=4,XS=1",
+                              *GS = "SIDE=1,SR=4,RW=1,WARPS=8,KW=1,U=4,XS=1",
+                              *S0 = "SIDE=0,SR=8,TL=4,WARPS=4,KC=16,STAGES=3,FILL=32,RG=4,CL=8",
+                              *S1 = "SIDE=1,SR=8,TL=4,WARPS=4,KC=16,STAGES=3,FILL=8,RG=4,CL=8";
+    const bias_case cases[] = {
+        {131, 67, 45, 0, 0, "tf32x3wg", P},     {129, 200, 300, 1, 0, "tf32x3wg", P2},
+        {77, 129, 1025, 0, 1, "tf32x3wg", P},   {250, 131, 64, 1, 1, "tf32x3wg", P2},
+        {1, 7, 127, 0, 1, "tf32x3wg", P},       {768, 512, 256, 1, 0, "tf32x3wg", P},
+        {131, 67, 45, 0, 0, "tf32x3wg", CT},    {77, 229, 1025, 1, 1, "tf32x3wg", CT},
+        {1, 7, 127, 0, 1, "tf32x3wg", CT},      {1031, 1, 777, 1, 0, "gemv", G1},
+        {300, 1, 4097, 1, 1, "gemv", G1},       {1025, 7, 1000, 1, 0, "gemv", G8},
+        {129, 8, 257, 1, 1, "gemv", G8},        {3, 1031, 999, 0, 0, "gemv", GS},
+        {4, 300, 513, 1, 0, "gemv", GS},        {3072, 8, 768, 1, 0, "skinny", S0},
+        {1027, 5, 4099, 0, 1, "skinny", S0},    {7, 2000, 1500, 0, 0, "skinny", S1},
+        {8, 515, 4096, 1, 1, "skinny", S1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         double f = 0, p = 0;
         const size_t d = bias_run(&cases[i], 1, &f, &p);
-        CHECK_MSG(d == 0, "%dx%dx%d ta %d tb %d: %zu elements differ", cases[i].m, cases[i].n, cases[i].k,
-                  cases[i].ta, cases[i].tb, d);
+        CHECK_MSG(d == 0, "%s %dx%dx%d ta %d tb %d: %zu elements differ", cases[i].family, cases[i].m, cases[i].n,
+                  cases[i].k, cases[i].ta, cases[i].tb, d);
     }
-    bias_case split = {256, 256, 4096, 1, 0, "BM=128,BN=128,BK=32,STAGES=3,KC=128,PF=1,MINB=1,SPLITK=4"};
+    bias_case split = {256, 256, 4096, 1, 0, "tf32x3wg", "BM=128,BN=128,BK=32,STAGES=3,KC=128,PF=1,MINB=1,SPLITK=4"};
     gemmtune_handle h = bias_handle(&split);
     float *A = dev_random(4096 * 256, 4), *D = dev_random(256 * 256, 5);
     CHECK(h && gt_loader_fuses_bias(h, NULL, 1, 0, 256, 256, 4096, A, 4096, A, 4096, D, 256) == 0);
     CHECK(h && gt_loader_sgemm_bias(h, NULL, 1, 0, 256, 256, 4096, 1.0f, A, 4096, A, 4096, D, D, 256) ==
                GEMMTUNE_STATUS_INVALID_VALUE);
+    gemmtune_destroy(h);
+    /* skinny's K slices through a workspace: nothing fused */
+    bias_case sksplit = {4096, 8, 4096, 1, 0, "skinny", "SIDE=0,SR=8,TL=4,WARPS=4,KC=32,STAGES=3,FILL=8,RG=4"};
+    h = bias_handle(&sksplit);
+    CHECK(h && gt_loader_fuses_bias(h, NULL, 1, 0, 4096, 8, 4096, A, 4096, A, 4096, D, 4096) == 0);
     gemmtune_destroy(h), cudaFree(A), cudaFree(D);
-    const bias_case linear = {3072, 8192, 768, 1, 0, P}; /* fc1 of a 768-wide transformer, as cuBLASLt gets it */
-    double f = 0, p = 0;
-    CHECK(bias_run(&linear, 10, &f, &p) == 0);
-    printf("    3072x8192x768 (column-major, tn): fused %.1f us, bias pass + beta 1 %.1f us\n", 1e3 * f, 1e3 * p);
+    const bias_case linear[] = {{3072, 8192, 768, 1, 0, "tf32x3wg", P}, /* fc1 of a 768-wide transformer, as */
+                                {4096, 1, 4096, 1, 0, "gemv", G1},       /* cuBLASLt gets it; batch 1 and 8 */
+                                {4096, 8, 4096, 1, 0, "gemv", G8}};
+    for (size_t i = 0; i < sizeof linear / sizeof linear[0]; ++i) {
+        double f = 0, p = 0;
+        CHECK(bias_run(&linear[i], 10, &f, &p) == 0);
+        printf("    %s %dx%dx%d (column-major, tn): fused %.1f us, bias pass + beta 1 %.1f us\n", linear[i].family,
+               linear[i].m, linear[i].n, linear[i].k, 1e3 * f, 1e3 * p);
+    }
 }
 
 /* cublasLtMatmul served against cuBLASLt itself on every case of tests/preload/check_lt.c (no winners: the loader's
