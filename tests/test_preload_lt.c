@@ -476,7 +476,9 @@ GT_TEST(preload_lt_gpu_bias_epilogue_equals_the_pass, GT_NEEDS_GPU)
 }
 
 /* cublasLtMatmul served against cuBLASLt itself on every case of tests/preload/check_lt.c (no winners: the loader's
- * built-in kernel serves every servable call). The full check, with GEMMTUNE_PRELOAD=off, is run_check.sh. */
+ * built-in kernel serves every servable call). The full check, with GEMMTUNE_PRELOAD=off, is run_check.sh. Then
+ * the same cases with no fallback: a call with a bias or C that the loader would give to cuBLAS stays with
+ * cuBLASLt's fused call, and its log line says why the loader chose cuBLAS. */
 GT_TEST(preload_lt_gpu_served_calls_match_cublaslt, GT_NEEDS_GPU)
 {
     char pre[4400], cmd[16384], *out = NULL, *dir = gt_tmp_path("_preload_lt");
@@ -488,6 +490,14 @@ GT_TEST(preload_lt_gpu_served_calls_match_cublaslt, GT_NEEDS_GPU)
              dir, dir, dir, dir, dir, dir, pre, dir, dir, dir, dir);
     int rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0 && strstr(out, ", 0 failed"), "%s ->\n%s", cmd, out);
+    free(out);
+    snprintf(cmd, sizeof cmd, "mkdir -p %s/fused && XDG_DATA_HOME=%s/xdg GEMMTUNE_DB= GEMMTUNE_PRELOAD_LOG=%s/fused.log "
+             "%s " GT_BUILD "/check_lt run %s/fused >/dev/null && " GT_BUILD "/check_lt compare %s/ref %s/fused && "
+             "grep 'bias or C fused in, is cheaper (the loader: ' %s/fused.log | head -1",
+             dir, dir, dir, pre, dir, dir, dir, dir);
+    rc = gt_run(cmd, &out);
+    CHECK_MSG(rc == 0 && strstr(out, ", 0 failed") && strstr(out, "(the loader: "), "%s ->\n%s", cmd, out);
+    if (out && strstr(out, "(the loader: ")) printf("    %s", strstr(out, "gemmtune:") ? strstr(out, "gemmtune:") : out);
     free(out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     gt_run(cmd, NULL);

@@ -250,7 +250,8 @@ static gt_pl_reason serve_on(int dev, cudaStream_t stream, const gt_pl_call *c, 
     gemmtune_handle h = gt_pl_handle(out->t, dev, (void *)stream, &maker, &r, out->detail, sizeof out->detail);
     if (!h || (r = fn(h, stream, dev, ctx, out)) == GT_PL_DEVICE_CHANGED) return r;
     gt_pl_set_device(out->t, dev);
-    if (log_fd >= 0 && r == GT_PL_SERVE) explain(h, c, r, out);
+    /* served: what served it; cuBLASLt's fused call kept because the loader would run cuBLAS: the loader's why */
+    if (log_fd >= 0 && (r == GT_PL_SERVE || r == GT_PL_LT_FUSED)) explain(h, c, r, out);
     return r;
 }
 
@@ -327,6 +328,10 @@ static void log_outcome(const gt_pl_call *c, const outcome *out, cublasStatus_t 
     else
         snprintf(verdict, sizeof verdict, "forwarded to %s: %s%s%.700s", real, gt_pl_reason_text(out->reason),
                  out->detail[0] ? ": " : "", out->detail);
+    if (out->reason == GT_PL_LT_FUSED && out->explain[0] && strcmp(out->explain, "?")) {
+        size_t l = strlen(verdict);
+        snprintf(verdict + l, sizeof verdict - l, " (the loader: %.500s)", out->explain);
+    }
     if (out->reason != GT_PL_SERVE && st != CUBLAS_STATUS_SUCCESS) {
         size_t l = strlen(verdict);
         snprintf(verdict + l, sizeof verdict - l, " -> %s%s", name ? name : real, name ? "" : " error");
