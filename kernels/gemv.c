@@ -53,12 +53,15 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
  * (every best four of those shapes), and the other values stay (within 1-2% of each other); from three rows X's
  * chunks in shared memory, which took 8x4096x4096 nt from 52.2 us to 32.1 and 4096x8x4096 nn from 144.5 to 32.7
  * (X along S, its pieces swizzled), with 8 warps and U=4 as every such winner had; sixteen rows stay out, skinny
- * ran them faster (4096x16x4096 nn 40.7 us against 52.6). */
+ * ran them faster (4096x16x4096 nn 40.7 us against 52.6). One or two rows also split K over eight warps of eight or
+ * sixteen of sixteen (ninth session: every such candidate timed, U up to 8, WARPS up to 16; 2.4-3.6% faster than
+ * four warps at 1x4096x4096, 1x16384x4096, 1x4096x16384 and 2x4096x4096 nt, the best of each). */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
-    const int sr = p->v[P_SR];
+    const int sr = p->v[P_SR], kw = p->v[P_KW], warps = p->v[P_WARPS];
     if (sr > 8) REJECT("default space: SR up to 8 (skinny ran sixteen rows faster)");
-    if (sr <= 2 && (p->v[P_XS] || p->v[P_KW] != 4)) REJECT("default space: one or two rows take XS=0 and KW=4");
+    if (sr <= 2 && (p->v[P_XS] || !((kw == 4 && warps <= 8) || kw == warps)))
+        REJECT("default space: one or two rows take XS=0 and KW=4 (4 or 8 warps), 8 (8 warps) or 16 (16 warps)");
     if (sr > 2 && (!p->v[P_XS] || p->v[P_WARPS] != 8 || p->v[P_U] != 4))
         REJECT("default space: from three rows XS=1, WARPS=8 and U=4");
     return 1;
@@ -101,8 +104,8 @@ const gt_family gt_family_gemv = {
     .params = {{"SIDE", "the small side: 0 M, 1 N", 2, {0, 1}},
                {"SR", "rows of the small side held (at least the side, under twice it)", 4, {1, 2, 4, 8}},
                {"RW", "columns of the large side per warp", 3, {1, 2, 4}},
-               {"WARPS", "warps per block", 2, {4, 8}},
-               {"KW", "warps that share columns and split K", 2, {4, 1}},
+               {"WARPS", "warps per block", 3, {4, 8, 16}},
+               {"KW", "warps that share columns and split K", 4, {4, 1, 8, 16}},
                {"U", "16-byte loads per lane and column in flight", 2, {2, 4}},
                {"XS", "1: X's chunk of K in shared memory, the block's warps on it together (KW=1)", 2, {0, 1}}},
     .legal = legal,

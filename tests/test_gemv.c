@@ -63,12 +63,20 @@ GT_TEST(gemv_launch_geometry, GT_NEEDS_NONE)
 }
 
 /* The default space keeps what won on the H100 (kernels/gemv.c): one or two rows through L1 with K split over four
- * warps; three to eight rows staged in shared memory, 8 warps, U=4; sixteen rows left to skinny. */
+ * warps, or over all eight or sixteen of a block; three to eight rows staged in shared memory, 8 warps, U=4; sixteen
+ * rows left to skinny. */
 GT_TEST(gemv_default_space_keeps_what_won, GT_NEEDS_NONE)
 {
-    char why[160];
+    char why[200];
     gt_params p = {{0, 1, 2, 8, 4, 4, 0}}; /* 1x4096x4096 nt's winner */
     CHECK(fam()->in_space(&p, why, sizeof why));
+    p = (gt_params){{0, 1, 1, 8, 8, 2, 0}}; /* its winner with K over eight warps (ninth session) */
+    CHECK(legal(&p, why, sizeof why) && fam()->in_space(&p, why, sizeof why));
+    p.v[3] = 16, p.v[4] = 16; /* 1x4096x16384 nt's: sixteen of sixteen */
+    CHECK(legal(&p, why, sizeof why) && fam()->in_space(&p, why, sizeof why));
+    p.v[4] = 8; /* eight of sixteen: legal, not swept */
+    CHECK(legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "16 (16 warps)"));
+    p = (gt_params){{0, 1, 2, 8, 4, 4, 0}};
     p.v[6] = 1, p.v[4] = 1; /* staged: legal, not swept for one row */
     CHECK(legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "XS=0 and KW=4"));
     p = (gt_params){{0, 8, 2, 8, 1, 4, 1}}; /* 8x4096x4096 nt's */
