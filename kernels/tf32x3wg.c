@@ -31,7 +31,10 @@ static shape_t unpack(const gt_params *p)
 /* Dynamic shared memory of one block: STAGES stages of the big and small tiles of A and B (the same in every
  * layout: the template stores both operands k-major; B's tiles BN rows rounded up to 32, the template's BNL), and at
  * BK 32 1 KiB of slack to align the 128-byte swizzle's 1024-byte atoms (the template's SMEM_BYTES). */
-static long smem_bytes(const shape_t *s) { return 4L * s->stages * 2 * (s->bm + s->bnl) * s->bk + (s->bk == 32) * 1024; }
+static long smem_bytes(const shape_t *s)
+{
+    return 4L * s->stages * 2 * (s->bm + s->bnl) * s->bk + (s->bk == 32) * 1024;
+}
 
 /* Registers per thread: three accumulator sets of BN/2 (chunk, corrections, FP32 sum), the operand quads in flight
  * (PF: a whole tile, else the larger operand's share) and ~30 for addresses and loop state. ptxas -v, 128x128

@@ -431,7 +431,8 @@ GT_TEST(preload_lt_gpu_bias_epilogue_equals_the_pass, GT_NEEDS_GPU)
                               *CT = "BM=128,BN=112,BK=32,STAGES=3,KC=128,PF=1,MINB=1,CT=1"; /* bias along rows */
     /* gemv and skinny, column-major: the small side is n (SIDE 0: M of the loader's row-major terms) or m (SIDE 1);
      * gemv takes the layouts whose large operand runs along K (ta 1 with SIDE 0, tb 0 with SIDE 1) */
-    static const char *const G1 = "SIDE=0,SR=1,RW=2,WARPS=8,KW=4,U=2,XS=0", *G8 = "SIDE=0,SR=8,RW=2,WARPS=8,KW=1,U=4,XS=1",
+    static const char *const G1 = "SIDE=0,SR=1,RW=2,WARPS=8,KW=4,U=2,XS=0",
+                              *G8 = "SIDE=0,SR=8,RW=2,WARPS=8,KW=1,U=4,XS=1",
                               *GS = "SIDE=1,SR=4,RW=1,WARPS=8,KW=1,U=4,XS=1",
                               *S0 = "SIDE=0,SR=8,TL=4,WARPS=4,KC=16,STAGES=3,FILL=32,RG=4,CL=8",
                               *S1 = "SIDE=1,SR=8,TL=4,WARPS=4,KC=16,STAGES=3,FILL=8,RG=4,CL=8";
@@ -491,13 +492,15 @@ GT_TEST(preload_lt_gpu_served_calls_match_cublaslt, GT_NEEDS_GPU)
     int rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0 && strstr(out, ", 0 failed"), "%s ->\n%s", cmd, out);
     free(out);
-    snprintf(cmd, sizeof cmd, "mkdir -p %s/fused && XDG_DATA_HOME=%s/xdg GEMMTUNE_DB= GEMMTUNE_PRELOAD_LOG=%s/fused.log "
-             "%s " GT_BUILD "/check_lt run %s/fused >/dev/null && " GT_BUILD "/check_lt compare %s/ref %s/fused && "
+    snprintf(cmd, sizeof cmd,
+             "mkdir -p %s/fused && XDG_DATA_HOME=%s/xdg GEMMTUNE_DB= GEMMTUNE_PRELOAD_LOG=%s/fused.log %s " GT_BUILD
+             "/check_lt run %s/fused >/dev/null && " GT_BUILD "/check_lt compare %s/ref %s/fused && "
              "grep 'bias or C fused in, is cheaper (the loader: ' %s/fused.log | head -1",
              dir, dir, dir, pre, dir, dir, dir, dir);
     rc = gt_run(cmd, &out);
     CHECK_MSG(rc == 0 && strstr(out, ", 0 failed") && strstr(out, "(the loader: "), "%s ->\n%s", cmd, out);
-    if (out && strstr(out, "(the loader: ")) printf("    %s", strstr(out, "gemmtune:") ? strstr(out, "gemmtune:") : out);
+    const char *line = out ? strstr(out, "gemmtune:") : NULL; /* the log line grep found */
+    if (line && strstr(line, "(the loader: ")) printf("    %s", line);
     free(out);
     snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
     gt_run(cmd, NULL);

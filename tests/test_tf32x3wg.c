@@ -131,9 +131,10 @@ GT_TEST(tf32x3wg_constraints_reject_bad_points, GT_NEEDS_NONE)
         int value;
         const char *why;
     } bad[] = {
-        {"BM", 96, "BM=96"},   {"BM", 512, "outside"}, {"BN", 80, "BN=80"},    {"BN", 24, "BN=24"},
-        {"BN", 8, "outside"},  {"BN", 40, "BN=40"},  {"BK", 24, "BK=24"},   {"KC", 48, "KC=48"},    {"STAGES", 4, "outside"}, {"PF", 2, "outside"},
-        {"MINB", 2, "registers"}, {"SPLITK", 0, "outside"}, {"SPLITK", 65, "outside"}, {"CT", 2, "outside"},
+        {"BM", 96, "BM=96"},      {"BM", 512, "outside"},   {"BN", 80, "BN=80"},       {"BN", 24, "BN=24"},
+        {"BN", 8, "outside"},     {"BN", 40, "BN=40"},      {"BK", 24, "BK=24"},       {"KC", 48, "KC=48"},
+        {"STAGES", 4, "outside"}, {"PF", 2, "outside"},     {"MINB", 2, "registers"},  {"SPLITK", 0, "outside"},
+        {"SPLITK", 65, "outside"}, {"CT", 2, "outside"},
     };
     char why[160];
     CHECK(is_legal(&best, why, sizeof why) && is_legal(&one_wg, why, sizeof why));
