@@ -345,95 +345,115 @@ __device__ __forceinline__ void mac_tile(float (&acc)[NACC], const Operands &o, 
     gt_wg_wait<0>(); // the last tile folded after a wait: this one tells ptxas (which would insert its own)
 }
 
-#if CT
-// The block's (i, j) and (i, j + 1) of Cᵀ, which are C's (j, i) and (j + 1, i): old, the values there (0 past M or N,
-// the blocks' own), read before any is written, as gt_fetch_c; then written as gt_store_c and gt_store<2,
-// GT_EPI_FMA> round: alpha x where b is 0, else fmaf(b, old, alpha x).
-__device__ __forceinline__ void ct_fetch(int M, int N, const float *__restrict__ C, int ldc, int i, int j, float *old)
-{
-#pragma unroll
-    for (int e = 0; e < 2; ++e) old[e] = i < M && j + e < N ? C[(size_t)(j + e) * ldc + i] : 0.0f;
-}
-__device__ __forceinline__ void ct_store(int M, int N, float *__restrict__ C, int ldc, int i, int j, const float *x,
-                                         const float *old, float alpha, float b)
-{
-    if (i >= M) return;
-#pragma unroll
-    for (int e = 0; e < 2; ++e)
-        if (j + e < N) C[(size_t)(j + e) * ldc + i] = b == 0.0f ? alpha * x[e] : fmaf(b, old[e], alpha * x[e]);
-}
-#endif
-
 // The accumulator layout of wgmma m64nN f32 (PTX ISA): warp w of the warpgroup holds rows 16w + g and 16w + g + 8
-// (g = lane / 4); register 4j + r is column 8j + 2 (lane % 4) + (r & 1), row + 8 when r >= 2.
-// With SPLITK > 1 the raw sums go to the slice's part of the workspace ws instead (gt_store). bias: the family's
-// bias epilogue (kernels/family.h), NULL but in a call with a bias: one value per column of C, so per row of the
-// blocks' product with CT. M, N: the blocks' product's (with CT, C's N and M).
+// (g = lane / 4); register 4j + r is column 8j + 2 (lane % 4) + (r & 1), row + 8 when r >= 2. So a thread's
+// results come in NACC / 2 pairs: pair p, registers 2p and 2p + 1, is row i0 + 8 (p % 2) of the blocks' product,
+// columns j0 + 8 (p / 2) and the next. The epilogue's functions below take WHOLE: every pair lies inside the
+// product and, where a pair is two floats of a row of C (not CT), C takes 8-byte accesses; nothing is tested.
+// Otherwise each value is tested on its own, by 4-byte accesses: the edge code stays small (unrolled with a branch
+// per access and per vector test, the epilogue was over half of the kernel's SASS and of its compile time).
+#define NPAIR (NACC / 2)
+
+// Element (i, j) of the blocks' product: C's, or with CT Cᵀ's, which is C's (j, i).
+__device__ __forceinline__ float *at(float *C, int ldc, int i, int j)
+{
+    return CT ? C + (size_t)j * ldc + i : C + (size_t)i * ldc + j;
+}
+
+// SPLITK > 1: the raw sums to the slice's part of the workspace (gt_splitk_reduce's layout).
+template <bool WHOLE>
+__device__ __forceinline__ void partial_pairs(const float (&acc)[NACC], int M, int N, float *__restrict__ ws, int i0,
+                                              int j0)
+{
+#pragma unroll
+    for (int p = 0; p < NPAIR; ++p) {
+        const int i = i0 + 8 * (p % 2), j = j0 + 8 * (p / 2);
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+            if (WHOLE || (i < M && j + e < N)) ws[((size_t)blockIdx.z * M + i) * N + j + e] = acc[2 * p + e];
+    }
+}
+
+// old[2q + e] for value e of pair p0 + q, q < P: what it is blended with, the bias of its column of C, or C's value
+// there (0 past the product).
+template <bool WHOLE, int P>
+__device__ __forceinline__ void fetch_pairs(float (&old)[2 * P], int p0, int M, int N, float *__restrict__ C, int ldc,
+                                            const float *__restrict__ bias, int i0, int j0)
+{
+#pragma unroll
+    for (int q = 0; q < P; ++q) {
+        const int p = p0 + q, i = i0 + 8 * (p % 2), j = j0 + 8 * (p / 2);
+        if (WHOLE && !CT && !bias) {
+            const float2 v = *(const float2 *)at(C, ldc, i, j);
+            old[2 * q] = v.x, old[2 * q + 1] = v.y;
+            continue;
+        }
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+            old[2 * q + e] = !(WHOLE || (i < M && j + e < N)) ? 0.0f
+                             : bias                             ? bias[CT ? i : j + e]
+                                                                : *at(C, ldc, i, j + e);
+    }
+}
+
+// Pairs p0 .. p0 + P - 1 written: alpha x, or where old is given, fmaf(b, old, alpha x).
+template <bool WHOLE, int P>
+__device__ __forceinline__ void put_pairs(const float (&acc)[NACC], const float *old, int p0, int M, int N,
+                                          float *__restrict__ C, int ldc, int i0, int j0, float alpha, float b)
+{
+#pragma unroll
+    for (int q = 0; q < P; ++q) {
+        const int p = p0 + q, i = i0 + 8 * (p % 2), j = j0 + 8 * (p / 2);
+        float r[2];
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+            r[e] = old ? fmaf(b, old[2 * q + e], alpha * acc[2 * p + e]) : alpha * acc[2 * p + e];
+        if (WHOLE && !CT) {
+            *(float2 *)at(C, ldc, i, j) = make_float2(r[0], r[1]);
+            continue;
+        }
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+            if (WHOLE || (i < M && j + e < N)) *at(C, ldc, i, j + e) = r[e];
+    }
+}
+
+// The thread's results into C (or with SPLITK > 1, the workspace ws): alpha x where beta is 0, else fmaf(beta, C,
+// alpha x), C read part by part before it is written. bias: the family's bias epilogue (kernels/family.h), NULL
+// but in a call with a bias (beta is 0 then): one value per column of C, so per row of the blocks' product with
+// CT; each value is fmaf(1, bias, alpha x), as a pass writing the bias and beta 1 would round it.
+template <bool WHOLE>
+__device__ __forceinline__ void store_pairs(const float (&acc)[NACC], int M, int N, float *__restrict__ C, int ldc,
+                                            float *__restrict__ ws, const float *__restrict__ bias, int i0, int j0,
+                                            float alpha, float beta)
+{
+#if SPLITK > 1
+    (void)C, (void)ldc, (void)bias, (void)alpha, (void)beta;
+    partial_pairs<WHOLE>(acc, M, N, ws, i0, j0);
+#else
+    (void)ws;
+    const float b = bias ? 1.0f : beta;
+    if (b == 0.0f) return put_pairs<WHOLE, NPAIR>(acc, nullptr, 0, M, N, C, ldc, i0, j0, alpha, 0.0f);
+#pragma unroll
+    for (int p0 = 0; p0 < NPAIR; p0 += NPAIR / EPI_PARTS) {
+        float old[2 * (NPAIR / EPI_PARTS)];
+        fetch_pairs<WHOLE, NPAIR / EPI_PARTS>(old, p0, M, N, C, ldc, bias, i0, j0);
+        put_pairs<WHOLE, NPAIR / EPI_PARTS>(acc, old, p0, M, N, C, ldc, i0, j0, alpha, b);
+    }
+#endif
+}
+
+// The tile of the blocks' product at (bm0, bn0) from the thread's results. M, N: the product's (with CT, C's N and
+// M).
 __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int N, float *__restrict__ C, int ldc,
                                            float *__restrict__ ws, const float *__restrict__ bias, int bm0, int bn0,
                                            float alpha, float beta)
 {
     const int tid = gt_thread_id(), lane = tid % 32;
-    const bool vc = GT_VEC_OK(2, C, ldc);
     const int i0 = bm0 + tid / 32 * 16 + lane / 4, j0 = bn0 + lane % 4 * 2;
-    (void)vc; // not read with CT
-#if SPLITK == 1
-    if (beta != 0.0f || bias) { // every C value (or bias) of a part read first, then written (gt_fetch_c)
-        const float b = bias ? 1.0f : beta;
-#pragma unroll
-        for (int j0p = 0; j0p < BN / 8; j0p += BN / 8 / EPI_PARTS) {
-            float old[NACC / EPI_PARTS];
-#pragma unroll
-            for (int j = j0p; j < j0p + BN / 8 / EPI_PARTS; ++j) {
-                float *o = &old[4 * (j - j0p)];
-                if (bias) {
-                    const int c = j0 + 8 * j;
-                    if (CT) {
-                        o[0] = o[1] = i0 < M ? bias[i0] : 0.0f;
-                        o[2] = o[3] = i0 + 8 < M ? bias[i0 + 8] : 0.0f;
-                    } else {
-                        o[0] = o[2] = c < N ? bias[c] : 0.0f;
-                        o[1] = o[3] = c + 1 < N ? bias[c + 1] : 0.0f;
-                    }
-                    continue;
-                }
-#if CT
-                ct_fetch(M, N, C, ldc, i0, j0 + 8 * j, o);
-                ct_fetch(M, N, C, ldc, i0 + 8, j0 + 8 * j, o + 2);
-#else
-                gt_fetch_c<2>(M, N, C, ldc, i0, j0 + 8 * j, vc, o);
-                gt_fetch_c<2>(M, N, C, ldc, i0 + 8, j0 + 8 * j, vc, o + 2);
-#endif
-            }
-#pragma unroll
-            for (int j = j0p; j < j0p + BN / 8 / EPI_PARTS; ++j) {
-                const float *o = &old[4 * (j - j0p)];
-#if CT
-                ct_store(M, N, C, ldc, i0, j0 + 8 * j, &acc[4 * j], o, alpha, b);
-                ct_store(M, N, C, ldc, i0 + 8, j0 + 8 * j, &acc[4 * j + 2], o + 2, alpha, b);
-#else
-                gt_store_c<2>(M, N, C, ldc, i0, j0 + 8 * j, &acc[4 * j], o, alpha, b, vc);
-                gt_store_c<2>(M, N, C, ldc, i0 + 8, j0 + 8 * j, &acc[4 * j + 2], o + 2, alpha, b, vc);
-#endif
-            }
-        }
-        return;
-    }
-#else
-    (void)bias;
-#endif
-#pragma unroll
-    for (int j = 0; j < BN / 8; ++j) {
-#if CT
-        ct_store(M, N, C, ldc, i0, j0 + 8 * j, &acc[4 * j], nullptr, alpha, 0.0f);
-        ct_store(M, N, C, ldc, i0 + 8, j0 + 8 * j, &acc[4 * j + 2], nullptr, alpha, 0.0f);
-#else
-        const float top[2] = {acc[4 * j], acc[4 * j + 1]};
-        gt_store<2, GT_EPI_FMA>(M, N, C, ldc, ws, i0, j0 + 8 * j, top, alpha, beta, vc);
-        const float bottom[2] = {acc[4 * j + 2], acc[4 * j + 3]};
-        gt_store<2, GT_EPI_FMA>(M, N, C, ldc, ws, i0 + 8, j0 + 8 * j, bottom, alpha, beta, vc);
-#endif
-    }
+    const bool whole = i0 + 8 < M && j0 + BN - 7 < N && (CT || SPLITK > 1 || GT_VEC_OK(2, C, ldc));
+    if (whole) store_pairs<true>(acc, M, N, C, ldc, ws, bias, i0, j0, alpha, beta);
+    else store_pairs<false>(acc, M, N, C, ldc, ws, bias, i0, j0, alpha, beta);
 }
 
 #if SK > 0
