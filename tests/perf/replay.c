@@ -4,8 +4,10 @@
  * guided screen (tuner/guide.c) on an H100's data: docs/BENCHMARKS.md, "compile less".
  *
  *   make build/replay
- *   build/replay TRIALS.csv [--model-stop R] [--jobs N] [--no-vendor]
+ *   build/replay TRIALS.csv [--model-stop R] [--jobs N] [--no-vendor] [--compile-ms MS] [--together LIST]
  *   build/replay <(zcat tests/perf/h100_screens.csv.gz) --jobs 16     (an H100's screens of eight suite shapes)
+ *   build/replay <(zcat tests/perf/h100_screens.csv.gz) --jobs 16 --compile-ms 1300 --together \
+ *       1024x1024x1024,2048x2048x2048                                 (`make run`'s sweep, compiles timed)
  *
  * TRIALS.csv: `SELECT m,n,k,layout,family,params,status,message,median_ms,cublas_ms FROM v_trials` of a sweep that
  * screened every candidate (--model-stop 0 --family-ceiling 0), with a header line. A screen is answered with the
@@ -14,10 +16,12 @@
 #include "family.h"
 #include "tune.h"
 
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct {
@@ -170,9 +174,37 @@ static int r_trial(void *self, const gt_trial_request *req, gt_trial_result *out
 static int r_restarts(void *self) { (void)self; return 0; }
 static const gt_runner replay = {r_start, r_stop, r_info, r_baseline, r_candidates, r_trial, r_restarts};
 
+/* --compile-ms MS: each compile sleeps that long (scaled per family: what NVRTC took for a family's kernels on an
+ * H100 machine's 16 threads, multistage's 1.3 s as 1), so the wall time shows how well the sweep keeps the compile
+ * threads busy. 0: compiles take no time. */
+static double compile_ms;
+static double compile_busy_s; /* the compiles' sleeps, summed */
+static pthread_mutex_t busy_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static double family_weight(const char *src)
+{
+    static const struct { const char *family; double w; } w[] = {
+        {"multistage", 1.0}, {"tf32x3wg", 1.6}, {"tf32x3", 1.0}, {"skinny", 0.5}, {"warptile", 0.35}, {"gemv", 0.1},
+    };
+    for (size_t i = 0; i < sizeof w / sizeof w[0]; ++i) {
+        char tag[64];
+        snprintf(tag, sizeof tag, "// gemmtune family %s\n", w[i].family);
+        if (!strncmp(src, tag, strlen(tag))) return w[i].w;
+    }
+    return 0.25; /* the small teaching families */
+}
+
 static int no_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen)
 {
-    (void)src, (void)arch, (void)err, (void)errlen;
+    (void)arch, (void)err, (void)errlen;
+    if (compile_ms > 0) {
+        const double s = compile_ms * family_weight(src) / 1e3;
+        struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
+        nanosleep(&ts, NULL);
+        pthread_mutex_lock(&busy_mu);
+        compile_busy_s += s;
+        pthread_mutex_unlock(&busy_mu);
+    }
     memset(out, 0, sizeof *out);
     out->data = malloc(8);
     memcpy(out->data, "\177ELFfake", 8);
@@ -227,6 +259,45 @@ static const rec *recorded_best(const gt_shape *s)
     return b;
 }
 
+/* --together LIST: the recorded shapes among LIST (MxNxK, comma-separated) in one sweep, as `gemmtune --sizes LIST`
+ * runs them; prints its wall time, compiles, and how busy the compile threads were (with --compile-ms). */
+static int run_together(gt_tune_opts *o, const gt_shape *all, int nall, const char *list)
+{
+    gt_shape shapes[64];
+    int n = 0;
+    for (int i = 0; i < nall; ++i) {
+        char name[64];
+        snprintf(name, sizeof name, "%dx%dx%d", all[i].m, all[i].n, all[i].k);
+        for (const char *p = strstr(list, name); p; p = strstr(p + 1, name))
+            if ((p == list || p[-1] == ',') && (p[strlen(name)] == 0 || p[strlen(name)] == ',')) {
+                shapes[n++] = all[i];
+                break;
+            }
+    }
+    if (!n) return fprintf(stderr, "replay: none of %s is recorded\n", list), 2;
+    char db[4096], err[512];
+    const char *tmp = getenv("TMPDIR");
+    snprintf(db, sizeof db, "%s/replay-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    close(mkstemp(db));
+    remove(db);
+    gt_tune_summary sum;
+    o->db_path = db, o->shapes = shapes, o->nshapes = n;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    if (gt_tune_run(o, &sum, err, sizeof err)) return fprintf(stderr, "replay: %s\n", err), 1;
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    const double wall = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    const int jobs = o->jobs > 0 ? o->jobs : 1;
+    printf("%d shapes together: %d compiled, %.2f s wall, compile threads busy %.0f%% (%d threads)\n", n, compiles,
+           wall, 100.0 * compile_busy_s / (wall * jobs), jobs);
+    for (int i = 0; i < sum.nshapes; ++i)
+        printf("  %dx%dx%d %s %.60s\n", shapes[i].m, shapes[i].n, shapes[i].k, sum.shapes[i].family,
+               sum.shapes[i].params);
+    gt_tune_summary_free(&sum);
+    remove_db(db);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || load(argv[1]) || !nrecs) return fprintf(stderr, "usage: replay TRIALS.csv [--model-stop R]\n"), 2;
@@ -237,6 +308,7 @@ int main(int argc, char **argv)
         for (int j = 0; j < nshapes; ++j) seen |= shapes[j].m == recs[i].s.m && shapes[j].n == recs[i].s.n && shapes[j].k == recs[i].s.k;
         if (!seen) shapes[nshapes++] = recs[i].s;
     }
+    const char *together = NULL;
     gt_tune_opts o;
     memset(&o, 0, sizeof o);
     gt_tune_defaults(&o);
@@ -249,7 +321,10 @@ int main(int argc, char **argv)
         if (!strcmp(argv[i], "--model-stop") && i + 1 < argc) o.model_stop = atof(argv[++i]);
         else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) o.jobs = atoi(argv[++i]); /* sizes the lookahead */
         else if (!strcmp(argv[i], "--no-vendor")) o.families = built, o.nfamilies = nbuilt; /* as a class without one */
+        else if (!strcmp(argv[i], "--compile-ms") && i + 1 < argc) compile_ms = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--together") && i + 1 < argc) together = argv[++i];
     o.cross = 0, o.gpus = gpus, o.ngpus = 1, o.command = "replay", o.runner = &replay, o.compile = no_compile;
+    if (together) return run_together(&o, shapes, nshapes, together);
     printf("%-16s %9s %9s %8s %10s %10s %8s  %s\n", "shape", "compiled", "unscreen", "ratio", "chosen ms", "best ms",
            "own", "chosen");
     int total = 0;
