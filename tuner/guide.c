@@ -14,7 +14,8 @@
  * compiles that still chose every shape's winner as screening every candidate did. */
 enum {
     WAVE = 4,     /* candidates a lane screens per round (at least; more when few lanes run: waves()) */
-    AHEAD = 4,    /* and compiles ahead meanwhile, once its screens have kept it going, so the pool never idles */
+    AHEAD = 4,    /* and compiles at least this many ahead meanwhile (two rounds' share: a round that waits on a
+                     straggling compile leaves the pool work), once its screens have kept it going */
     PATIENCE = 2, /* rounds without a 0.5% gain before a lane stops */
     MIN_SCREENS = 12, /* screens before the model may stop a lane that is within 1.3x of the best */
     NEAR = 2,     /* a neighbour differs from the family's best in at most this many params */
@@ -186,15 +187,23 @@ static int screen_unmodelled(guide *g)
  * later screen may bring one skipped here back: the calibration only falls). The lane stops when none is. */
 static void fill_wave(guide *g, lane *ln, int wave, int ahead)
 {
-    int taken = 0;
+    int *next = g->ahead + g->na, taken = 0, ready = 0; /* the lane's next items, in the free end of ahead[] */
     ahead = ln->calib > 0 ? ahead : 0; /* only a lane its screens kept going */
     for (int k = 0; k < ln->n && taken < wave + ahead && !ln->stopped; ++k) {
         const int i = ln->idx[k];
         if (g->sc->items[i].have || out_of_reach(g, ln, i)) continue;
-        if (taken++ < wave) g->batch[g->nb++] = i;
-        else g->ahead[g->na++] = i;
+        next[taken++] = i;
     }
     if (!taken) ln->stopped = 1;
+    /* The round takes the compiled ones first, so that a compile that straggles holds up no round (it is screened
+     * by the next round that finds it done), then the rest of its share in order; the others compile meanwhile. */
+    for (int k = 0; k < taken && ready < wave; ++k)
+        if (gt_pool_ready(g->t->pool, g->sc->items[next[k]].job)) g->batch[g->nb++] = next[k], next[k] = -1, ready++;
+    for (int k = 0; k < taken; ++k) { /* ahead[] written at or before where next[] is read */
+        if (next[k] < 0) continue;
+        if (ready < wave) g->batch[g->nb++] = next[k], ready++;
+        else g->ahead[g->na++] = next[k];
+    }
 }
 
 /* The next round: lanes PATIENCE rounds without a gain stop; the others each take a share that, with the compiles
@@ -210,7 +219,7 @@ static void plan_round(guide *g, int *before)
     g->nb = 0;
     for (int l = 0; l < g->nlanes; ++l) {
         before[l] = g->lanes[l].best;
-        fill_wave(g, &g->lanes[l], share > WAVE ? share : WAVE, share > AHEAD ? share : AHEAD);
+        fill_wave(g, &g->lanes[l], share > WAVE ? share : WAVE, 2 * share > AHEAD ? 2 * share : AHEAD);
     }
 }
 

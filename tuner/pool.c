@@ -224,3 +224,11 @@ int gt_pool_cached(gt_pool *p, int idx)
     pthread_mutex_unlock(&p->mu);
     return c;
 }
+
+int gt_pool_ready(gt_pool *p, int idx)
+{
+    pthread_mutex_lock(&p->mu);
+    const int r = p->jobs[idx].state == 2 || p->jobs[idx].pub.cached;
+    pthread_mutex_unlock(&p->mu);
+    return r;
+}

@@ -47,6 +47,8 @@ int gt_pool_store(gt_pool *p, int job, char *err, size_t errlen);
 void gt_pool_store_compiled(gt_pool *p);
 /* The jobs registered so far (indices 0 .. count-1, in the order gt_pool_add first saw them). Cannot fail. */
 int gt_pool_count(gt_pool *p);
+/* 1 when job is compiled (or failed to) or came from the cache: waiting for it would not wait; never waits. */
+int gt_pool_ready(gt_pool *p, int job);
 /* 1 when job's cubin came from the cache (the compiler will not run for it), else 0; never waits. Cannot fail. */
 int gt_pool_cached(gt_pool *p, int job);
 
