@@ -15,7 +15,6 @@
 // Alone: nvcc -gencode arch=compute_90a,code=sm_90a -cubin -Xptxas -v -I templates templates/tf32x3wg.cu
 // (tests: tests/test_tf32x3wg.c; on the GPU tests/test_tf32x3.c)
 #include "common.cuh"
-#include "epilogue.cuh"
 #include "raster.cuh"
 #include "streamk.cuh"
 #include "tf32.cuh"
