@@ -171,9 +171,17 @@ static int run_batch(guide *g)
 
 /* ---- the phases ---- */
 
-/* The library's candidates (the model has no grid for them): the yardstick every lane is cut against. */
+/* The library's candidates (the model has no grid for them): the yardstick every lane is cut against. The first
+ * round's compiles (each lane's first two WAVEs: the round's and the ones ahead) are asked for before they run, so
+ * the pool works while the GPU times the library (a second of each shape of make run, every compile thread idle). */
 static int screen_unmodelled(guide *g)
 {
+    int *jobs = malloc(((size_t)g->sc->n + 1) * sizeof *jobs), n = 0;
+    for (int l = 0; jobs && l < g->nlanes; ++l)
+        for (int k = 0, taken = 0; k < g->lanes[l].n && taken < 2 * WAVE; ++k)
+            if (!g->sc->items[g->lanes[l].idx[k]].have) jobs[n++] = g->sc->items[g->lanes[l].idx[k]].job, taken++;
+    if (jobs) gt_pool_want(g->t->pool, jobs, n);
+    free(jobs);
     g->nb = 0;
     for (int i = 0; i < g->sc->n; ++i)
         if (!g->sc->items[i].have && g->sc->items[i].pred <= 0) g->batch[g->nb++] = i;
@@ -188,7 +196,7 @@ static int screen_unmodelled(guide *g)
 static void fill_wave(guide *g, lane *ln, int wave, int ahead)
 {
     int *next = g->ahead + g->na, taken = 0, ready = 0; /* the lane's next items, in the free end of ahead[] */
-    ahead = ln->calib > 0 ? ahead : 0; /* only a lane its screens kept going */
+    ahead = ln->calib > 0 || !ln->screened ? ahead : 0; /* the first round, then a lane its screens kept going */
     for (int k = 0; k < ln->n && taken < wave + ahead && !ln->stopped; ++k) {
         const int i = ln->idx[k];
         if (g->sc->items[i].have || out_of_reach(g, ln, i)) continue;
