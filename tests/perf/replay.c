@@ -264,6 +264,15 @@ static const rec *recorded_best(const gt_shape *s)
     return b;
 }
 
+/* A fresh path for a sweep's database in $TMPDIR (else /tmp), no file there yet. */
+static void temp_db(char *db, size_t n)
+{
+    const char *tmp = getenv("TMPDIR");
+    snprintf(db, n, "%s/replay-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    close(mkstemp(db));
+    remove(db);
+}
+
 /* --together LIST: the recorded shapes among LIST (MxNxK, comma-separated) in one sweep, as `gemmtune --sizes LIST`
  * runs them; prints its wall time, compiles, and how busy the compile threads were (with --compile-ms). */
 static int run_together(gt_tune_opts *o, const gt_shape *all, int nall, const char *list)
@@ -281,10 +290,7 @@ static int run_together(gt_tune_opts *o, const gt_shape *all, int nall, const ch
     }
     if (!n) return fprintf(stderr, "replay: none of %s is recorded\n", list), 2;
     char db[4096], err[512];
-    const char *tmp = getenv("TMPDIR");
-    snprintf(db, sizeof db, "%s/replay-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-    close(mkstemp(db));
-    remove(db);
+    temp_db(db, sizeof db);
     gt_tune_summary sum;
     o->db_path = db, o->shapes = shapes, o->nshapes = n;
     struct timespec t0, t1;
@@ -335,10 +341,7 @@ int main(int argc, char **argv)
     int total = 0;
     for (int i = 0; i < nshapes; ++i) {
         char db[4096], err[512];
-        const char *tmp = getenv("TMPDIR");
-        snprintf(db, sizeof db, "%s/replay-XXXXXX", tmp && *tmp ? tmp : "/tmp");
-        close(mkstemp(db));
-        remove(db);
+        temp_db(db, sizeof db);
         gt_tune_summary sum;
         o.db_path = db, o.shapes = &shapes[i], o.nshapes = 1;
         compiles = 0;
