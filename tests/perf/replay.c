@@ -4,9 +4,10 @@
  * guided screen (tuner/guide.c) on an H100's data: docs/BENCHMARKS.md, "compile less".
  *
  *   make build/replay
- *   build/replay TRIALS.csv [--model-stop R] [--jobs N] [--no-vendor] [--compile-ms MS] [--together LIST]
+ *   build/replay TRIALS.csv [--model-stop R] [--jobs N] [--no-vendor] [--compile-ms MS [--spread S]]
+ *                [--together LIST]
  *   build/replay <(zcat tests/perf/h100_screens.csv.gz) --jobs 16     (an H100's screens of eight suite shapes)
- *   build/replay <(zcat tests/perf/h100_screens.csv.gz) --jobs 16 --compile-ms 1300 --together \
+ *   build/replay <(zcat tests/perf/h100_screens.csv.gz) --jobs 16 --compile-ms 1300 --spread 1 --together \
  *       1024x1024x1024,2048x2048x2048                                 (`make run`'s sweep, compiles timed)
  *
  * TRIALS.csv: `SELECT m,n,k,layout,family,params,status,message,median_ms,cublas_ms FROM v_trials` of a sweep that
@@ -179,6 +180,7 @@ static const gt_runner replay = {r_start, r_stop, r_info, r_baseline, r_candidat
  * H100 machine's 16 threads, multistage's 1.3 s as 1), so the wall time shows how well the sweep keeps the compile
  * threads busy. 0: compiles take no time. */
 static double compile_ms;
+static double compile_spread; /* --spread S: each kernel's time a fixed factor e^-S .. e^S of its family's */
 static double compile_busy_s; /* the compiles' sleeps, summed */
 static pthread_mutex_t busy_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -202,7 +204,7 @@ static int no_compile(const char *src, const char *arch, gt_cubin *out, char *er
         unsigned long long h = 1469598103934665603ull;
         for (const char *c = src; *c; ++c) h = (h ^ (unsigned char)*c) * 1099511628211ull;
         const double u = (double)(h >> 11) / (double)(1ull << 53); /* per kernel, fixed: a spread of 0.4x to 2.8x */
-        const double spread = getenv("SPREAD") ? exp(atof(getenv("SPREAD")) * (u - 0.5) * 2) : 1.0;
+        const double spread = exp(compile_spread * (u - 0.5) * 2);
         const double s = compile_ms * family_weight(src) * spread / 1e3;
         struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
         nanosleep(&ts, NULL);
@@ -333,6 +335,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--jobs") && i + 1 < argc) o.jobs = atoi(argv[++i]); /* sizes the lookahead */
         else if (!strcmp(argv[i], "--no-vendor")) o.families = built, o.nfamilies = nbuilt; /* as a class without one */
         else if (!strcmp(argv[i], "--compile-ms") && i + 1 < argc) compile_ms = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--spread") && i + 1 < argc) compile_spread = atof(argv[++i]);
         else if (!strcmp(argv[i], "--together") && i + 1 < argc) together = argv[++i];
     o.cross = 0, o.gpus = gpus, o.ngpus = 1, o.command = "replay", o.runner = &replay, o.compile = no_compile;
     if (together) return run_together(&o, shapes, nshapes, together);
