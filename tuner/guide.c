@@ -156,8 +156,8 @@ static void unwant_unscreened(guide *g)
     free(jobs);
 }
 
-/* The round's compiles first, then the ones ahead of it; the round then waits only for its own. */
-static int run_batch(guide *g)
+/* The planned round's compiles first, then the ones ahead of it (the others asked for earlier taken back). */
+static void want_planned(guide *g)
 {
     int *jobs = malloc(((size_t)g->nb + g->na + 1) * sizeof *jobs), n = 0;
     for (int i = 0; jobs && i < g->nb; ++i) jobs[n++] = g->sc->items[g->batch[i]].job;
@@ -166,30 +166,16 @@ static int run_batch(guide *g)
     if (jobs) gt_pool_want(g->t->pool, jobs, n);
     free(jobs);
     g->na = 0;
+}
+
+/* The planned round, its compiles asked for first; the round then waits only for its own. */
+static int run_batch(guide *g)
+{
+    want_planned(g);
     return g->nb ? gt_run_round(g->t, g->sc, g->batch, g->nb, g->rc) : 0;
 }
 
 /* ---- the phases ---- */
-
-/* The library's candidates (the model has no grid for them): the yardstick every lane is cut against. The first
- * round's compiles (each lane's first two WAVEs: the round's and the ones ahead) are asked for before they run, so
- * the pool works while the GPU times the library (a second of each shape of make run, every compile thread idle). */
-static int screen_unmodelled(guide *g)
-{
-    int *jobs = malloc(((size_t)g->sc->n + 1) * sizeof *jobs), n = 0;
-    for (int l = 0; jobs && l < g->nlanes; ++l)
-        for (int k = 0, taken = 0; k < g->lanes[l].n && taken < 2 * WAVE; ++k)
-            if (!g->sc->items[g->lanes[l].idx[k]].have) jobs[n++] = g->sc->items[g->lanes[l].idx[k]].job, taken++;
-    if (jobs) gt_pool_want(g->t->pool, jobs, n);
-    free(jobs);
-    g->nb = 0;
-    for (int i = 0; i < g->sc->n; ++i)
-        if (!g->sc->items[i].have && g->sc->items[i].pred <= 0) g->batch[g->nb++] = i;
-    int rc = run_batch(g);
-    for (int i = 0; i < g->sc->n; ++i)
-        if (g->sc->items[i].pred <= 0) gt_note_class_best(g->best_ms, &g->sc->items[i]);
-    return rc;
-}
 
 /* The first `wave` unscreened items of a lane that are within reach, and the next `ahead` to compile meanwhile (a
  * later screen may bring one skipped here back: the calibration only falls). The lane stops when none is. */
@@ -229,6 +215,25 @@ static void plan_round(guide *g, int *before)
         before[l] = g->lanes[l].best;
         fill_wave(g, &g->lanes[l], share > WAVE ? share : WAVE, 2 * share > AHEAD ? 2 * share : AHEAD);
     }
+}
+
+/* The library's candidates (the model has no grid for them): the yardstick every lane is cut against. The first
+ * round is planned and its compiles (and the ones ahead of it) asked for before the library's screens, so the pool
+ * works while the GPU times the library (a second of each shape of make run, every compile thread idle); the
+ * round itself is planned again once they are done. */
+static int screen_unmodelled(guide *g)
+{
+    int before[g->nlanes > 0 ? g->nlanes : 1];
+    plan_round(g, before);
+    want_planned(g);
+    g->nb = 0;
+    for (int i = 0; i < g->sc->n; ++i)
+        if (!g->sc->items[i].have && g->sc->items[i].pred <= 0) g->batch[g->nb++] = i;
+    /* not run_batch, which would take the lanes' compiles back */
+    int rc = g->nb ? gt_run_round(g->t, g->sc, g->batch, g->nb, g->rc) : 0;
+    for (int i = 0; i < g->sc->n; ++i)
+        if (g->sc->items[i].pred <= 0) gt_note_class_best(g->best_ms, &g->sc->items[i]);
+    return rc;
 }
 
 /* After a round: a lane whose best gained 0.5% starts counting again, the others count one more round. */

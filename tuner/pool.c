@@ -228,7 +228,7 @@ int gt_pool_cached(gt_pool *p, int idx)
 int gt_pool_ready(gt_pool *p, int idx)
 {
     pthread_mutex_lock(&p->mu);
-    const int r = p->jobs[idx].state == 2 || p->jobs[idx].pub.cached;
+    const int r = p->jobs[idx].state == 2; /* a cache hit is done when it is added */
     pthread_mutex_unlock(&p->mu);
     return r;
 }
