@@ -9,6 +9,9 @@
 // tests/perf/f16x3wg.cu) has its operands' row and column maxima computed into ws first, inside the timed launch.
 // A template that defines GT_HOST_LAUNCH runs a host sequence of its own instead of gt_gemm's grid:
 // gt_host_launch(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) (tests/perf/blas3.cu, tests/perf/ozaki_study.cu).
+// Built with -DGT_BATCHED=1, the timing runs a strided batch as the tuner launches one (grid z over it): BATCH=n
+// (environment) matrices of M / n rows each, A and C stacked, B one of its own per matrix, or with SHAREB=1 one B for
+// all (for ONLY_TIME=1 runs, A not transposed: what separates a batch's cost from the same GEMM stacked).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -93,7 +96,17 @@ void launch(const Prob &p, float alpha, const float *A, const float *B, float be
         CK(cudaMalloc(&g_ws, SPLITK * mn * sizeof(float)));
         g_ws_elems = SPLITK * mn;
     }
+#if GT_BATCHED // BATCH matrices of M / BATCH rows, A and C stacked, B one per matrix (SHAREB: one for all)
+    static const int nb = getenv("BATCH") ? atoi(getenv("BATCH")) : 1;
+    static const bool shareb = getenv("SHAREB") != nullptr;
+    const int mb = p.M / nb;
+    const unsigned tb = (unsigned)((mb + BM - 1) / BM) * (unsigned)((p.N + BN - 1) / BN);
+    gt_gemm<<<dim3(tb, 1, nb), NT, SMEM_BYTES>>>(mb, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, g_ws,
+                                                 (long long)mb * p.lda, shareb ? 0LL : (long long)b_elems(p),
+                                                 (long long)mb * p.ldc);
+#else
     gt_gemm<<<dim3(tiles, 1, SPLITK), NT, SMEM_BYTES>>>(p.M, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, g_ws);
+#endif
 #if SPLITK > 1
     gt_splitk_reduce<<<(unsigned)((mn + 255) / 256), 256>>>(p.M, p.N, alpha, g_ws, beta, C, p.ldc);
 #endif
@@ -199,7 +212,7 @@ float median(std::vector<float> v)
 void timing(cublasHandle_t h, int M, int N, int K)
 {
     const Prob p = make(M, N, K, getenv("PAD") ? atoi(getenv("PAD")) : 0);
-    std::vector<float> A(a_elems(p)), B(b_elems(p));
+    std::vector<float> A(a_elems(p)), B(b_elems(p) * (getenv("BATCH") ? atoi(getenv("BATCH")) : 1));
     fill(A, 1), fill(B, 1);
     float *dA = dev(A), *dB = dev(B), *dC, *flush;
     CK(cudaMalloc(&dC, c_elems(p) * 4));
