@@ -78,7 +78,8 @@ static void check_one(gt_worker *w, const gt_family *f, const gt_params *p, cons
 typedef struct {
     int seen, total, n;
     int split_seen, kt_seen, sk_seen, cl_seen, ct_seen, ct_bn_seen; /* the SK and CL values taken, the SK values
-                                                                        and BN / 16 values with CT (bit per value) */
+                                                                        and BN / 16 values with CT (bit per value;
+                                                                        16 on for a block of one warpgroup's rows) */
     gt_params v[20];
 } picker;
 
@@ -94,7 +95,7 @@ static int pick_cb(const gt_family *f, const gt_params *p, void *ctx)
     if (sk > 0 && sk < 31 && !(k->sk_seen & 1 << sk)) take = 1, k->sk_seen |= 1 << sk;
     if (cl > 1 && cl < 31 && !(k->cl_seen & 1 << cl)) take = 1, k->cl_seen |= 1 << cl;
     if (gt_param_get(f, p, "CT", 0)) {
-        const int bn = gt_param_get(f, p, "BN", 0) / 16;
+        const int bn = gt_param_get(f, p, "BN", 0) / 16 + (gt_param_get(f, p, "BM", 0) == 64 ? 16 : 0);
         if (sk >= 0 && sk < 31 && !(k->ct_seen & 1 << sk)) take = 1, k->ct_seen |= 1 << sk;
         if (bn >= 0 && bn < 31 && !(k->ct_bn_seen & 1 << bn)) take = 1, k->ct_bn_seen |= 1 << bn;
     }
@@ -104,7 +105,7 @@ static int pick_cb(const gt_family *f, const gt_params *p, void *ctx)
 
 /* First, middle and last legal candidate, plus every 97th: a spread over the space; and the first with split-K,
  * the first with KT, with each stream-K width, with each cluster size and tiling C transposed (CT) with each
- * stream-K width and each BN, where the family has them. */
+ * stream-K width and each BN and block height (64 or more rows), where the family has them. */
 static int pick(const gt_family *f, const gt_limits *lim, picker *k)
 {
     memset(k, 0, sizeof *k);
