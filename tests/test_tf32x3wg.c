@@ -116,6 +116,13 @@ GT_TEST(tf32x3wg_default_space_is_sm90_only, GT_NEEDS_NONE)
     for (int i = 0; i < 3; ++i)
         CHECK(is_legal(&narrow_bad[i], why, sizeof why) && !fam()->in_space(&narrow_bad[i], why, sizeof why) &&
               strstr(why, "BN below 64"));
+    /* one warpgroup's 64 x 96 tiling C transposed, 2 stages (a side of 64: attention's P.V); no other such block */
+    const gt_params ct64 = with(with(with(with(one_wg, "BN", 96), "CT", 1), "STAGES", 2), "PF", 1);
+    CHECK(fam()->in_space(&ct64, why, sizeof why));
+    const gt_params ct64_bad[] = {with(with(ct64, "BN", 128), "PF", 0), with(ct64, "BN", 64), with(ct64, "STAGES", 3)};
+    for (int i = 0; i < 3; ++i)
+        CHECK(is_legal(&ct64_bad[i], why, sizeof why) && !fam()->in_space(&ct64_bad[i], why, sizeof why) &&
+              strstr(why, "64-row blocks only as 64 x 96"));
     static const char *const others[] = {"sm_80", "sm_89", "sm_100", "sm_120"};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; ++i) {
         l = limits(others[i]);
