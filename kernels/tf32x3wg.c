@@ -107,8 +107,8 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
  * SGEMM on wide inputs (K 64 to 164) and 32 does not, for 2-4% of time at 4096^3 (docs/BENCHMARKS.md). Stream-K
  * with the same blocks, one or two a SM: at a deep K one block's FP32 sum over ~6,000 k-values loses to SGEMM on
  * wide inputs, as the unsplit kernel does, and two a SM halve it (the blocks of a SM take turns). BN 112, and C
- * tiled transposed (CT) with BN 64, 96 or 112, only with the 128-row blocks: they are for a side of C that tiles of
- * 64 or 128 pad much (777 rows: 896 in tiles of 128, 784 in tiles of 112). BN 16, 32 and 48 are for a skinny side
+ * tiled transposed (CT) with BN 64, 96 or 112, with the 128-row blocks: they are for a side of C that tiles of 64 or
+ * 128 pad much (777 rows: 896 in tiles of 128, 784 in tiles of 112). BN 16, 32 and 48 are for a skinny side
  * of C (with CT, its rows: a batch of 1 to 48 through a Linear layer): its few tiles need stream-K, and with 2
  * stages two blocks of BN 16 or 32 share a SM, twice the loads in flight; they fold every 32 k-values, which costs
  * nothing where the loads bind, and folding every 128 lost to SGEMM on wide inputs at 32 x 16384 x 4096 nn. One
@@ -129,7 +129,8 @@ static int in_space(const gt_params *p, char *why, size_t n)
     if (ct64 && (s.bn != 96 || s.stages != 2 || !s.pf || s.splitk > 1))
         REJECT("default space: CT with 64-row blocks only as 64 x 96, 2 stages, PF=1, K not split");
     if ((s.bn == 112 || s.ct) && !ct64 && (s.bm != 128 || !s.pf || (s.stages != 3 && !narrow) || s.splitk > 1))
-        REJECT("default space: BN=112 and CT only for 128-row blocks with 3 stages and PF=1, K not split");
+        REJECT("default space: BN=112, and CT but for 64 x 96, only for 128-row blocks with 3 stages and PF=1, K "
+               "not split");
     if (s.ct && s.bn == 128) REJECT("default space: CT with BN=128 tiles C as without it");
     s.pf = 1;
     if (p->v[P_PF] == 0 && regs_estimate(&s) <= 255) REJECT("default space: PF=0 where PF=1 fits");

@@ -79,7 +79,7 @@ typedef struct {
     int seen, total, n;
     int split_seen, kt_seen, sk_seen, cl_seen, ct_seen, ct_bn_seen; /* the SK and CL values taken, the SK values
                                                                         and BN / 16 values with CT (bit per value;
-                                                                        16 on for a block of one warpgroup's rows) */
+                                                                        BN / 16 + 16 for 64-row blocks) */
     gt_params v[20];
 } picker;
 
@@ -105,7 +105,7 @@ static int pick_cb(const gt_family *f, const gt_params *p, void *ctx)
 
 /* First, middle and last legal candidate, plus every 97th: a spread over the space; and the first with split-K,
  * the first with KT, with each stream-K width, with each cluster size and tiling C transposed (CT) with each
- * stream-K width and each BN and block height (64 or more rows), where the family has them. */
+ * stream-K width and each BN and block height (64 rows or 128), where the family has them. */
 static int pick(const gt_family *f, const gt_limits *lim, picker *k)
 {
     memset(k, 0, sizeof *k);

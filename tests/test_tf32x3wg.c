@@ -119,8 +119,9 @@ GT_TEST(tf32x3wg_default_space_is_sm90_only, GT_NEEDS_NONE)
     /* one warpgroup's 64 x 96 tiling C transposed, 2 stages (a side of 64: attention's P.V); no other such block */
     const gt_params ct64 = with(with(with(with(one_wg, "BN", 96), "CT", 1), "STAGES", 2), "PF", 1);
     CHECK(fam()->in_space(&ct64, why, sizeof why));
-    const gt_params ct64_bad[] = {with(with(ct64, "BN", 128), "PF", 0), with(ct64, "BN", 64), with(ct64, "STAGES", 3)};
-    for (int i = 0; i < 3; ++i)
+    const gt_params ct64_bad[] = {with(with(ct64, "BN", 128), "PF", 0), with(ct64, "BN", 64), with(ct64, "BN", 112),
+                                  with(ct64, "STAGES", 3), with(ct64, "PF", 0)};
+    for (int i = 0; i < 5; ++i)
         CHECK(is_legal(&ct64_bad[i], why, sizeof why) && !fam()->in_space(&ct64_bad[i], why, sizeof why) &&
               strstr(why, "64-row blocks only as 64 x 96"));
     static const char *const others[] = {"sm_80", "sm_89", "sm_100", "sm_120"};
@@ -325,7 +326,8 @@ typedef struct {
 } job_list;
 
 /* Every point that does not split K and folds every 128 k-values (stream-K's with one block a SM included; of the
- * narrow ones and those tiling C transposed, the transposed 112- and 32-wide), of those that fold every 32 the
+ * narrow ones and those tiling C transposed, the transposed 112- and 32-wide and the one-warpgroup 64 x 96), of
+ * those that fold every 32 the
  * first, and of those that split, the 3-stage ones with 4 slices: the others are the same source but for KC's,
  * SPLITK's, SK's or BN's value (CI's minutes). */
 static int add_job(const gt_family *f, const gt_params *p, void *ctx)
@@ -333,8 +335,8 @@ static int add_job(const gt_family *f, const gt_params *p, void *ctx)
     job_list *l = ctx;
     const int split = gt_param_get(f, p, "SPLITK", 1);
     if (split > 1 && (split != 4 || gt_param_get(f, p, "STAGES", 0) != 3)) return 0;
-    const int bn = gt_param_get(f, p, "BN", 0), ct = gt_param_get(f, p, "CT", 0);
-    if ((ct && bn != 112 && bn != 32) || (bn < 64 && !ct)) return 0;
+    const int bn = gt_param_get(f, p, "BN", 0), ct = gt_param_get(f, p, "CT", 0), bm = gt_param_get(f, p, "BM", 0);
+    if ((ct && bn != 112 && bn != 32 && bm != 64) || (bn < 64 && !ct)) return 0;
     if (gt_param_get(f, p, "KC", 128) != 128 && bn >= 64 && l->kc32++) return 0; /* narrow ones fold every 32 */
     if (gt_param_get(f, p, "SK", 0) > 1) return 0;
     if (l->n < l->cap) l->jobs[l->n++] = gt_compile_job_make(f, p, 1, 1);
@@ -349,7 +351,7 @@ GT_TEST(tf32x3wg_nvrtc_default_space_no_spills, GT_NEEDS_NVRTC)
     const gt_limits l = limits("sm_90");
     job_list jl = {malloc(sizeof(gt_compile_job) * 26), 0, 24, 0};
     gt_enumerate(fam(), &l, add_job, &jl);
-    CHECK_MSG(jl.n == 23 && jl.kc32 == 22, "%d jobs, %d folding every 32", jl.n, jl.kc32);
+    CHECK_MSG(jl.n == 24 && jl.kc32 == 23, "%d jobs, %d folding every 32", jl.n, jl.kc32);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 0, 1);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 1, 0);
     gt_compile_all_clean(jl.jobs, jl.n, "sm_90", "tf32x3wg configurations");

@@ -10,8 +10,9 @@
 // A template that defines GT_HOST_LAUNCH runs a host sequence of its own instead of gt_gemm's grid:
 // gt_host_launch(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) (tests/perf/blas3.cu, tests/perf/ozaki_study.cu).
 // Built with -DGT_BATCHED=1, the timing runs a strided batch as the tuner launches one (grid z over it): BATCH=n
-// (environment) matrices of M / n rows each, A and C stacked, B one of its own per matrix, or with SHAREB=1 one B for
-// all (for ONLY_TIME=1 runs, A not transposed: what separates a batch's cost from the same GEMM stacked).
+// (environment, a divisor of M) matrices of M / n rows each, A and C stacked, B one of its own per matrix, or with
+// SHAREB=1 one B for all; A and C not transposed (CT 0). The checks run one GEMM; SGEMM's time beside is the stacked
+// GEMM's (one B): what separates a batch's cost from the same GEMM stacked.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -65,6 +66,10 @@ void fill(std::vector<float> &x, int kind)
 float *g_ws = nullptr;
 size_t g_ws_elems = 0;
 
+// A -DGT_BATCHED=1 build's timing runs (timing()): BATCH matrices, SHAREB one B for all; the checks run one GEMM.
+int g_batch = 1;
+bool g_shareb = false;
+
 #ifdef GT_NEEDS_AMAX
 // The maxima of the rows of the rows x cols matrix X into out: element (r, c) at X[r * ld + c] when rowc.
 void amax(const float *X, int ld, int rows, int cols, bool rowc, unsigned *out)
@@ -96,10 +101,9 @@ void launch(const Prob &p, float alpha, const float *A, const float *B, float be
         CK(cudaMalloc(&g_ws, SPLITK * mn * sizeof(float)));
         g_ws_elems = SPLITK * mn;
     }
-#if GT_BATCHED // BATCH matrices of M / BATCH rows, A and C stacked, B one per matrix (SHAREB: one for all)
-    static const int nb = getenv("BATCH") ? atoi(getenv("BATCH")) : 1;
-    static const bool shareb = getenv("SHAREB") != nullptr;
-    const int mb = p.M / nb;
+#if GT_BATCHED // g_batch matrices of M / g_batch rows, A and C stacked, B one per matrix (g_shareb: one for all)
+    const int nb = g_batch, mb = p.M / nb;
+    const bool shareb = g_shareb;
     const unsigned tb = (unsigned)((mb + BM - 1) / BM) * (unsigned)((p.N + BN - 1) / BN);
     gt_gemm<<<dim3(tb, 1, nb), NT, SMEM_BYTES>>>(mb, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, g_ws,
                                                  (long long)mb * p.lda, shareb ? 0LL : (long long)b_elems(p),
@@ -212,7 +216,20 @@ float median(std::vector<float> v)
 void timing(cublasHandle_t h, int M, int N, int K)
 {
     const Prob p = make(M, N, K, getenv("PAD") ? atoi(getenv("PAD")) : 0);
-    std::vector<float> A(a_elems(p)), B(b_elems(p) * (getenv("BATCH") ? atoi(getenv("BATCH")) : 1));
+#if defined(GT_BATCHED) && GT_BATCHED
+    g_batch = getenv("BATCH") ? atoi(getenv("BATCH")) : 1;
+#endif
+    g_shareb = getenv("SHAREB") != nullptr;
+#if defined(CT)
+    const bool ct = CT;
+#else
+    const bool ct = false;
+#endif
+    if (g_batch < 1 || M % g_batch || (g_batch > 1 && (GT_TA || ct))) {
+        fprintf(stderr, "BATCH=%d: a divisor of M = %d, with A not transposed and C not (CT)\n", g_batch, M);
+        exit(2);
+    }
+    std::vector<float> A(a_elems(p)), B(b_elems(p) * (g_shareb ? 1 : g_batch));
     fill(A, 1), fill(B, 1);
     float *dA = dev(A), *dB = dev(B), *dC, *flush;
     CK(cudaMalloc(&dC, c_elems(p) * 4));
@@ -243,6 +260,7 @@ void timing(cublasHandle_t h, int M, int N, int K)
            N, K, p.lda - (GT_TA ? M : K), ours, fl / ours / 1e9, sg, fl / sg / 1e9, sg / ours, fl / tf / 1e9);
     CB(cublasDestroy(h32));
     for (void *q : {(void *)dA, (void *)dB, (void *)dC, (void *)flush}) CK(cudaFree(q));
+    g_batch = 1;
 }
 
 } // namespace
