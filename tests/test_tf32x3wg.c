@@ -327,9 +327,8 @@ typedef struct {
 
 /* Every point that does not split K and folds every 128 k-values (stream-K's with one block a SM included; of the
  * narrow ones and those tiling C transposed, the transposed 112- and 32-wide and the one-warpgroup 64 x 96), of
- * those that fold every 32 the
- * first, and of those that split, the 3-stage ones with 4 slices: the others are the same source but for KC's,
- * SPLITK's, SK's or BN's value (CI's minutes). */
+ * those that fold every 32 the first, and of those that split, the 3-stage ones with 4 slices: the others are the
+ * same source but for KC's, SPLITK's, SK's or BN's value (CI's minutes). */
 static int add_job(const gt_family *f, const gt_params *p, void *ctx)
 {
     job_list *l = ctx;
