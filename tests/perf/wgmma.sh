@@ -4,7 +4,8 @@
 # PAD=n: leading dimensions n past the matrix).
 #   bash tests/perf/wgmma.sh build [VARIANT ...]     # -> build-perf/wg_<name>
 #   bash tests/perf/wgmma.sh run [M N K ...]          # every built variant; a table of TIME lines last
-# (env ONLY_BIG=1: only the given shapes, checked on uniform and wide inputs, then timed)
+# (env ONLY_BIG=1: only the given shapes, checked on uniform and wide inputs, then timed; a variant built with
+# -DGT_BATCHED=1 times BATCH=n matrices of M / n rows, each with a B of its own or, with SHAREB=1, one B for all)
 # A variant is "name:-DBM=128 -DBN=128 ..." (defaults below); -DTEMPLATE='"tf32x3ws.cu"' builds another template
 # (default tf32x3wg.cu), found in templates/ or tests/perf/ (the host-launch studies: blas3.cu, ozaki_study.cu
 # with -DNMOD=7..9; OZ_PHASES=1 times each step of the latter).
