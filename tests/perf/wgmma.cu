@@ -11,7 +11,7 @@
 // gt_host_launch(M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) (tests/perf/blas3.cu, tests/perf/ozaki_study.cu).
 // Built with -DGT_BATCHED=1, the timing runs a strided batch as the tuner launches one (grid z over it): BATCH=n
 // (environment, a divisor of M) matrices of M / n rows each, A and C stacked, B one of its own per matrix, or with
-// SHAREB=1 one B for all; A and C not transposed (CT 0). The checks run one GEMM; SGEMM's time beside is the stacked
+// SHAREB=1 one B for all; A not transposed. The checks run one GEMM; SGEMM's time beside is the stacked
 // GEMM's (one B): what separates a batch's cost from the same GEMM stacked.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -79,12 +79,25 @@ void amax(const float *X, int ld, int rows, int cols, bool rowc, unsigned *out)
 }
 #endif
 
+#ifndef GT_HOST_LAUNCH
+// The BM x BN tiles of an M x N product: with CT (tf32x3wg) the blocks tile Cᵀ, N rows by M columns.
+unsigned tile_count(int M, int N)
+{
+#if defined(CT) && CT
+    const int r = N, c = M;
+#else
+    const int r = M, c = N;
+#endif
+    return (unsigned)((r + BM - 1) / BM) * (unsigned)((c + BN - 1) / BN);
+}
+#endif
+
 void launch(const Prob &p, float alpha, const float *A, const float *B, float beta, float *C)
 {
 #ifdef GT_HOST_LAUNCH
     return gt_host_launch(p.M, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc);
 #else
-    const unsigned tiles = (unsigned)((p.M + BM - 1) / BM) * (unsigned)((p.N + BN - 1) / BN);
+    const unsigned tiles = tile_count(p.M, p.N);
     const size_t mn = (size_t)p.M * p.N;
 #ifdef GT_NEEDS_AMAX
     if ((size_t)(p.M + p.N) > g_ws_elems) {
@@ -104,7 +117,7 @@ void launch(const Prob &p, float alpha, const float *A, const float *B, float be
 #if GT_BATCHED // g_batch matrices of M / g_batch rows, A and C stacked, B one per matrix (g_shareb: one for all)
     const int nb = g_batch, mb = p.M / nb;
     const bool shareb = g_shareb;
-    const unsigned tb = (unsigned)((mb + BM - 1) / BM) * (unsigned)((p.N + BN - 1) / BN);
+    const unsigned tb = tile_count(mb, p.N);
     gt_gemm<<<dim3(tb, 1, nb), NT, SMEM_BYTES>>>(mb, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, g_ws,
                                                  (long long)mb * p.lda, shareb ? 0LL : (long long)b_elems(p),
                                                  (long long)mb * p.ldc);
@@ -220,13 +233,8 @@ void timing(cublasHandle_t h, int M, int N, int K)
     g_batch = getenv("BATCH") ? atoi(getenv("BATCH")) : 1;
 #endif
     g_shareb = getenv("SHAREB") != nullptr;
-#if defined(CT)
-    const bool ct = CT;
-#else
-    const bool ct = false;
-#endif
-    if (g_batch < 1 || M % g_batch || (g_batch > 1 && (GT_TA || ct))) {
-        fprintf(stderr, "BATCH=%d: a divisor of M = %d, with A not transposed and C not (CT)\n", g_batch, M);
+    if (g_batch < 1 || M % g_batch || (g_batch > 1 && GT_TA)) {
+        fprintf(stderr, "BATCH=%d: a divisor of M = %d, with A not transposed\n", g_batch, M);
         exit(2);
     }
     std::vector<float> A(a_elems(p)), B(b_elems(p) * (g_shareb ? 1 : g_batch));
