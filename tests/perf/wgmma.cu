@@ -97,7 +97,6 @@ void launch(const Prob &p, float alpha, const float *A, const float *B, float be
 #ifdef GT_HOST_LAUNCH
     return gt_host_launch(p.M, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc);
 #else
-    const unsigned tiles = tile_count(p.M, p.N);
     const size_t mn = (size_t)p.M * p.N;
 #ifdef GT_NEEDS_AMAX
     if ((size_t)(p.M + p.N) > g_ws_elems) {
@@ -115,14 +114,13 @@ void launch(const Prob &p, float alpha, const float *A, const float *B, float be
         g_ws_elems = SPLITK * mn;
     }
 #if GT_BATCHED // g_batch matrices of M / g_batch rows, A and C stacked, B one per matrix (g_shareb: one for all)
-    const int nb = g_batch, mb = p.M / nb;
-    const bool shareb = g_shareb;
-    const unsigned tb = tile_count(mb, p.N);
-    gt_gemm<<<dim3(tb, 1, nb), NT, SMEM_BYTES>>>(mb, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, g_ws,
-                                                 (long long)mb * p.lda, shareb ? 0LL : (long long)b_elems(p),
-                                                 (long long)mb * p.ldc);
+    const int mb = p.M / g_batch;
+    gt_gemm<<<dim3(tile_count(mb, p.N), 1, g_batch), NT, SMEM_BYTES>>>(
+        mb, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, g_ws, (long long)mb * p.lda,
+        g_shareb ? 0LL : (long long)b_elems(p), (long long)mb * p.ldc);
 #else
-    gt_gemm<<<dim3(tiles, 1, SPLITK), NT, SMEM_BYTES>>>(p.M, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta, C, p.ldc, g_ws);
+    gt_gemm<<<dim3(tile_count(p.M, p.N), 1, SPLITK), NT, SMEM_BYTES>>>(p.M, p.N, p.K, alpha, A, p.lda, B, p.ldb, beta,
+                                                                        C, p.ldc, g_ws);
 #endif
 #if SPLITK > 1
     gt_splitk_reduce<<<(unsigned)((mn + 255) / 256), 256>>>(p.M, p.N, alpha, g_ws, beta, C, p.ldc);
@@ -229,7 +227,7 @@ float median(std::vector<float> v)
 void timing(cublasHandle_t h, int M, int N, int K)
 {
     const Prob p = make(M, N, K, getenv("PAD") ? atoi(getenv("PAD")) : 0);
-#if defined(GT_BATCHED) && GT_BATCHED
+#if GT_BATCHED
     g_batch = getenv("BATCH") ? atoi(getenv("BATCH")) : 1;
 #endif
     g_shareb = getenv("SHAREB") != nullptr;
