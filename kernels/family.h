@@ -163,6 +163,14 @@ typedef struct gt_family {
      * hopeless (reason in why). Only enumeration asks; a stored or requested kernel needs legal() alone.
      * NULL keeps every legal point. */
     int (*in_space)(const gt_params *p, char *why, size_t whylen);
+    /* NULL, or: sets the params of p that follow from the call rather than from the search (multistage's EVEN, 1
+     * where the call is whole tiles: the same results from a kernel with no edge code, half the compile). A
+     * sweep specializes each point of the space for its shape's tight call before it plans and compiles it
+     * (tuner/plan.c), and a winner crossed to another shape for that one (tuner/tune.c); the stored params name
+     * the variant that ran, and applicable() refuses any call a variant cannot compute. Returns 1, or 0 where
+     * p's variant is another point's too (a param that means nothing for the call, set to its first value: the
+     * plan keeps that other point only). Cannot fail. */
+    int (*specialize)(gt_params *p, const gt_call *call);
     int test_only;               /* deliberately broken families: never enumerated unless asked by name */
     const char *builtin_params;  /* non-NULL on the one family whose kernel with these params is the library's
                                     built-in kernel, correct for every call (the loader's fallback where cuBLAS is

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 enum { P_BM, P_BN, P_BK, P_WM, P_WN, P_WNITER, P_TM, P_TN, P_STAGES, P_MINB, P_RASTER, P_SPLITK, P_SK, P_EDGE, P_KT,
-       NPARAMS };
+       P_EVEN, NPARAMS };
 
 #define PAD 4 /* floats after each k row of a shared tile, as in the template */
 
@@ -144,9 +144,9 @@ extern const gt_family gt_family_multistage;
 /* Values far outside any GPU's reach are refused before any product of them can overflow an int. */
 static int bounded(const gt_params *p, char *why, size_t n)
 {
-    static const int hi[NPARAMS] = {1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 8, 32, 65535, 65535, 8, 1, 1};
+    static const int hi[NPARAMS] = {1024, 1024, 1024, 1024, 1024, 1024, 1024, 1024, 8, 32, 65535, 65535, 8, 1, 1, 1};
     for (int i = 0; i < NPARAMS; ++i) {
-        const int lo = i == P_SK || i == P_EDGE || i == P_KT ? 0 : 1;
+        const int lo = i == P_SK || i == P_EDGE || i == P_KT || i == P_EVEN ? 0 : 1;
         if (p->v[i] < lo || p->v[i] > hi[i])
             REJECT("%s=%d outside %d..%d", gt_family_multistage.params[i].name, p->v[i], lo, hi[i]);
     }
@@ -185,16 +185,40 @@ static void work(const gt_params *p, gt_work *out)
     *out = (gt_work){.tile_m = s.bm, .tile_n = s.bn, .regs = regs_estimate(&s)};
 }
 
-/* Every layout, alignment and ld works (the kernel picks 16-byte copies at run time); only a split-K workspace
- * past GT_SPLITK_WS_CAP is refused (gt_splitk_workspace_fits; stream-K's is at most two tiles per block), and
- * stream-K past a K whose iteration count would overflow the template's int (K tiles x 2 x blocks, for up to 1024
- * SMs). */
+/* EVEN's calls: C whole tiles, and every operand's start (each matrix's, in a batch) 16-byte aligned with an ld
+ * of whole 16-byte pieces, as the template's check in gt_gemm. */
+static int whole_tiles(const gt_params *p, const gt_call *c)
+{
+    const long long lds[3] = {c->lda, c->ldb, c->ldc}, strides[3] = {c->stride_a, c->stride_b, c->stride_c};
+    const int aligns[3] = {c->align_a, c->align_b, c->align_c};
+    if (c->shape.m % p->v[P_BM] || c->shape.n % p->v[P_BN]) return 0;
+    for (int i = 0; i < 3; ++i)
+        if (lds[i] % 4 || aligns[i] < 16 || (gt_shape_batch(&c->shape) > 1 && strides[i] % 4)) return 0;
+    return 1;
+}
+
+/* Every layout, alignment and ld works (the kernel picks 16-byte copies at run time), but EVEN's variant's whole
+ * tiles (whole_tiles); refused besides: a split-K workspace past GT_SPLITK_WS_CAP (gt_splitk_workspace_fits;
+ * stream-K's is at most two tiles per block), and stream-K past a K whose iteration count would overflow the
+ * template's int (K tiles x 2 x blocks, for up to 1024 SMs). */
 static int applicable(const gt_params *p, const gt_call *call)
 {
+    if (p->v[P_EVEN] && !whole_tiles(p, call)) return 0;
     if (p->v[P_KT] && !call->shape.tb) return 0; /* KT: for B stored with k contiguous (nt, tt; nn lost 1-4%) */
     if (p->v[P_SK] > 0) /* the template counts stream-K iterations (< 2 x blocks x K tiles) in an int */
         return (long long)gt_cdiv(call->shape.k, p->v[P_BK]) * 2 * 1024 * p->v[P_SK] < 2147483647LL;
     return gt_splitk_workspace_fits(p->v[P_SPLITK], &call->shape);
+}
+
+/* EVEN=1 wherever the call is whole tiles: the same kernel and results without the edge code, which is half of
+ * what NVRTC compiles (docs/BENCHMARKS.md, 2026-11-27, twelfth session). There EDGE (the edge blocks' own loop)
+ * means nothing: its variant is EDGE=0's, so an EDGE=1 point is another point's variant (0). */
+static int specialize(gt_params *p, const gt_call *call)
+{
+    p->v[P_EVEN] = whole_tiles(p, call);
+    if (!p->v[P_EVEN] || !p->v[P_EDGE]) return 1;
+    p->v[P_EDGE] = 0;
+    return 0;
 }
 
 const gt_family gt_family_multistage = {
@@ -220,10 +244,13 @@ const gt_family gt_family_multistage = {
                {"EDGE", "1: edge and unaligned blocks keep a steady loop (stream-K kernels always do)", 2, {0, 1},
                 .optional = 1},
                {"KT", "1: an operand stored with k contiguous comes by 16-byte loads through registers", 2, {0, 1},
-                .optional = 1}},
+                .optional = 1},
+               {"EVEN", "1: for calls of whole tiles and 16-byte aligned operands only, without edge code (a "
+                        "sweep sets it where its shape allows)", 1, {0}, .optional = 1}},
     .legal = legal,
     .in_space = in_space,
     .launch = launch,
     .applicable = applicable,
+    .specialize = specialize,
     .work = work,
 };

@@ -51,6 +51,10 @@
 #ifndef KT
 #define KT 0 // 1: an operand stored with k contiguous comes in quads of k (16-byte loads) through registers
 #endif
+#ifndef EVEN
+#define EVEN 0 // 1: only for calls of whole tiles with 16-byte aligned operands and ld (gt_gemm traps on others):
+               // no edge code, half the compile (the sweep compiles this variant where its shape allows)
+#endif
 // Measurement hooks for tests/perf/ablate.sh, never set by gemmtune: 1 drops the main loop's global copies,
 // 2 also drops its cp.async wait and barrier. The results are then wrong; they only time what is left.
 #ifndef GT_ABLATE
@@ -429,8 +433,12 @@ __device__ __forceinline__ void mac_tile(Acc &acc, int M, int N, const float *__
                                          unsigned sbase, int tid, int lane, int warp)
 {
     const int ntiles = (k1 - k0 + BK - 1) / BK;
+#if EVEN
+    const bool inner = true, va = true, vb = true; // gt_gemm checked
+#else
     const bool inner = bm0 + BM <= M && bn0 + BN <= N; // no edge in M or N: only the K tail needs predicates
     const bool va = GT_VEC_OK(4, A, lda), vb = GT_VEC_OK(4, B, ldb);
+#endif
     int am, bn;
     thread_offsets(lane, warp, &am, &bn);
 
@@ -503,6 +511,25 @@ __device__ __forceinline__ void store_tile(const Acc &acc, int M, int N, float *
     int am, bn;
     thread_offsets(lane, warp, &am, &bn);
     const int i0 = bm0 + am, j0 = bn0 + bn;
+#if EVEN // every quad inside C and 16-byte aligned (gt_gemm checked): the vector path of gt_store, untested
+    (void)ws, (void)M;
+#pragma unroll
+    for (int i = 0; i < WMITER; ++i)
+#pragma unroll
+        for (int m = 0; m < TM; ++m)
+#pragma unroll
+            for (int j = 0; j < WNITER; ++j)
+#pragma unroll
+                for (int n = 0; n < TN; n += 4) {
+                    const int r = i0 + i * WSUBM + m, c = j0 + j * WSUBN + n;
+                    const float *x = &acc[i * TM + m][j * TN + n];
+#if SPLITK > 1
+                    *(float4 *)(ws + ((size_t)blockIdx.z * M + r) * N + c) = make_float4(x[0], x[1], x[2], x[3]);
+#else
+                    gt_put_fma<4>(C + (size_t)r * ldc + c, x, alpha, beta);
+#endif
+                }
+#else
     const bool vc = GT_VEC_OK(4, C, ldc);
 #pragma unroll
     for (int i = 0; i < WMITER; ++i)
@@ -514,6 +541,7 @@ __device__ __forceinline__ void store_tile(const Acc &acc, int M, int N, float *
                 for (int n = 0; n < TN; n += 4)
                     gt_store<4, GT_EPI_FMA_VEC>(M, N, C, ldc, ws, i0 + i * WSUBM + m, j0 + j * WSUBN + n,
                                        &acc[i * TM + m][j * TN + n], alpha, beta, vc);
+#endif
 }
 
 #if SK > 0
@@ -622,6 +650,11 @@ extern "C" __global__ void __launch_bounds__(NT, MINB) gt_gemm(GT_GEMM_ARGS)
     extern __shared__ float4 smem4[];
     const unsigned sbase = (unsigned)__cvta_generic_to_shared(smem4); // every shared access goes through it
     const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+#if EVEN // a call this variant cannot compute (applicable() refuses it) faults here, never writes a wrong C
+    if (M % BM || N % BN || !GT_VEC_OK(4, A, lda) || !GT_VEC_OK(4, B, ldb) || !GT_VEC_OK(4, C, ldc) ||
+        (SPLITK > 1 && ((unsigned long long)ws & 15ull)))
+        __trap();
+#endif
     Acc acc;
 #if SK > 0
     (void)lane, (void)warp;

@@ -145,3 +145,27 @@ GT_TEST(cli_tune_dry_run_shard_auto_names_the_slurm_task, GT_NEEDS_NONE)
     free(out);
     free(db);
 }
+
+/* Issue 30: a shape plans multistage's variant without edge code (EVEN=1: half the compile) for the tiles it is a
+ * whole number of (at 1024, all but the 96-wide), once per variant (an EDGE=1 point's is EDGE=0's); a shape of
+ * partial tiles plans the points as the space lists them. */
+GT_TEST(cli_tune_dry_run_plans_whole_tile_variants, GT_NEEDS_NONE)
+{
+    char *out = NULL, *db = gt_tmp_path(".db");
+    lines l = {0};
+    int device = 0, even[2] = {0, 0}, all[2] = {0, 0};
+    int rc = gt_runf(&out, GT_CLI " tune --dry-run --arch sm_90 --family multistage --sizes 1024,1000 --db %s", db);
+    CHECK_MSG(rc == 0, "exit %d: %s", rc, out);
+    candidates_of(out, &l, &device);
+    for (int i = 0; i < l.n; ++i) {
+        const int at = strncmp(l.v[i], "1024x", 5) != 0; /* 0: 1024^3, 1: 1000^3 */
+        all[at]++;
+        even[at] += strstr(l.v[i], "EVEN=1") != NULL;
+        CHECK_MSG(!strstr(l.v[i], "EVEN=1") || !strstr(l.v[i], "EDGE=1"), "%s", l.v[i]);
+    }
+    CHECK_MSG(even[0] > all[0] / 2 && even[1] == 0 && all[0] < all[1], "1024: %d of %d EVEN; 1000: %d of %d", even[0],
+              all[0], even[1], all[1]);
+    free_lines(&l);
+    free(out);
+    free(db);
+}

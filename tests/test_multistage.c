@@ -244,6 +244,68 @@ GT_TEST(multistage_applicable_bounds_split_k_workspace, GT_NEEDS_NONE)
     CHECK(fam()->applicable(&split128, &thin));
 }
 
+static int count_even(const gt_family *f, const gt_params *p, void *ctx)
+{
+    *(int *)ctx += gt_param_get(f, p, "EVEN", 0) != 0;
+    return 0;
+}
+
+/* EVEN follows the call: 1 where C is whole tiles and every operand 16-byte aligned with ld a multiple of 4, else
+ * 0 (also for a point that had it); applicable() refuses the variant anywhere else; the text names it; an EDGE=1
+ * point's variant is EDGE=0's (dropped from the plan), and the default space lists no point with it (a sweep
+ * specializes its points: tuner/plan.c). */
+GT_TEST(multistage_even_follows_the_call, GT_NEEDS_NONE)
+{
+    char why[160], text[256], err[160];
+    const gt_shape whole = {1024, 768, 1021, 1, 0}, partial = {1000, 768, 1024, 1, 0}, oddk = {1024, 768, 1021, 0, 0};
+    const gt_call tight = gt_call_tight(&whole);
+    gt_params p = cublas_like; /* 256 x 128 */
+    CHECK(fam()->specialize(&p, &tight) == 1);
+    CHECK(gt_param_get(fam(), &p, "EVEN", -1) == 1 && fam()->applicable(&p, &tight));
+    gt_params_format(fam(), &p, text, sizeof text);
+    CHECK_MSG(strstr(text, ",EVEN=1") && gt_params_parse(fam(), text, &(gt_params){0}, err, sizeof err) == 0, "%s",
+              text);
+    CHECK(is_legal(&p, why, sizeof why));
+    const gt_params two = with(p, "EVEN", 2);
+    CHECK(!is_legal(&two, why, sizeof why) && strstr(why, "EVEN=2"));
+    /* ldc, B's alignment, a batch's stride, partial tiles, and nn's lda = K = 1021 */
+    gt_call bad[5] = {tight, tight, tight, gt_call_tight(&partial), gt_call_tight(&oddk)};
+    bad[0].ldc = 770, bad[1].align_b = 8, bad[2].shape.batch = 2, bad[2].stride_a = 1024LL * 1021 + 2;
+    for (int i = 0; i < 5; ++i) {
+        gt_params q = p;
+        fam()->specialize(&q, &bad[i]);
+        CHECK_MSG(gt_param_get(fam(), &q, "EVEN", -1) == 0 && !fam()->applicable(&p, &bad[i]) &&
+                      fam()->applicable(&q, &bad[i]),
+                  "call %d", i);
+    }
+    gt_params_format(fam(), &cublas_like, text, sizeof text);
+    CHECK(!strstr(text, "EVEN"));
+    const gt_params wide96 = wide96_n; /* 256 x 96: 768 columns are whole tiles of 96 as well */
+    gt_params q = wide96;
+    fam()->specialize(&q, &tight);
+    CHECK(gt_param_get(fam(), &q, "EVEN", -1) == 1);
+    q = skinny_m; /* 16 x 128 on 1024 x 768 */
+    fam()->specialize(&q, &tight);
+    CHECK(gt_param_get(fam(), &q, "EVEN", -1) == 1);
+    const gt_shape m96 = {96 * 11, 768, 512, 0, 0};
+    const gt_call c96 = gt_call_tight(&m96);
+    q = cublas_like;
+    fam()->specialize(&q, &c96);
+    CHECK(gt_param_get(fam(), &q, "EVEN", -1) == 0); /* 1056 rows are not whole tiles of 256 */
+    char *src = gt_render(fam(), &p, 1, 0, 0, err, sizeof err);
+    CHECK_MSG(src && strstr(src, "#define EVEN 1\n"), "%s", src ? "no EVEN" : err);
+    free(src);
+    const gt_params edge64 = with(with(edge, "BM", 64), "WM", 32); /* EDGE=1, 64 x 128 */
+    q = edge64;
+    CHECK(fam()->specialize(&q, &tight) == 0 && gt_param_get(fam(), &q, "EDGE", -1) == 0 &&
+          gt_param_get(fam(), &q, "EVEN", -1) == 1);
+    q = edge64;
+    CHECK(fam()->specialize(&q, &bad[3]) == 1 && !memcmp(&q, &edge64, sizeof q)); /* partial tiles: as it was */
+    const gt_limits l = sm90();
+    int with_even = 0;
+    CHECK(gt_enumerate(fam(), &l, count_even, &with_even) > 0 && with_even == 0);
+}
+
 GT_TEST(multistage_render_has_layout_and_params, GT_NEEDS_NONE)
 {
     char err[256];
@@ -289,6 +351,19 @@ GT_TEST(multistage_nvrtc_wide96_and_kt, GT_NEEDS_NVRTC)
     gt_compile_job jobs[] = {gt_compile_job_make(fam(), &wide96_m, 0, 0), gt_compile_job_make(fam(), &split96, 1, 1),
                              gt_compile_job_make(fam(), &kt_square, 0, 1), gt_compile_job_make(fam(), &kt_96, 1, 1)};
     gt_compile_all_clean(jobs, sizeof jobs / sizeof jobs[0], "sm_90", "multistage configurations");
+}
+
+/* The whole-tile variants: unsplit, split-K, stream-K, KT, the 16- and 96-wide tiles, one layout each. */
+static gt_params even(gt_params p) { return with(p, "EVEN", 1); }
+
+GT_TEST(multistage_nvrtc_even_variants, GT_NEEDS_NVRTC)
+{
+    const gt_params keys[] = {even(cublas_like), even(split4), even(stream2), even(kt_square), even(skinny_m),
+                              even(wide96_n)};
+    const int layouts[] = {0, 2, 1, 3, 1, 2}; /* ta * 2 + tb; KT's B with k contiguous */
+    gt_compile_job jobs[6];
+    for (int i = 0; i < 6; ++i) jobs[i] = gt_compile_job_make(fam(), &keys[i], layouts[i] >> 1, layouts[i] & 1);
+    gt_compile_all_clean(jobs, 6, "sm_90", "multistage whole-tile variants");
 }
 
 GT_TEST(multistage_nvrtc_split_k, GT_NEEDS_NVRTC)
@@ -401,6 +476,114 @@ static void check_built(const gt_compile_job *j, const gt_cubin *cb, cublasHandl
                   q.k, cases[i].pad, q.beta);
     }
     if (lib) cudaLibraryUnload(lib);
+}
+
+/* The whole-tile variant (EVEN) of r's twin plain against cuBLAS on q, and bit for bit against the twin, the same
+ * inputs and poisoned C. 1 when both hold. */
+static int run_even_case(const grun *ev, const grun *plain, const gt_problem *q)
+{
+    const size_t na = gt_problem_elems(q, 'A'), nb = gt_problem_elems(q, 'B'), nc = gt_problem_elems(q, 'C');
+    gt_shape sh = {q->m, q->n, q->k, ev->ta, ev->tb};
+    gt_launch L;
+    fam()->launch(ev->p, &sh, GT_TEST_SMS, &L);
+    float *h = malloc((na + nb + 4 * nc) * sizeof(float)), *hA = h, *hB = h + na, *hC = hB + nb, *got = hC + nc,
+          *ref = got + nc, *twin = ref + nc;
+    float *dA = NULL, *dB = NULL, *dC = NULL, *dR = NULL, *dW = NULL;
+    unsigned seed = 3u + q->m * 5u + q->n * 11u + q->k;
+    int ok = 0;
+    gt_problem_fill(q, &seed, hA, hB, hC);
+    if (cudaMalloc((void **)&dA, na * 4) || cudaMalloc((void **)&dB, nb * 4) || cudaMalloc((void **)&dC, nc * 4) ||
+        cudaMalloc((void **)&dR, nc * 4) || (L.ws_bytes && cudaMalloc((void **)&dW, L.ws_bytes)))
+        goto out;
+    if (cudaMemcpy(dA, hA, na * 4, cudaMemcpyHostToDevice) || cudaMemcpy(dB, hB, nb * 4, cudaMemcpyHostToDevice) ||
+        cudaMemcpy(dC, hC, nc * 4, cudaMemcpyHostToDevice) || cudaMemcpy(dR, hC, nc * 4, cudaMemcpyHostToDevice))
+        goto out;
+    cudaError_t e = launch_both(plain, q, dA, dB, dC, dR, dW);
+    if (e == cudaSuccess && !cudaMemcpy(twin, dC, nc * 4, cudaMemcpyDeviceToHost) &&
+        !cudaMemcpy(dC, hC, nc * 4, cudaMemcpyHostToDevice) && !cudaMemcpy(dR, hC, nc * 4, cudaMemcpyHostToDevice))
+        e = launch_both(ev, q, dA, dB, dC, dR, dW);
+    CHECK_MSG(e == cudaSuccess, "launch: %s", cudaGetErrorString(e));
+    if (e != cudaSuccess || cudaMemcpy(got, dC, nc * 4, cudaMemcpyDeviceToHost) ||
+        cudaMemcpy(ref, dR, nc * 4, cudaMemcpyDeviceToHost))
+        goto out;
+    gt_verdict v;
+    char text[512];
+    ok = gt_validate(q, hA, hB, hC, got, ref, &v);
+    gt_verdict_text(q, &v, text, sizeof text);
+    if (!ok) printf("    %s\n", text);
+    if (memcmp(got, twin, nc * 4)) printf("    the variant's C differs from its twin's\n"), ok = 0;
+out:
+    cudaFree(dA), cudaFree(dB), cudaFree(dC), cudaFree(dR), cudaFree(dW);
+    free(h);
+    return ok;
+}
+
+/* jobs[0] the whole-tile variant, jobs[1] its twin, in one layout: shapes of whole tiles for every key (512 rows
+ * are whole tiles of 256 and 16, 384 columns of 128 and 96), ld past the dimension by 4 or 8 (still 16-byte
+ * rows), alpha and beta, beta 0 over NaN C. */
+static void check_even(const gt_compile_job *jobs, const gt_cubin *cubins, cublasHandle_t blas)
+{
+    static const struct { int k, pad; float alpha, beta; } cases[] = {
+        {4, 0, 1.5f, 0.0f}, {132, 4, 1.5f, 0.5f}, {1028, 0, 1.0f, 0.0f}, {2000, 8, -0.5f, 2.0f}};
+    char name[256];
+    gt_params_format(fam(), &jobs[0].p, name, sizeof name);
+    grun r[2];
+    cudaLibrary_t lib[2] = {NULL, NULL};
+    int rc = 0;
+    for (int i = 0; i < 2; ++i) {
+        r[i] = (grun){&jobs[i].p, jobs[i].ta, jobs[i].tb, NULL, NULL, blas};
+        CHECK_MSG(jobs[i].rc == 0, "%s %s: %s", name, gt_layout_name(r[i].ta, r[i].tb), jobs[i].err);
+        if (jobs[i].rc || cudaLibraryLoadData(&lib[i], cubins[i].data, NULL, NULL, 0, NULL, NULL, 0) ||
+            cudaLibraryGetKernel(&r[i].gemm, lib[i], "gt_gemm") ||
+            (gt_param_get(fam(), &jobs[i].p, "SPLITK", 1) > 1 &&
+             cudaLibraryGetKernel(&r[i].reduce, lib[i], "gt_splitk_reduce")))
+            rc = -1;
+    }
+    CHECK_MSG(rc == 0, "%s: not built or loaded", name);
+    for (size_t i = 0; rc == 0 && i < sizeof cases / sizeof cases[0]; ++i) {
+        const gt_problem q = gt_problem_make(0, r[0].ta, r[0].tb, 512, 384, cases[i].k, cases[i].pad,
+                                             cases[i].alpha, cases[i].beta);
+        const gt_call call = {{q.m, q.n, q.k, q.ta, q.tb}, q.lda, q.ldb, q.ldc, 16, 16, 16};
+        CHECK_MSG(fam()->applicable(&jobs[0].p, &call), "%s: the case is not whole tiles", name);
+        CHECK_MSG(run_even_case(&r[0], &r[1], &q), "%s %s 512x384x%d pad %d beta %g", name,
+                  gt_layout_name(r[0].ta, r[0].tb), q.k, cases[i].pad, q.beta);
+    }
+    for (int i = 0; i < 2; ++i)
+        if (lib[i]) cudaLibraryUnload(lib[i]);
+}
+
+/* Issue 30: the variant a sweep compiles for shapes of whole tiles (EVEN) computes what its twin computes, bit for
+ * bit, in every layout: unsplit, split-K, stream-K, KT, the 16- and 96-wide tiles. */
+GT_TEST(multistage_gpu_even_equals_its_twin, GT_NEEDS_GPU)
+{
+    const gt_params *keys[] = {&cublas_like, &square8x8, &split4, &stream2, &kt_square, &skinny_m, &wide96_n};
+    cublasHandle_t blas;
+    if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
+        gt_skip("cuBLAS did not initialise");
+        return;
+    }
+    cublasSetMathMode(blas, CUBLAS_PEDANTIC_MATH);
+    enum { NK = sizeof keys / sizeof keys[0], NJ = 8 * NK };
+    gt_compile_job jobs[NJ];
+    gt_cubin cubins[NJ];
+    memset(cubins, 0, sizeof cubins);
+    for (int i = 0; i < NJ; i += 2) { /* variant and twin, every key in every layout */
+        const int key = i / 8, l = i / 2 % 4;
+        const gt_params e = even(*keys[key]);
+        jobs[i] = gt_compile_job_make(fam(), &e, l >> 1, l & 1);
+        jobs[i + 1] = gt_compile_job_make(fam(), keys[key], l >> 1, l & 1);
+        jobs[i].keep = &cubins[i], jobs[i + 1].keep = &cubins[i + 1];
+    }
+    gt_compile_all(jobs, NJ, "sm_90", "multistage whole-tile variants");
+    for (int i = 0; i < NJ; i += 2) {
+        if (gt_param_get(fam(), &jobs[i].p, "KT", 0) && !jobs[i].tb) { /* KT: B with k contiguous only */
+            gt_cubin_free(&cubins[i]), gt_cubin_free(&cubins[i + 1]);
+            continue;
+        }
+        check_even(&jobs[i], &cubins[i], blas);
+        gt_cubin_free(&cubins[i]), gt_cubin_free(&cubins[i + 1]);
+    }
+    cublasDestroy(blas);
 }
 
 GT_TEST(multistage_gpu_matches_cublas, GT_NEEDS_GPU)

@@ -673,16 +673,28 @@ GT_TEST(tune_screens_a_fixed_cost_family_at_the_full_shape, GT_NEEDS_NONE)
 }
 
 /* Counts the points whose family finds them applicable to the call in ctx. */
+typedef struct {
+    gt_call call;
+    int n, general, variants; /* points the call admits, as planned (one per variant) and as listed; the
+                                 variants that differ from their point */
+} applicable_count;
+
 static int count_applicable(const gt_family *f, const gt_params *p, void *ctx)
 {
-    struct { gt_call call; int n; } *c = ctx;
-    c->n += !f->applicable || f->applicable(p, &c->call);
+    applicable_count *c = ctx;
+    gt_params v = *p;
+    const int own = !f->specialize || f->specialize(&v, &c->call); /* else another point's variant */
+    const int ok = !f->applicable || f->applicable(p, &c->call);
+    c->n += ok && own;
+    c->general += ok;
+    c->variants += ok && own && memcmp(&v, p, sizeof v) != 0;
     return 0;
 }
 
 /* Without sizes, precompile plans the default space: every legal point of every family that the layout admits
  * (multistage's KT wants B stored with k contiguous, so nn plans fewer than all), whatever the size rules (its
- * split-K and stream-K caps). */
+ * split-K and stream-K caps); each as a shape of whole tiles takes it (multistage's EVEN variant) and, with
+ * general, as the space lists it too, for shapes of partial tiles. */
 GT_TEST(tune_precompile_default_shape_admits_the_whole_space, GT_NEEDS_NONE)
 {
     static const char *const fams[] = {"multistage"};
@@ -696,10 +708,15 @@ GT_TEST(tune_precompile_default_shape_admits_the_whole_space, GT_NEEDS_NONE)
     setup(&o, NULL, &any, 1);
     o.families = fams, o.nfamilies = 1;
     CHECK_MSG(gt_ahead_run(&o, &ao, &a, err, sizeof err) == 0, "%s", err);
-    struct { gt_call call; int n; } nn = {gt_call_tight(&any), 0};
+    applicable_count nn = {gt_call_tight(&any), 0, 0, 0};
     const int all = gt_enumerate(gt_family_find("multistage"), &l, count_applicable, &nn);
-    CHECK_MSG(a.candidates == nn.n && a.sources == nn.n && nn.n < all, "%d planned, %d of %d for nn", a.candidates,
-              nn.n, all);
+    CHECK_MSG(a.candidates == nn.n && a.sources == nn.n && nn.n < nn.general && nn.general < all,
+              "%d planned, %d of %d listed, %d in all for nn", a.candidates, nn.n, nn.general, all);
+    CHECK_MSG(nn.variants > nn.n / 2 && nn.variants < nn.n, "%d of %d with a whole-tile variant", nn.variants, nn.n);
+    ao.general = 1;
+    CHECK_MSG(gt_ahead_run(&o, &ao, &a, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(a.candidates == nn.n && a.sources == nn.general + nn.variants, "general: %d planned, %d sources, want %d",
+              a.candidates, a.sources, nn.general + nn.variants);
     ao.arch = "sm_90a";
     CHECK(gt_ahead_run(&o, &ao, &a, err, sizeof err) == -1 && strstr(err, "sm_90a"));
 }

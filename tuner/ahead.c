@@ -81,17 +81,23 @@ static void list_items(ahead *h, const gt_shape_ctx *sc)
     }
 }
 
-static int plan_shape(ahead *h, const gt_shape *s)
+/* The plan of shape s, listed and counted; general: its points unspecialized (tuner/plan.c), sources only. */
+static int plan_one(ahead *h, const gt_shape *s, int general)
 {
     gt_shape_ctx sc = {.s = *s, .proxy = *s};
+    h->t.general = general;
     if (gt_plan_shape(&h->t, &sc)) return -1;
     int rc = note_origins(h, &sc);
     if (rc) snprintf(h->t.err, h->t.errlen, "out of memory");
-    else list_items(h, &sc);
-    h->sum->shapes++;
-    h->sum->candidates += sc.n;
+    else if (!general) list_items(h, &sc), h->sum->shapes++, h->sum->candidates += sc.n;
     free(sc.items);
     return rc;
+}
+
+static int plan_shape(ahead *h, const gt_shape *s)
+{
+    if (plan_one(h, s, 0)) return -1;
+    return h->a->general ? plan_one(h, s, 1) : 0;
 }
 
 static void fail(ahead *h, int job, const char *why)

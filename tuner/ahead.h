@@ -22,6 +22,9 @@ typedef struct {
     const char *arch;        /* the GPU's architecture, "sm_90" (no suffix: gt_family_arch adds one per family) */
     int sms;                 /* its SM count when known (the sweep order's probes), else 0 */
     int compile;             /* 1: compile every source not cached and cache it; 0: look up only, create nothing */
+    int general;             /* 1: also each point as the space lists it, not specialized for the shape (a family's
+                                specialize hook): the default space's plan, for shapes of any tiling; its sources
+                                count, its points are not listed again */
     void (*on_shape)(const gt_shape *s, int n, void *ctx);  /* a shape and layout, n candidates: before its items */
     void (*on_item)(const gt_ahead_item *it, void *ctx);    /* each candidate, in sweep order; may be NULL */
     void (*on_device)(const gt_shape *s, const gt_family *f, void *ctx); /* a selected family whose candidates the
@@ -49,7 +52,8 @@ typedef struct {
 int gt_ahead_run(const gt_tune_opts *o, const gt_ahead_opts *a, gt_ahead_summary *sum, char *err, size_t errlen);
 
 /* The shape a plan of the default space uses when given no sizes: one that every candidate of every family can run
- * (any alignment, a split-K workspace within every cap), so only layout and family decide what is planned. */
+ * (any alignment, a split-K workspace within every cap), so only layout and family decide what is planned; with
+ * general, both variants of a point that a family specializes for whole tiles. */
 gt_shape gt_ahead_any_shape(void);
 
 #endif

@@ -46,13 +46,15 @@ int gt_plan_item(gt_sweep *t, const gt_family *f, const gt_params *p, const gt_s
 }
 
 /* Keep this shard's share of the candidates that can run the shape's tight call. */
-static int collect_one(const gt_family *f, const gt_params *p, void *vctx)
+static int collect_one(const gt_family *f, const gt_params *point, void *vctx)
 {
     collect_ctx *c = vctx;
     const gt_tune_opts *o = c->t->o;
     const gt_shape *s = c->s;
     gt_call call = gt_call_tight(s);
     if (c->index++ % o->shard_n != o->shard_i) return 0;
+    gt_params spec = *point, *p = &spec; /* the variant of the point that this shape's call takes */
+    if (f->specialize && !c->t->general && !f->specialize(p, &call)) return 0; /* another point's variant */
     gt_launch L;
     if (f->applicable && !f->applicable(p, &call)) return 0;
     if (!gt_family_launch(f, p, s, c->t->lim.sm_count, &L)) return 0; /* a batch it cannot run in one launch */

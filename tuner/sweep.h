@@ -54,6 +54,8 @@ typedef struct {
     char *err;
     size_t errlen;
     pthread_mutex_t mu;  /* guards the database, the summary and the pool's stores while GPUs run a round */
+    int general;         /* 1: plan each point as the space lists it, not specialized for the shape (the default
+                            space's precompile plans both: tuner/ahead.c) */
 } gt_sweep;
 
 /* plan.c: the shape's candidates, this shard's share in sweep order, stored verdicts taken over. With t->gpu NULL

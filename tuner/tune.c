@@ -183,8 +183,10 @@ static int cross_one(gt_sweep *t, gt_shape_ctx *sc, const char *family, const ch
     gt_params p;
     gt_item it;
     gt_call call = gt_call_tight(&sc->s);
-    if (!f || gt_params_parse(f, params, &p, err, sizeof err) || !f->legal(&p, &t->lim, err, sizeof err) ||
-        (f->applicable && !f->applicable(&p, &call)) || gt_plan_item(t, f, &p, &sc->s, &it))
+    if (!f || gt_params_parse(f, params, &p, err, sizeof err)) return 0;
+    if (f->specialize) (void)f->specialize(&p, &call); /* the variant this shape takes */
+    if (!f->legal(&p, &t->lim, err, sizeof err) || (f->applicable && !f->applicable(&p, &call)) ||
+        gt_plan_item(t, f, &p, &sc->s, &it))
         return 0;
     int found = 0;
     double ms;

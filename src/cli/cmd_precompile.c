@@ -19,8 +19,10 @@ static void usage(FILE *out)
             "Compiles, with NVRTC and no GPU, every kernel a sweep (gemmtune tune) of the same sizes, layouts,\n"
             "families and math class would compile for GPUs of --arch, and stores the cubins in the database's\n"
             "cubin cache: the sweep then compiles nothing. Run it on CPU machines (a laptop, CI, a cluster's CPU\n"
-            "nodes) before the GPUs tune (docs/CLUSTER.md). A kernel depends only on the family's parameters, the\n"
-            "layout and whether it runs a batch, so without --sizes the whole default space is compiled.\n\n"
+            "nodes) before the GPUs tune (docs/CLUSTER.md). A kernel depends on the family's parameters, the\n"
+            "layout, whether it runs a batch and, for multistage, whether the shape is whole tiles (a variant\n"
+            "without edge code, half the compile), so without --sizes the whole default space is compiled in\n"
+            "both variants.\n\n"
             "A cached cubin is used only by the user who cached it: each carries a MAC under this user's key,\n"
             "$XDG_CONFIG_HOME/gemmtune/cache.key (~/.config/gemmtune/cache.key), made on first use. The GPU node\n"
             "trusts these cubins only when it reads the same key (the same user with a shared home, or the same\n"
@@ -84,8 +86,8 @@ int gt_cmd_precompile(int argc, char **argv)
     } else if (c < 0 || to_opts(&p, err, sizeof err) < 0) {
         gt_term_printf(stderr, "gemmtune precompile: %s\n", err);
     } else if (gt_db_check_writable(p.db, err, sizeof err) < 0 ||
-               gt_ahead_run(&p.o, &(gt_ahead_opts){.arch = p.arch, .sms = p.sms, .compile = 1}, &sum, err,
-                            sizeof err) < 0) {
+               gt_ahead_run(&p.o, &(gt_ahead_opts){.arch = p.arch, .sms = p.sms, .compile = 1, .general = !p.a.sizes.n},
+                            &sum, err, sizeof err) < 0) {
         gt_term_printf(stderr, "gemmtune precompile: %s\n", err);
         rc = 1;
     } else {
