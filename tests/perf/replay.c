@@ -152,11 +152,15 @@ static int r_candidates(void *self, const gt_family *f, const gt_shape *s, gt_pa
     return 0;
 }
 
+static double noise; /* --noise S: each screen's time times e^(S N(0, 1)) */
+
 static int r_trial(void *self, const gt_trial_request *req, gt_trial_result *out, char *err, size_t errlen)
 {
     (void)self, (void)err, (void)errlen;
     char params[256];
     gt_params_format(req->family, &req->params, params, sizeof params);
+    char *even = strstr(params, ",EVEN=1"); /* recorded before the variant: its twin with edge code, timed alike */
+    if (even) memmove(even, even + 7, strlen(even + 7) + 1);
     const rec *r = find(&req->shape, req->family->name, params);
     memset(out, 0, sizeof *out);
     out->rel_err = req->checks ? 1e-7 : -1;
@@ -167,6 +171,14 @@ static int r_trial(void *self, const gt_trial_request *req, gt_trial_result *out
         return 0;
     }
     double ms = r->screen_ms * ts->k / r->screen_k;
+    if (noise > 0 && !req->checks) { /* a screen's run-to-run spread: a normal factor, fixed by the draw's count */
+        static unsigned long long draws;
+        unsigned long long h = (__atomic_add_fetch(&draws, 1, __ATOMIC_RELAXED) + 1) * 0x9E3779B97F4A7C15ull;
+        double u1 = ((h >> 11) + 0.5) / 9007199254740992.0;
+        h = h * 6364136223846793005ull + 1442695040888963407ull;
+        double u2 = ((h >> 11) + 0.5) / 9007199254740992.0;
+        ms *= exp(noise * sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
+    }
     if (req->checks && r->ok_ms > 0 && ts->k == r->s.k) ms = r->ok_ms;
     out->median_ms = out->min_ms = out->max_ms = ms;
     out->status = req->cutoff_ms > 0 && ms > req->cutoff_ms ? GT_ST_PRUNED : GT_ST_OK;
@@ -205,7 +217,8 @@ static int no_compile(const char *src, const char *arch, gt_cubin *out, char *er
         for (const char *c = src; *c; ++c) h = (h ^ (unsigned char)*c) * 1099511628211ull;
         const double u = (double)(h >> 11) / (double)(1ull << 53); /* per kernel, fixed: a spread of 0.4x to 2.8x */
         const double spread = exp(compile_spread * (u - 0.5) * 2);
-        const double s = compile_ms * family_weight(src) * spread / 1e3;
+        const double even = strstr(src, "\n#define EVEN 1\n") ? 0.5 : 1; /* multistage without edge code: 0.36-0.9 */
+        const double s = compile_ms * family_weight(src) * even * spread / 1e3;
         struct timespec ts = {(time_t)s, (long)((s - (time_t)s) * 1e9)};
         nanosleep(&ts, NULL);
         pthread_mutex_lock(&busy_mu);
@@ -337,6 +350,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--compile-ms") && i + 1 < argc) compile_ms = atof(argv[++i]);
         else if (!strcmp(argv[i], "--spread") && i + 1 < argc) compile_spread = atof(argv[++i]);
         else if (!strcmp(argv[i], "--together") && i + 1 < argc) together = argv[++i];
+        else if (!strcmp(argv[i], "--noise") && i + 1 < argc) noise = atof(argv[++i]);
     o.cross = 0, o.gpus = gpus, o.ngpus = 1, o.command = "replay", o.runner = &replay, o.compile = no_compile;
     if (together) return run_together(&o, shapes, nshapes, together);
     printf("%-16s %9s %9s %8s %10s %10s %8s  %s\n", "shape", "compiled", "unscreen", "ratio", "chosen ms", "best ms",
