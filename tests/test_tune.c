@@ -19,7 +19,7 @@
 typedef struct {
     char family[32], params[256];
     gt_shape shape; /* the timed shape */
-    int checks;
+    int checks, warmup, reps;
     unsigned long long seed;
 } call;
 
@@ -109,7 +109,7 @@ static int f_trial(void *self, const gt_trial_request *req, gt_trial_result *out
     snprintf(c->family, sizeof c->family, "%s", req->family->name);
     gt_params_format(req->family, &req->params, c->params, sizeof c->params);
     c->shape = *ts;
-    c->checks = req->checks;
+    c->checks = req->checks, c->warmup = req->warmup, c->reps = req->reps;
     c->seed = req->seed;
     memset(out, 0, sizeof *out);
     out->rel_err = req->checks ? 1e-7 : -1;
@@ -754,6 +754,29 @@ GT_TEST(tune_own_kernel_wins_only_by_a_margin, GT_NEEDS_NONE)
     CHECK(gt_pick_winner(cls, both, 2) == 1);
     cls[1].f = oz;                            /* two ozaki points: the faster, not the first listed */
     CHECK(gt_pick_winner(cls, both, 2) == 1);
+}
+
+/* Halving's first screen of a candidate is the median of three runs (one run's spread kept lanes screening on noise),
+ * never fewer. */
+GT_TEST(tune_first_screens_take_three_runs, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s;
+    setup(&o, db, &shape_a, 1);
+    o.cross = 0;
+    CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
+    int first = 0, later = 0, other = 0;
+    for (int i = 0; i < fake.n; ++i) {
+        const call *c = &fake.log[i];
+        if (c->checks || c->warmup != 1) continue; /* validations and re-timings */
+        first += c->reps == 3, later += c->reps == 6 || c->reps == o.reps, other += c->reps < 3;
+    }
+    CHECK_MSG(first > 10 && other == 0, "screens of 3 runs %d, of 6 or %d %d, of fewer %d", first, o.reps, later,
+              other);
+    gt_tune_summary_free(&s);
+    gt_fixture_rm(db);
+    free(db);
 }
 
 /* The fastest built candidate's time among the stored trials, and the winner's, at full size. */

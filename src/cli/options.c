@@ -125,8 +125,8 @@ static const gt_opt table[] = {
      "winners of this math class (default: fp32 for query and report, all for JSON export;\n"
      "the C header holds fp32 only); trials of every class unless given"},
     {"--strategy", NULL, "S", A_CHOICE, GT_V_TUNE, O(strategy), 0, "exhaustive|random|halving",
-     "halving (default: screen every candidate with one run on a proxy problem, keep the\n"
-     "fastest eighth, then quarters, validate and time the last few at full size),\n"
+     "halving (default: screen every candidate, the median of three runs on a proxy problem,\n"
+     "keep the fastest eighth, then quarters, validate and time the last few at full size),\n"
      "exhaustive (validate and time every candidate at full size), or random (a seeded\n"
      "sample, with --max-trials)"},
     {"--budget", NULL, "T", A_DURATION, GT_V_TUNE, O(budget_s), 0, NULL,
