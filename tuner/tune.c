@@ -95,24 +95,55 @@ static int retime_set(const gt_shape_ctx *sc, gt_math m, int topk, int *order)
     return k;
 }
 
-/* Re-time the topk validated candidates of math class m (and the library's own choice) at full size with
- * final_reps on a cold L2 and store gt_pick_winner's choice as that class's winner: each class keeps its own, so a
- * class a caller must ask for never displaces the FP32 winner. res reports the first class that has one (FP32 before
- * the others) and lists the others' in also. */
+/* Re-time items order[0..k) at full size on a cold L2 in two passes of half the final runs each, the second in the
+ * reverse order, and give each the mean of its two medians: a GPU that slows as it heats over seconds of back-to-back
+ * runs (8192^3: 21 ms a run, 5 candidates x 30 runs) then weighs on every item alike, where one pass would favour
+ * the first timed over the last (the library's own choice, appended last). Returns how many were timed in both
+ * passes (all k unless the sweep was stopped), or -1 with t->err. Call with t->mu held. */
+static int retime(gt_sweep *t, gt_shape_ctx *sc, const int *order, int k)
+{
+    double *first = malloc(((size_t)k + 1) * sizeof *first);
+    const int reps = (t->o->final_reps + 1) / 2;
+    int done = k;
+    if (!first) return snprintf(t->err, t->errlen, "out of memory"), -1;
+    for (int pass = 0; pass < 2; ++pass)
+        for (int j = 0; j < k; ++j) {
+            const int i = pass ? k - 1 - j : j;
+            if (gt_sweep_stopped(t)) { /* the second pass's rest keep the first's medians */
+                done = pass ? k : j;
+                goto out;
+            }
+            gt_item *it = &sc->items[order[i]];
+            if (gt_run_item(t, 0, sc, it, (gt_round){0, 2, reps, 0, GT_KIND_RETIME}, 0)) {
+                free(first);
+                return -1;
+            }
+            if (!pass) {
+                first[i] = it->median_ms;
+                continue;
+            }
+            t->sum->retimed--; /* an item re-timed counts once */
+            if (it->status == GT_ST_OK && first[i] > 0) it->median_ms = 0.5 * (first[i] + it->median_ms);
+        }
+out:
+    free(first);
+    return done;
+}
+
+/* Re-time the topk validated candidates of math class m (and the library's own choice) with final_reps (retime())
+ * and store gt_pick_winner's choice as that class's winner: each class keeps its own, so a class a caller must ask
+ * for never displaces the FP32 winner. res reports the first class that has one (FP32 before the others) and lists
+ * the others' in also. */
 static int finalize_class(gt_sweep *t, gt_shape_ctx *sc, gt_math m, gt_shape_result *res)
 {
-    int *order = malloc(((size_t)sc->n + 1) * sizeof *order), done = 0;
+    int *order = malloc(((size_t)sc->n + 1) * sizeof *order);
     char err[512];
     if (!order) return snprintf(t->err, t->errlen, "out of memory"), -1;
     const int k = retime_set(sc, m, t->o->topk, order);
     pthread_mutex_lock(&t->mu);
-    for (; done < k && !gt_sweep_stopped(t); ++done)
-        if (gt_run_item(t, 0, sc, &sc->items[order[done]], (gt_round){0, 2, t->o->final_reps, 0, GT_KIND_RETIME}, 0)) {
-            pthread_mutex_unlock(&t->mu);
-            free(order);
-            return -1;
-        }
+    const int done = retime(t, sc, order, k);
     pthread_mutex_unlock(&t->mu);
+    if (done < 0) return free(order), -1;
     const int best = gt_pick_winner(sc->items, order, done);
     free(order);
     if (best < 0) return 0;
