@@ -10,14 +10,19 @@
  *   gemmtune -> cuBLAS   gemmtune_sgemm, no winners, cuBLAS fallback (not under the preload, whose interposer
  *                        would take the library's own cuBLAS calls)
  *   gemmtune built-in    gemmtune_sgemm, no winners, the built-in kernel (GEMMTUNE_FALLBACK_DEFAULT)
+ *   cuBLASLt (real)      cublasLtMatmul of the real cuBLASLt, FP32 with a bias epilogue, A transposed: what PyTorch's
+ *                        nn.Linear calls (its descriptors made once per shape, as a program that keeps them would)
+ *   cublasLtMatmul       the same through the program's own symbol: under LD_PRELOAD the interposer
  * tests/preload/overhead.sh runs it without the preload and under it (forwarding, served by gemmtune's cuBLAS,
  * served by the built-in kernel); it needs a GPU.
  *   build/preload_overhead [--rounds R] [--calls N] [--max-us X]
  * --max-us: exit 1 unless the path this run is about adds at most X us of host time per call over its baseline,
  * on every shape: gemmtune -> cuBLAS over cuBLAS without the preload; under it, cublasSgemm_v2 over cuBLAS
- * (real), or over gemmtune built-in with GEMMTUNE_FALLBACK=default (the same kernel). */
+ * (real), or over gemmtune built-in with GEMMTUNE_FALLBACK=default (the same kernel), and cublasLtMatmul over
+ * cuBLASLt (real). */
 #include "gemmtune.h"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 
@@ -32,20 +37,31 @@
 #define STR(x) STR_(x)
 
 enum { NSHAPES = 5, MAX_ROUNDS = 201 };
-enum { P_REAL, P_PEDANTIC, P_SYMBOL, P_GT_CUBLAS, P_GT_BUILTIN, NPATHS };
-static const char *const path_name[NPATHS] = {"cuBLAS (real)", "cuBLAS pedantic", "cublasSgemm_v2",
-                                              "gemmtune -> cuBLAS", "gemmtune built-in"};
+enum { P_REAL, P_PEDANTIC, P_SYMBOL, P_GT_CUBLAS, P_GT_BUILTIN, P_LT_REAL, P_LT_SYMBOL, NPATHS };
+static const char *const path_name[NPATHS] = {"cuBLAS (real)",     "cuBLAS pedantic",   "cublasSgemm_v2",
+                                              "gemmtune -> cuBLAS", "gemmtune built-in", "cuBLASLt (real)",
+                                              "cublasLtMatmul"};
 static const int shapes[NSHAPES][3] = {{100, 100, 100}, {16, 16, 16}, {32, 32, 32}, {45, 303, 475}, {128, 8, 256}};
 
 typedef __typeof__(cublasSgemm_v2) sgemm_fn;
+typedef __typeof__(cublasLtMatmul) ltmatmul_fn;
+
+/* The cuBLASLt call of one shape: y = op(A) B + bias, A transposed (k x m), FP32, the BIAS epilogue. */
+typedef struct {
+    cublasLtMatmulDesc_t op;
+    cublasLtMatrixLayout_t a, b, c;
+} lt_call;
 
 typedef struct {
     cudaStream_t s;
     cublasHandle_t plain, pedantic;
+    cublasLtHandle_t lt;
     gemmtune_handle via_cublas, builtin; /* NULL when not measured */
     sgemm_fn *real;                      /* the real cuBLAS's cublasSgemm_v2 */
+    ltmatmul_fn *lt_real;                /* and the real cuBLASLt's cublasLtMatmul */
     int preloaded;                       /* cublasSgemm_v2 here is not the real one */
-    float *A, *B, *C;
+    float *A, *B, *C, *bias;
+    lt_call *ltc;                        /* the shape's, while it is measured */
 } setup;
 
 static double now_us(void)
@@ -71,6 +87,11 @@ static int call(const setup *x, int p, const int *sh)
     case P_PEDANTIC:
         return x->real(x->pedantic, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, x->A, m, x->B, k, &zero, x->C, m);
     case P_SYMBOL: return cublasSgemm(x->plain, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, x->A, m, x->B, k, &zero, x->C, m);
+    case P_LT_REAL:
+    case P_LT_SYMBOL:
+        return (p == P_LT_REAL ? x->lt_real : cublasLtMatmul)(x->lt, x->ltc->op, &one, x->A, x->ltc->a, x->B, x->ltc->b,
+                                                              &zero, x->C, x->ltc->c, x->C, x->ltc->c, NULL, NULL, 0,
+                                                              x->s);
     default:
         return gemmtune_sgemm(p == P_GT_CUBLAS ? x->via_cublas : x->builtin, x->s, GEMMTUNE_OP_N, GEMMTUNE_OP_N, m, n,
                               k, one, x->A, m, x->B, k, zero, x->C, m);
@@ -128,13 +149,37 @@ static gemmtune_handle make_gemmtune(gemmtune_fallback fb)
     return h;
 }
 
-/* The real cuBLAS's entry point, past any interposer: from the library itself, by its soname. */
-static sgemm_fn *find_real(void)
+/* A real library's entry point, past any interposer: from the library itself, by its soname. */
+static void *find_real(const char *soname, const char *symbol)
 {
-    void *lib = dlopen("libcublas.so." STR(CUBLAS_VER_MAJOR), RTLD_NOW | RTLD_NOLOAD);
-    sgemm_fn *f = lib ? (sgemm_fn *)dlsym(lib, "cublasSgemm_v2") : NULL;
+    void *lib = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
+    void *f = lib ? dlsym(lib, symbol) : NULL;
     if (lib) dlclose(lib); /* NOLOAD took a reference; the library stays loaded */
     return f;
+}
+
+/* The cuBLASLt call of shape sh into *c: 0, or -1 (what failed said). */
+static int make_lt_call(const int *sh, lt_call *c, const float *bias)
+{
+    const int32_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    memset(c, 0, sizeof *c);
+    if (cublasLtMatmulDescCreate(&c->op, CUBLAS_COMPUTE_32F, CUDA_R_32F) ||
+        cublasLtMatmulDescSetAttribute(c->op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta) ||
+        cublasLtMatmulDescSetAttribute(c->op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb) ||
+        cublasLtMatmulDescSetAttribute(c->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi) ||
+        cublasLtMatmulDescSetAttribute(c->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias) ||
+        cublasLtMatrixLayoutCreate(&c->a, CUDA_R_32F, (uint64_t)sh[2], (uint64_t)sh[0], sh[2]) ||
+        cublasLtMatrixLayoutCreate(&c->b, CUDA_R_32F, (uint64_t)sh[2], (uint64_t)sh[1], sh[2]) ||
+        cublasLtMatrixLayoutCreate(&c->c, CUDA_R_32F, (uint64_t)sh[0], (uint64_t)sh[1], sh[0]))
+        return fprintf(stderr, "overhead: cuBLASLt descriptors for %dx%dx%d failed\n", sh[0], sh[1], sh[2]), -1;
+    return 0;
+}
+
+static void free_lt_call(lt_call *c)
+{
+    cublasLtMatmulDescDestroy(c->op);
+    cublasLtMatrixLayoutDestroy(c->a), cublasLtMatrixLayoutDestroy(c->b), cublasLtMatrixLayoutDestroy(c->c);
 }
 
 static int make_setup(setup *x)
@@ -142,13 +187,18 @@ static int make_setup(setup *x)
     const size_t floats = 512 * 512;
     memset(x, 0, sizeof *x);
     if (cudaStreamCreateWithFlags(&x->s, cudaStreamNonBlocking) || cudaMalloc((void **)&x->A, floats * 4) ||
-        cudaMalloc((void **)&x->B, floats * 4) || cudaMalloc((void **)&x->C, floats * 4))
+        cudaMalloc((void **)&x->B, floats * 4) || cudaMalloc((void **)&x->C, floats * 4) ||
+        cudaMalloc((void **)&x->bias, 512 * 4))
         return fprintf(stderr, "overhead: CUDA setup failed\n"), -1;
-    cudaMemset(x->A, 0, floats * 4), cudaMemset(x->B, 0, floats * 4);
+    cudaMemset(x->A, 0, floats * 4), cudaMemset(x->B, 0, floats * 4), cudaMemset(x->bias, 0, 512 * 4);
+    if (cublasLtCreate(&x->lt) ||
+        !(x->lt_real = (ltmatmul_fn *)find_real("libcublasLt.so." STR(CUBLAS_VER_MAJOR), "cublasLtMatmul")))
+        return fprintf(stderr, "overhead: cuBLASLt setup failed\n"), -1;
     if (cublasCreate(&x->plain) || cublasSetStream(x->plain, x->s) || cublasCreate(&x->pedantic) ||
         cublasSetStream(x->pedantic, x->s) || cublasSetMathMode(x->pedantic, CUBLAS_PEDANTIC_MATH))
         return fprintf(stderr, "overhead: cuBLAS setup failed\n"), -1;
-    if (!(x->real = find_real())) return fprintf(stderr, "overhead: libcublas.so." STR(CUBLAS_VER_MAJOR) " not found\n"), -1;
+    if (!(x->real = (sgemm_fn *)find_real("libcublas.so." STR(CUBLAS_VER_MAJOR), "cublasSgemm_v2")))
+        return fprintf(stderr, "overhead: libcublas.so." STR(CUBLAS_VER_MAJOR) " not found\n"), -1;
     x->preloaded = (void *)x->real != dlsym(RTLD_DEFAULT, "cublasSgemm_v2");
     if (!x->preloaded && !(x->via_cublas = make_gemmtune(GEMMTUNE_FALLBACK_CUBLAS))) return -1;
     return (x->builtin = make_gemmtune(GEMMTUNE_FALLBACK_DEFAULT)) ? 0 : -1;
@@ -163,7 +213,7 @@ static int measure_shape(const setup *x, const int *sh, int rounds, int calls, d
         for (int r = 0; measured(x, p) && r < 3; ++r)
             if (round_of(x, p, sh, calls, &h[p][0], &w[p][0]))
                 return fprintf(stderr, "overhead: %s failed on %dx%dx%d: %s\n", path_name[p], sh[0], sh[1], sh[2],
-                               p >= P_GT_CUBLAS ? gemmtune_last_error() : "cuBLAS status"), -1;
+                               p == P_GT_CUBLAS || p == P_GT_BUILTIN ? gemmtune_last_error() : "cuBLAS status"), -1;
     for (int r = 0; r < rounds; ++r)
         for (int i = 0; i < NPATHS; ++i) {
             const int p = (i + r) % NPATHS; /* rotate which path goes first */
@@ -185,17 +235,19 @@ static void subject(const setup *x, int *p, int *base)
     *base = x->preloaded && fb && !strcmp(fb, "default") ? P_GT_BUILTIN : P_REAL;
 }
 
-/* The table of one shape; returns 1 when the subject exceeds max_us (when given). */
+/* The table of one shape; returns 1 when a subject (the run's, and cublasLtMatmul under the preload) exceeds max_us
+ * (when given). The cuBLASLt paths are weighed against the real cuBLASLt. */
 static int report(const setup *x, const int *sh, const double *host, const double *wall, double max_us)
 {
     int subj, base, over = 0;
     subject(x, &subj, &base);
     for (int p = 0; p < NPATHS; ++p) {
         if (host[p] < 0) continue;
-        const int b = p == subj ? base : P_REAL;
+        const int lt_subj = x->preloaded && p == P_LT_SYMBOL;
+        const int b = p == subj ? base : p >= P_LT_REAL ? P_LT_REAL : P_REAL;
         printf("%-20s %4dx%dx%-6d %9.3f %9.3f %+9.3f %+9.3f%s\n", path_name[p], sh[0], sh[1], sh[2], host[p], wall[p],
-               host[p] - host[b], wall[p] - wall[b], p == subj ? "  <-" : "");
-        if (p == subj && max_us >= 0 && host[p] - host[b] > max_us) over = 1;
+               host[p] - host[b], wall[p] - wall[b], p == subj || lt_subj ? "  <-" : "");
+        if ((p == subj || lt_subj) && max_us >= 0 && host[p] - host[b] > max_us) over = 1;
     }
     return over;
 }
@@ -222,12 +274,18 @@ int main(int argc, char **argv)
     printf("%-20s %-14s %9s %9s %9s %9s\n", "path", "shape (mxnxk)", "host us", "wall us", "host +/-", "wall +/-");
     for (int s = 0; s < NSHAPES; ++s) {
         double host[NPATHS], wall[NPATHS];
-        if (measure_shape(&x, shapes[s], rounds, calls, host, wall)) return 1;
+        lt_call c;
+        if (make_lt_call(shapes[s], &c, x.bias)) return 1;
+        x.ltc = &c;
+        const int bad = measure_shape(&x, shapes[s], rounds, calls, host, wall);
+        free_lt_call(&c);
+        if (bad) return 1;
         over |= report(&x, shapes[s], host, wall, max_us);
     }
-    if (max_us >= 0) printf("overhead: %s adds %s %.2f us/call of host time on every shape: %s\n", path_name[subj],
-                            over ? "more than" : "at most", max_us, over ? "FAIL" : "PASS");
+    if (max_us >= 0)
+        printf("overhead: %s%s adds %s %.2f us/call of host time on every shape: %s\n", path_name[subj],
+               x.preloaded ? " (and cublasLtMatmul)" : "", over ? "more than" : "at most", max_us, over ? "FAIL" : "PASS");
     gemmtune_destroy(x.via_cublas), gemmtune_destroy(x.builtin);
-    cublasDestroy(x.plain), cublasDestroy(x.pedantic);
+    cublasDestroy(x.plain), cublasDestroy(x.pedantic), cublasLtDestroy(x.lt);
     return over;
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# What gemmtune adds per call to microsecond GEMMs (docs/PRELOAD.md, "Threads, devices, handles"): runs
-# build/preload_overhead (tests/preload/overhead.c) once without the preload and three times under it, and prints
-# their tables. Needs a GPU; builds nothing: run it from the repo root over a build (carry build/, with
-# libcjson.so.1 in build/lib):
+# What gemmtune adds per call to microsecond GEMMs, cublasSgemm_v2's and cublasLtMatmul's (nn.Linear's)
+# (docs/PRELOAD.md, "Threads, devices, handles"): runs build/preload_overhead (tests/preload/overhead.c) once without
+# the preload and three times under it, and prints their tables. Needs a GPU; builds nothing: run it from the repo
+# root over a build (carry build/, with libcjson.so.1 in build/lib):
 #     bash tests/preload/overhead.sh            # MAX_US=0.3 (the aim), ROUNDS=31, CALLS=200; exit 0 if all pass
 #   1. no preload: gemmtune_sgemm with its cuBLAS fallback against cuBLAS called directly;
 #   2. preloaded, no winners, GEMMTUNE_FALLBACK unset: the interposer forwarding to cuBLAS, against the real cuBLAS;
@@ -28,8 +28,9 @@ run() {
   echo; echo "== $what"
   "$@" > "$txt" 2>&1 || failed=1
   cat "$txt"
-  summary+=("$(printf '%-34s %s | %s' "$what" "$(grep '<-' "$txt" | grep -m1 '100x100x100' | cut -c1-80)" \
-              "$(grep -o 'PASS\|FAIL' "$txt" | tail -1)")")
+  while read -r line; do # the marked rows of 100^3: cublasSgemm_v2's (or gemmtune's), and cublasLtMatmul's
+    summary+=("$(printf '%-34s %s | %s' "$what" "$(cut -c1-80 <<< "$line")" "$(grep -o 'PASS\|FAIL' "$txt" | tail -1)")")
+  done < <(grep '<-' "$txt" | grep '100x100x100')
 }
 run "no preload" env XDG_DATA_HOME="$empty" "$bin" "${args[@]}"
 run "preload, forwarding" env XDG_DATA_HOME="$empty" LD_PRELOAD="$lib" "$bin" "${args[@]}"
