@@ -128,6 +128,16 @@ void gt_launch_stream_k(const gt_shape *s, int bm, int bn, int bk, int per_sm, i
     out->ws_bytes = out->ws_zero + (size_t)2 * g * bm * bn * sizeof(float);
 }
 
+int gt_call_whole_tiles(const gt_call *c, int tile_m, int tile_n)
+{
+    const long long lds[3] = {c->lda, c->ldb, c->ldc}, strides[3] = {c->stride_a, c->stride_b, c->stride_c};
+    const int aligns[3] = {c->align_a, c->align_b, c->align_c};
+    if (tile_m < 1 || tile_n < 1 || c->shape.m % tile_m || c->shape.n % tile_n) return 0;
+    for (int i = 0; i < 3; ++i)
+        if (lds[i] % 4 || aligns[i] < 16 || (gt_shape_batch(&c->shape) > 1 && strides[i] % 4)) return 0;
+    return 1;
+}
+
 int gt_splitk_workspace_fits(int splitk, const gt_shape *s)
 {
     return splitk <= 1 || (size_t)splitk * (size_t)s->m * (size_t)s->n * sizeof(float) <= GT_SPLITK_WS_CAP;

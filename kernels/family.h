@@ -325,6 +325,11 @@ int gt_block_fits(long threads, long static_smem, long regs, const gt_limits *li
 int gt_block_fits_dynamic(long threads, int minb, long dyn_smem, long regs, const gt_limits *lim, char *why,
                           size_t whylen);
 
+/* 1 when call's C (m x n) is whole tiles of tile_m x tile_n and every operand's start (each matrix's, in a batch)
+ * is 16-byte aligned with an ld of whole 16-byte pieces: what a family's variant without edge code needs (its
+ * specialize() and applicable(): multistage's and tf32x3wg's EVEN). Cannot fail. */
+int gt_call_whole_tiles(const gt_call *call, int tile_m, int tile_n);
+
 /* The most workspace a K split's partial sums may take (splitk partial C's of the shape): a split past it cannot pay
  * off, and a sweep or a call would allocate gigabytes for it. 1 when splitk <= 1 or its partial sums fit in
  * GT_SPLITK_WS_CAP; for a family's applicable(). Cannot fail. */

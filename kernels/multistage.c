@@ -185,17 +185,8 @@ static void work(const gt_params *p, gt_work *out)
     *out = (gt_work){.tile_m = s.bm, .tile_n = s.bn, .regs = regs_estimate(&s)};
 }
 
-/* EVEN's calls: C whole tiles, and every operand's start (each matrix's, in a batch) 16-byte aligned with an ld
- * of whole 16-byte pieces, as the template's check in gt_gemm. */
-static int whole_tiles(const gt_params *p, const gt_call *c)
-{
-    const long long lds[3] = {c->lda, c->ldb, c->ldc}, strides[3] = {c->stride_a, c->stride_b, c->stride_c};
-    const int aligns[3] = {c->align_a, c->align_b, c->align_c};
-    if (c->shape.m % p->v[P_BM] || c->shape.n % p->v[P_BN]) return 0;
-    for (int i = 0; i < 3; ++i)
-        if (lds[i] % 4 || aligns[i] < 16 || (gt_shape_batch(&c->shape) > 1 && strides[i] % 4)) return 0;
-    return 1;
-}
+/* EVEN's calls: C whole tiles, operands 16-byte aligned (gt_call_whole_tiles), as the template's check in gt_gemm. */
+static int whole_tiles(const gt_params *p, const gt_call *c) { return gt_call_whole_tiles(c, p->v[P_BM], p->v[P_BN]); }
 
 /* Every layout, alignment and ld works (the kernel picks 16-byte copies at run time), but EVEN's variant's whole
  * tiles (whole_tiles); refused besides: a split-K workspace past GT_SPLITK_WS_CAP (gt_splitk_workspace_fits;

@@ -8,10 +8,10 @@
 
 #include <stdio.h>
 
-enum { P_BM, P_BN, P_BK, P_STAGES, P_KC, P_PF, P_MINB, P_SPLITK, P_SK, P_CT, NPARAMS };
+enum { P_BM, P_BN, P_BK, P_STAGES, P_KC, P_PF, P_MINB, P_SPLITK, P_SK, P_CT, P_EVEN, NPARAMS };
 
 typedef struct {
-    int bm, bn, bk, stages, kc, pf, minb, splitk, sk, ct;
+    int bm, bn, bk, stages, kc, pf, minb, splitk, sk, ct, even;
     int threads, bnl, items_a, items_b; /* bnl: rows of B's shared tiles; items: quads of 4 k-values a thread moves
                                            per tile and operand */
 } shape_t;
@@ -20,7 +20,7 @@ static shape_t unpack(const gt_params *p)
 {
     const int *v = p->v;
     shape_t s = {v[P_BM],     v[P_BN], v[P_BK], v[P_STAGES], v[P_KC], v[P_PF], v[P_MINB], v[P_SPLITK], v[P_SK],
-                 v[P_CT],     v[P_BM] / 64 * 128, (v[P_BN] + 31) / 32 * 32, 0, 0};
+                 v[P_CT],     v[P_EVEN], v[P_BM] / 64 * 128, (v[P_BN] + 31) / 32 * 32, 0, 0};
     if (s.threads > 0) {
         s.items_a = s.bm * s.bk / 4 / s.threads;
         s.items_b = s.bnl * s.bk / 4 / s.threads;
@@ -54,8 +54,8 @@ extern const gt_family gt_family_tf32x3wg;
 /* Values far outside any GPU's reach are refused before any product of them can overflow an int. */
 static int bounded(const gt_params *p, char *why, size_t n)
 {
-    static const int lo[NPARAMS] = {64, 16, 16, 2, 16, 0, 1, 1, 0, 0},
-                     hi[NPARAMS] = {256, 128, 256, 3, 65536, 1, 4, 64, 4, 1};
+    static const int lo[NPARAMS] = {64, 16, 16, 2, 16, 0, 1, 1, 0, 0, 0},
+                     hi[NPARAMS] = {256, 128, 256, 3, 65536, 1, 4, 64, 4, 1, 1};
     for (int i = 0; i < NPARAMS; ++i)
         if (p->v[i] < lo[i] || p->v[i] > hi[i])
             REJECT("%s=%d outside %d..%d", gt_family_tf32x3wg.params[i].name, p->v[i], lo[i], hi[i]);
@@ -84,6 +84,8 @@ static int legal_tiling(const shape_t *s, char *why, size_t n)
     if (s->kc % s->bk) REJECT("KC=%d not a multiple of BK=%d", s->kc, s->bk);
     if (s->sk && s->splitk > 1) REJECT("SK=%d with SPLITK=%d: stream-K and split-K are exclusive", s->sk, s->splitk);
     if (s->ct && s->splitk > 1) REJECT("CT with SPLITK=%d: the split's reduce writes C untransposed", s->splitk);
+    if (s->even && s->bnl != s->bn)
+        REJECT("EVEN with BN=%d: B's tiles hold rows past it (a multiple of 32 only)", s->bn);
     if ((s->bm * s->bk / 4) % s->threads || (s->bnl * s->bk / 4) % s->threads)
         REJECT("%d threads do not share the quads of a tile evenly", s->threads);
     return quads_map(s->bm, s, why, n) && quads_map(s->bnl, s, why, n);
@@ -147,12 +149,30 @@ static void launch(const gt_params *p, const gt_shape *call, int sms, gt_launch 
     if (s.sk) gt_launch_stream_k(&t, s.bm, s.bn, s.bk, s.sk, sms, out);
 }
 
-/* Every layout, alignment and ld works; refused: a split past GT_SPLITK_WS_CAP of partial sums, and stream-K past a
- * K whose iteration count would overflow the template's int (K tiles x 2 x blocks, for up to 1024 SMs). */
+/* EVEN's calls: the blocks' product (C, or with CT C transposed) whole tiles of BM x BN, the operands 16-byte
+ * aligned (gt_call_whole_tiles), BN a multiple of 32 (legal()): the template's check in gemm. */
+static int whole_tiles(const gt_params *p, const gt_call *c)
+{
+    const int bm = p->v[P_BM], bn = p->v[P_BN], ct = p->v[P_CT];
+    return bn % 32 == 0 && gt_call_whole_tiles(c, ct ? bn : bm, ct ? bm : bn);
+}
+
+/* Every layout, alignment and ld works, but EVEN's variant's whole tiles (whole_tiles); refused besides: a split
+ * past GT_SPLITK_WS_CAP of partial sums, and stream-K past a K whose iteration count would overflow the template's
+ * int (K tiles x 2 x blocks, for up to 1024 SMs). */
 static int applicable(const gt_params *p, const gt_call *call)
 {
+    if (p->v[P_EVEN] && !whole_tiles(p, call)) return 0;
     if (p->v[P_SK]) return (long long)gt_cdiv(call->shape.k, p->v[P_BK]) * 2 * 1024 * p->v[P_SK] < 2147483647LL;
     return gt_splitk_workspace_fits(p->v[P_SPLITK], &call->shape);
+}
+
+/* EVEN=1 wherever the call is whole tiles: the same kernel and results without the edge code, two thirds of what
+ * NVRTC compiles (docs/BENCHMARKS.md, 2026-11-27, twelfth session). */
+static int specialize(gt_params *p, const gt_call *call)
+{
+    p->v[P_EVEN] = whole_tiles(p, call);
+    return 1;
 }
 
 const gt_family gt_family_tf32x3wg = {
@@ -179,9 +199,12 @@ const gt_family gt_family_tf32x3wg = {
                {"SK", "stream-K: a persistent grid of SK blocks per SM shares the tiles' K loops out evenly (0: off)",
                 3, {0, 1, 2}, .optional = 1},
                {"CT", "1: blocks tile C transposed, as op(B)^T op(A)^T: C's rows take the wgmma's N, which tiles "
-                      "them by any BN (16 to 128), not only by 64 or 128", 2, {0, 1}, .optional = 1}},
+                      "them by any BN (16 to 128), not only by 64 or 128", 2, {0, 1}, .optional = 1},
+               {"EVEN", "1: for calls of whole tiles and 16-byte aligned operands only, without edge code (a "
+                        "sweep sets it where its shape allows)", 1, {0}, .optional = 1}},
     .legal = legal,
     .in_space = in_space,
     .launch = launch,
     .applicable = applicable,
+    .specialize = specialize,
 };

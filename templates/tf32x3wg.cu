@@ -50,6 +50,10 @@
              // tiles of 64 rows would pad much takes the wgmma's N instead (777 rows: 896 in tiles of 128, 784 in
              // tiles of 112)
 #endif
+#ifndef EVEN
+#define EVEN 0 // 1: only for calls whose product is whole tiles (BN a multiple of 32: no rows past BN) with 16-byte
+               // aligned operands and ld (gemm traps on others): no edge code, two thirds of the compile
+#endif
 #define RASTER 8 // tile rows per rasterization group (fixed: blocks in flight share A and B panels in L2)
 
 #define NT (BM / 64 * 128) // threads per block: one warpgroup per 64 rows
@@ -224,21 +228,26 @@ __device__ __forceinline__ Operands operands(const float *A, int lda, const floa
     return o;
 }
 
-// Tile t of an interior block lies whole inside both operands: its loads need no test.
-__device__ __forceinline__ bool whole_tile(const Operands &o, int t) { return o.interior && (t + 1) * BK <= o.K; }
+// Tile t of an interior block lies whole inside both operands: its loads need no test. With EVEN every block is
+// interior and A and B take 16-byte loads (gemm checked); only the K tail is tested.
+__device__ __forceinline__ bool whole_tile(const Operands &o, int t)
+{
+    return (EVEN || o.interior) && (t + 1) * BK <= o.K;
+}
 
 // Tile t of A (of B) into x: untested where whole, by 16-byte loads where k is contiguous and they are legal, else
 // (an odd ld) by 4-byte ones.
 __device__ __forceinline__ void fetch_a(float (&x)[ITEMS_A][4], const Operands &o, int t)
 {
-    if (whole_tile(o, t) && (OP_TA || o.va)) fetch<BM, !OP_TA, 1>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, true);
-    else if (!OP_TA && whole_tile(o, t)) fetch<BM, true, 2>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, false);
+    if (whole_tile(o, t) && (EVEN || OP_TA || o.va)) fetch<BM, !OP_TA, 1>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, true);
+    else if (!EVEN && !OP_TA && whole_tile(o, t)) fetch<BM, true, 2>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, false);
     else fetch<BM, !OP_TA, 0>(x, o.pa, o.lda, t, o.bm0, o.M, o.K, o.va);
 }
 __device__ __forceinline__ void fetch_b(float (&x)[ITEMS_B][4], const Operands &o, int t)
 {
-    if (whole_tile(o, t) && (!OP_TB || o.vb)) fetch<BNL, (bool)OP_TB, 1>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, true);
-    else if (OP_TB && whole_tile(o, t)) fetch<BNL, true, 2>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, false);
+    if (whole_tile(o, t) && (EVEN || !OP_TB || o.vb))
+        fetch<BNL, (bool)OP_TB, 1>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, true);
+    else if (!EVEN && OP_TB && whole_tile(o, t)) fetch<BNL, true, 2>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, false);
     else fetch<BNL, (bool)OP_TB, 0>(x, o.pb, o.ldb, t, o.bn0, o.N, o.K, o.vb);
 }
 __device__ __forceinline__ void put_a(unsigned stage, const float (&x)[ITEMS_A][4])
@@ -450,9 +459,13 @@ __device__ __forceinline__ void store_tile(const float (&acc)[NACC], int M, int 
 {
     const int tid = gt_thread_id(), lane = tid % 32;
     const int i0 = bm0 + tid / 32 * 16 + lane / 4, j0 = bn0 + lane % 4 * 2;
+#if EVEN // every pair inside C, C aligned (gemm checked)
+    store_pairs<true>(acc, M, N, C, ldc, ws, bias, i0, j0, alpha, beta);
+#else
     const bool whole = i0 + 8 < M && j0 + BN - 7 < N && (CT || SPLITK > 1 || GT_VEC_OK(2, C, ldc));
     if (whole) store_pairs<true>(acc, M, N, C, ldc, ws, bias, i0, j0, alpha, beta);
     else store_pairs<false>(acc, M, N, C, ldc, ws, bias, i0, j0, alpha, beta);
+#endif
 }
 
 #if SK > 0
@@ -543,6 +556,12 @@ __device__ __forceinline__ void gemm(int M, int N, int K, float alpha, const flo
     extern __shared__ float4 smem4[];
     const unsigned raw = (unsigned)__cvta_generic_to_shared(smem4);
     const unsigned sbase = SWIZZLE ? (raw + 1023) & ~1023u : raw; // the swizzle's atoms are 1024-byte aligned
+#if EVEN // a call this variant cannot compute (applicable() refuses it) faults here, never writes a wrong C
+    static_assert(BNL == BN, "EVEN: B's tiles hold no rows past BN");
+    if (M % BM || N % BN || !GT_VEC_OK(4, A, lda) || !GT_VEC_OK(4, B, ldb) || !GT_VEC_OK(4, C, ldc) ||
+        ((unsigned long long)ws & 15ull))
+        __trap();
+#endif
     float acc[NACC];
 #if SK > 0
     stream_k(acc, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ws, sbase);

@@ -186,6 +186,44 @@ GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
     }
 }
 
+/* Issue 30: the variants a sweep compiles where C is whole tiles (a family's specialize(): multistage's and
+ * tf32x3wg's EVEN, without edge code) on such shapes: each family's picks specialized, in every layout, one GEMM and
+ * a batch, K with and without a tail, tight and padded ld (16-byte rows), checked as every family is (the
+ * reference, beta 0 over NaN C, the same bits twice). multistage_gpu_even_equals_its_twin compares bits with the
+ * general kernel. */
+GT_TEST(gpu_whole_tile_variants_match_the_reference, GT_NEEDS_GPU)
+{
+    gt_limits lim;
+    char arch[16], why[128];
+    gt_worker *w = shared_worker(&lim, arch);
+    CHECK(w != NULL);
+    if (!w) return;
+    static const gt_shape shapes[] = {{768, 768, 64, 0, 0}, {768, 768, 1000, 0, 0}, {768, 768, 64, 0, 0, 2},
+                                      {1536, 768, 288, 0, 0}};
+    static const int pads[3][3] = {{0, 0, 0}, {4, 8, 4}, {8, 4, 12}};
+    const gt_call call = gt_call_tight(&shapes[0]);
+    const char *only = getenv("GT_GPU_FAMILY");
+    int families = 0;
+    for (int fi = 0; fi < gt_family_count(); ++fi) {
+        const gt_family *f = gt_family_at(fi);
+        if (!f->specialize || f->test_only || (only && strcmp(only, f->name))) continue;
+        picker pk, sp = {0};
+        tally t = {0};
+        pick(f, &lim, &pk);
+        for (int i = 0; i < pk.n; ++i) {
+            gt_params q = pk.v[i];
+            (void)f->specialize(&q, &call);
+            if (memcmp(&q, &pk.v[i], sizeof q) && f->legal(&q, &lim, why, sizeof why)) sp.v[sp.n++] = q;
+        }
+        check_family(w, f, &sp, arch, shapes, sizeof shapes / sizeof shapes[0], pads, &t);
+        printf("    %-10s %2d variants x 4 layouts: %4d checks, %d mismatches, %d not applicable, %d refused as less "
+               "accurate than SGEMM on the shape\n", f->name, sp.n, t.trials, t.bad, t.na, t.refused);
+        CHECK_MSG(sp.n > 0 && t.bad == 0 && t.trials > 0, "%s: %d variants, %d mismatches", f->name, sp.n, t.bad);
+        families++;
+    }
+    CHECK(only || families >= 2);
+}
+
 typedef struct {
     const char *params;
     gt_shape shape;

@@ -32,6 +32,12 @@ static int is_legal(const gt_params *p, char *why, size_t n)
 
 static gt_params with(gt_params p, const char *name, int v) { return gt_params_with(fam(), p, name, v); }
 
+static int count_even(const gt_family *f, const gt_params *p, void *ctx)
+{
+    *(int *)ctx += gt_param_get(f, p, "EVEN", 0) != 0;
+    return 0;
+}
+
 GT_TEST(tf32x3wg_is_registered_arch_specific_with_its_math, GT_NEEDS_NONE)
 {
     const gt_family *f = fam();
@@ -268,6 +274,51 @@ GT_TEST(tf32x3wg_render_has_wgmma_and_the_split, GT_NEEDS_NONE)
     src = gt_render(fam(), &ct, 0, 0, 0, err, sizeof err);
     CHECK(src && strstr(src, "#define CT 1\n") && strstr(src, "#define BN 112\n"));
     free(src);
+}
+
+/* EVEN follows the call in the blocks' own product: C's m and n for untransposed blocks, C transposed with CT
+ * (C's columns tiled by BM, its rows by BN); it needs BN a multiple of 32 (B's tiles hold no rows past BN). The
+ * default space lists none; applicable() refuses the variant where C is not whole tiles. */
+GT_TEST(tf32x3wg_even_follows_the_call, GT_NEEDS_NONE)
+{
+    char why[160];
+    const gt_params ct64 = with(with(one_wg, "CT", 1), "STAGES", 2); /* 64 x 96, C transposed */
+    const gt_shape sq = {768, 768, 1000, 0, 1}, rows96 = {960, 640, 64, 1, 0}, rows64 = {640, 960, 64, 1, 0};
+    gt_params p = best;
+    CHECK(fam()->specialize(&p, &(gt_call){sq, 1000, 1000, 768, 16, 16, 16}) == 1);
+    CHECK(gt_param_get(fam(), &p, "EVEN", -1) == 1 && is_legal(&p, why, sizeof why));
+    gt_call tight = gt_call_tight(&sq);
+    tight.ldc = 770;
+    CHECK(!fam()->applicable(&p, &tight) && fam()->specialize(&p, &tight) && gt_param_get(fam(), &p, "EVEN", -1) == 0);
+    const gt_call c96 = gt_call_tight(&rows96), c64 = gt_call_tight(&rows64);
+    p = ct64;
+    fam()->specialize(&p, &c96);
+    CHECK(gt_param_get(fam(), &p, "EVEN", -1) == 1); /* C's 960 rows in tiles of 96, its 640 columns of 64 */
+    p = ct64;
+    fam()->specialize(&p, &c64);
+    CHECK(gt_param_get(fam(), &p, "EVEN", -1) == 0); /* 640 rows are no whole tiles of 96 */
+    p = with(with(best, "BN", 112), "CT", 1);
+    const gt_shape s112 = {1120, 1024, 64, 0, 0};
+    const gt_call c112 = gt_call_tight(&s112);
+    fam()->specialize(&p, &c112);
+    CHECK(gt_param_get(fam(), &p, "EVEN", -1) == 0);
+    p = with(p, "EVEN", 1);
+    CHECK(!is_legal(&p, why, sizeof why) && strstr(why, "EVEN with BN=112"));
+    const gt_limits l = limits("sm_90");
+    int even = 0;
+    gt_enumerate(fam(), &l, count_even, &even);
+    CHECK(even == 0);
+}
+
+/* The variants without edge code compile for sm_90a: unsplit, split-K, stream-K, C transposed, one layout each. */
+GT_TEST(tf32x3wg_nvrtc_even_variants, GT_NEEDS_NVRTC)
+{
+    const gt_params keys[] = {with(best, "EVEN", 1), with(with(best, "SPLITK", 2), "EVEN", 1),
+                              with(with(best, "SK", 1), "EVEN", 1),
+                              with(with(with(one_wg, "CT", 1), "STAGES", 2), "EVEN", 1)};
+    gt_compile_job jobs[4];
+    for (int i = 0; i < 4; ++i) jobs[i] = gt_compile_job_make(fam(), &keys[i], i >> 1, i & 1);
+    gt_compile_all_clean(jobs, 4, "sm_90", "tf32x3wg whole-tile variants");
 }
 
 /* Each block width issues the wgmma of its own N (NVRTC's PTX for sm_90a: wgmma.cuh builds the asm's text). */

@@ -284,7 +284,8 @@ int main(int argc, char **argv)
     }
     if (max_us >= 0)
         printf("overhead: %s%s adds %s %.2f us/call of host time on every shape: %s\n", path_name[subj],
-               x.preloaded ? " (and cublasLtMatmul)" : "", over ? "more than" : "at most", max_us, over ? "FAIL" : "PASS");
+               x.preloaded ? " (and cublasLtMatmul)" : "", over ? "more than" : "at most", max_us,
+               over ? "FAIL" : "PASS");
     gemmtune_destroy(x.via_cublas), gemmtune_destroy(x.builtin);
     cublasDestroy(x.plain), cublasDestroy(x.pedantic), cublasLtDestroy(x.lt);
     return over;
