@@ -128,6 +128,21 @@ void gt_launch_stream_k(const gt_shape *s, int bm, int bn, int bk, int per_sm, i
     out->ws_bytes = out->ws_zero + (size_t)2 * g * bm * bn * sizeof(float);
 }
 
+int gt_family_params_for_call(const gt_family *f, const gt_params *p, const gt_call *call, const gt_limits *lim,
+                              gt_params *out)
+{
+    gt_launch L;
+    char why[8];
+    gt_params q = *p;
+    if (f->applicable && !f->applicable(&q, call)) { /* its variant for this call, where the family has one */
+        if (f->specialize) (void)f->specialize(&q, call);
+        if (!memcmp(&q, p, sizeof q) || !f->legal(&q, lim, why, 0) || !f->applicable(&q, call)) return 0;
+    }
+    if (!gt_family_launch(f, &q, &call->shape, lim->sm_count, &L)) return 0;
+    *out = q;
+    return 1;
+}
+
 int gt_call_whole_tiles(const gt_call *c, int tile_m, int tile_n)
 {
     const long long lds[3] = {c->lda, c->ldb, c->ldc}, strides[3] = {c->stride_a, c->stride_b, c->stride_c};

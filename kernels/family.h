@@ -164,7 +164,7 @@ typedef struct gt_family {
      * NULL keeps every legal point. */
     int (*in_space)(const gt_params *p, char *why, size_t whylen);
     /* NULL, or: sets the params of p that follow from the call rather than from the search (multistage's EVEN, 1
-     * where the call is whole tiles: the same results from a kernel with no edge code, half the compile). A
+     * where the call is whole tiles: the same results from a kernel with no edge code, 0.35-0.9x the compile). A
      * sweep specializes each point of the space for its shape's tight call before it plans and compiles it
      * (tuner/plan.c), and a winner crossed to another shape for that one (tuner/tune.c); the stored params name
      * the variant that ran, and applicable() refuses any call a variant cannot compute. Returns 1, or 0 where
@@ -324,6 +324,14 @@ int gt_block_fits(long threads, long static_smem, long regs, const gt_limits *li
  * limit). 1 when all hold; otherwise 0 and the reason in why (naming "threads", "shared memory" or "registers"). */
 int gt_block_fits_dynamic(long threads, int minb, long dyn_smem, long regs, const gt_limits *lim, char *why,
                           size_t whylen);
+
+/* The params f runs call with, from a kernel's stored params p (a winner's): p where f can run it for call, else
+ * the variant f's specialize() gives for call where that one can (an EVEN=1 winner served at a call of partial
+ * tiles, or a padded ld: its twin with edge code, the same results). 1 with *out set, or 0 when neither can (with
+ * p legal; applicability and a batch in one launch are judged). What the loader serves and what a sweep's
+ * cross-timing times (tuner/tune.c), so both judge the same kernel. Cannot fail. */
+int gt_family_params_for_call(const gt_family *f, const gt_params *p, const gt_call *call, const gt_limits *lim,
+                              gt_params *out);
 
 /* 1 when call's C (m x n) is whole tiles of tile_m x tile_n and every operand's start (each matrix's, in a batch)
  * is 16-byte aligned with an ld of whole 16-byte pieces: what a family's variant without edge code needs (its

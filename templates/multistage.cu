@@ -53,7 +53,7 @@
 #endif
 #ifndef EVEN
 #define EVEN 0 // 1: only for calls of whole tiles with 16-byte aligned operands and ld (gt_gemm traps on others):
-               // no edge code, half the compile (the sweep compiles this variant where its shape allows)
+               // no edge code, 0.35-0.9x the compile (the sweep compiles this variant where its shape allows)
 #endif
 // Measurement hooks for tests/perf/ablate.sh, never set by gemmtune: 1 drops the main loop's global copies,
 // 2 also drops its cp.async wait and barrier. The results are then wrong; they only time what is left.
@@ -511,7 +511,7 @@ __device__ __forceinline__ void store_tile(const Acc &acc, int M, int N, float *
     int am, bn;
     thread_offsets(lane, warp, &am, &bn);
     const int i0 = bm0 + am, j0 = bn0 + bn;
-#if EVEN // every quad inside C and 16-byte aligned (gt_gemm checked): the vector path of gt_store, untested
+#if EVEN // every quad inside C and 16-byte aligned (gt_gemm checked): gt_store's vector path, with no bounds tests
     (void)ws, (void)M;
 #pragma unroll
     for (int i = 0; i < WMITER; ++i)

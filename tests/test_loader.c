@@ -134,6 +134,35 @@ GT_TEST(loader_select_exact_skips_unusable_rows_and_says_so, GT_NEEDS_NONE)
                            "predicted "), "%s", line);
 }
 
+/* A whole-tile variant's row (multistage EVEN=1, tuned at 1024^3) is served as stored where the call is whole
+ * tiles, and elsewhere as its twin with edge code, the kernel rows of earlier builds named: at 1024^3 with a padded
+ * ldc or 4-byte alignment, and reused at the neighbour 1000^3. */
+GT_TEST(loader_serves_a_whole_tile_winner_or_its_twin, GT_NEEDS_NONE)
+{
+    gt_device_id d = h100();
+#define P_MS "BM=128,BN=128,BK=8,WM=64,WN=64,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=8,SPLITK=1"
+    gt_winner rows[] = {row(H100, 9, 0, 132, 1024, 1024, 1024, "nn", "multistage", P_MS ",EVEN=1")};
+    rows[0].ratio = 1.5;
+    char k[320];
+    gt_call c = call_of(1024, 1024, 1024, "nn", 16);
+    gt_choice ch = pick_(rows, 1, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK_MSG(ch.rule == GT_RULE_EXACT && !strcmp(kernel_text(&ch, k, sizeof k), "multistage " P_MS ",EVEN=1"),
+              "%s %s", gt_rule_name(ch.rule), kernel_text(&ch, k, sizeof k));
+    const gt_call padded = {c.shape, c.lda, c.ldb, 1030, 16, 16, 16};
+    const gt_call unaligned = {c.shape, c.lda, c.ldb, c.ldc, 4, 4, 4};
+    const gt_call *twins[] = {&padded, &unaligned};
+    for (int i = 0; i < 2; ++i) {
+        ch = pick_(rows, 1, &d, twins[i], GEMMTUNE_FALLBACK_CUBLAS);
+        CHECK_MSG(ch.rule == GT_RULE_EXACT && !strcmp(kernel_text(&ch, k, sizeof k), "multistage " P_MS), "%d: %s %s",
+                  i, gt_rule_name(ch.rule), kernel_text(&ch, k, sizeof k));
+    }
+    c = call_of(1000, 1000, 1000, "nn", 16);
+    ch = pick_(rows, 1, &d, &c, GEMMTUNE_FALLBACK_CUBLAS);
+    CHECK_MSG(ch.rule == GT_RULE_REUSE && !strcmp(kernel_text(&ch, k, sizeof k), "multistage " P_MS), "%s %s",
+              gt_rule_name(ch.rule), kernel_text(&ch, k, sizeof k));
+#undef P_MS
+}
+
 /* Under fallback none, what the call is told says why no tuned kernel ran: a vendor winner whose pointers do not
  * have the alignment its algorithm was found for is skipped, and that is in the note (the preload's log). */
 GT_TEST(loader_none_note_says_why, GT_NEEDS_NONE)

@@ -23,7 +23,8 @@ typedef struct {
     int njobs;
 } ahead;
 
-gt_shape gt_ahead_any_shape(void) { return (gt_shape){256, 256, 256, 0, 0}; }
+/* 768 is a whole number of every tile side the families specialize for (16, 32, 64, 96, 128, 256). */
+gt_shape gt_ahead_any_shape(void) { return (gt_shape){768, 768, 768, 0, 0}; }
 
 /* A look-up opens the database read-only, and only when it exists: a dry run creates nothing. */
 static int open_db(ahead *h, const char *path, char *err, size_t errlen)

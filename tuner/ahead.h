@@ -52,8 +52,9 @@ typedef struct {
 int gt_ahead_run(const gt_tune_opts *o, const gt_ahead_opts *a, gt_ahead_summary *sum, char *err, size_t errlen);
 
 /* The shape a plan of the default space uses when given no sizes: one that every candidate of every family can run
- * (any alignment, a split-K workspace within every cap), so only layout and family decide what is planned; with
- * general, both variants of a point that a family specializes for whole tiles. */
+ * (any alignment, a split-K workspace within every cap), so only layout and family decide what is planned; whole
+ * tiles of every tiling, so that with general each point a family specializes for whole tiles is planned in both
+ * variants. */
 gt_shape gt_ahead_any_shape(void);
 
 #endif

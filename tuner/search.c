@@ -305,7 +305,7 @@ static int survivors(gt_item *items, int *alive, int na, int eta, int floor, int
 /* Runs of a first screen, the median kept. One run's spread (2-4% at 1024^3) let a lane's best move by the 0.5% that
  * keeps it screening more often than it improved: make run's sweep compiled 300-330 kernels, 284-292 with three
  * runs, whose GPU time is a tenth of a second (docs/BENCHMARKS.md, 2026-11-27, twelfth session). */
-enum { SCREEN_REPS = 3 };
+enum { SCREEN_REPS = 3 }; /* at most --reps */
 
 /* Successive halving: screen every candidate on the proxy with SCREEN_REPS runs (not validated; with a model stop,
  * the ones the cost model leads to: tuner/guide.c), keep the fastest eighth
@@ -314,7 +314,7 @@ enum { SCREEN_REPS = 3 };
 static int halving(gt_sweep *t, gt_shape_ctx *sc, int *order)
 {
     const gt_tune_opts *o = t->o;
-    int reps = SCREEN_REPS, eta = 8, rc = -1, k = pending(sc->items, sc->n, order);
+    int reps = SCREEN_REPS < o->reps ? SCREEN_REPS : o->reps, eta = 8, rc = -1, k = pending(sc->items, sc->n, order);
     int *alive = malloc(((size_t)sc->n + 1) * sizeof *alive);
     const gt_round first = {0, 1, reps, 1, GT_KIND_SEARCH};
     /* a space the compile pool gets through in a few rounds anyway is screened whole: guiding it would only wait */

@@ -95,38 +95,44 @@ static int retime_set(const gt_shape_ctx *sc, gt_math m, int topk, int *order)
     return k;
 }
 
+/* One pass of the re-timing over order[0..k), reversed with rev: each item still OK timed with reps runs, ms[i] its
+ * median (-1: it failed, now or in an earlier pass, and stays failed). Returns how many it went through before the
+ * sweep was stopped (k: all), or -1 with t->err. Call with t->mu held. */
+static int retime_pass(gt_sweep *t, gt_shape_ctx *sc, const int *order, int k, int rev, int reps, double *ms)
+{
+    for (int j = 0; j < k; ++j) {
+        const int i = rev ? k - 1 - j : j;
+        gt_item *it = &sc->items[order[i]];
+        if (gt_sweep_stopped(t)) return j;
+        ms[i] = -1;
+        if (it->status != GT_ST_OK) continue;
+        if (gt_run_item(t, 0, sc, it, (gt_round){0, 2, reps, 0, GT_KIND_RETIME}, 0)) return -1;
+        if (it->status == GT_ST_OK) ms[i] = it->median_ms;
+    }
+    return k;
+}
+
 /* Re-time items order[0..k) at full size on a cold L2 in two passes of half the final runs each, the second in the
  * reverse order, and give each the mean of its two medians: a GPU that slows as it heats over seconds of back-to-back
  * runs (8192^3: 21 ms a run, 5 candidates x 30 runs) then weighs on every item alike, where one pass would favour
- * the first timed over the last (the library's own choice, appended last). Returns how many were timed in both
- * passes (all k unless the sweep was stopped), or -1 with t->err. Call with t->mu held. */
+ * the first timed over the last (the library's own choice, appended last). An item that fails in either pass is
+ * out; a sweep stopped in the second pass keeps every item's first median. Returns how many items have a time (all
+ * k unless stopped in the first pass), or -1 with t->err. Call with t->mu held. */
 static int retime(gt_sweep *t, gt_shape_ctx *sc, const int *order, int k)
 {
-    double *first = malloc(((size_t)k + 1) * sizeof *first);
+    double *ms = malloc(2 * ((size_t)k + 1) * sizeof *ms), *second = ms + k + 1;
     const int reps = (t->o->final_reps + 1) / 2;
-    int done = k;
-    if (!first) return snprintf(t->err, t->errlen, "out of memory"), -1;
-    for (int pass = 0; pass < 2; ++pass)
-        for (int j = 0; j < k; ++j) {
-            const int i = pass ? k - 1 - j : j;
-            if (gt_sweep_stopped(t)) { /* the second pass's rest keep the first's medians */
-                done = pass ? k : j;
-                goto out;
-            }
-            gt_item *it = &sc->items[order[i]];
-            if (gt_run_item(t, 0, sc, it, (gt_round){0, 2, reps, 0, GT_KIND_RETIME}, 0)) {
-                free(first);
-                return -1;
-            }
-            if (!pass) {
-                first[i] = it->median_ms;
-                continue;
-            }
-            t->sum->retimed--; /* an item re-timed counts once */
-            if (it->status == GT_ST_OK && first[i] > 0) it->median_ms = 0.5 * (first[i] + it->median_ms);
-        }
-out:
-    free(first);
+    if (!ms) return snprintf(t->err, t->errlen, "out of memory"), -1;
+    int done = retime_pass(t, sc, order, k, 0, reps, ms);
+    const int counted = t->sum->retimed; /* an item re-timed counts once */
+    const int again = done == k ? retime_pass(t, sc, order, k, 1, reps, second) : 0;
+    t->sum->retimed = counted;
+    if (done < 0 || again < 0) return free(ms), -1;
+    for (int i = 0; i < done; ++i) {
+        gt_item *it = &sc->items[order[i]];
+        if (it->status == GT_ST_OK) it->median_ms = again == k ? 0.5 * (ms[i] + second[i]) : ms[i];
+    }
+    free(ms);
     return done;
 }
 
@@ -214,10 +220,9 @@ static int cross_one(gt_sweep *t, gt_shape_ctx *sc, const char *family, const ch
     gt_params p;
     gt_item it;
     gt_call call = gt_call_tight(&sc->s);
-    if (!f || gt_params_parse(f, params, &p, err, sizeof err)) return 0;
-    if (f->specialize) (void)f->specialize(&p, &call); /* the variant this shape takes */
-    if (!f->legal(&p, &t->lim, err, sizeof err) || (f->applicable && !f->applicable(&p, &call)) ||
-        gt_plan_item(t, f, &p, &sc->s, &it))
+    /* the kernel the loader would serve here: as stored, or its variant for the call (gt_family_params_for_call) */
+    if (!f || gt_params_parse(f, params, &p, err, sizeof err) || !f->legal(&p, &t->lim, err, sizeof err) ||
+        !gt_family_params_for_call(f, &p, &call, &t->lim, &p) || gt_plan_item(t, f, &p, &sc->s, &it))
         return 0;
     int found = 0;
     double ms;

@@ -199,9 +199,9 @@ static int unusable(const gt_winner *w, const gt_device_id *dev, const gt_call *
     if (gt_params_parse(f, w->params, &p, msg, sizeof msg)) return snprintf(why, n, "its parameters: %s", msg), 1;
     if (f->legal && !f->legal(&p, &dev->lim, msg, sizeof msg))
         return snprintf(why, n, "not a legal kernel on this GPU: %s", msg), 1;
-    if (f->applicable && !f->applicable(&p, call))
-        return snprintf(why, n, "cannot run this call (pointer alignment %d bytes, lda=%lld ldb=%lld ldc=%lld)",
-                        call->align_a, call->lda, call->ldb, call->ldc), 1;
+    if (!gt_family_params_for_call(f, &p, call, &dev->lim, &p)) /* as stored, or its variant for the call */
+        return snprintf(why, n, "cannot run this call (pointer alignment %d bytes, lda=%lld ldb=%lld ldc=%lld%s)",
+                        call->align_a, call->lda, call->ldb, call->ldc, f->specialize ? ", or its tiles" : ""), 1;
     return 0;
 }
 

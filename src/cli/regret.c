@@ -56,6 +56,20 @@ static int time_here(gt_db *db, const gt_winner *self, const gt_winner *w, doubl
     return 0;
 }
 
+/* The row as the kernel the loader serves for it at shape s: its params, or their variant for the call where the
+ * stored ones cannot run it (gt_family_params_for_call), with that kernel's id, under which the sweep's cross-timing
+ * stored its trial here. */
+static void served_kernel(gt_winner *w, const gt_choice *c, const gt_shape *s)
+{
+    char text[sizeof w->params], id[17], err[128];
+    gt_params_format(c->family, &c->params, text, sizeof text);
+    if (!strcmp(text, w->params) || gt_kernel_id(c->family, &c->params, s->ta, s->tb, gt_shape_batch(s) > 1, id, NULL,
+                                                  err, sizeof err))
+        return;
+    snprintf(w->params, sizeof w->params, "%s", text);
+    snprintf(w->source_hash, sizeof w->source_hash, "%s", id);
+}
+
 static int fill_row(gt_db *db, const gt_winner_set *set, gt_winner *scratch, const gt_winner *self,
                     const gt_serve_model *model, gt_regret_row *r, char *err, size_t errlen)
 {
@@ -72,6 +86,7 @@ static int fill_row(gt_db *db, const gt_winner_set *set, gt_winner *scratch, con
     r->rule = c.rule;
     if (c.rule == GT_RULE_REUSE) {
         r->picked = scratch[c.row], r->distance = c.distance, r->predicted = c.predicted;
+        served_kernel(&r->picked, &c, &self->shape);
         if (time_here(db, self, &r->picked, &r->served_ms, err, errlen) < 0) return -1;
     } else if (c.rule == GT_RULE_CUBLAS && self->cublas_ms > 0)
         r->served_ms = self->cublas_ms;

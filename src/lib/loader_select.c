@@ -116,13 +116,14 @@ static int usable(const char *family, const char *params, const gt_device_id *de
         return snprintf(why, n, "its library (%s) is not linked in", f->backend ? f->backend : "?"), 0;
     if (gt_params_parse(f, params, &p, why, n)) return 0;
     if (!f->legal(&p, &dev->lim, why, n)) return 0;
+    if (gt_family_params_for_call(f, &p, call, &dev->lim, &p)) { /* as stored, or its variant for this call */
+        if (fout) *fout = f, *pout = p;
+        return 1;
+    }
     if (f->applicable && !f->applicable(&p, call))
-        return snprintf(why, n, "not applicable to this call's alignment or leading dimensions"), 0;
-    gt_launch L;
-    if (!gt_family_launch(f, &p, &call->shape, dev->lim.sm_count, &L))
-        return snprintf(why, n, "it cannot run a batch of %d in one launch", gt_shape_batch(&call->shape)), 0;
-    if (fout) *fout = f, *pout = p;
-    return 1;
+        return snprintf(why, n, "not applicable to this call's alignment, leading dimensions%s", f->specialize ?
+                        " or tiles (nor is its variant for it)" : ""), 0;
+    return snprintf(why, n, "it cannot run a batch of %d in one launch", gt_shape_batch(&call->shape)), 0;
 }
 
 /* usable() for a stored row, which must also not be stale: its timing is another kernel's. */

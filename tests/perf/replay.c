@@ -152,7 +152,7 @@ static int r_candidates(void *self, const gt_family *f, const gt_shape *s, gt_pa
     return 0;
 }
 
-static double noise; /* --noise S: each screen's time times e^(S N(0, 1)) */
+static double noise; /* --noise S: each unchecked trial's time (screens, re-timings) times e^(S N(0, 1)) */
 
 static int r_trial(void *self, const gt_trial_request *req, gt_trial_result *out, char *err, size_t errlen)
 {
@@ -171,7 +171,7 @@ static int r_trial(void *self, const gt_trial_request *req, gt_trial_result *out
         return 0;
     }
     double ms = r->screen_ms * ts->k / r->screen_k;
-    if (noise > 0 && !req->checks) { /* a screen's run-to-run spread: a normal factor, fixed by the draw's count */
+    if (noise > 0 && !req->checks) { /* screens' and re-timings' spread: a normal factor, fixed by the draw count */
         static unsigned long long draws;
         unsigned long long h = (__atomic_add_fetch(&draws, 1, __ATOMIC_RELAXED) + 1) * 0x9E3779B97F4A7C15ull;
         double u1 = ((h >> 11) + 0.5) / 9007199254740992.0;
