@@ -503,6 +503,22 @@ __device__ __forceinline__ void mac_tile(Acc &acc, int M, int N, const float *__
     gt_cp_async_wait<0>();
 }
 
+// Four results x of row r from column c into C (or the split-K workspace): gt_store, or with EVEN (every quad inside
+// C and 16-byte aligned: gt_gemm checked) its vector path with no bounds tests.
+__device__ __forceinline__ void store_quad(int M, int N, float *__restrict__ C, int ldc, float *__restrict__ ws, int r,
+                                           int c, const float *x, float alpha, float beta, bool vc)
+{
+#if EVEN && SPLITK > 1
+    (void)C, (void)ldc, (void)alpha, (void)beta, (void)vc;
+    *(float4 *)(ws + ((size_t)blockIdx.z * M + r) * N + c) = make_float4(x[0], x[1], x[2], x[3]);
+#elif EVEN
+    (void)M, (void)N, (void)ws, (void)vc;
+    gt_put_fma<4>(C + (size_t)r * ldc + c, x, alpha, beta);
+#else
+    gt_store<4, GT_EPI_FMA_VEC>(M, N, C, ldc, ws, r, c, x, alpha, beta, vc);
+#endif
+}
+
 // C (or the split-K workspace) from this thread's results of the tile at (bm0, bn0).
 __device__ __forceinline__ void store_tile(const Acc &acc, int M, int N, float *__restrict__ C, int ldc,
                                            float *__restrict__ ws, int bm0, int bn0, float alpha, float beta, int lane,
@@ -511,26 +527,7 @@ __device__ __forceinline__ void store_tile(const Acc &acc, int M, int N, float *
     int am, bn;
     thread_offsets(lane, warp, &am, &bn);
     const int i0 = bm0 + am, j0 = bn0 + bn;
-#if EVEN // every quad inside C and 16-byte aligned (gt_gemm checked): gt_store's vector path, with no bounds tests
-    (void)ws, (void)M;
-#pragma unroll
-    for (int i = 0; i < WMITER; ++i)
-#pragma unroll
-        for (int m = 0; m < TM; ++m)
-#pragma unroll
-            for (int j = 0; j < WNITER; ++j)
-#pragma unroll
-                for (int n = 0; n < TN; n += 4) {
-                    const int r = i0 + i * WSUBM + m, c = j0 + j * WSUBN + n;
-                    const float *x = &acc[i * TM + m][j * TN + n];
-#if SPLITK > 1
-                    *(float4 *)(ws + ((size_t)blockIdx.z * M + r) * N + c) = make_float4(x[0], x[1], x[2], x[3]);
-#else
-                    gt_put_fma<4>(C + (size_t)r * ldc + c, x, alpha, beta);
-#endif
-                }
-#else
-    const bool vc = GT_VEC_OK(4, C, ldc);
+    const bool vc = EVEN || GT_VEC_OK(4, C, ldc);
 #pragma unroll
     for (int i = 0; i < WMITER; ++i)
 #pragma unroll
@@ -539,9 +536,8 @@ __device__ __forceinline__ void store_tile(const Acc &acc, int M, int N, float *
             for (int j = 0; j < WNITER; ++j)
 #pragma unroll
                 for (int n = 0; n < TN; n += 4)
-                    gt_store<4, GT_EPI_FMA_VEC>(M, N, C, ldc, ws, i0 + i * WSUBM + m, j0 + j * WSUBN + n,
-                                       &acc[i * TM + m][j * TN + n], alpha, beta, vc);
-#endif
+                    store_quad(M, N, C, ldc, ws, i0 + i * WSUBM + m, j0 + j * WSUBN + n, &acc[i * TM + m][j * TN + n],
+                               alpha, beta, vc);
 }
 
 #if SK > 0

@@ -412,15 +412,15 @@ static cudaError_t launch_both(const grun *r, const gt_problem *q, const float *
 }
 
 /* 1 when C passes the toolkit's validator against cuBLAS (what went wrong printed if not); 0 when it fails or
- * the run does. */
-static int run_case(const grun *r, const gt_problem *q)
+ * the run does. With twin, the twin runs first on the same inputs and poisoned C, and r's C must equal its bits. */
+static int run_case(const grun *r, const grun *twin, const gt_problem *q)
 {
     const size_t na = gt_problem_elems(q, 'A'), nb = gt_problem_elems(q, 'B'), nc = gt_problem_elems(q, 'C');
     gt_shape sh = {q->m, q->n, q->k, r->ta, r->tb};
     gt_launch L;
     fam()->launch(r->p, &sh, GT_TEST_SMS, &L);
-    float *h = malloc((na + nb + 3 * nc) * sizeof(float)), *hA = h, *hB = h + na, *hC = hB + nb, *got = hC + nc,
-          *ref = got + nc;
+    float *h = malloc((na + nb + 4 * nc) * sizeof(float)), *hA = h, *hB = h + na, *hC = hB + nb, *got = hC + nc,
+          *ref = got + nc, *theirs = ref + nc;
     float *dA = NULL, *dB = NULL, *dC = NULL, *dR = NULL, *dW = NULL;
     unsigned seed = 1u + q->m * 7u + q->n * 13u + q->k;
     int ok = 0;
@@ -431,7 +431,12 @@ static int run_case(const grun *r, const gt_problem *q)
     if (cudaMemcpy(dA, hA, na * 4, cudaMemcpyHostToDevice) || cudaMemcpy(dB, hB, nb * 4, cudaMemcpyHostToDevice) ||
         cudaMemcpy(dC, hC, nc * 4, cudaMemcpyHostToDevice) || cudaMemcpy(dR, hC, nc * 4, cudaMemcpyHostToDevice))
         goto out;
-    cudaError_t e = launch_both(r, q, dA, dB, dC, dR, dW);
+    cudaError_t e = cudaSuccess;
+    if (twin && (e = launch_both(twin, q, dA, dB, dC, dR, dW)) == cudaSuccess && /* then C and cuBLAS's C afresh */
+        (cudaMemcpy(theirs, dC, nc * 4, cudaMemcpyDeviceToHost) || cudaMemcpy(dC, hC, nc * 4, cudaMemcpyHostToDevice) ||
+         cudaMemcpy(dR, hC, nc * 4, cudaMemcpyHostToDevice)))
+        e = cudaErrorUnknown;
+    if (e == cudaSuccess) e = launch_both(r, q, dA, dB, dC, dR, dW);
     CHECK_MSG(e == cudaSuccess, "launch: %s", cudaGetErrorString(e));
     if (e != cudaSuccess || cudaMemcpy(got, dC, nc * 4, cudaMemcpyDeviceToHost) ||
         cudaMemcpy(ref, dR, nc * 4, cudaMemcpyDeviceToHost))
@@ -441,6 +446,7 @@ static int run_case(const grun *r, const gt_problem *q)
     ok = gt_validate(q, hA, hB, hC, got, ref, &v);
     gt_verdict_text(q, &v, text, sizeof text);
     if (!ok) printf("    %s\n", text);
+    if (twin && memcmp(got, theirs, nc * 4)) printf("    C differs from its twin's\n"), ok = 0;
 out:
     cudaFree(dA), cudaFree(dB), cudaFree(dC), cudaFree(dR), cudaFree(dW);
     free(h);
@@ -472,50 +478,10 @@ static void check_built(const gt_compile_job *j, const gt_cubin *cb, cublasHandl
     for (size_t i = 0; rc == 0 && i < sizeof cases / sizeof cases[0]; ++i) {
         const gt_problem q = gt_problem_make(0, r.ta, r.tb, cases[i].m, cases[i].n, cases[i].k, cases[i].pad,
                                              cases[i].alpha, cases[i].beta);
-        CHECK_MSG(run_case(&r, &q), "%s %s %dx%dx%d pad %d beta %g", name, gt_layout_name(r.ta, r.tb), q.m, q.n,
+        CHECK_MSG(run_case(&r, NULL, &q), "%s %s %dx%dx%d pad %d beta %g", name, gt_layout_name(r.ta, r.tb), q.m, q.n,
                   q.k, cases[i].pad, q.beta);
     }
     if (lib) cudaLibraryUnload(lib);
-}
-
-/* The whole-tile variant (EVEN) of r's twin plain against cuBLAS on q, and bit for bit against the twin, the same
- * inputs and poisoned C. 1 when both hold. */
-static int run_even_case(const grun *ev, const grun *plain, const gt_problem *q)
-{
-    const size_t na = gt_problem_elems(q, 'A'), nb = gt_problem_elems(q, 'B'), nc = gt_problem_elems(q, 'C');
-    gt_shape sh = {q->m, q->n, q->k, ev->ta, ev->tb};
-    gt_launch L;
-    fam()->launch(ev->p, &sh, GT_TEST_SMS, &L);
-    float *h = malloc((na + nb + 4 * nc) * sizeof(float)), *hA = h, *hB = h + na, *hC = hB + nb, *got = hC + nc,
-          *ref = got + nc, *twin = ref + nc;
-    float *dA = NULL, *dB = NULL, *dC = NULL, *dR = NULL, *dW = NULL;
-    unsigned seed = 3u + q->m * 5u + q->n * 11u + q->k;
-    int ok = 0;
-    gt_problem_fill(q, &seed, hA, hB, hC);
-    if (cudaMalloc((void **)&dA, na * 4) || cudaMalloc((void **)&dB, nb * 4) || cudaMalloc((void **)&dC, nc * 4) ||
-        cudaMalloc((void **)&dR, nc * 4) || (L.ws_bytes && cudaMalloc((void **)&dW, L.ws_bytes)))
-        goto out;
-    if (cudaMemcpy(dA, hA, na * 4, cudaMemcpyHostToDevice) || cudaMemcpy(dB, hB, nb * 4, cudaMemcpyHostToDevice) ||
-        cudaMemcpy(dC, hC, nc * 4, cudaMemcpyHostToDevice) || cudaMemcpy(dR, hC, nc * 4, cudaMemcpyHostToDevice))
-        goto out;
-    cudaError_t e = launch_both(plain, q, dA, dB, dC, dR, dW);
-    if (e == cudaSuccess && !cudaMemcpy(twin, dC, nc * 4, cudaMemcpyDeviceToHost) &&
-        !cudaMemcpy(dC, hC, nc * 4, cudaMemcpyHostToDevice) && !cudaMemcpy(dR, hC, nc * 4, cudaMemcpyHostToDevice))
-        e = launch_both(ev, q, dA, dB, dC, dR, dW);
-    CHECK_MSG(e == cudaSuccess, "launch: %s", cudaGetErrorString(e));
-    if (e != cudaSuccess || cudaMemcpy(got, dC, nc * 4, cudaMemcpyDeviceToHost) ||
-        cudaMemcpy(ref, dR, nc * 4, cudaMemcpyDeviceToHost))
-        goto out;
-    gt_verdict v;
-    char text[512];
-    ok = gt_validate(q, hA, hB, hC, got, ref, &v);
-    gt_verdict_text(q, &v, text, sizeof text);
-    if (!ok) printf("    %s\n", text);
-    if (memcmp(got, twin, nc * 4)) printf("    the variant's C differs from its twin's\n"), ok = 0;
-out:
-    cudaFree(dA), cudaFree(dB), cudaFree(dC), cudaFree(dR), cudaFree(dW);
-    free(h);
-    return ok;
 }
 
 /* jobs[0] the whole-tile variant, jobs[1] its twin, in one layout: shapes of whole tiles for every key (512 rows
@@ -545,7 +511,7 @@ static void check_even(const gt_compile_job *jobs, const gt_cubin *cubins, cubla
                                              cases[i].alpha, cases[i].beta);
         const gt_call call = {{q.m, q.n, q.k, q.ta, q.tb}, q.lda, q.ldb, q.ldc, 16, 16, 16};
         CHECK_MSG(fam()->applicable(&jobs[0].p, &call), "%s: the case is not whole tiles", name);
-        CHECK_MSG(run_even_case(&r[0], &r[1], &q), "%s %s 512x384x%d pad %d beta %g", name,
+        CHECK_MSG(run_case(&r[0], &r[1], &q), "%s %s 512x384x%d pad %d beta %g", name,
                   gt_layout_name(r[0].ta, r[0].tb), q.k, cases[i].pad, q.beta);
     }
     for (int i = 0; i < 2; ++i)

@@ -795,18 +795,24 @@ GT_TEST(tune_first_screens_take_three_runs, GT_NEEDS_NONE)
     free(db);
 }
 
+/* A sweep of shape_a over naive and cuBLAS only, no cross-timing, into db (setup()'s fake GPU, to be adjusted). */
+static void setup_naive(gt_tune_opts *o, const char *db)
+{
+    static const char *const fams[] = {"naive", "cublas"};
+    setup(o, db, &shape_a, 1);
+    o->families = fams, o->nfamilies = 2, o->cross = 0;
+}
+
 /* A GPU whose speed drifts over the re-timing (each 1% faster than the one before, as clocks settle) weighs on every
  * re-timed candidate alike: the set is timed twice, the second time in reverse, and each keeps the mean. Our
  * kernels 1% slower than cuBLAS's own choice then leave it the winner; timed once in rank order, cuBLAS's first,
  * ours would have looked 2-3% faster and won. */
 GT_TEST(tune_retiming_weighs_a_drifting_gpu_on_every_candidate, GT_NEEDS_NONE)
 {
-    static const char *const fams[] = {"naive", "cublas"};
     char *db = gt_tmp_path(".db"), err[512];
     gt_tune_opts o;
     gt_tune_summary s;
-    setup(&o, db, &shape_a, 1);
-    o.families = fams, o.nfamilies = 2, o.cross = 0;
+    setup_naive(&o, db);
     fake.own_q = 1.06, fake.drift = -0.01;
     CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
     CHECK_MSG(s.nshapes == 1 && !strcmp(s.shapes[0].family, "cublas"), "winner %s", s.shapes[0].family);
@@ -830,12 +836,10 @@ GT_TEST(tune_retiming_weighs_a_drifting_gpu_on_every_candidate, GT_NEEDS_NONE)
  * win however fast it ran before. */
 GT_TEST(tune_retiming_keeps_a_fault_out, GT_NEEDS_NONE)
 {
-    static const char *const fams[] = {"naive", "cublas"};
     char *db = gt_tmp_path(".db"), err[512];
     gt_tune_opts o;
     gt_tune_summary s;
-    setup(&o, db, &shape_a, 1);
-    o.families = fams, o.nfamilies = 2, o.cross = 0;
+    setup_naive(&o, db);
     CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
     char first[256] = ""; /* the fastest finalist: re-timed first */
     for (int i = 0; i < fake.n && !first[0]; ++i)
@@ -845,8 +849,7 @@ GT_TEST(tune_retiming_keeps_a_fault_out, GT_NEEDS_NONE)
               first);
     gt_tune_summary_free(&s);
     gt_fixture_rm(db);
-    setup(&o, db, &shape_a, 1);
-    o.families = fams, o.nfamilies = 2, o.cross = 0;
+    setup_naive(&o, db);
     fake.fail_retimes = 1;
     CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
     CHECK_MSG(strcmp(s.shapes[0].params, first) && s.retimed == k && fake.retimes == 2 * k - 1,
