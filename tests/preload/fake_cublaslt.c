@@ -8,57 +8,79 @@
 
 enum { NATTR = 64 };
 
+/* Where a kind of object keeps each attribute: as cuBLASLt's semi-opaque objects do, all of an object's state lies
+ * in the sizeof(cublasLtMatmulDescOpaque_t) or sizeof(cublasLtMatrixLayoutOpaque_t) bytes its handle points at
+ * (the drop-in reads those bytes to know a descriptor it has seen). size 0: not an attribute. */
 typedef struct {
-    size_t size[NATTR]; /* 0: not an attribute */
-    unsigned char v[NATTR][8];
-} object;
+    size_t size[NATTR], off[NATTR], used;
+} kind;
 
+static kind desc_kind, layout_kind;
 static fake_lt_record rec;
 static cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+static unsigned long long getters;
 
 void fake_lt_set_status(cublasStatus_t st) { status = st; }
 const fake_lt_record *fake_lt_last(void) { return &rec; }
 void fake_lt_reset(void) { memset(&rec, 0, sizeof rec); }
+unsigned long long fake_lt_getter_calls(void) { return getters; }
 
-static void def(object *o, int attr, size_t size, long long value)
+static void define(kind *k, int attr, size_t size) { k->size[attr] = size, k->off[attr] = k->used, k->used += size; }
+
+/* cuBLASLt 13's attributes and sizes, and one of each kind that no cuBLASLt has (a newer version's). */
+__attribute__((constructor)) static void define_kinds(void)
 {
-    o->size[attr] = size;
-    memcpy(o->v[attr], &value, size); /* little-endian: the low bytes */
+    static const int ptrs[] = {8, 11, 17, 18, 19, 20, 21, 23, 24, 36, 38}, int64s[] = {10, 12, 13, 14},
+                     int32s[] = {0, 1, 2, 3, 4, 5, 6, 7, 15, 22, 26, 31, 32, 33, 34, 35, 37, FAKE_LT_NEW_DESC_ATTR};
+    for (size_t i = 0; i < sizeof ptrs / sizeof *ptrs; ++i) define(&desc_kind, ptrs[i], sizeof(void *));
+    for (size_t i = 0; i < sizeof int64s / sizeof *int64s; ++i) define(&desc_kind, int64s[i], 8);
+    for (size_t i = 0; i < sizeof int32s / sizeof *int32s; ++i) define(&desc_kind, int32s[i], 4);
+    define(&desc_kind, CUBLASLT_MATMUL_DESC_FAST_ACCUM, 1); /* 25; the int32s from COMPUTE_TYPE (0) to D_OUT_SCALE_MODE */
+    static const int layout32[] = {CUBLASLT_MATRIX_LAYOUT_TYPE, CUBLASLT_MATRIX_LAYOUT_ORDER,
+                                   CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE,
+                                   FAKE_LT_NEW_LAYOUT_ATTR},
+                     layout64[] = {CUBLASLT_MATRIX_LAYOUT_ROWS, CUBLASLT_MATRIX_LAYOUT_COLS, CUBLASLT_MATRIX_LAYOUT_LD,
+                                   CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET};
+    for (size_t i = 0; i < sizeof layout32 / sizeof *layout32; ++i) define(&layout_kind, layout32[i], 4);
+    for (size_t i = 0; i < sizeof layout64 / sizeof *layout64; ++i) define(&layout_kind, layout64[i], 8);
+    if (desc_kind.used > sizeof(cublasLtMatmulDescOpaque_t) || layout_kind.used > sizeof(cublasLtMatrixLayoutOpaque_t))
+        abort(); /* the stand-in must keep the semi-opaque objects' contract */
 }
 
-static cublasStatus_t get(const object *o, int attr, void *buf, size_t size, size_t *written)
+static void put(const kind *k, void *o, int attr, long long value)
 {
+    memcpy((unsigned char *)o + k->off[attr], &value, k->size[attr]); /* little-endian: the low bytes */
+}
+
+static cublasStatus_t get(const kind *k, const void *o, int attr, void *buf, size_t size, size_t *written)
+{
+    ++getters;
     if (!o) return CUBLAS_STATUS_NOT_INITIALIZED;
-    if (attr < 0 || attr >= NATTR || !o->size[attr] || !written) return CUBLAS_STATUS_INVALID_VALUE;
-    if (size == 0 && !buf) return *written = o->size[attr], CUBLAS_STATUS_SUCCESS;
-    if (!buf || size != o->size[attr]) return CUBLAS_STATUS_INVALID_VALUE;
-    memcpy(buf, o->v[attr], size);
+    if (attr < 0 || attr >= NATTR || !k->size[attr] || !written) return CUBLAS_STATUS_INVALID_VALUE;
+    if (size == 0 && !buf) return *written = k->size[attr], CUBLAS_STATUS_SUCCESS;
+    if (!buf || size != k->size[attr]) return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy(buf, (const unsigned char *)o + k->off[attr], size);
     return *written = size, CUBLAS_STATUS_SUCCESS;
 }
 
-static cublasStatus_t set(object *o, int attr, const void *buf, size_t size)
+static cublasStatus_t set(const kind *k, void *o, int attr, const void *buf, size_t size)
 {
     if (!o) return CUBLAS_STATUS_NOT_INITIALIZED;
-    if (attr < 0 || attr >= NATTR || !o->size[attr] || !buf || size != o->size[attr]) return CUBLAS_STATUS_INVALID_VALUE;
-    memcpy(o->v[attr], buf, size);
+    if (attr < 0 || attr >= NATTR || !k->size[attr] || !buf || size != k->size[attr]) return CUBLAS_STATUS_INVALID_VALUE;
+    memcpy((unsigned char *)o + k->off[attr], buf, size);
     return CUBLAS_STATUS_SUCCESS;
 }
 
 cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc, cublasComputeType_t compute, cudaDataType_t scale)
 {
-    object *o = calloc(1, sizeof *o);
+    cublasLtMatmulDescOpaque_t *o = calloc(1, sizeof *o); /* every attribute 0 unless set below */
     if (!o) return CUBLAS_STATUS_ALLOC_FAILED;
-    static const int ptrs[] = {8, 11, 17, 18, 19, 20, 21, 23, 24, 36, 38}, int64s[] = {10, 12, 13, 14},
-                     zero32[] = {2, 3, 4, 5, 15, 31, 32, 33, 34, 35, 37, FAKE_LT_NEW_DESC_ATTR};
-    for (size_t i = 0; i < sizeof ptrs / sizeof *ptrs; ++i) def(o, ptrs[i], sizeof(void *), 0);
-    for (size_t i = 0; i < sizeof int64s / sizeof *int64s; ++i) def(o, int64s[i], 8, 0);
-    for (size_t i = 0; i < sizeof zero32 / sizeof *zero32; ++i) def(o, zero32[i], 4, 0);
-    def(o, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, 4, compute), def(o, CUBLASLT_MATMUL_DESC_SCALE_TYPE, 4, scale);
-    def(o, CUBLASLT_MATMUL_DESC_FILL_MODE, 4, CUBLAS_FILL_MODE_FULL);
-    def(o, CUBLASLT_MATMUL_DESC_EPILOGUE, 4, CUBLASLT_EPILOGUE_DEFAULT);
-    def(o, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, 4, -1), def(o, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, 4, -1);
-    def(o, CUBLASLT_MATMUL_DESC_FAST_ACCUM, 1, 0);
-    *desc = (cublasLtMatmulDesc_t)o;
+    put(&desc_kind, o, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, compute), put(&desc_kind, o, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale);
+    put(&desc_kind, o, CUBLASLT_MATMUL_DESC_FILL_MODE, CUBLAS_FILL_MODE_FULL);
+    put(&desc_kind, o, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_DEFAULT);
+    put(&desc_kind, o, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, -1);
+    put(&desc_kind, o, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, -1);
+    *desc = o;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -67,26 +89,26 @@ cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) { return fre
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
                                               const void *buf, size_t size)
 {
-    return set((object *)desc, attr, buf, size);
+    return set(&desc_kind, desc, attr, buf, size);
 }
 
 cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
                                               void *buf, size_t size, size_t *written)
 {
-    return get((const object *)desc, attr, buf, size, written);
+    return get(&desc_kind, desc, attr, buf, size, written);
 }
 
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *layout, cudaDataType type, uint64_t rows,
                                           uint64_t cols, int64_t ld)
 {
-    object *o = calloc(1, sizeof *o);
+    cublasLtMatrixLayoutOpaque_t *o = calloc(1, sizeof *o);
     if (!o) return CUBLAS_STATUS_ALLOC_FAILED;
-    def(o, CUBLASLT_MATRIX_LAYOUT_TYPE, 4, type), def(o, CUBLASLT_MATRIX_LAYOUT_ORDER, 4, CUBLASLT_ORDER_COL);
-    def(o, CUBLASLT_MATRIX_LAYOUT_ROWS, 8, (long long)rows), def(o, CUBLASLT_MATRIX_LAYOUT_COLS, 8, (long long)cols);
-    def(o, CUBLASLT_MATRIX_LAYOUT_LD, 8, ld), def(o, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, 4, 1);
-    def(o, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, 8, 0), def(o, CUBLASLT_MATRIX_LAYOUT_PLANE_OFFSET, 8, 0);
-    def(o, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, 4, 0), def(o, FAKE_LT_NEW_LAYOUT_ATTR, 4, 0);
-    *layout = (cublasLtMatrixLayout_t)o;
+    put(&layout_kind, o, CUBLASLT_MATRIX_LAYOUT_TYPE, type);
+    put(&layout_kind, o, CUBLASLT_MATRIX_LAYOUT_ORDER, CUBLASLT_ORDER_COL);
+    put(&layout_kind, o, CUBLASLT_MATRIX_LAYOUT_ROWS, (long long)rows);
+    put(&layout_kind, o, CUBLASLT_MATRIX_LAYOUT_COLS, (long long)cols);
+    put(&layout_kind, o, CUBLASLT_MATRIX_LAYOUT_LD, ld), put(&layout_kind, o, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, 1);
+    *layout = o;
     return CUBLAS_STATUS_SUCCESS;
 }
 
@@ -95,13 +117,13 @@ cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) { retu
 cublasStatus_t cublasLtMatrixLayoutSetAttribute(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attr,
                                                 const void *buf, size_t size)
 {
-    return set((object *)layout, attr, buf, size);
+    return set(&layout_kind, layout, attr, buf, size);
 }
 
 cublasStatus_t cublasLtMatrixLayoutGetAttribute(cublasLtMatrixLayout_t layout, cublasLtMatrixLayoutAttribute_t attr,
                                                 void *buf, size_t size, size_t *written)
 {
-    return get((const object *)layout, attr, buf, size, written);
+    return get(&layout_kind, layout, attr, buf, size, written);
 }
 
 const char *cublasLtGetStatusName(cublasStatus_t st)
