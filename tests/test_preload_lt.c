@@ -262,6 +262,33 @@ GT_TEST(preload_lt_interposer_with_a_stand_in_cublaslt, GT_NEEDS_NONE)
     free(plain), free(with), free(text), free(log);
 }
 
+/* The drop-in reads a call's descriptors through cuBLASLt's getters once, and again only when their bytes change:
+ * the same descriptors, or others of the same bytes, cost no getter; a changed attribute is read, and forwards. */
+GT_TEST(preload_lt_reads_a_descriptor_once_until_it_changes, GT_NEEDS_NONE)
+{
+    char pre[4400], cmd[16384], *out = NULL, *log = gt_tmp_path(".log");
+    unsigned long long g[5] = {0};
+    int st[5] = {-1, -1, -1, -1, -1};
+    preload_prefix(pre, sizeof pre);
+    snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD_LOG=%s " DRIVE_LT " memo 2>/dev/null", pre, log);
+    int rc = gt_run(cmd, &out);
+    for (int i = 0; out && i < 5; ++i) {
+        char want[32];
+        snprintf(want, sizeof want, "memo call %d:", i);
+        const char *at = strstr(out, want);
+        if (at) (void)sscanf(at + strlen(want), " status=%d getters=%llu", &st[i], &g[i]);
+    }
+    CHECK_MSG(rc == 0 && st[0] == 0 && st[4] == 0, "%s ->\n%s", cmd, out);
+    CHECK_MSG(g[0] >= 20 && g[1] == 0 && g[2] == 0 && g[3] == 0, "getters %llu %llu %llu %llu", g[0], g[1], g[2], g[3]);
+    CHECK_MSG(g[4] >= 8 && g[4] < g[0], "the changed descriptor: %llu getters (first call %llu)", g[4], g[0]);
+    char *text = gt_fixture_text(log);
+    CHECK_MSG(text && strstr(text, "90x32x16 nn forwarded to cuBLASLt: no usable current CUDA device") &&
+              strstr(text, "90x32x16 nn forwarded to cuBLASLt: cuBLASLt attribute that gemmtune does not serve: "
+                           "CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET"), "%s", text ? text : "(no log)");
+    unlink(log);
+    free(out), free(text), free(log);
+}
+
 GT_TEST(preload_lt_switch_off_and_numerics_override, GT_NEEDS_NONE)
 {
     char pre[4400], cmd[16384], *plain = NULL, *with = NULL, *log = gt_tmp_path(".log");

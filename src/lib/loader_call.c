@@ -318,12 +318,44 @@ static int plan_for(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtun
     return plan_of(h, &c, stream, p) ? -1 : 0;
 }
 
+/* The stored times of p's winner and of cuBLAS: 1 with them, 0 where p is not the stored winner or lacks them. */
+static int stored_times(gemmtune_handle h, const gt_plan *p, double *kernel_ms, double *cublas_ms)
+{
+    if (p->choice.rule != GT_RULE_EXACT || p->choice.row < 0 || p->note[0]) return 0; /* note: not the stored one */
+    const gt_winner *w = &h->set.rows[p->choice.row];
+    double ms = w->median_ms, base = w->cublas_ms;
+    if (!(ms > 0) && w->tflops > 0) ms = gt_tflops(&w->shape, 1.0) / w->tflops; /* a table row: TFLOPS and ratio */
+    if (!(base > 0) && w->ratio > 0) base = ms * w->ratio;
+    if (!(ms > 0) || !(base > 0)) return 0;
+    *kernel_ms = ms, *cublas_ms = base;
+    return 1;
+}
+
+static int own_kernel(const gt_plan *p)
+{
+    return p->choice.rule != GT_RULE_NONE && p->choice.family && !p->choice.family->vendor;
+}
+
+int gt_loader_facts_of(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,
+                       const float *A, int lda, const float *B, int ldb, const float *C, int ldc, gt_loader_facts *f)
+{
+    gt_plan *p;
+    int cur = -1;
+    memset(f, 0, sizeof *f);
+    if (h && !on_device(h, &cur)) return -2;
+    if (plan_for(h, stream, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &p)) return -1;
+    f->own = own_kernel(p), f->fuses_bias = fuses_bias(p);
+    f->times = stored_times(h, p, &f->kernel_ms, &f->cublas_ms);
+    if (!f->own && h->record_path[0]) atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed); /* run elsewhere */
+    return 0;
+}
+
 int gemmtune_runs_own_kernel(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n,
                              int k, const float *A, int lda, const float *B, int ldb, const float *C, int ldc)
 {
     gt_plan *p;
     if (plan_for(h, stream, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &p)) return -1;
-    const int own = p->choice.rule != GT_RULE_NONE && p->choice.family && !p->choice.family->vendor;
+    const int own = own_kernel(p);
     if (!own && h->record_path[0]) atomic_fetch_add_explicit(&p->calls, 1, memory_order_relaxed); /* run elsewhere */
     return own;
 }
@@ -334,14 +366,7 @@ int gemmtune_kernel_times(gemmtune_handle h, void *stream, gemmtune_op transa, g
 {
     gt_plan *p;
     if (!kernel_ms || !cublas_ms || plan_for(h, stream, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &p)) return -1;
-    if (p->choice.rule != GT_RULE_EXACT || p->choice.row < 0 || p->note[0]) return 0; /* note: not the stored one */
-    const gt_winner *w = &h->set.rows[p->choice.row];
-    double ms = w->median_ms, base = w->cublas_ms;
-    if (!(ms > 0) && w->tflops > 0) ms = gt_tflops(&w->shape, 1.0) / w->tflops; /* a table row: TFLOPS and ratio */
-    if (!(base > 0) && w->ratio > 0) base = ms * w->ratio;
-    if (!(ms > 0) || !(base > 0)) return 0;
-    *kernel_ms = ms, *cublas_ms = base;
-    return 1;
+    return stored_times(h, p, kernel_ms, cublas_ms);
 }
 
 int gt_loader_fuses_bias(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,

@@ -20,6 +20,7 @@ struct gt_pl_thread {
     char why[256];                             /* the message of that failure */
     int dev;                                   /* the device of its last call, -1 before */
     _Atomic unsigned long long n[GT_PL_NAPI][GT_PL_NREASONS]; /* calls by entry point and outcome */
+    gt_pl_lt_memo memo;                        /* cuBLASLt descriptors read (lt.c) */
 };
 
 _Thread_local int gt_pl_depth __attribute__((tls_model("initial-exec")));
@@ -110,6 +111,8 @@ gt_pl_thread *gt_pl_thread_get(void)
     pthread_mutex_unlock(&reg_lock);
     return self = t;
 }
+
+gt_pl_lt_memo *gt_pl_thread_memo(gt_pl_thread *t) { return t ? &t->memo : NULL; }
 
 int gt_pl_enter(gt_pl_thread *t)
 {

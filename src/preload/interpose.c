@@ -299,7 +299,7 @@ static void attempt(const operands *o, outcome *out)
     gt_pl_modes modes = {0, 0, 0};
     cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
     cublasMath_t mm = CUBLAS_DEFAULT_MATH;
-    out->fresh = 2, out->detail[0] = '\0';
+    out->fresh = 2, out->detail[0] = out->explain[0] = '\0';
     out->t = gt_pl_thread_get();
     if (REAL(R_GET_POINTER_MODE, cublasGetPointerMode_v2)(o->handle, &pm) != CUBLAS_STATUS_SUCCESS ||
         REAL(R_GET_MATH_MODE, cublasGetMathMode)(o->handle, &mm) != CUBLAS_STATUS_SUCCESS) {
@@ -347,10 +347,11 @@ cublasStatus_t gt_pl_finish(const gt_pl_call *c, const outcome *out, cublasStatu
     return st;
 }
 
-/* The end of every intercepted cuBLAS call that reached a decision. */
+/* The end of every intercepted cuBLAS call that reached a decision. The status's name is the log's only: looked up
+ * only while logging, as a cuBLAS without cublasGetStatusName would have it looked for again on every call. */
 static cublasStatus_t finish(const gt_pl_call *c, const outcome *out, cublasStatus_t st)
 {
-    return gt_pl_finish(c, out, st, REAL(R_STATUS_NAME, cublasGetStatusName));
+    return gt_pl_finish(c, out, st, log_fd >= 0 ? REAL(R_STATUS_NAME, cublasGetStatusName) : NULL);
 }
 
 /* Only a program that calls an entry point its cuBLAS lacks (or with no cuBLAS loaded at all) gets here. Said once

@@ -231,6 +231,53 @@ static void read_layout(cublasLtMatrixLayout_t l, gt_pl_lt_layout *out)
     out->attr = first_changed(1, l, &layout_default);
 }
 
+/* ---- descriptors read before ---- */
+
+/* cuBLASLt's descriptors are semi-opaque (cublasLt.h): a matmul descriptor's whole state is the 256 bytes of a
+ * cublasLtMatmulDescOpaque_t, a layout's the 64 of a cublasLtMatrixLayoutOpaque_t (cublasLt*Init sets one up in
+ * storage of that size that the caller owns and never hands back). So two descriptors of the same bytes answer
+ * every getter alike, and the thread keeps what it read (the fields and the first changed attribute) by those
+ * bytes: a call whose descriptors it has seen costs a hash and a compare each, not some sixty getters of 10-15 ns.
+ * Bytes that differ in any way, even only in a bias pointer, are read again. */
+_Static_assert(sizeof(cublasLtMatmulDescOpaque_t) == sizeof(((gt_pl_lt_memo_entry *)0)->key), "desc bytes");
+_Static_assert(sizeof(cublasLtMatrixLayoutOpaque_t) <= sizeof(((gt_pl_lt_memo_entry *)0)->key), "layout bytes");
+
+/* The entry of tab for the object of `bytes` (a multiple of 8) at obj; *hit: it holds what was read of those
+ * bytes. NULL (no hit) where there is no table or object. The slot's hash folds the words with rotations, not a
+ * chain of multiplies: it only spreads descriptors over the slots, and a call pays it on every descriptor. */
+static gt_pl_lt_memo_entry *memo_entry(gt_pl_lt_memo_entry *tab, const void *obj, size_t bytes, int *hit)
+{
+    *hit = 0;
+    if (!tab || !obj) return NULL;
+    uint64_t h = 0;
+    for (size_t i = 0; i < bytes / 8; ++i) {
+        uint64_t w;
+        memcpy(&w, (const unsigned char *)obj + 8 * i, 8);
+        h ^= w << (i % 61) | w >> (64 - i % 61) % 64;
+    }
+    gt_pl_lt_memo_entry *e = &tab[(h * 0x9e3779b97f4a7c15ull >> 40) % GT_PL_LT_MEMO];
+    *hit = e->used && !memcmp(e->key, obj, bytes);
+    return e;
+}
+
+static void desc_of(cublasLtMatmulDesc_t d, gt_pl_lt_memo *m, gt_pl_lt_desc *out)
+{
+    int hit;
+    gt_pl_lt_memo_entry *e = memo_entry(m ? m->desc : NULL, d, sizeof *d, &hit);
+    if (hit) *out = e->v.desc;
+    else read_desc(d, out);
+    if (e && !hit) memcpy(e->key, d, sizeof *d), e->v.desc = *out, e->used = 1;
+}
+
+static void layout_of(cublasLtMatrixLayout_t l, gt_pl_lt_memo *m, gt_pl_lt_layout *out)
+{
+    int hit;
+    gt_pl_lt_memo_entry *e = memo_entry(m ? m->layout : NULL, l, sizeof *l, &hit);
+    if (hit) *out = e->v.layout;
+    else read_layout(l, out);
+    if (e && !hit) memcpy(e->key, l, sizeof *l), e->v.layout = *out, e->used = 1;
+}
+
 /* ---- serving ---- */
 
 typedef struct {
@@ -239,21 +286,23 @@ typedef struct {
     float *D;
 } operands;
 
-/* Whether cuBLASLt's own call, the bias or C fused into its stores, is the cheaper way to a call with a pass over D:
- * GT_PL_LT_FUSED where gemmtune would only run cuBLAS (plus the pass), GT_PL_LT_PASS where the winner stored for the
- * shape, its stored time with the pass added, does not beat cuBLAS's stored time there by the tuner's margin; else
- * GT_PL_SERVE, also where no time is stored for the shape (a neighbour's winner the serving model expects to win,
- * or the built-in kernel a program asked for with GEMMTUNE_FALLBACK=default: the loader's own judgment stands). */
-static gt_pl_reason fused_is_cheaper(gemmtune_handle h, cudaStream_t s, const operands *o, int fused)
+/* Whether cuBLASLt's own call, the bias or C fused into its stores, is the cheaper way to a call with a pass over D,
+ * from the loader's facts (one lookup of the call's plan): GT_PL_LT_FUSED where gemmtune would only run cuBLAS (plus
+ * the pass), GT_PL_LT_PASS where the winner stored for the shape, its stored time with the pass added, does not beat
+ * cuBLAS's stored time there by the tuner's margin; else GT_PL_SERVE, also where no time is stored for the shape (a
+ * neighbour's winner the serving model expects to win, or the built-in kernel a program asked for with
+ * GEMMTUNE_FALLBACK=default: the loader's own judgment stands). *fused: the kernel adds the bias itself. */
+static gt_pl_reason fused_is_cheaper(gemmtune_handle h, cudaStream_t s, const operands *o, int *fused)
 {
-    const gt_pl_call *c = &o->p->call;
-    const gemmtune_op ta = gt_pl_op(c->transa), tb = gt_pl_op(c->transb);
-    if (gemmtune_runs_own_kernel(h, (void *)s, ta, tb, c->m, c->n, c->k, o->A, c->lda, o->B, c->ldb, o->D, c->ldc) != 1)
-        return GT_PL_LT_FUSED;
-    double kernel_ms, cublas_ms;
-    if (gemmtune_kernel_times(h, (void *)s, ta, tb, c->m, c->n, c->k, o->A, c->lda, o->B, c->ldb, o->D, c->ldc,
-                              &kernel_ms, &cublas_ms) == 1 &&
-        !gt_pl_lt_pass_pays(kernel_ms, cublas_ms, fused ? 0.0 : gt_pl_lt_pass_ms(c->m, c->n, o->p->copy_c)))
+    const gt_pl_lt_plan *p = o->p;
+    const gt_pl_call *c = &p->call;
+    gt_loader_facts f;
+    const int rc = gt_loader_facts_of(h, (void *)s, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k, o->A,
+                                      c->lda, o->B, c->ldb, o->D, c->ldc, &f);
+    if (rc == -2) return GT_PL_DEVICE_CHANGED;
+    if (rc || !f.own) return GT_PL_LT_FUSED;
+    *fused = p->bias && f.fuses_bias; /* a kernel that adds the bias in its epilogue: no pass over D */
+    if (f.times && !gt_pl_lt_pass_pays(f.kernel_ms, f.cublas_ms, *fused ? 0.0 : gt_pl_lt_pass_ms(c->m, c->n, p->copy_c)))
         return GT_PL_LT_PASS;
     return GT_PL_SERVE;
 }
@@ -268,23 +317,17 @@ static gt_pl_reason run(gemmtune_handle h, cudaStream_t s, int dev, const void *
     const gt_pl_lt_plan *p = o->p;
     const gt_pl_call *c = &p->call;
     gt_pl_reason r = GT_PL_SERVE;
-    int cur = -1;
-    if ((p->bias || p->copy_c) && (cudaGetDevice(&cur) != cudaSuccess || cur != dev))
-        return (void)cudaGetLastError(), GT_PL_DEVICE_CHANGED; /* nothing launched on another device's stream */
+    int cur = -1, fused = 0;
     ++gt_pl_depth;
-    /* a kernel that adds the bias in its epilogue: no pass over D (bias.h: gt_loader_fuses_bias) */
-    const int fused = p->bias && gt_loader_fuses_bias(h, (void *)s, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m,
-                                                      c->n, c->k, o->A, c->lda, o->B, c->ldb, o->D, c->ldc) == 1;
-    if (p->bias || p->copy_c) {
-        r = fused_is_cheaper(h, s, o, fused);
-        if (r != GT_PL_SERVE) return --gt_pl_depth, r;
-    }
+    if ((p->bias || p->copy_c) && (r = fused_is_cheaper(h, s, o, &fused)) != GT_PL_SERVE) return --gt_pl_depth, r;
     if (fused) {
         gemmtune_status st = gt_loader_sgemm_bias(h, (void *)s, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n,
                                                   c->k, p->alpha, o->A, c->lda, o->B, c->ldb, o->bias, o->D, c->ldc);
         if (st != GEMMTUNE_SUCCESS) r = gt_pl_failed(st, out); /* D untouched but by the kernel: cuBLASLt may retry */
         return --gt_pl_depth, r;
     }
+    if ((p->bias || p->copy_c) && (cudaGetDevice(&cur) != cudaSuccess || cur != dev))
+        return (void)cudaGetLastError(), --gt_pl_depth, GT_PL_DEVICE_CHANGED; /* nothing on another device's stream */
     if (p->bias) {
         const int rc = gt_bias_broadcast(dev, (void *)s, c->m, c->n, o->bias, o->D, c->ldc, out->detail,
                                          sizeof out->detail);
@@ -338,14 +381,16 @@ GT_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulD
         return st;
     }
     gt_pl_lt_call call = {.handle = handle != NULL, .alpha = alpha, .beta = beta, .C = C, .D = D};
-    read_desc(desc, &call.desc);
-    read_layout(Adesc, &call.a);
-    read_layout(Bdesc, &call.b);
-    read_layout(Ddesc, &call.d);
+    gt_pl_outcome out; /* not zeroed whole: its texts are over a kilobyte, and only their first byte matters here */
+    out.reason = GT_PL_SERVE, out.t = gt_pl_thread_get(), out.fresh = 2, out.detail[0] = out.explain[0] = '\0';
+    gt_pl_lt_memo *memo = gt_pl_thread_memo(out.t);
+    desc_of(desc, memo, &call.desc);
+    layout_of(Adesc, memo, &call.a);
+    layout_of(Bdesc, memo, &call.b);
+    layout_of(Ddesc, memo, &call.d);
     if (Cdesc == Ddesc) call.c = call.d;
-    else read_layout(Cdesc, &call.c);
+    else layout_of(Cdesc, memo, &call.c);
     gt_pl_lt_plan plan;
-    gt_pl_outcome out = {.reason = GT_PL_SERVE, .t = gt_pl_thread_get(), .fresh = 2};
     out.reason = gt_pl_lt_classify(&call, gt_pl_cfg(), &plan);
     if (out.reason == GT_PL_SERVE) {
         const operands o = {&plan, A, B, C, call.desc.bias, D};

@@ -231,6 +231,25 @@ typedef struct {
     int attr;
 } gt_pl_lt_desc;
 
+/* What a thread read of descriptors before, by their bytes (lt.c): a direct-mapped table of each kind. A key is
+ * the bytes of a cublasLtMatmulDescOpaque_t (32 words) or of a cublasLtMatrixLayoutOpaque_t (the first 8). */
+enum { GT_PL_LT_MEMO = 64 };
+typedef struct {
+    int used;
+    uint64_t key[32];
+    union {
+        gt_pl_lt_desc desc;
+        gt_pl_lt_layout layout;
+    } v;
+} gt_pl_lt_memo_entry;
+
+typedef struct {
+    gt_pl_lt_memo_entry desc[GT_PL_LT_MEMO], layout[GT_PL_LT_MEMO];
+} gt_pl_lt_memo;
+
+/* The calling thread's table (handles.c keeps it with the thread's state); NULL for t NULL. */
+gt_pl_lt_memo *gt_pl_thread_memo(gt_pl_thread *t);
+
 /* One cublasLtMatmul call: D = alpha op(A) op(B) + beta C (+ bias broadcast across columns), column-major. */
 typedef struct {
     int handle;             /* the cuBLASLt handle is not NULL */

@@ -2,7 +2,9 @@
  * per case, the status it got, how many calls reached the fake and whether every argument arrived unchanged.
  * tests/test_preload_lt.c runs it with and without the preload (no GPU: CUDA_VISIBLE_DEVICES="") and compares;
  * the preload's log tells which path each call took.
- *   build/tests/drive_fake_lt        (LD_PRELOAD=build/libgemmtune_cublas.so to interpose) */
+ *   build/tests/drive_fake_lt        (LD_PRELOAD=build/libgemmtune_cublas.so to interpose)
+ *   build/tests/drive_fake_lt memo   one call's descriptors made once and called again and again, then changed: the
+ *                                    getters each call made of the stand-in (the drop-in reads what it has not seen) */
 #include "fake_cublaslt.h"
 
 #include <stdio.h>
@@ -138,9 +140,34 @@ static void run(const lcase *c, cublasLtHandle_t h)
     if (lc != ld) cublasLtMatrixLayoutDestroy(lc);
 }
 
-int main(void)
+/* The servable 90x32x16 call three times on the same descriptors, the third time on copies of them made elsewhere
+ * (same bytes), then with an attribute changed: the getter calls each made. */
+static void memo(cublasLtHandle_t h)
+{
+    const lcase c = {.name = "memo", .m = 90, .n = 32, .k = 16};
+    float alpha = 1.5f, beta = 0.0f;
+    cublasLtMatmulDesc_t desc = NULL, copy = NULL;
+    cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    cublasLtMatmulDescCreate(&copy, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    set_desc(&c, desc), set_desc(&c, copy);
+    cublasLtMatrixLayout_t la = layout(CUDA_R_32F, 90, 16, 91, 1), lb = layout(CUDA_R_32F, 16, 32, 18, 1),
+                           ld = layout(CUDA_R_32F, 90, 32, 90, 1);
+    const int32_t sm = 100;
+    for (int i = 0; i < 5; ++i) {
+        if (i == 4) cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sm, sizeof sm);
+        const unsigned long long before = fake_lt_getter_calls();
+        cublasStatus_t st = cublasLtMatmul(h, i == 3 ? copy : desc, &alpha, A, la, B, lb, &beta, D, ld, D, ld, NULL,
+                                           NULL, 0, NULL);
+        printf("memo call %d: status=%d getters=%llu\n", i, (int)st, fake_lt_getter_calls() - before);
+    }
+    cublasLtMatmulDescDestroy(desc), cublasLtMatmulDescDestroy(copy);
+    cublasLtMatrixLayoutDestroy(la), cublasLtMatrixLayoutDestroy(lb), cublasLtMatrixLayoutDestroy(ld);
+}
+
+int main(int argc, char **argv)
 {
     static int dummy;
+    if (argc > 1 && !strcmp(argv[1], "memo")) return memo((cublasLtHandle_t)&dummy), 0;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) run(&cases[i], (cublasLtHandle_t)&dummy);
     return 0;
 }
