@@ -68,7 +68,7 @@ PRELOAD_OBJ  := $(call obj,$(PRELOAD_SRC))
 PRELOAD_PURE := $(call obj,src/preload/config.c src/preload/decide.c src/preload/lt_decide.c src/preload/log.c)
 PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/check_cublas $(BUILD)/check_lt $(BUILD)/preload_overhead \
                 $(BUILD)/tests/libfakecublas.so $(BUILD)/tests/nogemmex/libfakecublas.so $(BUILD)/tests/drive_fake \
-                $(BUILD)/tests/libfakecublasLt.so $(BUILD)/tests/drive_fake_lt
+                $(BUILD)/tests/libfakecublasLt.so $(BUILD)/tests/drive_fake_lt $(BUILD)/tests/preload_cost
 ALL_OBJ   := $(LIB_OBJ) $(TUNER_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BUILD)/obj/src/cli/main.o
 
 .PHONY: all test gpu-test slurm-test run asan clean install deps probe
@@ -205,6 +205,11 @@ $(BUILD)/tests/libfakecublasLt.so: tests/preload/fake_cublaslt.c tests/preload/f
 
 $(BUILD)/tests/drive_fake_lt: tests/preload/drive_fake_lt.c tests/preload/fake_cublaslt.h $(BUILD)/tests/libfakecublasLt.so \
                               $(BUILD)/tests/libfakecublas.so
+	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests -lfakecublasLt -lfakecublas -Wl,-rpath,'$$ORIGIN'
+
+# The drop-in's own cost per forwarded call, on the stand-ins (tests/preload/overhead.sh runs it on a GPU machine).
+$(BUILD)/tests/preload_cost: tests/preload/cost.c tests/preload/fake_cublas.h tests/preload/fake_cublaslt.h \
+                             $(BUILD)/tests/libfakecublasLt.so $(BUILD)/tests/libfakecublas.so
 	$(CC) $(CPPFLAGS_ALL) $(PROG_CFLAGS) -o $@ $< -L$(BUILD)/tests -lfakecublasLt -lfakecublas -Wl,-rpath,'$$ORIGIN'
 
 # The same without cublasGemmEx (an older or trimmed cuBLAS): preloaded in its place, by its soname.

@@ -15,7 +15,9 @@
  *   cublasLtMatmul       the same through the program's own symbol: under LD_PRELOAD the interposer
  * tests/preload/overhead.sh runs it without the preload and under it (forwarding, served by gemmtune's cuBLAS,
  * served by the built-in kernel); it needs a GPU.
- *   build/preload_overhead [--rounds R] [--calls N] [--max-us X]
+ *   build/preload_overhead [--rounds R] [--calls N] [--max-us X] [--parts]
+ * --parts: first the host cost of the pieces a judged call is made of (cuBLAS's getters, the device and context
+ * queries, a gemmtune_sgemm that finds no kernel, a cuBLASLt descriptor read), nanoseconds a call.
  * --max-us: exit 1 unless the path this run is about adds at most X us of host time per call over its baseline,
  * on every shape: gemmtune -> cuBLAS over cuBLAS without the preload; under it, cublasSgemm_v2 over cuBLAS
  * (real), or over gemmtune built-in with GEMMTUNE_FALLBACK=default (the same kernel), and cublasLtMatmul over
@@ -208,6 +210,75 @@ static int make_setup(setup *x)
     return (x->builtin = make_gemmtune(GEMMTUNE_FALLBACK_DEFAULT)) ? 0 : -1;
 }
 
+/* ---- --parts: the pieces of a judged call, each timed alone ---- */
+
+enum { PART_CALLS = 100000, PART_REPS = 7 };
+typedef int (*ctx_get_fn)(void **ctx);
+
+typedef struct {
+    const setup *x;
+    gemmtune_handle none; /* no winners, no fallback: every call finds no kernel */
+    ctx_get_fn ctx_get;
+    lt_call *ltc;
+} parts_ctx;
+
+static int part_call(const parts_ctx *c, int i)
+{
+    cublasPointerMode_t pm;
+    cublasMath_t mm;
+    cudaStream_t s;
+    int dev, v;
+    uint64_t rows;
+    void *ctx;
+    size_t w;
+    const float one = 1.0f, zero = 0.0f;
+    switch (i) {
+    case 0: return 0;
+    case 1: return cublasGetPointerMode(c->x->plain, &pm);
+    case 2: return cublasGetMathMode(c->x->plain, &mm);
+    case 3: return cublasGetStream(c->x->plain, &s);
+    case 4: return cudaGetDevice(&dev);
+    case 5: return c->ctx_get ? c->ctx_get(&ctx) : 0;
+    case 6:
+        return gemmtune_sgemm(c->none, c->x->s, GEMMTUNE_OP_N, GEMMTUNE_OP_N, 100, 100, 100, one, c->x->A, 100,
+                              c->x->B, 100, zero, c->x->C, 100) != GEMMTUNE_STATUS_NO_KERNEL;
+    case 7: return cublasLtMatmulDescGetAttribute(c->ltc->op, CUBLASLT_MATMUL_DESC_TRANSA, &v, sizeof v, &w);
+    default: return cublasLtMatrixLayoutGetAttribute(c->ltc->a, CUBLASLT_MATRIX_LAYOUT_ROWS, &rows, sizeof rows, &w);
+    }
+}
+
+static int print_parts(const setup *x)
+{
+    static const char *const name[] = {"(the loop itself)", "cublasGetPointerMode", "cublasGetMathMode",
+                                       "cublasGetStream", "cudaGetDevice", "cuCtxGetCurrent",
+                                       "gemmtune_sgemm, no kernel", "cublasLtMatmulDescGetAttribute",
+                                       "cublasLtMatrixLayoutGetAttribute"};
+    parts_ctx c = {x, make_gemmtune(GEMMTUNE_FALLBACK_NONE), NULL, NULL};
+    lt_call lc;
+    void *fn = NULL;
+    enum cudaDriverEntryPointQueryResult q;
+    if (cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &q) == cudaSuccess &&
+        q == cudaDriverEntryPointSuccess)
+        c.ctx_get = (ctx_get_fn)fn;
+    if (!c.none || make_lt_call(shapes[0], &lc, x->bias)) return gemmtune_destroy(c.none), 1;
+    c.ltc = &lc;
+    printf("parts: host ns a call, median of %d runs of %d calls\n", PART_REPS, PART_CALLS);
+    for (int i = 0; i < (int)(sizeof name / sizeof name[0]); ++i) {
+        double t[PART_REPS];
+        int bad = 0;
+        for (int r = 0; r < PART_REPS; ++r) {
+            const double t0 = now_us();
+            for (int j = 0; j < PART_CALLS; ++j) bad |= part_call(&c, i);
+            t[r] = (now_us() - t0) * 1e3 / PART_CALLS;
+        }
+        qsort(t, PART_REPS, sizeof t[0], cmp_double);
+        printf("  %-34s %8.1f%s\n", name[i], t[PART_REPS / 2], bad ? "  (a call failed)" : "");
+    }
+    free_lt_call(&lc);
+    gemmtune_destroy(c.none);
+    return 0;
+}
+
 /* Median host and wall time per call of every path on shape sh, rounds interleaved across the paths. */
 static int measure_shape(const setup *x, const int *sh, int rounds, int calls, double host[NPATHS],
                          double wall[NPATHS])
@@ -261,15 +332,18 @@ int main(int argc, char **argv)
 {
     int rounds = 31, calls = 200;
     double max_us = -1;
-    for (int i = 1; i + 1 < argc; i += 2) {
-        if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
+    int parts = 0;
+    for (int i = 1; i < argc; i += 2) {
+        if (!strcmp(argv[i], "--parts")) parts = 1, --i;
+        else if (i + 1 >= argc) return fprintf(stderr, "preload_overhead: %s needs a value\n", argv[i]), 2;
+        else if (!strcmp(argv[i], "--rounds")) rounds = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--calls")) calls = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--max-us")) max_us = atof(argv[i + 1]);
-        else return fprintf(stderr, "usage: preload_overhead [--rounds R] [--calls N] [--max-us X]\n"), 2;
+        else return fprintf(stderr, "usage: preload_overhead [--rounds R] [--calls N] [--max-us X] [--parts]\n"), 2;
     }
     if (rounds < 1 || rounds > MAX_ROUNDS || calls < 1) return fprintf(stderr, "overhead: bad --rounds or --calls\n"), 2;
     setup x;
-    if (make_setup(&x)) return 1;
+    if (make_setup(&x) || (parts && print_parts(&x))) return 1;
     const char *fb = getenv("GEMMTUNE_FALLBACK");
     int subj, base, over = 0;
     subject(&x, &subj, &base);
