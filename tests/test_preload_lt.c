@@ -263,7 +263,8 @@ GT_TEST(preload_lt_interposer_with_a_stand_in_cublaslt, GT_NEEDS_NONE)
 }
 
 /* The drop-in reads a call's descriptors through cuBLASLt's getters once, and again only when their bytes change:
- * the same descriptors, or others of the same bytes, cost no getter; a changed attribute is read, and forwards. */
+ * the same descriptors, or others of the same bytes, cost no getter; a changed attribute is read, and forwards; and
+ * a model's 48 Linear layers, whose descriptors differ in their bias pointers, are all kept. */
 GT_TEST(preload_lt_reads_a_descriptor_once_until_it_changes, GT_NEEDS_NONE)
 {
     char pre[4400], cmd[16384], *out = NULL, *log = gt_tmp_path(".log");
@@ -281,6 +282,12 @@ GT_TEST(preload_lt_reads_a_descriptor_once_until_it_changes, GT_NEEDS_NONE)
     CHECK_MSG(rc == 0 && st[0] == 0 && st[4] == 0, "%s ->\n%s", cmd, out);
     CHECK_MSG(g[0] >= 20 && g[1] == 0 && g[2] == 0 && g[3] == 0, "getters %llu %llu %llu %llu", g[0], g[1], g[2], g[3]);
     CHECK_MSG(g[4] >= 8 && g[4] < g[0], "the changed descriptor: %llu getters (first call %llu)", g[4], g[0]);
+    unsigned long long layers[2] = {0, 0};
+    const char *at = out ? strstr(out, "memo layers pass 0:") : NULL;
+    const int got = at ? sscanf(at, "memo layers pass 0: getters=%llu memo layers pass 1: getters=%llu", &layers[0],
+                                &layers[1]) : 0;
+    CHECK_MSG(got == 2 && layers[0] >= 48 * 6 && layers[1] == 0, "48 layers' descriptors: %llu getters, then %llu",
+              layers[0], layers[1]);
     char *text = gt_fixture_text(log);
     CHECK_MSG(text && strstr(text, "90x32x16 nn forwarded to cuBLASLt: no usable current CUDA device") &&
               strstr(text, "90x32x16 nn forwarded to cuBLASLt: cuBLASLt attribute that gemmtune does not serve: "

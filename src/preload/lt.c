@@ -242,28 +242,45 @@ static void read_layout(cublasLtMatrixLayout_t l, gt_pl_lt_layout *out)
 _Static_assert(sizeof(cublasLtMatmulDescOpaque_t) == sizeof(((gt_pl_lt_memo_entry *)0)->key), "desc bytes");
 _Static_assert(sizeof(cublasLtMatrixLayoutOpaque_t) <= sizeof(((gt_pl_lt_memo_entry *)0)->key), "layout bytes");
 
-/* The entry of tab for the object of `bytes` (a multiple of 8) at obj; *hit: it holds what was read of those
- * bytes. NULL (no hit) where there is no table or object. The slot's hash folds the words with rotations, not a
- * chain of multiplies: it only spreads descriptors over the slots, and a call pays it on every descriptor. */
-static gt_pl_lt_memo_entry *memo_entry(gt_pl_lt_memo_entry *tab, const void *obj, size_t bytes, int *hit)
+/* The set of obj's `bytes` (a multiple of 32) among nsets: the words' exclusive-or, mixed. It only spreads
+ * descriptors over the sets (two that differ in one word, as two layers' bias pointers, land apart), and a call
+ * pays it on every descriptor: four independent chains of loads and xors, not a chain of multiplies. */
+static unsigned memo_set(const void *obj, size_t bytes, unsigned nsets)
+{
+    uint64_t h[4] = {0, 0, 0, 0};
+    for (size_t i = 0; i < bytes / 8; i += 4)
+        for (int j = 0; j < 4; ++j) {
+            uint64_t w;
+            memcpy(&w, (const unsigned char *)obj + 8 * (i + j), 8);
+            h[j] ^= w;
+        }
+    const uint64_t x = h[0] ^ (h[1] << 16 | h[1] >> 48) ^ (h[2] << 32 | h[2] >> 32) ^ (h[3] << 48 | h[3] >> 16);
+    return (unsigned)(((x ^ x >> 29) * 0x9e3779b97f4a7c15ull) >> 40) % nsets;
+}
+
+/* The way of the set that holds what was read of obj's bytes (*hit 1), else the one to fill: an unused one, or
+ * the set's next victim in turn. NULL (no hit) where there is no table or object. */
+static gt_pl_lt_memo_entry *memo_entry(gt_pl_lt_memo_entry (*sets)[GT_PL_LT_WAYS], unsigned char *victim,
+                                       unsigned nsets, const void *obj, size_t bytes, int *hit)
 {
     *hit = 0;
-    if (!tab || !obj) return NULL;
-    uint64_t h = 0;
-    for (size_t i = 0; i < bytes / 8; ++i) {
-        uint64_t w;
-        memcpy(&w, (const unsigned char *)obj + 8 * i, 8);
-        h ^= w << (i % 61) | w >> (64 - i % 61) % 64;
+    if (!sets || !obj) return NULL;
+    const unsigned s = memo_set(obj, bytes, nsets);
+    gt_pl_lt_memo_entry *set = sets[s], *free_way = NULL;
+    for (int w = 0; w < GT_PL_LT_WAYS; ++w) {
+        if (set[w].used && !memcmp(set[w].key, obj, bytes)) return *hit = 1, &set[w];
+        if (!set[w].used && !free_way) free_way = &set[w];
     }
-    gt_pl_lt_memo_entry *e = &tab[(h * 0x9e3779b97f4a7c15ull >> 40) % GT_PL_LT_MEMO];
-    *hit = e->used && !memcmp(e->key, obj, bytes);
-    return e;
+    if (free_way) return free_way;
+    victim[s] = (unsigned char)((victim[s] + 1) % GT_PL_LT_WAYS);
+    return &set[victim[s]];
 }
 
 static void desc_of(cublasLtMatmulDesc_t d, gt_pl_lt_memo *m, gt_pl_lt_desc *out)
 {
     int hit;
-    gt_pl_lt_memo_entry *e = memo_entry(m ? m->desc : NULL, d, sizeof *d, &hit);
+    gt_pl_lt_memo_entry *e =
+        memo_entry(m ? m->desc : NULL, m ? m->victim_desc : NULL, GT_PL_LT_DESC_SETS, d, sizeof *d, &hit);
     if (hit) *out = e->v.desc;
     else read_desc(d, out);
     if (e && !hit) memcpy(e->key, d, sizeof *d), e->v.desc = *out, e->used = 1;
@@ -272,7 +289,8 @@ static void desc_of(cublasLtMatmulDesc_t d, gt_pl_lt_memo *m, gt_pl_lt_desc *out
 static void layout_of(cublasLtMatrixLayout_t l, gt_pl_lt_memo *m, gt_pl_lt_layout *out)
 {
     int hit;
-    gt_pl_lt_memo_entry *e = memo_entry(m ? m->layout : NULL, l, sizeof *l, &hit);
+    gt_pl_lt_memo_entry *e =
+        memo_entry(m ? m->layout : NULL, m ? m->victim_layout : NULL, GT_PL_LT_LAYOUT_SETS, l, sizeof *l, &hit);
     if (hit) *out = e->v.layout;
     else read_layout(l, out);
     if (e && !hit) memcpy(e->key, l, sizeof *l), e->v.layout = *out, e->used = 1;

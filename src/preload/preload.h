@@ -231,9 +231,11 @@ typedef struct {
     int attr;
 } gt_pl_lt_desc;
 
-/* What a thread read of descriptors before, by their bytes (lt.c): a direct-mapped table of each kind. A key is
- * the bytes of a cublasLtMatmulDescOpaque_t (32 words) or of a cublasLtMatrixLayoutOpaque_t (the first 8). */
-enum { GT_PL_LT_MEMO = 64 };
+/* What a thread read of descriptors before, by their bytes (lt.c): a set-associative table of each kind, four
+ * ways a set, the victim of a full set in turn. A key is the bytes of a cublasLtMatmulDescOpaque_t (32 words) or
+ * of a cublasLtMatrixLayoutOpaque_t (the first 8). 128 descriptors: a model's Linear layers each have their own
+ * (their bias pointers differ), and a set of four rarely overflows below a hundred. */
+enum { GT_PL_LT_WAYS = 4, GT_PL_LT_DESC_SETS = 32, GT_PL_LT_LAYOUT_SETS = 16 };
 typedef struct {
     int used;
     uint64_t key[32];
@@ -244,7 +246,8 @@ typedef struct {
 } gt_pl_lt_memo_entry;
 
 typedef struct {
-    gt_pl_lt_memo_entry desc[GT_PL_LT_MEMO], layout[GT_PL_LT_MEMO];
+    gt_pl_lt_memo_entry desc[GT_PL_LT_DESC_SETS][GT_PL_LT_WAYS], layout[GT_PL_LT_LAYOUT_SETS][GT_PL_LT_WAYS];
+    unsigned char victim_desc[GT_PL_LT_DESC_SETS], victim_layout[GT_PL_LT_LAYOUT_SETS];
 } gt_pl_lt_memo;
 
 /* The calling thread's table (handles.c keeps it with the thread's state); NULL for t NULL. */

@@ -7,6 +7,7 @@
  *                                    getters each call made of the stand-in (the drop-in reads what it has not seen) */
 #include "fake_cublaslt.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -160,6 +161,23 @@ static void memo(cublasLtHandle_t h)
                                            NULL, 0, NULL);
         printf("memo call %d: status=%d getters=%llu\n", i, (int)st, fake_lt_getter_calls() - before);
     }
+    /* a model's 48 Linear layers: one descriptor each, alike but for the bias pointer; the second pass reads none */
+    enum { LAYERS = 48 };
+    cublasLtMatmulDesc_t layer[LAYERS];
+    const lcase bc = {.name = "layer", .m = 90, .n = 32, .k = 16, .epilogue = CUBLASLT_EPILOGUE_BIAS};
+    for (int i = 0; i < LAYERS; ++i) {
+        const void *bp = (const void *)(uintptr_t)(0x7f0000100000ull + 0x3000ull * (unsigned)i); /* never read */
+        cublasLtMatmulDescCreate(&layer[i], CUBLAS_COMPUTE_32F, CUDA_R_32F);
+        set_desc(&bc, layer[i]);
+        cublasLtMatmulDescSetAttribute(layer[i], CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bp, sizeof bp);
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+        const unsigned long long before = fake_lt_getter_calls();
+        for (int i = 0; i < LAYERS; ++i)
+            cublasLtMatmul(h, layer[i], &alpha, A, la, B, lb, &beta, D, ld, D, ld, NULL, NULL, 0, NULL);
+        printf("memo layers pass %d: getters=%llu\n", pass, fake_lt_getter_calls() - before);
+    }
+    for (int i = 0; i < LAYERS; ++i) cublasLtMatmulDescDestroy(layer[i]);
     cublasLtMatmulDescDestroy(desc), cublasLtMatmulDescDestroy(copy);
     cublasLtMatrixLayoutDestroy(la), cublasLtMatrixLayoutDestroy(lb), cublasLtMatrixLayoutDestroy(ld);
 }
