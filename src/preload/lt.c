@@ -24,6 +24,8 @@ static struct {
     __typeof__(cublasLtMatmul) *matmul;
     __typeof__(cublasLtMatmulDescGetAttribute) *desc_get;
     __typeof__(cublasLtMatrixLayoutGetAttribute) *layout_get;
+    __typeof__(cublasLtMatmulDescSetAttribute) *desc_set;          /* for the masks only */
+    __typeof__(cublasLtMatrixLayoutSetAttribute) *layout_set;
     __typeof__(cublasLtGetStatusName) *status_name; /* optional: for the log */
 } lt;
 
@@ -59,6 +61,16 @@ typedef struct {
 
 static defaults desc_default[2]; /* of fresh descriptors: [0] CUBLAS_COMPUTE_32F, [1] CUBLAS_COMPUTE_32F_PEDANTIC */
 static defaults layout_default;
+
+/* Whether descriptors may be kept by their bytes (the table below, "descriptors read before"): the running cuBLASLt
+ * is of this build's major version, whose descriptors take sizeof(cublasLtMatmulDescOpaque_t) and
+ * sizeof(cublasLtMatrixLayoutOpaque_t) bytes, and its Init functions were found to learn the masks. desc_format:
+ * the first word of a fresh descriptor, which cuBLASLt 13 sets by the storage a descriptor was made in
+ * (cublasLtMatmulDescInit_internal takes 56 bytes and up: 1 for 56, ... 6 for 256); a descriptor whose first word
+ * differs, made in smaller storage by a program built against an older header, is read through the getters, only
+ * its first word read before that. desc_mask, layout_mask: the bytes that are state, not padding (below). */
+static int memo_ok;
+static uint64_t desc_format, desc_mask[32], layout_mask[8];
 
 static cublasStatus_t get(int layout, void *obj, int attr, void *buf, size_t size, size_t *written)
 {
@@ -102,19 +114,66 @@ static int first_changed(int layout, void *obj, const defaults *d)
 static pthread_mutex_t resolve_lock = PTHREAD_MUTEX_INITIALIZER;
 static _Atomic int resolved;
 
+/* The bytes of a descriptor that are its state: those its Init writes (the same in storage filled with 0x00 and
+ * with 0xff; Create leaves the others as the heap had them: padding, which two descriptors alike need not share),
+ * and those any attribute's setter changes (every byte of its value flipped). obj0 and obj1 are `words` words of
+ * storage for an object Init made in each. */
+static void learn_mask(int layout, uint64_t *obj0, uint64_t *obj1, int words, uint64_t *mask)
+{
+    for (int i = 0; i < words; ++i) mask[i] = ~(obj0[i] ^ obj1[i]);
+    for (int a = 0; a < MAX_ATTR; ++a) {
+        unsigned char v[ATTR_BYTES];
+        size_t size = 0, w = 0;
+        if (get(layout, obj0, a, NULL, 0, &size) != CUBLAS_STATUS_SUCCESS || !size || size > sizeof v ||
+            get(layout, obj0, a, v, size, &w) != CUBLAS_STATUS_SUCCESS || w != size)
+            continue;
+        uint64_t before[32];
+        memcpy(before, obj0, 8 * (size_t)words);
+        for (size_t b = 0; b < size; ++b) v[b] ^= 0xff;
+        const cublasStatus_t st = layout ? lt.layout_set((cublasLtMatrixLayout_t)obj0, a, v, size)
+                                         : lt.desc_set((cublasLtMatmulDesc_t)obj0, a, v, size);
+        for (int i = 0; st == CUBLAS_STATUS_SUCCESS && i < words; ++i) mask[i] |= before[i] ^ obj0[i];
+        memcpy(obj0, before, 8 * (size_t)words); /* the next attribute from Init's state again */
+    }
+}
+
+/* Both masks, from objects Init makes in this library's own storage; 0 where an Init or a setter is missing. */
+static int learn_masks(void)
+{
+    __typeof__(cublasLtMatmulDescInit_internal) *di =
+        (__typeof__(di))find("cublasLtMatmulDescInit_internal", lt_sonames);
+    __typeof__(cublasLtMatrixLayoutInit_internal) *li =
+        (__typeof__(li))find("cublasLtMatrixLayoutInit_internal", lt_sonames);
+    if (!di || !li || !lt.desc_set || !lt.layout_set) return 0;
+    _Alignas(16) uint64_t d0[32], d1[32], l0[8], l1[8];
+    memset(d0, 0, sizeof d0), memset(d1, 0xff, sizeof d1), memset(l0, 0, sizeof l0), memset(l1, 0xff, sizeof l1);
+    if (di((cublasLtMatmulDesc_t)d0, sizeof d0, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS ||
+        di((cublasLtMatmulDesc_t)d1, sizeof d1, CUBLAS_COMPUTE_32F, CUDA_R_32F) != CUBLAS_STATUS_SUCCESS ||
+        li((cublasLtMatrixLayout_t)l0, sizeof l0, CUDA_R_32F, 1, 1, 1) != CUBLAS_STATUS_SUCCESS ||
+        li((cublasLtMatrixLayout_t)l1, sizeof l1, CUDA_R_32F, 1, 1, 1) != CUBLAS_STATUS_SUCCESS)
+        return 0;
+    learn_mask(0, d0, d1, 32, desc_mask);
+    learn_mask(1, l0, l1, 8, layout_mask);
+    return d0[0] == desc_format && desc_mask[0] == ~0ull; /* Init's storage is Create's, and the format is state */
+}
+
 static void probe_defaults(void)
 {
     __typeof__(cublasLtMatmulDescCreate) *dc = (__typeof__(dc))find("cublasLtMatmulDescCreate", lt_sonames);
     __typeof__(cublasLtMatmulDescDestroy) *dd = (__typeof__(dd))find("cublasLtMatmulDescDestroy", lt_sonames);
     __typeof__(cublasLtMatrixLayoutCreate) *lc = (__typeof__(lc))find("cublasLtMatrixLayoutCreate", lt_sonames);
     __typeof__(cublasLtMatrixLayoutDestroy) *ld = (__typeof__(ld))find("cublasLtMatrixLayoutDestroy", lt_sonames);
+    __typeof__(cublasLtGetVersion) *version = (__typeof__(version))find("cublasLtGetVersion", lt_sonames);
     static const cublasComputeType_t compute[2] = {CUBLAS_COMPUTE_32F, CUBLAS_COMPUTE_32F_PEDANTIC};
+    uint64_t first[2] = {0, 1};
     for (int i = 0; i < 2; ++i) {
         cublasLtMatmulDesc_t d = NULL;
         if (dc && dd && dc(&d, compute[i], CUDA_R_32F) != CUBLAS_STATUS_SUCCESS) d = NULL;
         probe(0, d, &desc_default[i]);
-        if (d) dd(d);
+        if (d) memcpy(&first[i], d, sizeof first[i]), dd(d);
     }
+    desc_format = first[0];
+    memo_ok = version && version() / 10000 == CUBLAS_VER_MAJOR && first[0] == first[1] && learn_masks();
     cublasLtMatrixLayout_t l = NULL;
     if (lc && ld && lc(&l, CUDA_R_32F, 1, 1, 1) != CUBLAS_STATUS_SUCCESS) l = NULL;
     probe(1, l, &layout_default);
@@ -127,6 +186,8 @@ static void resolve_locked(void)
     lt.desc_get = (__typeof__(lt.desc_get))find("cublasLtMatmulDescGetAttribute", lt_sonames);
     lt.layout_get = (__typeof__(lt.layout_get))find("cublasLtMatrixLayoutGetAttribute", lt_sonames);
     lt.status_name = (__typeof__(lt.status_name))find("cublasLtGetStatusName", lt_sonames);
+    lt.desc_set = (__typeof__(lt.desc_set))find("cublasLtMatmulDescSetAttribute", lt_sonames);
+    lt.layout_set = (__typeof__(lt.layout_set))find("cublasLtMatrixLayoutSetAttribute", lt_sonames);
     if (!lt.matmul || !lt.desc_get || !lt.layout_get) return;
     probe_defaults();
     atomic_store_explicit(&resolved, 1, memory_order_release);
@@ -233,42 +294,41 @@ static void read_layout(cublasLtMatrixLayout_t l, gt_pl_lt_layout *out)
 
 /* ---- descriptors read before ---- */
 
-/* cuBLASLt's descriptors are semi-opaque (cublasLt.h): a matmul descriptor's whole state is the 256 bytes of a
- * cublasLtMatmulDescOpaque_t, a layout's the 64 of a cublasLtMatrixLayoutOpaque_t (cublasLt*Init sets one up in
- * storage of that size that the caller owns and never hands back). So two descriptors of the same bytes answer
- * every getter alike, and the thread keeps what it read (the fields and the first changed attribute) by those
- * bytes: a call whose descriptors it has seen costs a hash and a compare each, not some sixty getters of 10-15 ns.
- * Bytes that differ in any way, even only in a bias pointer, are read again. */
+/* cuBLASLt's descriptors are semi-opaque (cublasLt.h): a matmul descriptor's whole state lies in the 256 bytes of
+ * a cublasLtMatmulDescOpaque_t, a layout's in the 64 of a cublasLtMatrixLayoutOpaque_t (cublasLt*Init sets one up
+ * in storage of that size that the caller owns and never hands back). So two descriptors whose state bytes (the
+ * masks) are the same answer every getter alike, and the thread keeps what it read (the fields and the first
+ * changed attribute) by those bytes: a call whose descriptors it has seen costs a hash and a compare each, not some
+ * sixty getters of 10-15 ns. State that differs in any byte, even only in a bias pointer, is read again. */
 _Static_assert(sizeof(cublasLtMatmulDescOpaque_t) == sizeof(((gt_pl_lt_memo_entry *)0)->key), "desc bytes");
-_Static_assert(sizeof(cublasLtMatrixLayoutOpaque_t) <= sizeof(((gt_pl_lt_memo_entry *)0)->key), "layout bytes");
+_Static_assert(sizeof(cublasLtMatrixLayoutOpaque_t) == sizeof(desc_mask[0]) * 8, "layout bytes");
 
-/* The set of obj's `bytes` (a multiple of 32) among nsets: the words' exclusive-or, mixed. It only spreads
- * descriptors over the sets (two that differ in one word, as two layers' bias pointers, land apart), and a call
- * pays it on every descriptor: four independent chains of loads and xors, not a chain of multiplies. */
-static unsigned memo_set(const void *obj, size_t bytes, unsigned nsets)
+/* obj's state words (obj's `words` words under mask) into key, and their set among nsets: the words'
+ * exclusive-or, mixed. It only spreads descriptors over the sets (two that differ in one word, as two layers'
+ * bias pointers, land apart), and a call pays it on every descriptor: four independent chains of loads and xors,
+ * not a chain of multiplies. */
+static unsigned memo_key(const void *obj, const uint64_t *mask, int words, uint64_t *key, unsigned nsets)
 {
     uint64_t h[4] = {0, 0, 0, 0};
-    for (size_t i = 0; i < bytes / 8; i += 4)
-        for (int j = 0; j < 4; ++j) {
-            uint64_t w;
-            memcpy(&w, (const unsigned char *)obj + 8 * (i + j), 8);
-            h[j] ^= w;
-        }
+    memcpy(key, obj, 8 * (size_t)words);
+    for (int i = 0; i < words; i += 4)
+        for (int j = 0; j < 4; ++j) h[j] ^= key[i + j] &= mask[i + j];
     const uint64_t x = h[0] ^ (h[1] << 16 | h[1] >> 48) ^ (h[2] << 32 | h[2] >> 32) ^ (h[3] << 48 | h[3] >> 16);
     return (unsigned)(((x ^ x >> 29) * 0x9e3779b97f4a7c15ull) >> 40) % nsets;
 }
 
-/* The way of the set that holds what was read of obj's bytes (*hit 1), else the one to fill: an unused one, or
- * the set's next victim in turn. NULL (no hit) where there is no table or object. */
+/* The way of the set that holds what was read of an object of these state words (*hit 1), else the one to fill:
+ * an unused one, or the set's next victim in turn. NULL (no hit) where there is no table or object. */
 static gt_pl_lt_memo_entry *memo_entry(gt_pl_lt_memo_entry (*sets)[GT_PL_LT_WAYS], unsigned char *victim,
-                                       unsigned nsets, const void *obj, size_t bytes, int *hit)
+                                       unsigned nsets, const void *obj, const uint64_t *mask, int words,
+                                       uint64_t *key, int *hit)
 {
     *hit = 0;
     if (!sets || !obj) return NULL;
-    const unsigned s = memo_set(obj, bytes, nsets);
+    const unsigned s = memo_key(obj, mask, words, key, nsets);
     gt_pl_lt_memo_entry *set = sets[s], *free_way = NULL;
     for (int w = 0; w < GT_PL_LT_WAYS; ++w) {
-        if (set[w].used && !memcmp(set[w].key, obj, bytes)) return *hit = 1, &set[w];
+        if (set[w].used && !memcmp(set[w].key, key, 8 * (size_t)words)) return *hit = 1, &set[w];
         if (!set[w].used && !free_way) free_way = &set[w];
     }
     if (free_way) return free_way;
@@ -278,22 +338,27 @@ static gt_pl_lt_memo_entry *memo_entry(gt_pl_lt_memo_entry (*sets)[GT_PL_LT_WAYS
 
 static void desc_of(cublasLtMatmulDesc_t d, gt_pl_lt_memo *m, gt_pl_lt_desc *out)
 {
+    uint64_t key[32], format = 0;
     int hit;
+    if (d) memcpy(&format, d, sizeof format);
+    if (!memo_ok || format != desc_format) m = NULL; /* another version's, or smaller storage: read it */
     gt_pl_lt_memo_entry *e =
-        memo_entry(m ? m->desc : NULL, m ? m->victim_desc : NULL, GT_PL_LT_DESC_SETS, d, sizeof *d, &hit);
+        memo_entry(m ? m->desc : NULL, m ? m->victim_desc : NULL, GT_PL_LT_DESC_SETS, d, desc_mask, 32, key, &hit);
     if (hit) *out = e->v.desc;
     else read_desc(d, out);
-    if (e && !hit) memcpy(e->key, d, sizeof *d), e->v.desc = *out, e->used = 1;
+    if (e && !hit) memcpy(e->key, key, sizeof key), e->v.desc = *out, e->used = 1;
 }
 
 static void layout_of(cublasLtMatrixLayout_t l, gt_pl_lt_memo *m, gt_pl_lt_layout *out)
 {
+    uint64_t key[8];
     int hit;
-    gt_pl_lt_memo_entry *e =
-        memo_entry(m ? m->layout : NULL, m ? m->victim_layout : NULL, GT_PL_LT_LAYOUT_SETS, l, sizeof *l, &hit);
+    if (!memo_ok) m = NULL;
+    gt_pl_lt_memo_entry *e = memo_entry(m ? m->layout : NULL, m ? m->victim_layout : NULL, GT_PL_LT_LAYOUT_SETS, l,
+                                        layout_mask, 8, key, &hit);
     if (hit) *out = e->v.layout;
     else read_layout(l, out);
-    if (e && !hit) memcpy(e->key, l, sizeof *l), e->v.layout = *out, e->used = 1;
+    if (e && !hit) memcpy(e->key, key, sizeof key), e->v.layout = *out, e->used = 1;
 }
 
 /* ---- serving ---- */

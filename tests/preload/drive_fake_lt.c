@@ -141,26 +141,37 @@ static void run(const lcase *c, cublasLtHandle_t h)
     if (lc != ld) cublasLtMatrixLayoutDestroy(lc);
 }
 
-/* The servable 90x32x16 call three times on the same descriptors, the third time on copies of them made elsewhere
- * (same bytes), then with an attribute changed: the getter calls each made. */
+/* The servable 90x32x16 call on the same descriptors (after a first call of another shape, which has the drop-in
+ * probe cuBLASLt's defaults): calls 0-2 on them, 3 on copies made elsewhere (same bytes), 4 with an attribute of
+ * the descriptor changed, 5 with it changed back and one of D's layout changed instead, 6 and 7 with the
+ * descriptor's first word saying smaller storage (as an older header's cublasLtMatmulDescInit makes): the getter
+ * calls each made. Then a model's Linear layers. */
 static void memo(cublasLtHandle_t h)
 {
-    const lcase c = {.name = "memo", .m = 90, .n = 32, .k = 16};
+    const lcase c = {.name = "memo", .m = 90, .n = 32, .k = 16}, w = {.name = "warm", .m = 91, .n = 8, .k = 8};
     float alpha = 1.5f, beta = 0.0f;
-    cublasLtMatmulDesc_t desc = NULL, copy = NULL;
+    cublasLtMatmulDesc_t desc = NULL, copy = NULL, warm = NULL;
     cublasLtMatmulDescCreate(&desc, CUBLAS_COMPUTE_32F, CUDA_R_32F);
     cublasLtMatmulDescCreate(&copy, CUBLAS_COMPUTE_32F, CUDA_R_32F);
-    set_desc(&c, desc), set_desc(&c, copy);
+    cublasLtMatmulDescCreate(&warm, CUBLAS_COMPUTE_32F_PEDANTIC, CUDA_R_32F);
+    set_desc(&c, desc), set_desc(&c, copy), set_desc(&w, warm);
     cublasLtMatrixLayout_t la = layout(CUDA_R_32F, 90, 16, 91, 1), lb = layout(CUDA_R_32F, 16, 32, 18, 1),
-                           ld = layout(CUDA_R_32F, 90, 32, 90, 1);
-    const int32_t sm = 100;
-    for (int i = 0; i < 5; ++i) {
+                           ld = layout(CUDA_R_32F, 90, 32, 90, 1), wa = layout(CUDA_R_32F, 91, 8, 91, 1),
+                           wb = layout(CUDA_R_32F, 8, 8, 8, 1), wd = layout(CUDA_R_32F, 91, 8, 91, 1);
+    cublasLtMatmul(h, warm, &alpha, A, wa, B, wb, &beta, D, wd, D, wd, NULL, NULL, 0, NULL);
+    int32_t sm = 100, zero = 0;
+    for (int i = 0; i < 8; ++i) {
         if (i == 4) cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sm, sizeof sm);
+        if (i == 5) cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &zero, sizeof zero),
+                    set_int(ld, FAKE_LT_NEW_LAYOUT_ATTR, 3);
+        if (i == 6) set_int(ld, FAKE_LT_NEW_LAYOUT_ATTR, 0), fake_lt_set_format(desc, 3);
         const unsigned long long before = fake_lt_getter_calls();
         cublasStatus_t st = cublasLtMatmul(h, i == 3 ? copy : desc, &alpha, A, la, B, lb, &beta, D, ld, D, ld, NULL,
                                            NULL, 0, NULL);
         printf("memo call %d: status=%d getters=%llu\n", i, (int)st, fake_lt_getter_calls() - before);
     }
+    cublasLtMatmulDescDestroy(warm);
+    cublasLtMatrixLayoutDestroy(wa), cublasLtMatrixLayoutDestroy(wb), cublasLtMatrixLayoutDestroy(wd);
     /* a model's 48 Linear layers: one descriptor each, alike but for the bias pointer; the second pass reads none */
     enum { LAYERS = 48 };
     cublasLtMatmulDesc_t layer[LAYERS];

@@ -9,8 +9,9 @@
 enum { NATTR = 64 };
 
 /* Where a kind of object keeps each attribute: as cuBLASLt's semi-opaque objects do, all of an object's state lies
- * in the sizeof(cublasLtMatmulDescOpaque_t) or sizeof(cublasLtMatrixLayoutOpaque_t) bytes its handle points at
- * (the drop-in reads those bytes to know a descriptor it has seen). size 0: not an attribute. */
+ * in the sizeof(cublasLtMatmulDescOpaque_t) or sizeof(cublasLtMatrixLayoutOpaque_t) bytes its handle points at,
+ * the rest padding (the drop-in reads the state bytes to know a descriptor it has seen). size 0: not an
+ * attribute. */
 typedef struct {
     size_t size[NATTR], off[NATTR], used;
 } kind;
@@ -30,6 +31,7 @@ static void define(kind *k, int attr, size_t size) { k->size[attr] = size, k->of
 /* cuBLASLt 13's attributes and sizes, and one of each kind that no cuBLASLt has (a newer version's). */
 __attribute__((constructor)) static void define_kinds(void)
 {
+    desc_kind.used = 8; /* a descriptor's first word: its storage's format, as cuBLASLt 13 keeps it */
     static const int ptrs[] = {8, 11, 17, 18, 19, 20, 21, 23, 24, 36, 38}, int64s[] = {10, 12, 13, 14},
                      int32s[] = {0, 1, 2, 3, 4, 5, 6, 7, 15, 22, 26, 31, 32, 33, 34, 35, 37, FAKE_LT_NEW_DESC_ATTR};
     for (size_t i = 0; i < sizeof ptrs / sizeof *ptrs; ++i) define(&desc_kind, ptrs[i], sizeof(void *));
@@ -71,17 +73,46 @@ static cublasStatus_t set(const kind *k, void *o, int attr, const void *buf, siz
     return CUBLAS_STATUS_SUCCESS;
 }
 
+size_t cublasLtGetVersion(void) { return CUBLAS_VER_MAJOR * 10000 + 100; }
+
+/* cuBLASLt 13 writes the storage's format into a descriptor's first word: 6 for a whole cublasLtMatmulDescOpaque_t
+ * (Create's), less for the smaller storage cublasLtMatmulDescInit_internal also takes. */
+enum { FAKE_LT_FULL_FORMAT = 6 };
+
+void fake_lt_set_format(cublasLtMatmulDesc_t desc, uint64_t format) { memcpy(desc, &format, sizeof format); }
+
+/* Every attribute's bytes (zero unless set below) and the format word; the bytes past the attributes are padding,
+ * left as they were, as cuBLASLt 13 leaves them. Storage under 256 bytes is refused (cuBLASLt 13 takes it). */
+cublasStatus_t cublasLtMatmulDescInit_internal(cublasLtMatmulDesc_t desc, size_t size, cublasComputeType_t compute,
+                                               cudaDataType_t scale)
+{
+    if (!desc || size < sizeof(cublasLtMatmulDescOpaque_t)) return CUBLAS_STATUS_INVALID_VALUE;
+    memset(desc, 0, desc_kind.used);
+    fake_lt_set_format(desc, FAKE_LT_FULL_FORMAT);
+    put(&desc_kind, desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, compute);
+    put(&desc_kind, desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale);
+    put(&desc_kind, desc, CUBLASLT_MATMUL_DESC_FILL_MODE, CUBLAS_FILL_MODE_FULL);
+    put(&desc_kind, desc, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_DEFAULT);
+    put(&desc_kind, desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, -1);
+    put(&desc_kind, desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, -1);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
+/* Heap garbage in a new object's padding, another for each object: two objects alike differ there, as they can. */
+static void *garbage(size_t n)
+{
+    static unsigned char next;
+    unsigned char *o = malloc(n);
+    if (o) memset(o, ++next | 0x80, n);
+    return o;
+}
+
 cublasStatus_t cublasLtMatmulDescCreate(cublasLtMatmulDesc_t *desc, cublasComputeType_t compute, cudaDataType_t scale)
 {
-    cublasLtMatmulDescOpaque_t *o = calloc(1, sizeof *o); /* every attribute 0 unless set below */
+    cublasLtMatmulDescOpaque_t *o = garbage(sizeof *o);
     if (!o) return CUBLAS_STATUS_ALLOC_FAILED;
-    put(&desc_kind, o, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, compute), put(&desc_kind, o, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale);
-    put(&desc_kind, o, CUBLASLT_MATMUL_DESC_FILL_MODE, CUBLAS_FILL_MODE_FULL);
-    put(&desc_kind, o, CUBLASLT_MATMUL_DESC_EPILOGUE, CUBLASLT_EPILOGUE_DEFAULT);
-    put(&desc_kind, o, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_DATA_TYPE, -1);
-    put(&desc_kind, o, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, -1);
     *desc = o;
-    return CUBLAS_STATUS_SUCCESS;
+    return cublasLtMatmulDescInit_internal(o, sizeof *o, compute, scale);
 }
 
 cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) { return free(desc), CUBLAS_STATUS_SUCCESS; }
@@ -98,18 +129,27 @@ cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t desc, cublasL
     return get(&desc_kind, desc, attr, buf, size, written);
 }
 
+cublasStatus_t cublasLtMatrixLayoutInit_internal(cublasLtMatrixLayout_t layout, size_t size, cudaDataType type,
+                                                 uint64_t rows, uint64_t cols, int64_t ld)
+{
+    if (!layout || size < sizeof(cublasLtMatrixLayoutOpaque_t)) return CUBLAS_STATUS_INVALID_VALUE;
+    memset(layout, 0, layout_kind.used);
+    put(&layout_kind, layout, CUBLASLT_MATRIX_LAYOUT_TYPE, type);
+    put(&layout_kind, layout, CUBLASLT_MATRIX_LAYOUT_ORDER, CUBLASLT_ORDER_COL);
+    put(&layout_kind, layout, CUBLASLT_MATRIX_LAYOUT_ROWS, (long long)rows);
+    put(&layout_kind, layout, CUBLASLT_MATRIX_LAYOUT_COLS, (long long)cols);
+    put(&layout_kind, layout, CUBLASLT_MATRIX_LAYOUT_LD, ld);
+    put(&layout_kind, layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, 1);
+    return CUBLAS_STATUS_SUCCESS;
+}
+
 cublasStatus_t cublasLtMatrixLayoutCreate(cublasLtMatrixLayout_t *layout, cudaDataType type, uint64_t rows,
                                           uint64_t cols, int64_t ld)
 {
-    cublasLtMatrixLayoutOpaque_t *o = calloc(1, sizeof *o);
+    cublasLtMatrixLayoutOpaque_t *o = garbage(sizeof *o);
     if (!o) return CUBLAS_STATUS_ALLOC_FAILED;
-    put(&layout_kind, o, CUBLASLT_MATRIX_LAYOUT_TYPE, type);
-    put(&layout_kind, o, CUBLASLT_MATRIX_LAYOUT_ORDER, CUBLASLT_ORDER_COL);
-    put(&layout_kind, o, CUBLASLT_MATRIX_LAYOUT_ROWS, (long long)rows);
-    put(&layout_kind, o, CUBLASLT_MATRIX_LAYOUT_COLS, (long long)cols);
-    put(&layout_kind, o, CUBLASLT_MATRIX_LAYOUT_LD, ld), put(&layout_kind, o, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, 1);
     *layout = o;
-    return CUBLAS_STATUS_SUCCESS;
+    return cublasLtMatrixLayoutInit_internal(o, sizeof *o, type, rows, cols, ld);
 }
 
 cublasStatus_t cublasLtMatrixLayoutDestroy(cublasLtMatrixLayout_t layout) { return free(layout), CUBLAS_STATUS_SUCCESS; }
