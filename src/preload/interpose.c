@@ -462,3 +462,5 @@ GT_EXPORT cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t handle, cublas
 /* ---- for lt.c (cublasLtMatmul): the state above, shared ---- */
 
 const gt_pl_config *gt_pl_cfg(void) { return &cfg; }
+
+void gt_pl_log_line(const char *line) { log_text(line, strlen(line)); }

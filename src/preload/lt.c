@@ -68,9 +68,18 @@ static defaults layout_default;
  * the first word of a fresh descriptor, which cuBLASLt 13 sets by the storage a descriptor was made in
  * (cublasLtMatmulDescInit_internal takes 56 bytes and up: 1 for 56, ... 6 for 256); a descriptor whose first word
  * differs, made in smaller storage by a program built against an older header, is read through the getters, only
- * its first word read before that. desc_mask, layout_mask: the bytes that are state, not padding (below). */
+ * its first word read before that. desc_state, layout_state: the bytes that are state, not padding (below). */
 static int memo_ok;
-static uint64_t desc_format, desc_mask[32], layout_mask[8];
+static uint64_t desc_format;
+
+/* Where an object's state lies: its first `words` words (past them, padding only), of which the words listed in
+ * `partial` hold padding too, to be masked out (mask). */
+typedef struct {
+    int words, npartial;
+    unsigned char partial[32];
+    uint64_t mask[32];
+} state_bytes;
+static state_bytes desc_state, layout_state;
 
 static cublasStatus_t get(int layout, void *obj, int attr, void *buf, size_t size, size_t *written)
 {
@@ -118,8 +127,9 @@ static _Atomic int resolved;
  * with 0xff; Create leaves the others as the heap had them: padding, which two descriptors alike need not share),
  * and those any attribute's setter changes (every byte of its value flipped). obj0 and obj1 are `words` words of
  * storage for an object Init made in each. */
-static void learn_mask(int layout, uint64_t *obj0, uint64_t *obj1, int words, uint64_t *mask)
+static void learn_mask(int layout, uint64_t *obj0, uint64_t *obj1, int words, state_bytes *st)
 {
+    uint64_t *mask = st->mask;
     for (int i = 0; i < words; ++i) mask[i] = ~(obj0[i] ^ obj1[i]);
     for (int a = 0; a < MAX_ATTR; ++a) {
         unsigned char v[ATTR_BYTES];
@@ -130,11 +140,16 @@ static void learn_mask(int layout, uint64_t *obj0, uint64_t *obj1, int words, ui
         uint64_t before[32];
         memcpy(before, obj0, 8 * (size_t)words);
         for (size_t b = 0; b < size; ++b) v[b] ^= 0xff;
-        const cublasStatus_t st = layout ? lt.layout_set((cublasLtMatrixLayout_t)obj0, a, v, size)
-                                         : lt.desc_set((cublasLtMatmulDesc_t)obj0, a, v, size);
-        for (int i = 0; st == CUBLAS_STATUS_SUCCESS && i < words; ++i) mask[i] |= before[i] ^ obj0[i];
+        const cublasStatus_t set = layout ? lt.layout_set((cublasLtMatrixLayout_t)obj0, a, v, size)
+                                          : lt.desc_set((cublasLtMatmulDesc_t)obj0, a, v, size);
+        for (int i = 0; set == CUBLAS_STATUS_SUCCESS && i < words; ++i) mask[i] |= before[i] ^ obj0[i];
         memcpy(obj0, before, 8 * (size_t)words); /* the next attribute from Init's state again */
     }
+    st->words = st->npartial = 0;
+    for (int i = 0; i < words; ++i)
+        if (mask[i]) st->words = i + 1;
+    for (int i = 0; i < st->words; ++i)
+        if (mask[i] != ~0ull) st->partial[st->npartial++] = (unsigned char)i;
 }
 
 /* Both masks, from objects Init makes in this library's own storage; 0 where an Init or a setter is missing. */
@@ -152,9 +167,10 @@ static int learn_masks(void)
         li((cublasLtMatrixLayout_t)l0, sizeof l0, CUDA_R_32F, 1, 1, 1) != CUBLAS_STATUS_SUCCESS ||
         li((cublasLtMatrixLayout_t)l1, sizeof l1, CUDA_R_32F, 1, 1, 1) != CUBLAS_STATUS_SUCCESS)
         return 0;
-    learn_mask(0, d0, d1, 32, desc_mask);
-    learn_mask(1, l0, l1, 8, layout_mask);
-    return d0[0] == desc_format && desc_mask[0] == ~0ull; /* Init's storage is Create's, and the format is state */
+    learn_mask(0, d0, d1, 32, &desc_state);
+    learn_mask(1, l0, l1, 8, &layout_state);
+    /* Init's storage is Create's, and the format is state */
+    return d0[0] == desc_format && desc_state.mask[0] == ~0ull && layout_state.words > 0;
 }
 
 static void probe_defaults(void)
@@ -173,7 +189,19 @@ static void probe_defaults(void)
         if (d) memcpy(&first[i], d, sizeof first[i]), dd(d);
     }
     desc_format = first[0];
-    memo_ok = version && version() / 10000 == CUBLAS_VER_MAJOR && first[0] == first[1] && learn_masks();
+    const size_t v = version ? version() : 0;
+    memo_ok = v / 10000 == CUBLAS_VER_MAJOR && first[0] == first[1] && learn_masks();
+    int state = 0;
+    for (int i = 0; memo_ok && i < 32; ++i) state += __builtin_popcountll(desc_state.mask[i]) / 8;
+    char line[300];
+    if (memo_ok)
+        snprintf(line, sizeof line, "gemmtune: cuBLASLt %zu: descriptors kept by their state bytes (%d of 256)\n", v,
+                 state);
+    else
+        snprintf(line, sizeof line, "gemmtune: cuBLASLt %zu: descriptors read through its getters on every call (%s)\n",
+                 v, v / 10000 != CUBLAS_VER_MAJOR ? "not the major version gemmtune was built against"
+                                                  : "its descriptors' state bytes could not be told");
+    gt_pl_log_line(line);
     cublasLtMatrixLayout_t l = NULL;
     if (lc && ld && lc(&l, CUDA_R_32F, 1, 1, 1) != CUBLAS_STATUS_SUCCESS) l = NULL;
     probe(1, l, &layout_default);
@@ -301,18 +329,20 @@ static void read_layout(cublasLtMatrixLayout_t l, gt_pl_lt_layout *out)
  * changed attribute) by those bytes: a call whose descriptors it has seen costs a hash and a compare each, not some
  * sixty getters of 10-15 ns. State that differs in any byte, even only in a bias pointer, is read again. */
 _Static_assert(sizeof(cublasLtMatmulDescOpaque_t) == sizeof(((gt_pl_lt_memo_entry *)0)->key), "desc bytes");
-_Static_assert(sizeof(cublasLtMatrixLayoutOpaque_t) == sizeof(desc_mask[0]) * 8, "layout bytes");
+_Static_assert(sizeof(cublasLtMatrixLayoutOpaque_t) == 8 * 8, "layout bytes");
 
-/* obj's state words (obj's `words` words under mask) into key, and their set among nsets: the words'
- * exclusive-or, mixed. It only spreads descriptors over the sets (two that differ in one word, as two layers'
- * bias pointers, land apart), and a call pays it on every descriptor: four independent chains of loads and xors,
- * not a chain of multiplies. */
-static unsigned memo_key(const void *obj, const uint64_t *mask, int words, uint64_t *key, unsigned nsets)
+/* obj's state words into key (its first st->words words, the padding in them masked out), and their set among
+ * nsets: the words' exclusive-or, mixed. It only spreads descriptors over the sets (two that differ in one word, as
+ * two layers' bias pointers, land apart), and a call pays it on every descriptor: a copy, a few masks, and four
+ * independent chains of xors, not a chain of multiplies. */
+static unsigned memo_key(const void *obj, const state_bytes *st, uint64_t *key, unsigned nsets)
 {
     uint64_t h[4] = {0, 0, 0, 0};
-    memcpy(key, obj, 8 * (size_t)words);
-    for (int i = 0; i < words; i += 4)
-        for (int j = 0; j < 4; ++j) h[j] ^= key[i + j] &= mask[i + j];
+    memcpy(key, obj, 8 * (size_t)st->words);
+    for (int p = 0; p < st->npartial; ++p) key[st->partial[p]] &= st->mask[st->partial[p]];
+    int i = 0;
+    for (; i + 4 <= st->words; i += 4) h[0] ^= key[i], h[1] ^= key[i + 1], h[2] ^= key[i + 2], h[3] ^= key[i + 3];
+    for (int j = 0; i < st->words; ++i, ++j) h[j] ^= key[i];
     const uint64_t x = h[0] ^ (h[1] << 16 | h[1] >> 48) ^ (h[2] << 32 | h[2] >> 32) ^ (h[3] << 48 | h[3] >> 16);
     return (unsigned)(((x ^ x >> 29) * 0x9e3779b97f4a7c15ull) >> 40) % nsets;
 }
@@ -320,15 +350,15 @@ static unsigned memo_key(const void *obj, const uint64_t *mask, int words, uint6
 /* The way of the set that holds what was read of an object of these state words (*hit 1), else the one to fill:
  * an unused one, or the set's next victim in turn. NULL (no hit) where there is no table or object. */
 static gt_pl_lt_memo_entry *memo_entry(gt_pl_lt_memo_entry (*sets)[GT_PL_LT_WAYS], unsigned char *victim,
-                                       unsigned nsets, const void *obj, const uint64_t *mask, int words,
-                                       uint64_t *key, int *hit)
+                                       unsigned nsets, const void *obj, const state_bytes *st, uint64_t *key,
+                                       int *hit)
 {
     *hit = 0;
     if (!sets || !obj) return NULL;
-    const unsigned s = memo_key(obj, mask, words, key, nsets);
+    const unsigned s = memo_key(obj, st, key, nsets);
     gt_pl_lt_memo_entry *set = sets[s], *free_way = NULL;
     for (int w = 0; w < GT_PL_LT_WAYS; ++w) {
-        if (set[w].used && !memcmp(set[w].key, key, 8 * (size_t)words)) return *hit = 1, &set[w];
+        if (set[w].used && !memcmp(set[w].key, key, 8 * (size_t)st->words)) return *hit = 1, &set[w];
         if (!set[w].used && !free_way) free_way = &set[w];
     }
     if (free_way) return free_way;
@@ -343,10 +373,10 @@ static void desc_of(cublasLtMatmulDesc_t d, gt_pl_lt_memo *m, gt_pl_lt_desc *out
     if (d) memcpy(&format, d, sizeof format);
     if (!memo_ok || format != desc_format) m = NULL; /* another version's, or smaller storage: read it */
     gt_pl_lt_memo_entry *e =
-        memo_entry(m ? m->desc : NULL, m ? m->victim_desc : NULL, GT_PL_LT_DESC_SETS, d, desc_mask, 32, key, &hit);
+        memo_entry(m ? m->desc : NULL, m ? m->victim_desc : NULL, GT_PL_LT_DESC_SETS, d, &desc_state, key, &hit);
     if (hit) *out = e->v.desc;
     else read_desc(d, out);
-    if (e && !hit) memcpy(e->key, key, sizeof key), e->v.desc = *out, e->used = 1;
+    if (e && !hit) memcpy(e->key, key, 8 * (size_t)desc_state.words), e->v.desc = *out, e->used = 1;
 }
 
 static void layout_of(cublasLtMatrixLayout_t l, gt_pl_lt_memo *m, gt_pl_lt_layout *out)
@@ -355,10 +385,10 @@ static void layout_of(cublasLtMatrixLayout_t l, gt_pl_lt_memo *m, gt_pl_lt_layou
     int hit;
     if (!memo_ok) m = NULL;
     gt_pl_lt_memo_entry *e = memo_entry(m ? m->layout : NULL, m ? m->victim_layout : NULL, GT_PL_LT_LAYOUT_SETS, l,
-                                        layout_mask, 8, key, &hit);
+                                        &layout_state, key, &hit);
     if (hit) *out = e->v.layout;
     else read_layout(l, out);
-    if (e && !hit) memcpy(e->key, key, sizeof key), e->v.layout = *out, e->used = 1;
+    if (e && !hit) memcpy(e->key, key, 8 * (size_t)layout_state.words), e->v.layout = *out, e->used = 1;
 }
 
 /* ---- serving ---- */

@@ -304,6 +304,9 @@ void gt_pl_lt_attr_name(int layout, int attr, char *buf, size_t n);
 /* The environment as read when the library was loaded. */
 const gt_pl_config *gt_pl_cfg(void);
 
+/* One line (with its newline) into the log, when GEMMTUNE_PRELOAD_LOG is on; nothing otherwise. */
+void gt_pl_log_line(const char *line);
+
 /* What became of one intercepted call. */
 typedef struct {
     gt_pl_reason reason;
