@@ -492,6 +492,14 @@ static gemmtune_handle bias_handle(const bias_case *c)
     return gemmtune_create_from_table(&h, &r, 1, &o) == GEMMTUNE_SUCCESS ? h : NULL;
 }
 
+/* The loader's fuses_bias for these arguments (gt_loader_facts_of), -1 where it answers none. */
+static int fuses(gemmtune_handle h, int ta, int tb, int m, int n, int k, const float *A, int lda, const float *B, int ldb,
+                 const float *C, int ldc)
+{
+    gt_loader_facts f;
+    return gt_loader_facts_of(h, NULL, ta, tb, m, n, k, A, lda, B, ldb, C, ldc, &f) ? -1 : f.fuses_bias;
+}
+
 /* The elements of D (its padding rows too) whose bits differ between the fused call and the pass's; (size_t)-1 when
  * the setup failed. Each way's fastest of reps runs in *fused_ms, *pass_ms. The bias starts a float past its
  * allocation: a bias may start at any float, so no kernel may read it in wider pieces. */
@@ -512,7 +520,7 @@ static size_t bias_run(const bias_case *c, int reps, double *fused_ms, double *p
     cudaGetDevice(&dev);
     if (!h || !A || !B || !bias || cudaMalloc((void **)&D1, nd * 4) || cudaMalloc((void **)&D2, nd * 4)) goto out;
     cudaMemset(D1, 0x7f, nd * 4), cudaMemset(D2, 0x7f, nd * 4); /* the padding rows must match too */
-    CHECK_MSG(gt_loader_fuses_bias(h, NULL, c->ta, c->tb, c->m, c->n, c->k, A, lda, B, ldb, D1, ldd) == 1,
+    CHECK_MSG(fuses(h, c->ta, c->tb, c->m, c->n, c->k, A, lda, B, ldb, D1, ldd) == 1,
               "%s %dx%dx%d: not fused", c->family, c->m, c->n, c->k);
     for (int r = 0; r < reps; ++r) {
         cudaEventRecord(e[0], NULL);
@@ -576,14 +584,14 @@ GT_TEST(preload_lt_gpu_bias_epilogue_equals_the_pass, GT_NEEDS_GPU)
     bias_case split = {256, 256, 4096, 1, 0, "tf32x3wg", "BM=128,BN=128,BK=32,STAGES=3,KC=128,PF=1,MINB=1,SPLITK=4"};
     gemmtune_handle h = bias_handle(&split);
     float *A = dev_random(4096 * 256, 4), *D = dev_random(256 * 256, 5);
-    CHECK(h && gt_loader_fuses_bias(h, NULL, 1, 0, 256, 256, 4096, A, 4096, A, 4096, D, 256) == 0);
+    CHECK(h && fuses(h, 1, 0, 256, 256, 4096, A, 4096, A, 4096, D, 256) == 0);
     CHECK(h && gt_loader_sgemm_bias(h, NULL, 1, 0, 256, 256, 4096, 1.0f, A, 4096, A, 4096, D, D, 256) ==
                GEMMTUNE_STATUS_INVALID_VALUE);
     gemmtune_destroy(h);
     /* skinny's K slices through a workspace: nothing fused */
     bias_case sksplit = {4096, 8, 4096, 1, 0, "skinny", "SIDE=0,SR=8,TL=4,WARPS=4,KC=32,STAGES=3,FILL=8,RG=4"};
     h = bias_handle(&sksplit);
-    CHECK(h && gt_loader_fuses_bias(h, NULL, 1, 0, 4096, 8, 4096, A, 4096, A, 4096, D, 4096) == 0);
+    CHECK(h && fuses(h, 1, 0, 4096, 8, 4096, A, 4096, A, 4096, D, 4096) == 0);
     gemmtune_destroy(h), cudaFree(A), cudaFree(D);
     const bias_case linear[] = {{3072, 8192, 768, 1, 0, "tf32x3wg", P}, /* fc1 of a 768-wide transformer, as */
                                 {4096, 1, 4096, 1, 0, "gemv", G1},       /* cuBLASLt gets it; batch 1 and 8 */

@@ -10,16 +10,12 @@
 
 #include <stddef.h>
 
-/* 1 when gemmtune_sgemm with these arguments would run one of gemmtune's kernels whose family adds a bias in its
- * epilogue (one GEMM, no workspace), 0 when not, -1 as gemmtune_runs_own_kernel. */
-int gt_loader_fuses_bias(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,
-                         const float *A, int lda, const float *B, int ldb, const float *C, int ldc);
-
 /* What gemmtune_sgemm would do with these arguments, from one lookup of its plan (the drop-in's cublasLtMatmul asks
- * before it writes a bias or C into D): own, one of gemmtune's kernels (not cuBLAS's, not none); fuses_bias, as
- * gt_loader_fuses_bias; and, with times 1, the stored times of the winner and of cuBLAS, as gemmtune_kernel_times.
- * A call that runs no kernel of gemmtune's is counted for the recorder, as by gemmtune_runs_own_kernel. Returns 0,
- * -2 when the calling thread is not on h's device (nothing counted), or -1 as gemmtune_runs_own_kernel. */
+ * before it writes a bias or C into D): own, one of gemmtune's kernels (not cuBLAS's, not none); fuses_bias, 1 where
+ * that kernel's family adds a bias in its epilogue (kernels/family.h: bias_epilogue; one GEMM, no workspace); and,
+ * with times 1, the stored times of the winner and of cuBLAS, as gemmtune_kernel_times. A call that runs no kernel
+ * of gemmtune's is counted for the recorder, as by gemmtune_runs_own_kernel. Returns 0, -2 when the calling thread
+ * is not on h's device (nothing counted), or -1 as gemmtune_runs_own_kernel. */
 typedef struct {
     int own, fuses_bias, times;
     double kernel_ms, cublas_ms;
@@ -28,7 +24,7 @@ typedef struct {
 int gt_loader_facts_of(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,
                        const float *A, int lda, const float *B, int ldb, const float *C, int ldc, gt_loader_facts *f);
 
-/* Then: C = alpha op(A) op(B) + bias, bias one value per element of C's contiguous dimension (a row of a
+/* Where the facts say fuses_bias: C = alpha op(A) op(B) + bias, bias one value per element of C's contiguous dimension (a row of a
  * column-major C, a column of a row-major one), rounded as the broadcast and gemmtune_sgemm at beta 1 would (bit for
  * bit); GEMMTUNE_STATUS_INVALID_VALUE where the call's kernel has no bias epilogue, or k < 1. */
 gemmtune_status gt_loader_sgemm_bias(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m,

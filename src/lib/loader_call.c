@@ -369,14 +369,6 @@ int gemmtune_kernel_times(gemmtune_handle h, void *stream, gemmtune_op transa, g
     return stored_times(h, p, kernel_ms, cublas_ms);
 }
 
-int gt_loader_fuses_bias(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m, int n, int k,
-                         const float *A, int lda, const float *B, int ldb, const float *C, int ldc)
-{
-    gt_plan *p;
-    if (plan_for(h, stream, transa, transb, m, n, k, A, lda, B, ldb, C, ldc, &p)) return -1;
-    return fuses_bias(p);
-}
-
 gemmtune_status gt_loader_sgemm_bias(gemmtune_handle h, void *stream, gemmtune_op transa, gemmtune_op transb, int m,
                                      int n, int k, float alpha, const float *A, int lda, const float *B, int ldb,
                                      const float *bias, float *C, int ldc)
