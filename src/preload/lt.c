@@ -173,6 +173,25 @@ static int learn_masks(void)
     return d0[0] == desc_format && desc_state.mask[0] == ~0ull && layout_state.words > 0;
 }
 
+/* Whether descriptors are kept by their state bytes (memo_ok, desc_format; the masks learnt), for cuBLASLt version v
+ * whose two fresh descriptors (compute types 32F and 32F_PEDANTIC) began with the words first; the log says which. */
+static void choose_memo(size_t v, const uint64_t first[2])
+{
+    desc_format = first[0];
+    memo_ok = v / 10000 == CUBLAS_VER_MAJOR && first[0] == first[1] && learn_masks();
+    int state = 0; /* bytes of a descriptor that hold state */
+    for (int i = 0; memo_ok && i < 32 * 8; ++i) state += ((const unsigned char *)desc_state.mask)[i] != 0;
+    char line[300];
+    if (memo_ok)
+        snprintf(line, sizeof line, "gemmtune: cuBLASLt %zu: descriptors kept by their state bytes (%d of 256)\n", v,
+                 state);
+    else
+        snprintf(line, sizeof line, "gemmtune: cuBLASLt %zu: descriptors read through its getters on every call (%s)\n",
+                 v, v / 10000 != CUBLAS_VER_MAJOR ? "not the major version gemmtune was built against"
+                                                  : "its descriptors' state bytes could not be told");
+    gt_pl_log_line(line);
+}
+
 static void probe_defaults(void)
 {
     __typeof__(cublasLtMatmulDescCreate) *dc = (__typeof__(dc))find("cublasLtMatmulDescCreate", lt_sonames);
@@ -188,20 +207,7 @@ static void probe_defaults(void)
         probe(0, d, &desc_default[i]);
         if (d) memcpy(&first[i], d, sizeof first[i]), dd(d);
     }
-    desc_format = first[0];
-    const size_t v = version ? version() : 0;
-    memo_ok = v / 10000 == CUBLAS_VER_MAJOR && first[0] == first[1] && learn_masks();
-    int state = 0;
-    for (int i = 0; memo_ok && i < 32; ++i) state += __builtin_popcountll(desc_state.mask[i]) / 8;
-    char line[300];
-    if (memo_ok)
-        snprintf(line, sizeof line, "gemmtune: cuBLASLt %zu: descriptors kept by their state bytes (%d of 256)\n", v,
-                 state);
-    else
-        snprintf(line, sizeof line, "gemmtune: cuBLASLt %zu: descriptors read through its getters on every call (%s)\n",
-                 v, v / 10000 != CUBLAS_VER_MAJOR ? "not the major version gemmtune was built against"
-                                                  : "its descriptors' state bytes could not be told");
-    gt_pl_log_line(line);
+    choose_memo(version ? version() : 0, first);
     cublasLtMatrixLayout_t l = NULL;
     if (lc && ld && lc(&l, CUDA_R_32F, 1, 1, 1) != CUBLAS_STATUS_SUCCESS) l = NULL;
     probe(1, l, &layout_default);
@@ -430,16 +436,17 @@ static gt_pl_reason run(gemmtune_handle h, cudaStream_t s, int dev, const void *
     const gt_pl_lt_plan *p = o->p;
     const gt_pl_call *c = &p->call;
     gt_pl_reason r = GT_PL_SERVE;
+    const int pass = p->bias || p->copy_c; /* the bias or C into D first, unless the kernel adds the bias */
     int cur = -1, fused = 0;
     ++gt_pl_depth;
-    if ((p->bias || p->copy_c) && (r = fused_is_cheaper(h, s, o, &fused)) != GT_PL_SERVE) return --gt_pl_depth, r;
+    if (pass && (r = fused_is_cheaper(h, s, o, &fused)) != GT_PL_SERVE) return --gt_pl_depth, r;
     if (fused) {
         gemmtune_status st = gt_loader_sgemm_bias(h, (void *)s, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n,
                                                   c->k, p->alpha, o->A, c->lda, o->B, c->ldb, o->bias, o->D, c->ldc);
         if (st != GEMMTUNE_SUCCESS) r = gt_pl_failed(st, out); /* D untouched but by the kernel: cuBLASLt may retry */
         return --gt_pl_depth, r;
     }
-    if ((p->bias || p->copy_c) && (cudaGetDevice(&cur) != cudaSuccess || cur != dev))
+    if (pass && (cudaGetDevice(&cur) != cudaSuccess || cur != dev))
         return (void)cudaGetLastError(), --gt_pl_depth, GT_PL_DEVICE_CHANGED; /* nothing on another device's stream */
     if (p->bias) {
         const int rc = gt_bias_broadcast(dev, (void *)s, c->m, c->n, o->bias, o->D, c->ldc, out->detail,
@@ -458,7 +465,7 @@ static gt_pl_reason run(gemmtune_handle h, cudaStream_t s, int dev, const void *
         gemmtune_status st = gemmtune_sgemm(h, (void *)s, gt_pl_op(c->transa), gt_pl_op(c->transb), c->m, c->n, c->k,
                                             p->alpha, o->A, c->lda, o->B, c->ldb, p->beta, o->D, c->ldc);
         if (st != GEMMTUNE_SUCCESS) r = gt_pl_failed(st, out);
-        if (r == GT_PL_DEVICE_CHANGED && (p->bias || p->copy_c)) r = GT_PL_GEMMTUNE; /* D was written: no retry */
+        if (r == GT_PL_DEVICE_CHANGED && pass) r = GT_PL_GEMMTUNE; /* D was written: no retry */
     }
     --gt_pl_depth;
     return r;
