@@ -251,3 +251,23 @@ char *gt_fixture_text(const char *path)
     size_t n;
     return (char *)gt_fixture_slurp(path, &n);
 }
+
+typedef struct {
+    const char *name;
+    int with;
+} space_with;
+
+static int count_with(const gt_family *f, const gt_params *p, void *ctx)
+{
+    space_with *c = ctx;
+    c->with += gt_param_get(f, p, c->name, 0) != 0;
+    return 0;
+}
+
+int gt_fixture_space_with(const gt_family *f, const gt_limits *lim, const char *name, int *total)
+{
+    space_with c = {name, 0};
+    const int n = gt_enumerate(f, lim, count_with, &c);
+    if (total) *total = n;
+    return c.with;
+}

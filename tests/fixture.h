@@ -1,10 +1,11 @@
 /* The tests' one fixture builder (tests/fixture.c): databases for the db, export, query, merge, report and loader
  * tests, built through the db API with made-up GPUs, shapes and trials, and small file and SQL helpers for
- * byte-for-byte and row-count comparisons. */
+ * byte-for-byte and row-count comparisons, and a count over a family's default space. */
 #ifndef GT_FIXTURE_H
 #define GT_FIXTURE_H
 
 #include "db.h"
+#include "family.h"
 
 #include <stddef.h>
 
@@ -56,5 +57,9 @@ void gt_fixture_preload_env(char *buf, size_t n, const char *also);
 
 /* A text file's contents, NUL-terminated (NULL when unreadable). Caller frees. */
 char *gt_fixture_text(const char *path);
+
+/* The points of f's default space on lim whose parameter `name` is not 0 (a variant the space must not list, as
+ * EVEN); *total, when given, the space's points. */
+int gt_fixture_space_with(const gt_family *f, const gt_limits *lim, const char *name, int *total);
 
 #endif

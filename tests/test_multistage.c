@@ -2,6 +2,7 @@
  * configurations in all four layouts with zero spills. Run: build/gt_tests --cpu multistage */
 #include "compile.h"
 #include "family.h"
+#include "fixture.h"
 #include "harness.h"
 #include "toolkit.h"
 
@@ -244,12 +245,6 @@ GT_TEST(multistage_applicable_bounds_split_k_workspace, GT_NEEDS_NONE)
     CHECK(fam()->applicable(&split128, &thin));
 }
 
-static int count_even(const gt_family *f, const gt_params *p, void *ctx)
-{
-    *(int *)ctx += gt_param_get(f, p, "EVEN", 0) != 0;
-    return 0;
-}
-
 /* EVEN follows the call: 1 where C is whole tiles and every operand 16-byte aligned with ld a multiple of 4, else
  * 0 (also for a point that had it); applicable() refuses the variant anywhere else; the text names it; an EDGE=1
  * point's variant is EDGE=0's (dropped from the plan), and the default space lists no point with it (a sweep
@@ -302,8 +297,8 @@ GT_TEST(multistage_even_follows_the_call, GT_NEEDS_NONE)
     q = edge64;
     CHECK(fam()->specialize(&q, &bad[3]) == 1 && !memcmp(&q, &edge64, sizeof q)); /* partial tiles: as it was */
     const gt_limits l = sm90();
-    int with_even = 0;
-    CHECK(gt_enumerate(fam(), &l, count_even, &with_even) > 0 && with_even == 0);
+    int points = 0;
+    CHECK(gt_fixture_space_with(fam(), &l, "EVEN", &points) == 0 && points > 0);
 }
 
 GT_TEST(multistage_render_has_layout_and_params, GT_NEEDS_NONE)

@@ -4,6 +4,7 @@
  * Run: build/gt_tests --cpu tf32x3wg */
 #include "compile.h"
 #include "family.h"
+#include "fixture.h"
 #include "harness.h"
 #include "pool.h"
 #include "toolkit.h"
@@ -31,12 +32,6 @@ static int is_legal(const gt_params *p, char *why, size_t n)
 }
 
 static gt_params with(gt_params p, const char *name, int v) { return gt_params_with(fam(), p, name, v); }
-
-static int count_even(const gt_family *f, const gt_params *p, void *ctx)
-{
-    *(int *)ctx += gt_param_get(f, p, "EVEN", 0) != 0;
-    return 0;
-}
 
 GT_TEST(tf32x3wg_is_registered_arch_specific_with_its_math, GT_NEEDS_NONE)
 {
@@ -305,9 +300,7 @@ GT_TEST(tf32x3wg_even_follows_the_call, GT_NEEDS_NONE)
     p = with(p, "EVEN", 1);
     CHECK(!is_legal(&p, why, sizeof why) && strstr(why, "EVEN with BN=112"));
     const gt_limits l = limits("sm_90");
-    int even = 0;
-    gt_enumerate(fam(), &l, count_even, &even);
-    CHECK(even == 0);
+    CHECK(gt_fixture_space_with(fam(), &l, "EVEN", NULL) == 0);
 }
 
 /* The variants without edge code compile for sm_90a: unsplit, split-K, stream-K, C transposed, one layout each. */
