@@ -72,11 +72,10 @@ static defaults layout_default;
 static int memo_ok;
 static uint64_t desc_format;
 
-/* Where an object's state lies: its first `words` words (past them, padding only), of which the words listed in
- * `partial` hold padding too, to be masked out (mask). */
+/* Where an object's state lies: its first `words` words (past them, padding only), and in each the bits that are
+ * state (mask: all of a word's, but where Init leaves padding in it). */
 typedef struct {
-    int words, npartial;
-    unsigned char partial[32];
+    int words;
     uint64_t mask[32];
 } state_bytes;
 static state_bytes desc_state, layout_state;
@@ -145,11 +144,9 @@ static void learn_mask(int layout, uint64_t *obj0, uint64_t *obj1, int words, st
         for (int i = 0; set == CUBLAS_STATUS_SUCCESS && i < words; ++i) mask[i] |= before[i] ^ obj0[i];
         memcpy(obj0, before, 8 * (size_t)words); /* the next attribute from Init's state again */
     }
-    st->words = st->npartial = 0;
+    st->words = 0;
     for (int i = 0; i < words; ++i)
         if (mask[i]) st->words = i + 1;
-    for (int i = 0; i < st->words; ++i)
-        if (mask[i] != ~0ull) st->partial[st->npartial++] = (unsigned char)i;
 }
 
 /* Both masks, from objects Init makes in this library's own storage; 0 where an Init or a setter is missing. */
@@ -333,68 +330,151 @@ static void read_layout(cublasLtMatrixLayout_t l, gt_pl_lt_layout *out)
  * in storage of that size that the caller owns and never hands back). So two descriptors whose state bytes (the
  * masks) are the same answer every getter alike, and the thread keeps what it read (the fields and the first
  * changed attribute) by those bytes: a call whose descriptors it has seen costs a hash and a compare each, not some
- * sixty getters of 10-15 ns. State that differs in any byte, even only in a bias pointer, is read again. */
+ * sixty getters of 10-15 ns. State that differs in any byte, even only in a bias pointer, is read again. A call
+ * that is the thread's last call again (the same objects, their state words unchanged) costs one compare of those
+ * words and takes the last call's verdict too (gt_pl_lt_last): a loop over one GEMM pays no hash and no
+ * classification. */
 _Static_assert(sizeof(cublasLtMatmulDescOpaque_t) == sizeof(((gt_pl_lt_memo_entry *)0)->key), "desc bytes");
 _Static_assert(sizeof(cublasLtMatrixLayoutOpaque_t) == 8 * 8, "layout bytes");
 
-/* obj's state words into key (its first st->words words, the padding in them masked out), and their set among
- * nsets: the words' exclusive-or, mixed. It only spreads descriptors over the sets (two that differ in one word, as
- * two layers' bias pointers, land apart), and a call pays it on every descriptor: a copy, a few masks, and four
- * independent chains of xors, not a chain of multiplies. */
-static unsigned memo_key(const void *obj, const state_bytes *st, uint64_t *key, unsigned nsets)
+/* Word i of an object's storage. */
+static inline uint64_t word(const void *obj, int i)
+{
+    uint64_t w;
+    memcpy(&w, (const unsigned char *)obj + 8 * i, sizeof w);
+    return w;
+}
+
+/* The set of nsets that an object of these state words falls in: the masked words' exclusive-or, mixed. It only
+ * spreads descriptors over the sets (two that differ in one word, as two layers' bias pointers, land apart), and
+ * a call pays it on every descriptor not seen in its last call: four independent chains of xors, no copy. */
+static unsigned memo_set(const void *obj, const state_bytes *st, unsigned nsets)
 {
     uint64_t h[4] = {0, 0, 0, 0};
-    memcpy(key, obj, 8 * (size_t)st->words);
-    for (int p = 0; p < st->npartial; ++p) key[st->partial[p]] &= st->mask[st->partial[p]];
-    int i = 0;
-    for (; i + 4 <= st->words; i += 4) h[0] ^= key[i], h[1] ^= key[i + 1], h[2] ^= key[i + 2], h[3] ^= key[i + 3];
-    for (int j = 0; i < st->words; ++i, ++j) h[j] ^= key[i];
+    for (int i = 0; i < st->words; ++i) h[i & 3] ^= word(obj, i) & st->mask[i];
     const uint64_t x = h[0] ^ (h[1] << 16 | h[1] >> 48) ^ (h[2] << 32 | h[2] >> 32) ^ (h[3] << 48 | h[3] >> 16);
     return (unsigned)(((x ^ x >> 29) * 0x9e3779b97f4a7c15ull) >> 40) % nsets;
 }
 
-/* The way of the set that holds what was read of an object of these state words (*hit 1), else the one to fill:
- * an unused one, or the set's next victim in turn. NULL (no hit) where there is no table or object. */
+/* Whether key holds obj's state words, masked. */
+static int memo_same(const uint64_t *key, const void *obj, const state_bytes *st)
+{
+    uint64_t d = 0;
+    for (int i = 0; i < st->words; ++i) d |= key[i] ^ (word(obj, i) & st->mask[i]);
+    return d == 0;
+}
+
+/* The way of the set that holds what was read of an object of these state words (*hit 1), else the one to fill
+ * (its key filled already): an unused one, or the set's next victim in turn. NULL (no hit) where there is no table
+ * or object. */
 static gt_pl_lt_memo_entry *memo_entry(gt_pl_lt_memo_entry (*sets)[GT_PL_LT_WAYS], unsigned char *victim,
-                                       unsigned nsets, const void *obj, const state_bytes *st, uint64_t *key,
-                                       int *hit)
+                                       unsigned nsets, const void *obj, const state_bytes *st, int *hit)
 {
     *hit = 0;
     if (!sets || !obj) return NULL;
-    const unsigned s = memo_key(obj, st, key, nsets);
-    gt_pl_lt_memo_entry *set = sets[s], *free_way = NULL;
+    const unsigned s = memo_set(obj, st, nsets);
+    gt_pl_lt_memo_entry *set = sets[s], *e = NULL;
     for (int w = 0; w < GT_PL_LT_WAYS; ++w) {
-        if (set[w].used && !memcmp(set[w].key, key, 8 * (size_t)st->words)) return *hit = 1, &set[w];
-        if (!set[w].used && !free_way) free_way = &set[w];
+        if (set[w].used && memo_same(set[w].key, obj, st)) return *hit = 1, &set[w];
+        if (!set[w].used && !e) e = &set[w];
     }
-    if (free_way) return free_way;
-    victim[s] = (unsigned char)((victim[s] + 1) % GT_PL_LT_WAYS);
-    return &set[victim[s]];
+    if (!e) victim[s] = (unsigned char)((victim[s] + 1) % GT_PL_LT_WAYS), e = &set[victim[s]];
+    for (int i = 0; i < st->words; ++i) e->key[i] = word(obj, i) & st->mask[i];
+    return e;
 }
 
 static void desc_of(cublasLtMatmulDesc_t d, gt_pl_lt_memo *m, gt_pl_lt_desc *out)
 {
-    uint64_t key[32], format = 0;
     int hit;
-    if (d) memcpy(&format, d, sizeof format);
-    if (!memo_ok || format != desc_format) m = NULL; /* another version's, or smaller storage: read it */
+    if (!memo_ok || !d || word(d, 0) != desc_format) m = NULL; /* another version's, or smaller storage: read it */
     gt_pl_lt_memo_entry *e =
-        memo_entry(m ? m->desc : NULL, m ? m->victim_desc : NULL, GT_PL_LT_DESC_SETS, d, &desc_state, key, &hit);
+        memo_entry(m ? m->desc : NULL, m ? m->victim_desc : NULL, GT_PL_LT_DESC_SETS, d, &desc_state, &hit);
     if (hit) *out = e->v.desc;
     else read_desc(d, out);
-    if (e && !hit) memcpy(e->key, key, 8 * (size_t)desc_state.words), e->v.desc = *out, e->used = 1;
+    if (e && !hit) e->v.desc = *out, e->used = 1;
 }
 
 static void layout_of(cublasLtMatrixLayout_t l, gt_pl_lt_memo *m, gt_pl_lt_layout *out)
 {
-    uint64_t key[8];
     int hit;
     if (!memo_ok) m = NULL;
-    gt_pl_lt_memo_entry *e = memo_entry(m ? m->layout : NULL, m ? m->victim_layout : NULL, GT_PL_LT_LAYOUT_SETS, l,
-                                        &layout_state, key, &hit);
+    gt_pl_lt_memo_entry *e =
+        memo_entry(m ? m->layout : NULL, m ? m->victim_layout : NULL, GT_PL_LT_LAYOUT_SETS, l, &layout_state, &hit);
     if (hit) *out = e->v.layout;
     else read_layout(l, out);
-    if (e && !hit) memcpy(e->key, key, 8 * (size_t)layout_state.words), e->v.layout = *out, e->used = 1;
+    if (e && !hit) e->v.layout = *out, e->used = 1;
+}
+
+/* Whether the call names the objects of the thread's last call with the same state words (the format word first:
+ * a descriptor in smaller storage is never read as 32 words). */
+static int same_as_last(const gt_pl_lt_last *L, void *const obj[5])
+{
+    if (!L->valid) return 0;
+    for (int i = 0; i < 5; ++i)
+        if (obj[i] != L->obj[i]) return 0;
+    if (word(obj[0], 0) != desc_format || memcmp(obj[0], L->desc_words, 8 * (size_t)desc_state.words)) return 0;
+    for (int i = 0; i < 4; ++i)
+        if (memcmp(obj[i + 1], L->layout_words[i], 8 * (size_t)layout_state.words)) return 0;
+    return 1;
+}
+
+/* The call's descriptor and layouts (obj: desc, then A's, B's, C's and D's layout) as the getters would answer:
+ * the last call's where it names the same objects unchanged, else through the table, and then kept as the last
+ * call where the table may key on them all. */
+static int read_call(gt_pl_lt_memo *m, void *const obj[5], gt_pl_lt_call *call)
+{
+    gt_pl_lt_layout *const l[4] = {&call->a, &call->b, &call->c, &call->d};
+    gt_pl_lt_last *L = m && memo_ok ? &m->last : NULL;
+    if (L && same_as_last(L, obj)) {
+        call->desc = L->desc;
+        for (int i = 0; i < 4; ++i) *l[i] = L->layout[i];
+        return 1;
+    }
+    desc_of(obj[0], m, &call->desc);
+    for (int i = 0; i < 4; ++i)
+        if (i == 2 && obj[3] == obj[4]) continue; /* C's layout is D's: read once */
+        else layout_of(obj[i + 1], m, l[i]);
+    if (obj[3] == obj[4]) call->c = call->d;
+    if (!L) return 0;
+    L->classified = 0;
+    L->valid = obj[0] && obj[1] && obj[2] && obj[3] && obj[4] && word(obj[0], 0) == desc_format;
+    if (!L->valid) return 0;
+    memcpy(L->obj, obj, sizeof L->obj);
+    memcpy(L->desc_words, obj[0], 8 * (size_t)desc_state.words);
+    for (int i = 0; i < 4; ++i) memcpy(L->layout_words[i], obj[i + 1], 8 * (size_t)layout_state.words);
+    L->desc = call->desc;
+    for (int i = 0; i < 4; ++i) L->layout[i] = *l[i];
+    return 0;
+}
+
+/* The bits of the call's scalars where its descriptor says they are FP32 on the host (the only case in which
+ * gt_pl_lt_classify reads them), else 0. */
+static void scalar_bits(const gt_pl_lt_call *call, uint32_t *alpha, uint32_t *beta)
+{
+    const gt_pl_lt_desc *d = &call->desc;
+    *alpha = *beta = 0;
+    if (!d->ok || d->pointer_mode != CUBLASLT_POINTER_MODE_HOST || d->scale_type != CUDA_R_32F || !call->alpha ||
+        !call->beta)
+        return;
+    memcpy(alpha, call->alpha, sizeof *alpha), memcpy(beta, call->beta, sizeof *beta);
+}
+
+/* gt_pl_lt_classify's verdict, or the thread's last call's where this one is that call again: the same objects
+ * unchanged (same: read_call's answer), and the same handle's presence, scalars, C and D. */
+static gt_pl_reason classify(gt_pl_lt_memo *m, int same, const gt_pl_lt_call *call, gt_pl_lt_plan *plan)
+{
+    gt_pl_lt_last *L = m && memo_ok ? &m->last : NULL;
+    uint32_t a = 0, b = 0;
+    if (L) scalar_bits(call, &a, &b);
+    if (L && same && L->classified && L->handle == call->handle && L->alpha == call->alpha &&
+        L->beta == call->beta && L->C == call->C && L->D == call->D && L->alpha_bits == a && L->beta_bits == b)
+        return *plan = L->plan, L->reason;
+    const gt_pl_reason r = gt_pl_lt_classify(call, gt_pl_cfg(), plan);
+    if (L && L->valid) {
+        L->handle = call->handle, L->alpha = call->alpha, L->beta = call->beta, L->C = call->C, L->D = call->D;
+        L->alpha_bits = a, L->beta_bits = b, L->reason = r, L->plan = *plan, L->classified = 1;
+    }
+    return r;
 }
 
 /* ---- serving ---- */
@@ -503,15 +583,10 @@ GT_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulD
     gt_pl_lt_call call = {.handle = handle != NULL, .alpha = alpha, .beta = beta, .C = C, .D = D};
     gt_pl_outcome out; /* not zeroed whole: its texts are over a kilobyte, and only their first byte matters here */
     out.reason = GT_PL_SERVE, out.t = gt_pl_thread_get(), out.fresh = 2, out.detail[0] = out.explain[0] = '\0';
+    void *const obj[5] = {desc, Adesc, Bdesc, Cdesc, Ddesc};
     gt_pl_lt_memo *memo = gt_pl_thread_memo(out.t);
-    desc_of(desc, memo, &call.desc);
-    layout_of(Adesc, memo, &call.a);
-    layout_of(Bdesc, memo, &call.b);
-    layout_of(Ddesc, memo, &call.d);
-    if (Cdesc == Ddesc) call.c = call.d;
-    else layout_of(Cdesc, memo, &call.c);
     gt_pl_lt_plan plan;
-    out.reason = gt_pl_lt_classify(&call, gt_pl_cfg(), &plan);
+    out.reason = classify(memo, read_call(memo, obj, &call), &call, &plan);
     if (out.reason == GT_PL_SERVE) {
         const operands o = {&plan, A, B, C, call.desc.bias, D};
         out.reason = gt_pl_serve(&plan.call, stream, run, &o, &out);

@@ -245,13 +245,7 @@ typedef struct {
     } v;
 } gt_pl_lt_memo_entry;
 
-typedef struct {
-    gt_pl_lt_memo_entry desc[GT_PL_LT_DESC_SETS][GT_PL_LT_WAYS], layout[GT_PL_LT_LAYOUT_SETS][GT_PL_LT_WAYS];
-    unsigned char victim_desc[GT_PL_LT_DESC_SETS], victim_layout[GT_PL_LT_LAYOUT_SETS];
-} gt_pl_lt_memo;
 
-/* The calling thread's table (handles.c keeps it with the thread's state); NULL for t NULL. */
-gt_pl_lt_memo *gt_pl_thread_memo(gt_pl_thread *t);
 
 /* One cublasLtMatmul call: D = alpha op(A) op(B) + beta C (+ bias broadcast across columns), column-major. */
 typedef struct {
@@ -270,6 +264,32 @@ typedef struct {
     int bias;               /* broadcast the bias into D first */
     char detail[160];       /* for the log: the type, attribute or layout that sent the call to cuBLASLt */
 } gt_pl_lt_plan;
+
+/* The thread's last call: its descriptor and four layouts (A, B, C, D) by address, their state words as they were
+ * (unmasked), what was read of them, and its verdict (lt.c). A call on the same objects, unchanged, takes what was
+ * read from here for a compare of those words, without the table's hashing, and with the same handle, scalars, C
+ * and D, the verdict too: a program that keeps its descriptors and calls one GEMM in a loop. */
+typedef struct {
+    int valid, classified;
+    const void *obj[5];
+    uint64_t desc_words[32], layout_words[4][8];
+    gt_pl_lt_desc desc;
+    gt_pl_lt_layout layout[4];
+    int handle;
+    const void *alpha, *beta, *C, *D;
+    uint32_t alpha_bits, beta_bits; /* read where the descriptor says host FP32 scalars, else 0 */
+    gt_pl_reason reason;
+    gt_pl_lt_plan plan;
+} gt_pl_lt_last;
+
+typedef struct {
+    gt_pl_lt_memo_entry desc[GT_PL_LT_DESC_SETS][GT_PL_LT_WAYS], layout[GT_PL_LT_LAYOUT_SETS][GT_PL_LT_WAYS];
+    unsigned char victim_desc[GT_PL_LT_DESC_SETS], victim_layout[GT_PL_LT_LAYOUT_SETS];
+    gt_pl_lt_last last;
+} gt_pl_lt_memo;
+
+/* The calling thread's table (handles.c keeps it with the thread's state); NULL for t NULL. */
+gt_pl_lt_memo *gt_pl_thread_memo(gt_pl_thread *t);
 
 /* GT_PL_SERVE, with plan filled, when gemmtune computes exactly what cuBLASLt would; else the first reason to
  * forward (plan->call and plan->detail still filled as far as known, for the log). Reads *alpha and *beta only

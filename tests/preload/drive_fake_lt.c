@@ -144,8 +144,9 @@ static void run(const lcase *c, cublasLtHandle_t h)
 /* The servable 90x32x16 call on the same descriptors (after a first call of another shape, which has the drop-in
  * probe cuBLASLt's defaults): calls 0-2 on them, 3 on copies made elsewhere (same bytes), 4 with an attribute of
  * the descriptor changed, 5 with it changed back and one of D's layout changed instead, 6 and 7 with the
- * descriptor's first word saying smaller storage (as an older header's cublasLtMatmulDescInit makes): the getter
- * calls each made. Then a model's Linear layers. */
+ * descriptor's first word saying smaller storage (as an older header's cublasLtMatmulDescInit makes), 8-10 on the
+ * copy again with alpha 1.5, 0 (forwarded: "alpha == 0"), 1.5: the getter calls each made. Then a model's Linear
+ * layers. */
 static void memo(cublasLtHandle_t h)
 {
     const lcase c = {.name = "memo", .m = 90, .n = 32, .k = 16}, w = {.name = "warm", .m = 91, .n = 8, .k = 8};
@@ -160,14 +161,15 @@ static void memo(cublasLtHandle_t h)
                            wb = layout(CUDA_R_32F, 8, 8, 8, 1), wd = layout(CUDA_R_32F, 91, 8, 91, 1);
     cublasLtMatmul(h, warm, &alpha, A, wa, B, wb, &beta, D, wd, D, wd, NULL, NULL, 0, NULL);
     int32_t sm = 100, zero = 0;
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < 11; ++i) {
+        alpha = i == 9 ? 0.0f : 1.5f; /* at the same address: the verdict must follow its value */
         if (i == 4) cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sm, sizeof sm);
         if (i == 5) cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &zero, sizeof zero),
                     set_int(ld, FAKE_LT_NEW_LAYOUT_ATTR, 3);
         if (i == 6) set_int(ld, FAKE_LT_NEW_LAYOUT_ATTR, 0), fake_lt_set_format(desc, 3);
         const unsigned long long before = fake_lt_getter_calls();
-        cublasStatus_t st = cublasLtMatmul(h, i == 3 ? copy : desc, &alpha, A, la, B, lb, &beta, D, ld, D, ld, NULL,
-                                           NULL, 0, NULL);
+        cublasStatus_t st = cublasLtMatmul(h, i == 3 || i >= 8 ? copy : desc, &alpha, A, la, B, lb, &beta, D, ld, D, ld,
+                                           NULL, NULL, 0, NULL);
         printf("memo call %d: status=%d getters=%llu\n", i, (int)st, fake_lt_getter_calls() - before);
     }
     cublasLtMatmulDescDestroy(warm);
