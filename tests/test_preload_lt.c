@@ -269,11 +269,12 @@ GT_TEST(preload_lt_interposer_with_a_stand_in_cublaslt, GT_NEEDS_NONE)
  * never as 256 bytes; and a model's 48 Linear layers, whose descriptors differ in their bias pointers, all stay. */
 GT_TEST(preload_lt_reads_a_descriptor_once_until_it_changes, GT_NEEDS_NONE)
 {
-    char pre[4400], cmd[16384], *out = NULL, *sum = gt_tmp_path(".summary");
+    char pre[4400], cmd[16384], *out = NULL, *sum = gt_tmp_path(".summary"), *log = gt_tmp_path(".log");
     unsigned long long g[11] = {0};
     int st[11];
     preload_prefix(pre, sizeof pre);
-    snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD_SUMMARY=%s " DRIVE_LT " memo 2>/dev/null", pre, sum);
+    snprintf(cmd, sizeof cmd, "%s GEMMTUNE_PRELOAD_SUMMARY=%s GEMMTUNE_PRELOAD_LOG=%s " DRIVE_LT " memo 2>/dev/null",
+             pre, sum, log);
     int rc = gt_run(cmd, &out);
     for (int i = 0; i < 11; ++i) {
         char want[32];
@@ -303,8 +304,17 @@ GT_TEST(preload_lt_reads_a_descriptor_once_until_it_changes, GT_NEEDS_NONE)
     /* call 9 alone, on the objects of call 8 unchanged, its verdict its own: neither call 8's nor kept for 10 */
     CHECK_MSG(text && strstr(text, "\tcublasLtMatmul\tforwarded\talpha == 0 (A and B are not read)\t1\n"), "%s",
               text ? text : "(no summary)");
-    unlink(sum);
-    free(out), free(text), free(sum);
+    /* the log's last line: calls 1, 2, 9 and 10 repeated their last call; every other call's four objects (C's
+     * layout is D's) found or read, of 108 calls */
+    char *lines = gt_fixture_text(log);
+    const char *tail = lines ? strstr(lines, "cublasLtMatmul: ") : NULL;
+    unsigned long long r[3] = {0, 0, 0};
+    const int got_r = tail ? sscanf(tail, "cublasLtMatmul: %llu calls repeated their thread's last call; the others' "
+                                          "descriptors and layouts: %llu found read before, %llu read through",
+                                    &r[0], &r[1], &r[2]) : 0;
+    CHECK_MSG(got_r == 3 && r[0] == 4 && r[1] + r[2] == 4 * (108 - 4) && r[2] == 59, "%s", lines ? lines : "(no log)");
+    unlink(sum), unlink(log);
+    free(out), free(text), free(sum), free(lines), free(log);
 }
 
 /* What the drop-in's descriptor table assumes of the cuBLASLt installed here (no GPU needed for descriptors), with

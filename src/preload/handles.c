@@ -59,6 +59,8 @@ static void unlink_locked(gt_pl_thread *t)
     t->next = t->prev = NULL;
     for (int a = 0; a < GT_PL_NAPI; ++a)
         for (int r = 0; r < GT_PL_NREASONS; ++r) gone.n[a][r] += atomic_load_explicit(&t->n[a][r], memory_order_relaxed);
+    for (int i = 0; i < GT_PL_LT_NREADS; ++i)
+        gone.lt_reads[i] += atomic_load_explicit(&t->memo.reads[i], memory_order_relaxed);
 }
 
 /* pthread key destructor. If the process-exit handler got to this state first, its handles are gone already
@@ -202,5 +204,8 @@ void gt_pl_totals(gt_pl_counts *out)
         for (int a = 0; a < GT_PL_NAPI; ++a)
             for (int r = 0; r < GT_PL_NREASONS; ++r)
                 out->n[a][r] += atomic_load_explicit(&t->n[a][r], memory_order_relaxed);
+    for (gt_pl_thread *t = reg_head; t; t = t->next)
+        for (int i = 0; i < GT_PL_LT_NREADS; ++i)
+            out->lt_reads[i] += atomic_load_explicit(&t->memo.reads[i], memory_order_relaxed);
     pthread_mutex_unlock(&reg_lock);
 }

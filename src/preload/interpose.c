@@ -167,9 +167,15 @@ __attribute__((destructor)) static void preload_fini(void)
     write_summary(&c);
     for (int a = 0; a < GT_PL_NAPI; ++a)
         for (int r = 0; r < GT_PL_NREASONS; ++r) *(r == GT_PL_SERVE ? &s : &f) += c.n[a][r];
-    char line[200];
+    char line[400];
     int n = snprintf(line, sizeof line, "gemmtune: pid %d: %llu calls served by gemmtune, %llu forwarded to cuBLAS\n",
                      (int)getpid(), s, f);
+    if (n > 0) log_text(line, (size_t)n);
+    const unsigned long long *r = c.lt_reads;
+    if (!r[GT_PL_LT_REPEAT] && !r[GT_PL_LT_TABLE] && !r[GT_PL_LT_GETTERS]) return;
+    n = snprintf(line, sizeof line, "gemmtune: pid %d: cublasLtMatmul: %llu calls repeated their thread's last call; "
+                 "the others' descriptors and layouts: %llu found read before, %llu read through cuBLASLt's "
+                 "getters\n", (int)getpid(), r[GT_PL_LT_REPEAT], r[GT_PL_LT_TABLE], r[GT_PL_LT_GETTERS]);
     if (n > 0) log_text(line, (size_t)n);
 }
 

@@ -383,7 +383,8 @@ static gt_pl_lt_memo_entry *memo_entry(gt_pl_lt_memo_entry (*sets)[GT_PL_LT_WAYS
     return e;
 }
 
-static void desc_of(cublasLtMatmulDesc_t d, gt_pl_lt_memo *m, gt_pl_lt_desc *out)
+/* Each returns 1 where the table held what was read, else 0 (read through the getters). */
+static int desc_of(cublasLtMatmulDesc_t d, gt_pl_lt_memo *m, gt_pl_lt_desc *out)
 {
     int hit;
     if (!memo_ok || !d || word(d, 0) != desc_format) m = NULL; /* another version's, or smaller storage: read it */
@@ -392,9 +393,10 @@ static void desc_of(cublasLtMatmulDesc_t d, gt_pl_lt_memo *m, gt_pl_lt_desc *out
     if (hit) *out = e->v.desc;
     else read_desc(d, out);
     if (e && !hit) e->v.desc = *out, e->used = 1;
+    return hit;
 }
 
-static void layout_of(cublasLtMatrixLayout_t l, gt_pl_lt_memo *m, gt_pl_lt_layout *out)
+static int layout_of(cublasLtMatrixLayout_t l, gt_pl_lt_memo *m, gt_pl_lt_layout *out)
 {
     int hit;
     if (!memo_ok) m = NULL;
@@ -403,6 +405,14 @@ static void layout_of(cublasLtMatrixLayout_t l, gt_pl_lt_memo *m, gt_pl_lt_layou
     if (hit) *out = e->v.layout;
     else read_layout(l, out);
     if (e && !hit) e->v.layout = *out, e->used = 1;
+    return hit;
+}
+
+/* One more of how descriptors were read (GT_PL_LT_REPEAT, ...), for the log's last line; by the owning thread. */
+static void tally(gt_pl_lt_memo *m, int what, unsigned long long n)
+{
+    if (m) atomic_store_explicit(&m->reads[what], atomic_load_explicit(&m->reads[what], memory_order_relaxed) + n,
+                                 memory_order_relaxed);
 }
 
 /* Whether the call names the objects of the thread's last call with the same state words (the format word first:
@@ -428,13 +438,15 @@ static int read_call(gt_pl_lt_memo *m, void *const obj[5], gt_pl_lt_call *call)
     if (L && same_as_last(L, obj)) {
         call->desc = L->desc;
         for (int i = 0; i < 4; ++i) *l[i] = L->layout[i];
-        return 1;
+        return tally(m, GT_PL_LT_REPEAT, 1), 1;
     }
-    desc_of(obj[0], m, &call->desc);
+    int hits = desc_of(obj[0], m, &call->desc), objects = 1;
     for (int i = 0; i < 4; ++i)
         if (i == 2 && obj[3] == obj[4]) continue; /* C's layout is D's: read once */
-        else layout_of(obj[i + 1], m, l[i]);
+        else hits += layout_of(obj[i + 1], m, l[i]), ++objects;
     if (obj[3] == obj[4]) call->c = call->d;
+    tally(m, GT_PL_LT_TABLE, (unsigned long long)hits);
+    tally(m, GT_PL_LT_GETTERS, (unsigned long long)(objects - hits));
     if (!L) return 0;
     L->classified = 0;
     L->valid = obj[0] && obj[1] && obj[2] && obj[3] && obj[4] && word(obj[0], 0) == desc_format;

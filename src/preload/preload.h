@@ -191,8 +191,14 @@ int gt_pl_device(const gt_pl_thread *t);
 void gt_pl_set_device(gt_pl_thread *t, int dev);
 
 /* The calls by entry point and outcome (GT_PL_SERVE: served; any other reason: forwarded for it). */
+/* How cublasLtMatmul's descriptors were read (lt.c): GT_PL_LT_REPEAT calls were the thread's last call again; of
+ * the other calls' descriptors and layouts, GT_PL_LT_TABLE were found in the thread's table, GT_PL_LT_GETTERS read
+ * through cuBLASLt's getters. */
+enum { GT_PL_LT_REPEAT, GT_PL_LT_TABLE, GT_PL_LT_GETTERS, GT_PL_LT_NREADS };
+
 typedef struct {
     unsigned long long n[GT_PL_NAPI][GT_PL_NREASONS];
+    unsigned long long lt_reads[GT_PL_LT_NREADS];
 } gt_pl_counts;
 
 /* Count one call of the thread; gt_pl_totals sums every thread, living or gone. */
@@ -286,6 +292,7 @@ typedef struct {
     gt_pl_lt_memo_entry desc[GT_PL_LT_DESC_SETS][GT_PL_LT_WAYS], layout[GT_PL_LT_LAYOUT_SETS][GT_PL_LT_WAYS];
     unsigned char victim_desc[GT_PL_LT_DESC_SETS], victim_layout[GT_PL_LT_LAYOUT_SETS];
     gt_pl_lt_last last;
+    _Atomic unsigned long long reads[GT_PL_LT_NREADS]; /* written by the owning thread only, summed at exit */
 } gt_pl_lt_memo;
 
 /* The calling thread's table (handles.c keeps it with the thread's state); NULL for t NULL. */
