@@ -147,6 +147,7 @@ static void learn_mask(int layout, uint64_t *obj0, uint64_t *obj1, int words, st
     st->words = 0;
     for (int i = 0; i < words; ++i)
         if (mask[i]) st->words = i + 1;
+    st->words += st->words & 1; /* whole pairs for memo_same's 16-byte steps (a pair's last mask may be 0) */
 }
 
 /* Both masks, from objects Init makes in this library's own storage; 0 where an Init or a setter is missing. */
@@ -332,8 +333,8 @@ static void read_layout(cublasLtMatrixLayout_t l, gt_pl_lt_layout *out)
  * changed attribute) by those bytes: a call whose descriptors it has seen costs a hash and a compare each, not some
  * sixty getters of 10-15 ns. State that differs in any byte, even only in a bias pointer, is read again. A call
  * that is the thread's last call again (the same objects, their state words unchanged) costs one compare of those
- * words and takes the last call's verdict too (gt_pl_lt_last): a loop over one GEMM pays no hash and no
- * classification. */
+ * words, and with the same scalars, C and D, takes that call's verdict too (gt_pl_lt_last): a loop over one GEMM
+ * pays no hash and no classification. */
 _Static_assert(sizeof(cublasLtMatmulDescOpaque_t) == sizeof(((gt_pl_lt_memo_entry *)0)->key), "desc bytes");
 _Static_assert(sizeof(cublasLtMatrixLayoutOpaque_t) == 8 * 8, "layout bytes");
 
@@ -356,12 +357,31 @@ static unsigned memo_set(const void *obj, const state_bytes *st, unsigned nsets)
     return (unsigned)(((x ^ x >> 29) * 0x9e3779b97f4a7c15ull) >> 40) % nsets;
 }
 
-/* Whether key holds obj's state words, masked. */
+/* Whether key holds obj's state words, masked, of its first n words (st->words rounded up to whole pairs, or a
+ * constant that covers them: masks past st->words are 0): two words a step. */
+typedef uint64_t gt_u64x2 __attribute__((vector_size(16)));
+static inline int memo_same_n(const uint64_t *key, const void *obj, const state_bytes *st, int n)
+{
+    gt_u64x2 d = {0, 0};
+#pragma GCC unroll 16
+    for (int i = 0; i < n; i += 2) {
+        gt_u64x2 w, k, m;
+        memcpy(&w, (const unsigned char *)obj + 8 * i, sizeof w);
+        memcpy(&k, key + i, sizeof k), memcpy(&m, st->mask + i, sizeof m);
+        d |= k ^ (w & m);
+    }
+    return (d[0] | d[1]) == 0;
+}
+
 static int memo_same(const uint64_t *key, const void *obj, const state_bytes *st)
 {
-    uint64_t d = 0;
-    for (int i = 0; i < st->words; ++i) d |= key[i] ^ (word(obj, i) & st->mask[i]);
-    return d == 0;
+    return memo_same_n(key, obj, st, st->words);
+}
+
+/* key <- obj's state words, masked (as the table keys them). */
+static void memo_copy(uint64_t *key, const void *obj, const state_bytes *st)
+{
+    for (int i = 0; i < st->words; ++i) key[i] = word(obj, i) & st->mask[i];
 }
 
 /* The way of the set that holds what was read of an object of these state words (*hit 1), else the one to fill
@@ -379,7 +399,8 @@ static gt_pl_lt_memo_entry *memo_entry(gt_pl_lt_memo_entry (*sets)[GT_PL_LT_WAYS
         if (!set[w].used && !e) e = &set[w];
     }
     if (!e) victim[s] = (unsigned char)((victim[s] + 1) % GT_PL_LT_WAYS), e = &set[victim[s]];
-    for (int i = 0; i < st->words; ++i) e->key[i] = word(obj, i) & st->mask[i];
+    e->used = 0; /* until the caller has read the object into it: a call nested in the getters finds nothing here */
+    memo_copy(e->key, obj, st);
     return e;
 }
 
@@ -422,11 +443,12 @@ static int same_as_last(const gt_pl_lt_last *L, void *const obj[5])
     if (!L->valid) return 0;
     for (int i = 0; i < 5; ++i)
         if (obj[i] != L->obj[i]) return 0;
-    if (word(obj[0], 0) != desc_format || memcmp(obj[0], L->desc_words, 8 * (size_t)desc_state.words)) return 0;
-    for (int i = 0; i < 4; ++i)
-        if (memcmp(obj[i + 1], L->layout_words[i], 8 * (size_t)layout_state.words)) return 0;
+    if (word(obj[0], 0) != desc_format || !memo_same_n(L->desc_words, obj[0], &desc_state, 32)) return 0;
+    for (int i = 0; i < 4; ++i) /* whole objects, a constant count: the compares unroll */
+        if (!memo_same_n(L->layout_words[i], obj[i + 1], &layout_state, 8)) return 0;
     return 1;
 }
+
 
 /* The call's descriptor and layouts (obj: desc, then A's, B's, C's and D's layout) as the getters would answer:
  * the last call's where it names the same objects unchanged, else through the table, and then kept as the last
@@ -452,39 +474,36 @@ static int read_call(gt_pl_lt_memo *m, void *const obj[5], gt_pl_lt_call *call)
     L->valid = obj[0] && obj[1] && obj[2] && obj[3] && obj[4] && word(obj[0], 0) == desc_format;
     if (!L->valid) return 0;
     memcpy(L->obj, obj, sizeof L->obj);
-    memcpy(L->desc_words, obj[0], 8 * (size_t)desc_state.words);
-    for (int i = 0; i < 4; ++i) memcpy(L->layout_words[i], obj[i + 1], 8 * (size_t)layout_state.words);
+    memo_copy(L->desc_words, obj[0], &desc_state);
+    for (int i = 0; i < 4; ++i) memo_copy(L->layout_words[i], obj[i + 1], &layout_state);
     L->desc = call->desc;
     for (int i = 0; i < 4; ++i) L->layout[i] = *l[i];
     return 0;
 }
 
-/* The bits of the call's scalars where its descriptor says they are FP32 on the host (the only case in which
- * gt_pl_lt_classify reads them), else 0. */
-static void scalar_bits(const gt_pl_lt_call *call, uint32_t *alpha, uint32_t *beta)
+/* Whether the call's scalars hold the bits the last verdict read (plan->scalars): read only then, when the same
+ * descriptor, state for state, said they are FP32 on the host. */
+static int same_scalars(const gt_pl_lt_plan *p, const gt_pl_lt_call *call)
 {
-    const gt_pl_lt_desc *d = &call->desc;
-    *alpha = *beta = 0;
-    if (!d->ok || d->pointer_mode != CUBLASLT_POINTER_MODE_HOST || d->scale_type != CUDA_R_32F || !call->alpha ||
-        !call->beta)
-        return;
-    memcpy(alpha, call->alpha, sizeof *alpha), memcpy(beta, call->beta, sizeof *beta);
+    uint32_t a, b;
+    memcpy(&a, call->alpha, sizeof a), memcpy(&b, call->beta, sizeof b);
+    return a == p->alpha_bits && b == p->beta_bits;
 }
 
-/* gt_pl_lt_classify's verdict, or the thread's last call's where this one is that call again: the same objects
- * unchanged (same: read_call's answer), and the same handle's presence, scalars, C and D. */
+/* gt_pl_lt_classify's verdict, or the thread's last call's where this one is that call again: the same objects in
+ * the same state (same: read_call's answer), the same handle's presence, scalar pointers, C and D, and the same
+ * scalar values where that verdict read them. */
 static gt_pl_reason classify(gt_pl_lt_memo *m, int same, const gt_pl_lt_call *call, gt_pl_lt_plan *plan)
 {
     gt_pl_lt_last *L = m && memo_ok ? &m->last : NULL;
-    uint32_t a = 0, b = 0;
-    if (L) scalar_bits(call, &a, &b);
     if (L && same && L->classified && L->handle == call->handle && L->alpha == call->alpha &&
-        L->beta == call->beta && L->C == call->C && L->D == call->D && L->alpha_bits == a && L->beta_bits == b)
+        L->beta == call->beta && L->C == call->C && L->D == call->D &&
+        (!L->plan.scalars || same_scalars(&L->plan, call)))
         return *plan = L->plan, L->reason;
     const gt_pl_reason r = gt_pl_lt_classify(call, gt_pl_cfg(), plan);
     if (L && L->valid) {
         L->handle = call->handle, L->alpha = call->alpha, L->beta = call->beta, L->C = call->C, L->D = call->D;
-        L->alpha_bits = a, L->beta_bits = b, L->reason = r, L->plan = *plan, L->classified = 1;
+        L->reason = r, L->plan = *plan, L->classified = 1;
     }
     return r;
 }

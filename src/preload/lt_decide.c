@@ -172,6 +172,7 @@ gt_pl_reason gt_pl_lt_classify(const gt_pl_lt_call *lt, const gt_pl_config *cfg,
     if ((r = semantics(lt, p)) != GT_PL_SERVE) return r;
     if (!fits(&lt->a) || !fits(&lt->b) || !fits(&lt->c) || !fits(&lt->d)) return GT_PL_LT_RANGE;
     const float alpha = *(const float *)lt->alpha, beta = *(const float *)lt->beta;
+    p->scalars = 1, memcpy(&p->alpha_bits, &alpha, sizeof alpha), memcpy(&p->beta_bits, &beta, sizeof beta);
     if (alpha == 0.0f) return GT_PL_ALPHA_ZERO;
     p->bias = lt->desc.epilogue == CUBLASLT_EPILOGUE_BIAS;
     if (p->bias && beta != 0.0f) return GT_PL_LT_BIAS_BETA;

@@ -190,12 +190,13 @@ gemmtune_handle gt_pl_handle(gt_pl_thread *t, int dev, void *stream, const gt_pl
 int gt_pl_device(const gt_pl_thread *t);
 void gt_pl_set_device(gt_pl_thread *t, int dev);
 
-/* The calls by entry point and outcome (GT_PL_SERVE: served; any other reason: forwarded for it). */
 /* How cublasLtMatmul's descriptors were read (lt.c): GT_PL_LT_REPEAT calls were the thread's last call again; of
  * the other calls' descriptors and layouts, GT_PL_LT_TABLE were found in the thread's table, GT_PL_LT_GETTERS read
  * through cuBLASLt's getters. */
 enum { GT_PL_LT_REPEAT, GT_PL_LT_TABLE, GT_PL_LT_GETTERS, GT_PL_LT_NREADS };
 
+/* The calls by entry point and outcome (GT_PL_SERVE: served; any other reason: forwarded for it), and how
+ * cublasLtMatmul's descriptors were read. */
 typedef struct {
     unsigned long long n[GT_PL_NAPI][GT_PL_NREASONS];
     unsigned long long lt_reads[GT_PL_LT_NREADS];
@@ -251,8 +252,6 @@ typedef struct {
     } v;
 } gt_pl_lt_memo_entry;
 
-
-
 /* One cublasLtMatmul call: D = alpha op(A) op(B) + beta C (+ bias broadcast across columns), column-major. */
 typedef struct {
     int handle;             /* the cuBLASLt handle is not NULL */
@@ -268,13 +267,16 @@ typedef struct {
     float alpha, beta;      /* what gemmtune_sgemm gets (beta 1 after the bias) */
     int copy_c, ldc_src;    /* copy C, of leading dimension ldc_src, into D first */
     int bias;               /* broadcast the bias into D first */
+    int scalars;            /* 1 once *alpha and *beta were read (their bits below): the verdict depends on them */
+    uint32_t alpha_bits, beta_bits;
     char detail[160];       /* for the log: the type, attribute or layout that sent the call to cuBLASLt */
 } gt_pl_lt_plan;
 
-/* The thread's last call: its descriptor and four layouts (A, B, C, D) by address, their state words as they were
- * (unmasked), what was read of them, and its verdict (lt.c). A call on the same objects, unchanged, takes what was
- * read from here for a compare of those words, without the table's hashing, and with the same handle, scalars, C
- * and D, the verdict too: a program that keeps its descriptors and calls one GEMM in a loop. */
+/* The thread's last call: its descriptor and four layouts (A, B, C, D) by address, their state words (masked, as
+ * the table keys them), what was read of them, and its verdict (lt.c). A call on the same objects with the same
+ * state takes what was read from here for a compare of those words, without the table's hashing; and with the
+ * same handle's presence, alpha and beta pointers, C and D, and the same scalar values where the verdict read them
+ * (plan.scalars), the verdict too: a program that keeps its descriptors and calls one GEMM in a loop. */
 typedef struct {
     int valid, classified;
     const void *obj[5];
@@ -283,7 +285,6 @@ typedef struct {
     gt_pl_lt_layout layout[4];
     int handle;
     const void *alpha, *beta, *C, *D;
-    uint32_t alpha_bits, beta_bits; /* read where the descriptor says host FP32 scalars, else 0 */
     gt_pl_reason reason;
     gt_pl_lt_plan plan;
 } gt_pl_lt_last;

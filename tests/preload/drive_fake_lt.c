@@ -141,6 +141,39 @@ static void run(const lcase *c, cublasLtHandle_t h)
     if (lc != ld) cublasLtMatrixLayoutDestroy(lc);
 }
 
+/* Calls on the same objects, each changing one thing of the call before (repeat 0 servable, C another matrix of
+ * another ld): 1 nothing; 2 C given as D (in place with two layouts: invalid); 3 back; 4 a NULL handle (invalid);
+ * 5 back; 6 C's layout row-major, in place; 7 back; 8 the descriptor's SM_COUNT_TARGET, in place; 9 back; then with
+ * a BIAS epilogue, C and D one matrix, 10 beta 0, 11 beta 1 at the same address (forwarded), 12 beta 0. The drop-in
+ * must decide each again where its one change matters (its summary counts the reasons). */
+static void repeats(cublasLtHandle_t h, cublasLtMatrixLayout_t la, cublasLtMatrixLayout_t lb, cublasLtMatrixLayout_t ld)
+{
+    const lcase c = {.name = "repeat", .m = 90, .n = 32, .k = 16},
+                bc = {.name = "repeat_bias", .m = 90, .n = 32, .k = 16, .epilogue = CUBLASLT_EPILOGUE_BIAS};
+    float alpha = 1.5f, beta = 0.5f;
+    cublasLtMatmulDesc_t d = NULL, bd = NULL;
+    cublasLtMatmulDescCreate(&d, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    cublasLtMatmulDescCreate(&bd, CUBLAS_COMPUTE_32F, CUDA_R_32F);
+    set_desc(&c, d), set_desc(&bc, bd);
+    cublasLtMatrixLayout_t lc = layout(CUDA_R_32F, 90, 32, 93, 1);
+    const int32_t sm = 100, none = 0;
+    for (int i = 0; i < 13; ++i) {
+        if (i == 6 || i == 7) set_int(lc, CUBLASLT_MATRIX_LAYOUT_ORDER, i == 6 ? CUBLASLT_ORDER_ROW : CUBLASLT_ORDER_COL);
+        if (i == 8 || i == 9)
+            cublasLtMatmulDescSetAttribute(d, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, i == 8 ? &sm : &none, sizeof sm);
+        cublasStatus_t st;
+        if (i < 10)
+            st = cublasLtMatmul(i == 4 ? NULL : h, d, &alpha, A, la, B, lb, &beta, i == 2 ? D : C, lc, D, ld, NULL, NULL,
+                                0, NULL);
+        else
+            beta = i == 11 ? 1.0f : 0.0f,
+            st = cublasLtMatmul(h, bd, &alpha, A, la, B, lb, &beta, D, ld, D, ld, NULL, NULL, 0, NULL);
+        printf("repeat %d: status=%d\n", i, (int)st);
+    }
+    cublasLtMatmulDescDestroy(d), cublasLtMatmulDescDestroy(bd);
+    cublasLtMatrixLayoutDestroy(lc);
+}
+
 /* The servable 90x32x16 call on the same descriptors (after a first call of another shape, which has the drop-in
  * probe cuBLASLt's defaults): calls 0-2 on them, 3 on copies made elsewhere (same bytes), 4 with an attribute of
  * the descriptor changed, 5 with it changed back and one of D's layout changed instead, 6 and 7 with the
@@ -192,6 +225,7 @@ static void memo(cublasLtHandle_t h)
     }
     for (int i = 0; i < LAYERS; ++i) cublasLtMatmulDescDestroy(layer[i]);
     cublasLtMatmulDescDestroy(desc), cublasLtMatmulDescDestroy(copy);
+    repeats(h, la, lb, ld);
     cublasLtMatrixLayoutDestroy(la), cublasLtMatrixLayoutDestroy(lb), cublasLtMatrixLayoutDestroy(ld);
 }
 
