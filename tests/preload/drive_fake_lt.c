@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 cublasStatus_t fake_cublas_calls_lt(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, const void *alpha, const void *A,
@@ -176,8 +177,8 @@ static void repeats(cublasLtHandle_t h, cublasLtMatrixLayout_t la, cublasLtMatri
 
 /* The servable 90x32x16 call on the same descriptors (after a first call of another shape, which has the drop-in
  * probe cuBLASLt's defaults): calls 0-2 on them, 3 on copies made elsewhere (same bytes), 4 with an attribute of
- * the descriptor changed, 5 with it changed back and one of D's layout changed instead, 6 and 7 with the
- * descriptor's first word saying smaller storage (as an older header's cublasLtMatmulDescInit makes), 8-10 on the
+ * the descriptor changed, 5 with it changed back and one of D's layout changed instead, 6 and 7 on a descriptor
+ * in 56 bytes (as an older header's cublasLtMatmulDescInit makes: its state elsewhere), 8-10 on the
  * copy again with alpha 1.5, 0 (forwarded: "alpha == 0"), 1.5: the getter calls each made. Then a model's Linear
  * layers. */
 static void memo(cublasLtHandle_t h)
@@ -193,19 +194,23 @@ static void memo(cublasLtHandle_t h)
                            ld = layout(CUDA_R_32F, 90, 32, 90, 1), wa = layout(CUDA_R_32F, 91, 8, 91, 1),
                            wb = layout(CUDA_R_32F, 8, 8, 8, 1), wd = layout(CUDA_R_32F, 91, 8, 91, 1);
     cublasLtMatmul(h, warm, &alpha, A, wa, B, wb, &beta, D, wd, D, wd, NULL, NULL, 0, NULL);
+    void *small = malloc(56); /* an older header's descriptor: on the heap, so that a read past it is ASan's */
+    if (!small || cublasLtMatmulDescInit_internal(small, 56, CUBLAS_COMPUTE_32F, CUDA_R_32F)) return;
+    set_desc(&c, small);
     int32_t sm = 100, zero = 0;
     for (int i = 0; i < 11; ++i) {
         alpha = i == 9 ? 0.0f : 1.5f; /* at the same address: the verdict must follow its value */
         if (i == 4) cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &sm, sizeof sm);
         if (i == 5) cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_SM_COUNT_TARGET, &zero, sizeof zero),
                     set_int(ld, FAKE_LT_NEW_LAYOUT_ATTR, 3);
-        if (i == 6) set_int(ld, FAKE_LT_NEW_LAYOUT_ATTR, 0), fake_lt_set_format(desc, 3);
+        if (i == 6) set_int(ld, FAKE_LT_NEW_LAYOUT_ATTR, 0);
         const unsigned long long before = fake_lt_getter_calls();
-        cublasStatus_t st = cublasLtMatmul(h, i == 3 || i >= 8 ? copy : desc, &alpha, A, la, B, lb, &beta, D, ld, D, ld,
-                                           NULL, NULL, 0, NULL);
+        cublasStatus_t st = cublasLtMatmul(h, i == 3 || i >= 8 ? copy : i >= 6 ? small : desc, &alpha, A, la, B, lb,
+                                           &beta, D, ld, D, ld, NULL, NULL, 0, NULL);
         printf("memo call %d: status=%d getters=%llu\n", i, (int)st, fake_lt_getter_calls() - before);
     }
     cublasLtMatmulDescDestroy(warm);
+    fake_lt_small_free(small), free(small);
     cublasLtMatrixLayoutDestroy(wa), cublasLtMatrixLayoutDestroy(wb), cublasLtMatrixLayoutDestroy(wd);
     /* a model's 48 Linear layers: one descriptor each, alike but for the bias pointer; the second pass reads none */
     enum { LAYERS = 48 };

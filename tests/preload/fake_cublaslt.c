@@ -79,16 +79,44 @@ size_t cublasLtGetVersion(void) { return CUBLAS_VER_MAJOR * 10000 + 100; }
  * (Create's), less for the smaller storage cublasLtMatmulDescInit_internal also takes. */
 enum { FAKE_LT_FULL_FORMAT = 6 };
 
-void fake_lt_set_format(cublasLtMatmulDesc_t desc, uint64_t format) { memcpy(desc, &format, sizeof format); }
+static void set_format(void *desc, uint64_t format) { memcpy(desc, &format, sizeof format); }
+
+enum { FAKE_LT_SMALL = 56 }; /* the least storage cuBLASLt 13's cublasLtMatmulDescInit_internal takes */
+
+static void *garbage(size_t n);
+
+/* A descriptor in storage under 256 bytes (an older header's cublasLtMatmulDescOpaque_t): format 1, and its state
+ * in a whole descriptor on the heap, whose address is its second word. The descriptor whose state o holds. */
+static void *state_of(const void *o)
+{
+    uint64_t format = 0;
+    void *state = (void *)o;
+    if (o) memcpy(&format, o, sizeof format);
+    if (o && format != FAKE_LT_FULL_FORMAT) memcpy(&state, (const unsigned char *)o + 8, sizeof state);
+    return state;
+}
+
+void fake_lt_small_free(cublasLtMatmulDesc_t desc)
+{
+    if (desc && state_of(desc) != (void *)desc) free(state_of(desc));
+}
 
 /* Every attribute's bytes (zero unless set below) and the format word; the bytes past the attributes are padding,
- * left as they were, as cuBLASLt 13 leaves them. Storage under 256 bytes is refused (cuBLASLt 13 takes it). */
+ * left as they were, as cuBLASLt 13 leaves them. Storage of 56 to 255 bytes holds format 1 and the address of its
+ * state (state_of; fake_lt_small_free frees it), as a real cuBLASLt's smaller storage holds no state the drop-in
+ * may read. */
 cublasStatus_t cublasLtMatmulDescInit_internal(cublasLtMatmulDesc_t desc, size_t size, cublasComputeType_t compute,
                                                cudaDataType_t scale)
 {
-    if (!desc || size < sizeof(cublasLtMatmulDescOpaque_t)) return CUBLAS_STATUS_INVALID_VALUE;
+    if (!desc || size < FAKE_LT_SMALL) return CUBLAS_STATUS_INVALID_VALUE;
+    if (size < sizeof(cublasLtMatmulDescOpaque_t)) {
+        cublasLtMatmulDescOpaque_t *state = garbage(sizeof *state);
+        if (!state) return CUBLAS_STATUS_ALLOC_FAILED;
+        set_format(desc, 1), memcpy((unsigned char *)desc + 8, &state, sizeof state);
+        return cublasLtMatmulDescInit_internal(state, sizeof *state, compute, scale);
+    }
     memset(desc, 0, desc_kind.used);
-    fake_lt_set_format(desc, FAKE_LT_FULL_FORMAT);
+    set_format(desc, FAKE_LT_FULL_FORMAT);
     put(&desc_kind, desc, CUBLASLT_MATMUL_DESC_COMPUTE_TYPE, compute);
     put(&desc_kind, desc, CUBLASLT_MATMUL_DESC_SCALE_TYPE, scale);
     put(&desc_kind, desc, CUBLASLT_MATMUL_DESC_FILL_MODE, CUBLAS_FILL_MODE_FULL);
@@ -120,13 +148,13 @@ cublasStatus_t cublasLtMatmulDescDestroy(cublasLtMatmulDesc_t desc) { return fre
 cublasStatus_t cublasLtMatmulDescSetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
                                               const void *buf, size_t size)
 {
-    return set(&desc_kind, desc, attr, buf, size);
+    return set(&desc_kind, state_of(desc), attr, buf, size);
 }
 
 cublasStatus_t cublasLtMatmulDescGetAttribute(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr,
                                               void *buf, size_t size, size_t *written)
 {
-    return get(&desc_kind, desc, attr, buf, size, written);
+    return get(&desc_kind, state_of(desc), attr, buf, size, written);
 }
 
 cublasStatus_t cublasLtMatrixLayoutInit_internal(cublasLtMatrixLayout_t layout, size_t size, cudaDataType type,

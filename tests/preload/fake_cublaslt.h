@@ -23,8 +23,9 @@ const fake_lt_record *fake_lt_last(void);
 void fake_lt_reset(void);
 /* The getter calls made of this stand-in so far (descriptors and layouts together). */
 unsigned long long fake_lt_getter_calls(void);
-/* Overwrite a descriptor's first word, its storage's format (a smaller storage's, as an older header made it). */
-void fake_lt_set_format(cublasLtMatmulDesc_t desc, uint64_t format);
+/* Free the state of a descriptor made in storage under 256 bytes (cublasLtMatmulDescInit_internal keeps it on the
+ * heap, as only a whole descriptor holds its state); nothing for a whole one. */
+void fake_lt_small_free(cublasLtMatmulDesc_t desc);
 /* cublasLtMatmul called from inside this library through the PLT, as cuBLASLt's own code might. */
 cublasStatus_t fake_lt_calls_itself(cublasLtHandle_t h, cublasLtMatmulDesc_t desc, const void *alpha, const void *A,
                                     cublasLtMatrixLayout_t Adesc, const void *B, cublasLtMatrixLayout_t Bdesc,
