@@ -449,6 +449,20 @@ static int same_as_last(const gt_pl_lt_last *L, void *const obj[5])
     return 1;
 }
 
+/* The call's objects, their state words and what was read of them, as the thread's last call (not yet classified),
+ * where the table may key on them all: a whole descriptor and four layouts. */
+static void keep_last(gt_pl_lt_last *L, void *const obj[5], const gt_pl_lt_call *call)
+{
+    const gt_pl_lt_layout *const l[4] = {&call->a, &call->b, &call->c, &call->d};
+    L->classified = 0;
+    L->valid = obj[0] && obj[1] && obj[2] && obj[3] && obj[4] && word(obj[0], 0) == desc_format;
+    if (!L->valid) return;
+    memcpy(L->obj, obj, sizeof L->obj);
+    memo_copy(L->desc_words, obj[0], &desc_state);
+    for (int i = 0; i < 4; ++i) memo_copy(L->layout_words[i], obj[i + 1], &layout_state);
+    L->desc = call->desc;
+    for (int i = 0; i < 4; ++i) L->layout[i] = *l[i];
+}
 
 /* The call's descriptor and layouts (obj: desc, then A's, B's, C's and D's layout) as the getters would answer:
  * the last call's where it names the same objects unchanged, else through the table, and then kept as the last
@@ -469,15 +483,7 @@ static int read_call(gt_pl_lt_memo *m, void *const obj[5], gt_pl_lt_call *call)
     if (obj[3] == obj[4]) call->c = call->d;
     tally(m, GT_PL_LT_TABLE, (unsigned long long)hits);
     tally(m, GT_PL_LT_GETTERS, (unsigned long long)(objects - hits));
-    if (!L) return 0;
-    L->classified = 0;
-    L->valid = obj[0] && obj[1] && obj[2] && obj[3] && obj[4] && word(obj[0], 0) == desc_format;
-    if (!L->valid) return 0;
-    memcpy(L->obj, obj, sizeof L->obj);
-    memo_copy(L->desc_words, obj[0], &desc_state);
-    for (int i = 0; i < 4; ++i) memo_copy(L->layout_words[i], obj[i + 1], &layout_state);
-    L->desc = call->desc;
-    for (int i = 0; i < 4; ++i) L->layout[i] = *l[i];
+    if (L) keep_last(L, obj, call);
     return 0;
 }
 
