@@ -298,10 +298,10 @@ GT_TEST(preload_lt_reads_a_descriptor_once_until_it_changes, GT_NEEDS_NONE)
                                 &layers[1]) : 0;
     CHECK_MSG(got == 2 && layers[0] >= 48 * 6 && layers[1] == 0, "48 layers' descriptors: %llu getters, then %llu",
               layers[0], layers[1]);
-    /* calls 4 and 5 forwarded for an attribute (the log has one line per call and reason: the summary counts) */
+    /* the summary counts each reason (the log has one line per call and reason): calls 4 and 5 forwarded for an
+     * attribute, and the repeats' one changes each decided again: the descriptor's attribute, C given as D and the
+     * NULL handle, C's layout row-major, beta 1 with a BIAS epilogue */
     char *text = gt_fixture_text(sum);
-    /* and the repeats' one changes each decided again: the descriptor's attribute (with calls 4 and 5), C given as D
-     * and the NULL handle, C's layout row-major, beta 1 with a BIAS epilogue */
     static const char *const reasons[] = {"cuBLASLt attribute that gemmtune does not serve\t3",
                                           "invalid arguments (cuBLAS reports them)\t2",
                                           "matrix layout not column-major (CUBLASLT_ORDER_COL)\t1",

@@ -51,16 +51,22 @@ static void release_handles(gt_pl_thread *t)
     --gt_pl_depth;
 }
 
+/* to += t's counts: its calls by entry point and outcome, and how its cuBLASLt descriptors were read. */
+static void add_counts(gt_pl_counts *to, gt_pl_thread *t)
+{
+    for (int a = 0; a < GT_PL_NAPI; ++a)
+        for (int r = 0; r < GT_PL_NREASONS; ++r) to->n[a][r] += atomic_load_explicit(&t->n[a][r], memory_order_relaxed);
+    for (int i = 0; i < GT_PL_LT_NREADS; ++i)
+        to->lt_reads[i] += atomic_load_explicit(&t->memo.reads[i], memory_order_relaxed);
+}
+
 static void unlink_locked(gt_pl_thread *t)
 {
     if (t->prev) t->prev->next = t->next;
     else reg_head = t->next;
     if (t->next) t->next->prev = t->prev;
     t->next = t->prev = NULL;
-    for (int a = 0; a < GT_PL_NAPI; ++a)
-        for (int r = 0; r < GT_PL_NREASONS; ++r) gone.n[a][r] += atomic_load_explicit(&t->n[a][r], memory_order_relaxed);
-    for (int i = 0; i < GT_PL_LT_NREADS; ++i)
-        gone.lt_reads[i] += atomic_load_explicit(&t->memo.reads[i], memory_order_relaxed);
+    add_counts(&gone, t);
 }
 
 /* pthread key destructor. If the process-exit handler got to this state first, its handles are gone already
@@ -200,12 +206,6 @@ void gt_pl_totals(gt_pl_counts *out)
 {
     pthread_mutex_lock(&reg_lock);
     *out = gone;
-    for (gt_pl_thread *t = reg_head; t; t = t->next)
-        for (int a = 0; a < GT_PL_NAPI; ++a)
-            for (int r = 0; r < GT_PL_NREASONS; ++r)
-                out->n[a][r] += atomic_load_explicit(&t->n[a][r], memory_order_relaxed);
-    for (gt_pl_thread *t = reg_head; t; t = t->next)
-        for (int i = 0; i < GT_PL_LT_NREADS; ++i)
-            out->lt_reads[i] += atomic_load_explicit(&t->memo.reads[i], memory_order_relaxed);
+    for (gt_pl_thread *t = reg_head; t; t = t->next) add_counts(out, t);
     pthread_mutex_unlock(&reg_lock);
 }

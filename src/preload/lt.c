@@ -385,13 +385,11 @@ static void memo_copy(uint64_t *key, const void *obj, const state_bytes *st)
 }
 
 /* The way of the set that holds what was read of an object of these state words (*hit 1), else the one to fill
- * (its key filled already): an unused one, or the set's next victim in turn. NULL (no hit) where there is no table
- * or object. */
+ * (its key filled already): an unused one, or the set's next victim in turn. */
 static gt_pl_lt_memo_entry *memo_entry(gt_pl_lt_memo_entry (*sets)[GT_PL_LT_WAYS], unsigned char *victim,
                                        unsigned nsets, const void *obj, const state_bytes *st, int *hit)
 {
     *hit = 0;
-    if (!sets || !obj) return NULL;
     const unsigned s = memo_set(obj, st, nsets);
     gt_pl_lt_memo_entry *set = sets[s], *e = NULL;
     for (int w = 0; w < GT_PL_LT_WAYS; ++w) {
@@ -404,28 +402,20 @@ static gt_pl_lt_memo_entry *memo_entry(gt_pl_lt_memo_entry (*sets)[GT_PL_LT_WAYS
     return e;
 }
 
-/* Each returns 1 where the table held what was read, else 0 (read through the getters). */
-static int desc_of(cublasLtMatmulDesc_t d, gt_pl_lt_memo *m, gt_pl_lt_desc *out)
+/* What the getters answer for obj, a descriptor (layout 0) or a layout (1), into out's member of that kind: from
+ * the thread's table where it holds obj's state (returns 1), else read through the getters (0) and kept there. A
+ * descriptor of another version, or in smaller storage (its first word says so), is always read. */
+static int table_read(int layout, void *obj, gt_pl_lt_memo *m, gt_pl_lt_read *out)
 {
-    int hit;
-    if (!memo_ok || !d || word(d, 0) != desc_format) m = NULL; /* another version's, or smaller storage: read it */
-    gt_pl_lt_memo_entry *e =
-        memo_entry(m ? m->desc : NULL, m ? m->victim_desc : NULL, GT_PL_LT_DESC_SETS, d, &desc_state, &hit);
-    if (hit) *out = e->v.desc;
-    else read_desc(d, out);
-    if (e && !hit) e->v.desc = *out, e->used = 1;
-    return hit;
-}
-
-static int layout_of(cublasLtMatrixLayout_t l, gt_pl_lt_memo *m, gt_pl_lt_layout *out)
-{
-    int hit;
-    if (!memo_ok) m = NULL;
-    gt_pl_lt_memo_entry *e =
-        memo_entry(m ? m->layout : NULL, m ? m->victim_layout : NULL, GT_PL_LT_LAYOUT_SETS, l, &layout_state, &hit);
-    if (hit) *out = e->v.layout;
-    else read_layout(l, out);
-    if (e && !hit) e->v.layout = *out, e->used = 1;
+    int hit = 0;
+    gt_pl_lt_memo_entry *e = NULL;
+    if (m && memo_ok && obj && (layout || word(obj, 0) == desc_format))
+        e = layout ? memo_entry(m->layout, m->victim_layout, GT_PL_LT_LAYOUT_SETS, obj, &layout_state, &hit)
+                   : memo_entry(m->desc, m->victim_desc, GT_PL_LT_DESC_SETS, obj, &desc_state, &hit);
+    if (hit) *out = e->v;
+    else if (layout) read_layout((cublasLtMatrixLayout_t)obj, &out->layout);
+    else read_desc((cublasLtMatmulDesc_t)obj, &out->desc);
+    if (e && !hit) e->v = *out, e->used = 1;
     return hit;
 }
 
@@ -476,10 +466,12 @@ static int read_call(gt_pl_lt_memo *m, void *const obj[5], gt_pl_lt_call *call)
         for (int i = 0; i < 4; ++i) *l[i] = L->layout[i];
         return tally(m, GT_PL_LT_REPEAT, 1), 1;
     }
-    int hits = desc_of(obj[0], m, &call->desc), objects = 1;
+    gt_pl_lt_read v;
+    int hits = table_read(0, obj[0], m, &v), objects = 1;
+    call->desc = v.desc;
     for (int i = 0; i < 4; ++i)
         if (i == 2 && obj[3] == obj[4]) continue; /* C's layout is D's: read once */
-        else hits += layout_of(obj[i + 1], m, l[i]), ++objects;
+        else hits += table_read(1, obj[i + 1], m, &v), *l[i] = v.layout, ++objects;
     if (obj[3] == obj[4]) call->c = call->d;
     tally(m, GT_PL_LT_TABLE, (unsigned long long)hits);
     tally(m, GT_PL_LT_GETTERS, (unsigned long long)(objects - hits));

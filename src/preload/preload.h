@@ -243,13 +243,17 @@ typedef struct {
  * of a cublasLtMatrixLayoutOpaque_t (the first 8). 128 descriptors: a model's Linear layers each have their own
  * (their bias pointers differ), and a set of four rarely overflows below a hundred. */
 enum { GT_PL_LT_WAYS = 4, GT_PL_LT_DESC_SETS = 32, GT_PL_LT_LAYOUT_SETS = 16 };
+
+/* What was read of one object: a descriptor's fields or a layout's. */
+typedef union {
+    gt_pl_lt_desc desc;
+    gt_pl_lt_layout layout;
+} gt_pl_lt_read;
+
 typedef struct {
     int used;
     uint64_t key[32];
-    union {
-        gt_pl_lt_desc desc;
-        gt_pl_lt_layout layout;
-    } v;
+    gt_pl_lt_read v;
 } gt_pl_lt_memo_entry;
 
 /* One cublasLtMatmul call: D = alpha op(A) op(B) + beta C (+ bias broadcast across columns), column-major. */
