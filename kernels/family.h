@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #define GT_MAX_PARAMS 16 /* tunables per family */
-#define GT_MAX_VALUES 24 /* values per tunable in a default space */
+#define GT_MAX_VALUES 32 /* values per tunable in a default space */
 
 /* Parameter values, in the order of the family's params[]. */
 typedef struct {

@@ -57,7 +57,7 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 {
     const int *v = p->v;
     if (v[P_SIDE] < 0 || v[P_SIDE] > 1) REJECT("SIDE=%d: 0 (M small) or 1 (N small)", v[P_SIDE]);
-    if (v[P_SR] < 4 || v[P_SR] > 256 || v[P_SR] % 4) REJECT("SR=%d: a multiple of 4 in 4..256", v[P_SR]);
+    if (v[P_SR] < 2 || v[P_SR] > 256 || v[P_SR] % 2) REJECT("SR=%d: a multiple of 2 in 2..256", v[P_SR]);
     if (v[P_TL] != 1 && v[P_TL] != 2 && v[P_TL] != 4 && v[P_TL] != 8) REJECT("TL=%d: 1, 2, 4 or 8", v[P_TL]);
     if (v[P_RG] != 1 && v[P_RG] != 2 && v[P_RG] != 4 && v[P_RG] != 8) REJECT("RG=%d: 1, 2, 4 or 8", v[P_RG]);
     if (v[P_SR] % v[P_RG]) REJECT("SR=%d: not a multiple of RG=%d", v[P_SR], v[P_RG]);
@@ -162,10 +162,14 @@ static void work(const gt_params *p, gt_work *out)
 }
 
 /* Any layout, ld and alignment (loads pick their width at run time) where the small side fits SR rows, and not
- * so far below SR that most of the arithmetic would be on padding (SR under twice the side, plus 8). */
+ * so far below SR that most of the arithmetic would be on padding (SR under twice the side, plus 8). An SR of 4 j +
+ * 2 (two row groups of 2 j + 1 rows) only for the sides it fits best, 4 j + 1 and 4 j + 2: 33 rows ran 4% faster in
+ * 34 than in 36, 50 rows 3% faster in 50 than in 52 (docs/BENCHMARKS.md, 2026-11-28); smaller sides take the
+ * multiple of 4 below, whose rows fill whole 16-byte reads. */
 static int applicable(const gt_params *p, const gt_call *call)
 {
     const int s = small_side(p, &call->shape), sr = p->v[P_SR];
+    if (sr % 4 && s <= sr - 2) return 0;
     return s <= sr && sr < 2 * s + 8;
 }
 
@@ -177,8 +181,9 @@ const gt_family gt_family_skinny = {
     .template_name = "skinny.cu",
     .nparams = NPARAMS,
     .params = {{"SIDE", "the small side: 0 M, 1 N", 2, {0, 1}},
-               {"SR", "rows of the small side per warp (at least the side)", 18,
-                {4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 96, 128}},
+               {"SR", "rows of the small side per warp (at least the side)", 30,
+                {4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60, 64, 96, 128, 18, 22, 26, 30, 34, 38, 42,
+                 46, 50, 54, 58, 62}},
                {"TL", "columns of the large side per lane", 4, {1, 2, 4, 8}},
                {"WARPS", "warps per block", 1, {4}},
                {"KC", "K depth of a pipeline stage", 3, {16, 8, 32}},

@@ -20,7 +20,7 @@
 #define SIDE 0 // 0: M is the small side; 1: N is
 #endif
 #ifndef SR
-#define SR 32 // rows of the small side the warp holds, at least S (a multiple of 4 and of RG)
+#define SR 32 // rows of the small side the warp holds, at least S (a multiple of 2 and of RG)
 #endif
 #ifndef RG
 #define RG 1 // row groups per warp (1, 2, 4 or 8): each holds SR / RG rows

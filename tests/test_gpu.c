@@ -273,6 +273,23 @@ GT_TEST(gpu_skinny_kernels_once_miscompiled_run, GT_NEEDS_GPU)
     kernel_cases_run("skinny", cases, sizeof cases / sizeof cases[0]);
 }
 
+/* Two row groups of an odd count of rows (SR = 4 j + 2, RG = 2): the groups' rows are not whole 16-byte reads of X
+ * (along S, one float a copy), on both sides, every layout, a side short of SR, odd K and ld, a batch. */
+GT_TEST(gpu_skinny_odd_row_groups_match_cublas, GT_NEEDS_GPU)
+{
+    static const kernel_case cases[] = {
+        {"SIDE=0,SR=34,TL=4,WARPS=4,KC=8,STAGES=3,FILL=8,RG=2", {33, 1031, 2049, 0, 0}},
+        {"SIDE=0,SR=34,TL=4,WARPS=4,KC=8,STAGES=3,FILL=8,RG=2", {34, 1031, 2049, 1, 0}},
+        {"SIDE=0,SR=34,TL=4,WARPS=4,KC=16,STAGES=3,FILL=12,RG=2", {33, 777, 1025, 0, 1}},
+        {"SIDE=0,SR=34,TL=4,WARPS=4,KC=16,STAGES=3,FILL=12,RG=2", {33, 777, 1025, 1, 1}},
+        {"SIDE=1,SR=50,TL=4,WARPS=4,KC=16,STAGES=3,FILL=12,RG=2", {1025, 49, 777, 0, 0}},
+        {"SIDE=1,SR=50,TL=4,WARPS=4,KC=8,STAGES=3,FILL=8,RG=2", {1031, 50, 2049, 1, 0}},
+        {"SIDE=1,SR=50,TL=4,WARPS=4,KC=8,STAGES=3,FILL=8,RG=2", {1031, 50, 2049, 0, 1}},
+        {"SIDE=1,SR=50,TL=4,WARPS=4,KC=16,STAGES=3,FILL=12,RG=2", {777, 49, 1025, 1, 1}},
+        {"SIDE=0,SR=34,TL=4,WARPS=4,KC=8,STAGES=3,FILL=8,RG=2", {33, 129, 257, 1, 0, 3}}};
+    kernel_cases_run("skinny", cases, sizeof cases / sizeof cases[0]);
+}
+
 /* gemv on the layouts it serves, where every-family's shapes give it little to do (a side of one to eight rows):
  * K past the last whole chunk (its tail element by element), columns past the last whole block, both sides, X
  * through L1 with the warps' K split (KW) and without, X's chunks in shared memory along K and along S (XS), a

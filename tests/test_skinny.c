@@ -19,6 +19,8 @@ static const gt_params n52g = {{1, 52, 8, 4, 8, 3, 16, 4, 1}};   /* ... of 13 ro
 static const gt_params m36c = {{0, 36, 4, 4, 16, 3, 16, 2, 8}};  /* two row groups, K slices in clusters of up to 8 */
 static const gt_params n64c = {{1, 64, 4, 4, 8, 3, 16, 4, 16}};  /* clusters of 16; the sums outgrow the stages */
 static const gt_params n32r2 = {{1, 32, 4, 4, 16, 3, 8, 2, 1}};  /* miscompiled with a prologue of its own */
+static const gt_params m34 = {{0, 34, 4, 4, 8, 3, 8, 2, 1}};     /* two groups of 17 rows (X's rows one a copy) */
+static const gt_params n50 = {{1, 50, 4, 4, 16, 3, 12, 2, 1}};   /* ... of 25 */
 
 static const gt_family *fam(void) { return gt_family_find("skinny"); }
 
@@ -37,7 +39,7 @@ GT_TEST(skinny_constraints_reject_bad_points, GT_NEEDS_NONE)
     static const struct {
         gt_params p;
         const char *word;
-    } bad[] = {{{{2, 40, 2, 4, 16, 3, 16, 1, 1}}, "SIDE"},     {{{0, 42, 2, 4, 16, 3, 16, 1, 1}}, "SR"},
+    } bad[] = {{{{2, 40, 2, 4, 16, 3, 16, 1, 1}}, "SIDE"},     {{{0, 41, 2, 4, 16, 3, 16, 1, 1}}, "SR"},
                {{{0, 40, 3, 4, 16, 3, 16, 1, 1}}, "TL"},       {{{0, 40, 2, 0, 16, 3, 16, 1, 1}}, "WARPS"},
                {{{0, 40, 2, 4, 10, 3, 16, 1, 1}}, "KC"},       {{{0, 40, 2, 4, 16, 1, 16, 1, 1}}, "STAGES"},
                {{{0, 40, 2, 4, 16, 3, 0, 1, 1}}, "FILL"},      {{{0, 256, 4, 4, 16, 3, 16, 1, 1}}, "registers"},
@@ -173,6 +175,31 @@ GT_TEST(skinny_takes_calls_its_rows_fit, GT_NEEDS_NONE)
     CHECK(fam()->applicable(&n16, &c) && !fam()->applicable(&m40, &c)); /* SIDE picks N */
 }
 
+/* Two row groups of an odd count of rows (SR = 4 j + 2) are legal and swept, and take only the sides they fit
+ * better than a multiple of 4 does: 4 j + 1 and 4 j + 2. */
+GT_TEST(skinny_takes_rows_of_two_groups_of_an_odd_count_where_they_fit_best, GT_NEEDS_NONE)
+{
+    char why[256];
+    gt_params p = {{0, 34, 4, 4, 16, 3, 8, 2, 1}};
+    CHECK(legal(&p, why, sizeof why) && fam()->in_space(&p, why, sizeof why));
+    gt_call c = gt_call_tight(&(gt_shape){33, 8191, 4097, 0, 0});
+    CHECK(fam()->applicable(&p, &c));
+    c.shape.m = 34;
+    CHECK(fam()->applicable(&p, &c));
+    c.shape.m = 32;
+    CHECK(!fam()->applicable(&p, &c)); /* SR 32 fits it */
+    c.shape.m = 35;
+    CHECK(!fam()->applicable(&p, &c));
+    p.v[7] = 4;
+    CHECK(!legal(&p, why, sizeof why) && strstr(why, "multiple of RG")); /* four groups: 8.5 rows each */
+    p.v[7] = 2, p.v[1] = 50;
+    c.shape.m = 49;
+    CHECK(legal(&p, why, sizeof why) && fam()->applicable(&p, &c));
+    int found = 0; /* the default space lists such an SR */
+    for (int i = 0; i < fam()->params[1].nvalues; ++i) found |= fam()->params[1].values[i] == 50;
+    CHECK(found);
+}
+
 /* FILL only sizes the split: two candidates that differ in it are one kernel (one source, id and compile). */
 GT_TEST(skinny_fill_is_launch_only, GT_NEEDS_NONE)
 {
@@ -197,10 +224,10 @@ GT_TEST(skinny_fill_is_launch_only, GT_NEEDS_NONE)
  * with no spills, registers within the cap, and gt_splitk_reduce beside gt_gemm. */
 GT_TEST(skinny_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
 {
-    const gt_params *keys[] = {&m40, &n16, &m36g, &n52g, &m36c, &n64c, &n32r2};
-    gt_compile_job jobs[28];
+    const gt_params *keys[] = {&m40, &n16, &m36g, &n52g, &m36c, &n64c, &n32r2, &m34, &n50};
+    gt_compile_job jobs[36];
     int n = 0;
-    for (size_t i = 0; i < 7; ++i)
+    for (size_t i = 0; i < 9; ++i)
         for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
     n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
     gt_compile_all(jobs, n, "sm_90", "skinny configurations");
