@@ -1,11 +1,12 @@
 /* Family skinny: GEMMs with one small side (M or N, as SIDE says, up to SR rows, shared out over RG row groups of
- * a warp's lanes), which read the large operand once and split K over the GPU, reduced in a fixed order.
- * Template: templates/skinny.cu. Tested by tests/test_skinny.c. */
+ * a warp's lanes), which read the large operand once and split K over the GPU, reduced in a fixed order. Family
+ * skinny3, in the tf32x3 math class: the same kernel with its products on tensor cores (TC: three TF32 products a
+ * pair, checked against FP64). Template: templates/skinny.cu. Tested by tests/test_skinny.c. */
 #include "family.h"
 
 #include <stdio.h>
 
-enum { P_SIDE, P_SR, P_TL, P_WARPS, P_KC, P_STAGES, P_FILL, P_RG, P_CL, NPARAMS };
+enum { P_SIDE, P_SR, P_TL, P_WARPS, P_KC, P_STAGES, P_FILL, P_RG, P_CL, P_TC, NPARAMS };
 
 #define REJECT GT_REJECT
 
@@ -23,11 +24,20 @@ static int rows_per_lane(const gt_params *p) { return p->v[P_SR] / p->v[P_RG]; }
 static long block_cols(const gt_params *p) { return (long)p->v[P_WARPS] * (32 / p->v[P_RG]) * p->v[P_TL]; }
 
 /* Floats of X per k in a stage: RG groups of the rows per lane rounded up to 4, plus 4 where that is a multiple
- * of 8 and there are several groups (SK_XK in the template). */
+ * of 8 and there are several groups; with TC, SR + 4 (SK_XK in the template). */
 static long x_floats_per_k(const gt_params *p)
 {
     const int rp = (rows_per_lane(p) + 3) / 4 * 4, rg = p->v[P_RG];
+    if (p->v[P_TC]) return p->v[P_SR] + 4L;
     return (long)rg * (rg > 1 && rp % 8 == 0 ? rp + 4 : rp);
+}
+
+/* Floats between the k rows of a stage along L (SK_YP), and between the rows along K (SK_KP). */
+static long pitch_l(const gt_params *p) { return (long)p->v[P_WARPS] * (32 / p->v[P_RG]) * p->v[P_TL] + 4 * p->v[P_TC]; }
+static long pitch_k(const gt_params *p)
+{
+    const long kc = p->v[P_KC];
+    return !p->v[P_TC] ? kc + 4 : kc % 16 ? kc : kc + 8;
 }
 
 /* X along S (KC rows of x_floats_per_k) or along K (SR rows of KC + 4): the rule of SK_X_SMAJOR. */
@@ -39,21 +49,23 @@ static int x_smajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? 
 static long smem_bytes(const gt_params *p, int ta, int tb)
 {
     const long kc = p->v[P_KC], bl = block_cols(p);
-    const long x = x_smajor(p, ta, tb) ? kc * x_floats_per_k(p) : p->v[P_SR] * (kc + 4);
-    const long stages = 4L * p->v[P_STAGES] * (x + (y_lmajor(p, ta, tb) ? kc * bl : bl * (kc + 4)));
+    const long x = x_smajor(p, ta, tb) ? kc * x_floats_per_k(p) : p->v[P_SR] * pitch_k(p);
+    const long stages = 4L * p->v[P_STAGES] * (x + (y_lmajor(p, ta, tb) ? kc * pitch_l(p) : bl * pitch_k(p)));
     const long sums = p->v[P_CL] > 1 ? 4L * p->v[P_SR] * bl : 0;
     return stages > sums ? stages : sums;
 }
 
 /* Registers per thread: the sums, a k-step's Y, a read of X and ~32 for addresses, predicates and loop state
- * (ptxas -v: SR=64 TL=2 uses 170 of 255). */
+ * (ptxas -v: SR=64 TL=2 uses 170 of 255). With TC, three sets of 8 TL SR / 8 sums, X's split fragments (SR / 2)
+ * a tile of Y's (8) and ~20 more (ptxas: SR=40 TL=1 takes 169-188, SR=64 249-255). */
 static long regs_estimate(const gt_params *p)
 {
     const long r = rows_per_lane(p), tl = p->v[P_TL];
+    if (p->v[P_TC]) return 3 * tl * r + r / 2 + 8 + 20;
     return r * tl + 4 * tl + 4 + 32;
 }
 
-static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
+static int legal_any(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 {
     const int *v = p->v;
     if (v[P_SIDE] < 0 || v[P_SIDE] > 1) REJECT("SIDE=%d: 0 (M small) or 1 (N small)", v[P_SIDE]);
@@ -67,12 +79,30 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     if (v[P_FILL] < 1 || v[P_FILL] > 256) REJECT("FILL=%d outside 1..256", v[P_FILL]);
     if (v[P_CL] < 1 || v[P_CL] > 16 || (v[P_CL] & (v[P_CL] - 1))) REJECT("CL=%d: 1, 2, 4, 8 or 16", v[P_CL]);
     if (v[P_CL] > 1 && lim->cc_major < 9) REJECT("CL=%d: clusters need sm_90", v[P_CL]);
+    if (v[P_TC] != 0 && v[P_TC] != 1) REJECT("TC=%d: 0 or 1", v[P_TC]);
+    if (v[P_TC] && (v[P_RG] != 1 || v[P_CL] != 1 || v[P_SR] % 8 || v[P_KC] % 8 || v[P_TL] > 2))
+        REJECT("TC=1: RG=1, CL=1, SR and KC multiples of 8 (the MMA's n and k), TL 1 or 2");
+    if (v[P_TC] && lim->cc_major < 8) REJECT("TC=1: mma.sync TF32 needs sm_80 or newer");
     long most = 0; /* the most any layout needs */
     for (int l = 0; l < 4; ++l) {
         const long bytes = smem_bytes(p, l >> 1, l & 1);
         most = bytes > most ? bytes : most;
     }
     return gt_block_fits_dynamic(32L * v[P_WARPS], 1, most, regs_estimate(p), lim, why, n);
+}
+
+/* A kernel of either family: skinny's products in FP32, skinny3's on tensor cores. */
+static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
+{
+    if (p->v[P_TC]) REJECT("TC=%d: tensor cores are family skinny3's (math class tf32x3)", p->v[P_TC]);
+    return legal_any(p, lim, why, n);
+}
+
+static int legal_tc(const gt_params *p, const gt_limits *lim, char *why, size_t n)
+{
+    if (p->v[P_TC] != 1) REJECT("TC=%d: skinny3 computes on tensor cores (TC=1); FP32 products are skinny's",
+                                p->v[P_TC]);
+    return legal_any(p, lim, why, n);
 }
 
 /* The default space (measured on an H100 over twelve skinny shapes, docs/BENCHMARKS.md, 2026-11-26): row groups
@@ -173,6 +203,21 @@ static int applicable(const gt_params *p, const gt_call *call)
     return s <= sr && sr < 2 * s + 8;
 }
 
+/* skinny3: the multiple of 8 at or just above the side (the MMA's n tiles), or the next. */
+static int applicable_tc(const gt_params *p, const gt_call *call)
+{
+    const int s = small_side(p, &call->shape), sr = p->v[P_SR];
+    return s <= sr && sr < s + 16;
+}
+
+/* skinny3's default space: a warp's 32 columns of L (two m16 tiles) with up to 64 rows of S, or 64 with up to 16;
+ * the rest as skinny's. */
+static int in_space_tc(const gt_params *p, char *why, size_t n)
+{
+    if (p->v[P_TL] == 2 && p->v[P_SR] > 16) REJECT("default space: TL=2 for SR up to 16 (three sets of sums)");
+    return 1;
+}
+
 const gt_family gt_family_skinny = {
     .name = "skinny",
     .batched = 1,
@@ -193,7 +238,8 @@ const gt_family gt_family_skinny = {
                 .launch_only = 1},
                {"RG", "row groups per warp, each SR / RG rows for its lanes' columns", 3, {1, 2, 4}, .optional = 1},
                {"CL", "1: K slices reduced through a workspace; more: the slices (at most CL) one cluster, reduced "
-                      "on chip", 5, {1, 2, 4, 8, 16}, .optional = 1}},
+                      "on chip", 5, {1, 2, 4, 8, 16}, .optional = 1},
+               {"TC", "0: FP32 products (1 is skinny3's)", 1, {0}, .optional = 1}},
     .legal = legal,
     .in_space = in_space,
     .launch = launch,
@@ -201,4 +247,34 @@ const gt_family gt_family_skinny = {
     .launch_hook = launch_hook,
     .work = work,
     .bias_epilogue = 1, /* where C is written in gt_gemm (one slice, or a cluster's): sk_put adds the bias */
+};
+
+const gt_family gt_family_skinny3 = {
+    .name = "skinny3",
+    .batched = 1,
+    .doc = "skinny's kernel with its products on tensor cores (mma.sync): each value split into two TF32 parts, "
+           "three products a pair, FP32 accuracy checked against FP64",
+    .template_name = "skinny.cu",
+    .math = GT_MATH_TF32X3,
+    .reference = GT_REF_FP64,
+    .nparams = NPARAMS,
+    .params = {{"SIDE", "the small side: 0 M, 1 N", 2, {0, 1}},
+               {"SR", "rows of the small side per warp (at least the side; a multiple of 8)", 8,
+                {8, 16, 24, 32, 40, 48, 56, 64}},
+               {"TL", "pairs of 16 columns of the large side per warp", 2, {1, 2}},
+               {"WARPS", "warps per block", 1, {4}},
+               {"KC", "K depth of a pipeline stage", 2, {32, 16}},
+               {"STAGES", "pipeline stages in flight", 1, {3}},
+               {"FILL", "warps per SM the K split fills, at most (launch only: no compile of its own)", 4,
+                {8, 12, 16, 24},
+                .launch_only = 1},
+               {"RG", "row groups (1: a warp's MMAs cover its rows)", 1, {1}},
+               {"CL", "1: K slices reduced through a workspace", 1, {1}},
+               {"TC", "1: the products on tensor cores", 1, {1}}},
+    .legal = legal_tc,
+    .in_space = in_space_tc,
+    .launch = launch,
+    .applicable = applicable_tc,
+    .work = work,
+    .bias_epilogue = 1,
 };

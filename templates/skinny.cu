@@ -40,12 +40,18 @@
 #ifndef CL
 #define CL 1 // 1: split K reduced through the workspace; 2 to 16: the slices of a tile are one cluster (sm_90)
 #endif
+#ifndef TC
+#define TC 0 // 1 (family skinny3, math tf32x3): the products on tensor cores, three TF32 ones a pair (sm_80+)
+#endif
 
 #include "async.cuh"
 #include "common.cuh"
 #include "stream.cuh"
 #if CL > 1
 #include "cluster.cuh"
+#endif
+#if TC
+#include "tf32.cuh"
 #endif
 
 #define SK_LG (32 / RG)                  // lanes per row group
@@ -54,7 +60,11 @@
 // Floats between row groups in a k row of X: RP, or RP + 4 where RP is a multiple of 8 (the groups' 16-byte reads
 // then fall in distinct banks); one group keeps RP.
 #define SK_XG (RG > 1 && SK_RP % 8 == 0 ? SK_RP + 4 : SK_RP)
+#if TC
+#define SK_XK (SR + 4)                   // ... with TC (RG 1): k rows 2t apart start in distinct banks
+#else
 #define SK_XK (RG * SK_XG)               // floats of X per k in a stage along S
+#endif
 #define SK_V (TL < 4 ? TL : 4)           // columns of one vector read of Y along L
 #define BL (WARPS * SK_LG * TL)          // columns of L per block
 #define SK_HEAD 64            // floats before the split-K slices in the workspace (the slice count)
@@ -107,17 +117,21 @@ __device__ __forceinline__ void sk_copy(unsigned d, const float *src, int n, boo
     }
 }
 
-// A stage in shared memory. Y: ys[KC][BL] along L, ys[BL][KC + 4] along K (a column's four k in one 16-byte read,
-// without bank conflicts). X: xs[KC][SK_XK] along S (row s of a k at sk_xat(s)), xs[SR][KC + 4] along K.
+// A stage in shared memory. Y: ys[KC][SK_YP] along L, ys[BL][SK_KP] along K. X: xs[KC][SK_XK] along S (row s of
+// a k at sk_xat(s)), xs[SR][SK_KP] along K. Pitches: a column's four k in one 16-byte read (KC + 4); with TC, the
+// fragments' reads without bank conflicts: along L or S k rows 2t apart (pitch 4 mod 8), along K a lane's two k in
+// one 8-byte read (pitch 8 or 24 mod 32).
+#define SK_YP (TC ? BL + 4 : BL)
+#define SK_KP (!TC ? KC + 4 : KC % 16 ? KC : KC + 8)
 #if SK_Y_LMAJOR
-#define SK_YSTAGE (KC * BL)
+#define SK_YSTAGE (KC * SK_YP)
 #else
-#define SK_YSTAGE (BL * (KC + 4))
+#define SK_YSTAGE (BL * SK_KP)
 #endif
 #if SK_X_SMAJOR
 #define SK_XSTAGE (KC * SK_XK)
 #else
-#define SK_XSTAGE (SR * (KC + 4))
+#define SK_XSTAGE (SR * SK_KP)
 #endif
 #define SK_NT (32 * WARPS) // threads of a block
 
@@ -148,13 +162,13 @@ template <bool VEC> __device__ __forceinline__ void sk_copy_y(const sk_ops &o, f
 #if SK_Y_LMAJOR
     sk_each<KC * BL / 4, BL / 4>([&](int k, int i) {
         const int col = 4 * i, l = o.l0 + col, gk = kb + k;
-        sk_copy<4, true>((unsigned)__cvta_generic_to_shared(ys + k * BL + col), o.Y + (size_t)gk * o.ldy + l,
+        sk_copy<4, true>((unsigned)__cvta_generic_to_shared(ys + k * SK_YP + col), o.Y + (size_t)gk * o.ldy + l,
                          gk < o.k1 ? min(4, o.L - l) : 0, VEC, o.Y, o.stream);
     });
 #else
     sk_each<BL * KC / 4, KC / 4>([&](int col, int i) {
         const int k = 4 * i, l = o.l0 + col;
-        sk_copy<4, true>((unsigned)__cvta_generic_to_shared(ys + col * (KC + 4) + k), o.Y + (size_t)l * o.ldy + kb + k,
+        sk_copy<4, true>((unsigned)__cvta_generic_to_shared(ys + col * SK_KP + k), o.Y + (size_t)l * o.ldy + kb + k,
                          l < o.L ? min(4, o.k1 - kb - k) : 0, VEC, o.Y, o.stream);
     });
 #endif
@@ -180,7 +194,7 @@ template <bool VEC> __device__ __forceinline__ void sk_copy_x(const sk_ops &o, f
 #else
     sk_each<SR * KC / 4, KC / 4>([&](int s, int i) {
         const int k = 4 * i;
-        sk_copy<4, false>((unsigned)__cvta_generic_to_shared(xs + s * (KC + 4) + k), o.X + (size_t)s * o.ldx + kb + k,
+        sk_copy<4, false>((unsigned)__cvta_generic_to_shared(xs + s * SK_KP + k), o.X + (size_t)s * o.ldx + kb + k,
                           s < o.S ? min(4, o.k1 - kb - k) : 0, VEC, o.X, 0);
     });
 #endif
@@ -213,7 +227,7 @@ __device__ __forceinline__ void sk_compute(const float *xs, const float *ys, int
         for (int q = 0; q < 4; ++q)
 #pragma unroll
             for (int j = 0; j < TL; j += SK_V) {
-                const float *p = ys + (k + q) * BL + sk_col(warp, li, j);
+                const float *p = ys + (k + q) * SK_YP + sk_col(warp, li, j);
                 if constexpr (SK_V == 4) {
                     const float4 v = *(const float4 *)p;
                     y[q][j] = v.x, y[q][j + 1] = v.y, y[q][j + 2] = v.z, y[q][j + 3] = v.w;
@@ -227,7 +241,7 @@ __device__ __forceinline__ void sk_compute(const float *xs, const float *ys, int
 #else
 #pragma unroll
         for (int j = 0; j < TL; ++j) {
-            const float4 v = *(const float4 *)(ys + sk_col(warp, li, j) * (KC + 4) + k);
+            const float4 v = *(const float4 *)(ys + sk_col(warp, li, j) * SK_KP + k);
             y[0][j] = v.x, y[1][j] = v.y, y[2][j] = v.z, y[3][j] = v.w;
         }
 #endif
@@ -247,7 +261,7 @@ __device__ __forceinline__ void sk_compute(const float *xs, const float *ys, int
 #else
 #pragma unroll
         for (int r = 0; r < SK_R; ++r) {
-            const float4 v = *(const float4 *)(xs + (g * SK_R + r) * (KC + 4) + k);
+            const float4 v = *(const float4 *)(xs + (g * SK_R + r) * SK_KP + k);
             const float x[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
             for (int q = 0; q < 4; ++q)
@@ -257,6 +271,99 @@ __device__ __forceinline__ void sk_compute(const float *xs, const float *ys, int
 #endif
     }
 }
+
+#if TC
+#if CL > 1 || RG > 1
+#error "TC: one row group, K slices through the workspace"
+#endif
+// With TC the tensor cores compute each warp's tile of C transposed: its 32 TL columns of L are SK_MT tiles of the
+// MMA's m16, its SR rows of S (a multiple of 8) SK_NS tiles of its n8, and K runs in steps of 8 with the k slots
+// permuted as in tf32x3.cu (slot t is k 2t, slot t + 4 is k 2t + 1; the sum does not change), so that a lane's two k
+// are adjacent along K. Each value is split into big and small TF32 parts (tf32.cuh); big*small and small*big go
+// into corr, big*big into chunk, and both are added into sum in FP32 after each stage (the tensor cores'
+// accumulation truncates: the fold keeps FP32 accuracy; tf32x3.cu folds the chunk alone, every 128). C = sum.
+#define SK_MT (2 * TL)
+#define SK_NS (SR / 8)
+typedef float sk_frag[SK_MT][SK_NS][4];
+struct sk_tc {
+    sk_frag sum, chunk, corr;
+};
+
+// Y(k, l) and Y(k + 1, l), k even: one 8-byte read where Y runs along K.
+__device__ __forceinline__ float2 sk_y2(const float *ys, int k, int l)
+{
+#if SK_Y_LMAJOR
+    return make_float2(ys[k * SK_YP + l], ys[(k + 1) * SK_YP + l]);
+#else
+    return *(const float2 *)(ys + l * SK_KP + k);
+#endif
+}
+
+// X(s, k) and X(s, k + 1), k even, likewise.
+__device__ __forceinline__ float2 sk_x2(const float *xs, int s, int k)
+{
+#if SK_X_SMAJOR
+    return make_float2(xs[k * SK_XK + s], xs[(k + 1) * SK_XK + s]);
+#else
+    return *(const float2 *)(xs + s * SK_KP + k);
+#endif
+}
+
+// The three products of one stage into tc (lane = g 4 + t), then chunk and corr folded into sum.
+__device__ __forceinline__ void sk_tc_stage(const float *xs, const float *ys, int warp, int lane, sk_tc &tc)
+{
+    const int g = lane / 4, t = lane % 4, l0 = warp * 32 * TL;
+#pragma unroll
+    for (int kk = 0; kk < KC; kk += 8) {
+        const int k = kk + 2 * t;
+        unsigned b[SK_NS][2][2]; // [n tile][big, small][slot t, slot t + 4]
+#pragma unroll
+        for (int j = 0; j < SK_NS; ++j) {
+            const float2 x = sk_x2(xs, 8 * j + g, k);
+            gt_tf32_split(x.x, b[j][0][0], b[j][1][0]);
+            gt_tf32_split(x.y, b[j][0][1], b[j][1][1]);
+        }
+#pragma unroll
+        for (int i = 0; i < SK_MT; ++i) {
+            const float2 top = sk_y2(ys, k, l0 + 16 * i + g), low = sk_y2(ys, k, l0 + 16 * i + g + 8);
+            unsigned a[2][4]; // [big, small][rows g, g + 8 at slot t, then at slot t + 4]
+            gt_tf32_split(top.x, a[0][0], a[1][0]);
+            gt_tf32_split(low.x, a[0][1], a[1][1]);
+            gt_tf32_split(top.y, a[0][2], a[1][2]);
+            gt_tf32_split(low.y, a[0][3], a[1][3]);
+#pragma unroll
+            for (int j = 0; j < SK_NS; ++j) { // corrections first: 2^-11 of the chunk, in their own sum
+                gt_mma_tf32(tc.corr[i][j], a[0], b[j][1]);
+                gt_mma_tf32(tc.corr[i][j], a[1], b[j][0]);
+                gt_mma_tf32(tc.chunk[i][j], a[0], b[j][0]);
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < SK_MT; ++i)
+#pragma unroll
+        for (int j = 0; j < SK_NS; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+                tc.sum[i][j][e] += tc.chunk[i][j][e] + tc.corr[i][j][e];
+                tc.chunk[i][j][e] = tc.corr[i][j][e] = 0.0f;
+            }
+}
+
+// f(s, col, v) for each of the lane's sums, as sk_each_sum: the MMA's row g (+ 8) is column col of the warp's tile,
+// its column 2t (+ 1) row s.
+template <class F> __device__ __forceinline__ void sk_each_tc(int warp, int lane, const sk_tc &tc, F f)
+{
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int i = 0; i < SK_MT; ++i)
+#pragma unroll
+        for (int j = 0; j < SK_NS; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e)
+                f(8 * j + 2 * t + e % 2, warp * 32 * TL + 16 * i + g + 8 * (e / 2), tc.sum[i][j][e]);
+}
+#endif
 
 // Buffer b of both pipelines <- the stage of K from kb.
 __device__ __forceinline__ void sk_load_stage(const sk_ops &o, float *xs, float *ys, int b, int kb)
@@ -309,14 +416,13 @@ __device__ __forceinline__ void sk_each_sum(int warp, int li, int g, const float
 // each slice in 16-byte pieces.
 __device__ __forceinline__ size_t sk_slice(int S, int L) { return ((size_t)S * L + 3) / 4 * 4; }
 
-// Split K: the block's sums to its slice of the workspace, ws[SK_HEAD + z sk_slice + s L + l]; the first block
-// also writes the slice count into the head for gt_splitk_reduce.
-__device__ __forceinline__ void sk_partial(const sk_ops &o, float *ws, int warp, int li, int g,
-                                           const float (&acc)[SK_R][TL])
+// Split K: the block's sums (each(f) calls f on every sum of the thread) to its slice of the workspace, ws[SK_HEAD
+// + z sk_slice + s L + l]; the first block also writes the slice count into the head for gt_splitk_reduce.
+template <class Each> __device__ __forceinline__ void sk_partial(const sk_ops &o, float *ws, Each each)
 {
     if (blockIdx.x == 0 && blockIdx.z == 0 && threadIdx.x == 0) *(unsigned *)ws = gridDim.z;
     float *slice = ws + SK_HEAD + blockIdx.z * sk_slice(o.S, o.L);
-    sk_each_sum(warp, li, g, acc, [&](int s, int col, float v) {
+    each([&](int s, int col, float v) {
         const int l = o.l0 + col;
         if (s < o.S && l < o.L) slice[(size_t)s * o.L + l] = v;
     });
@@ -403,6 +509,21 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
 #endif
     float *xs = (float *)smem4, *ys = xs + STAGES * SK_XSTAGE;
     const int chunks = (o.k1 - k0 + KC - 1) / KC;
+#if TC
+    sk_tc tc;
+#pragma unroll
+    for (int i = 0; i < SK_MT; ++i)
+#pragma unroll
+        for (int j = 0; j < SK_NS; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) tc.sum[i][j][e] = tc.chunk[i][j][e] = tc.corr[i][j][e] = 0.0f;
+#pragma unroll 1
+    for (int c = 1 - STAGES; c < chunks; ++c) {
+        const int b = sk_step(o, xs, ys, k0, c, chunks);
+        if (b >= 0) sk_tc_stage(xs + b * SK_XSTAGE, ys + b * SK_YSTAGE, warp, lane, tc);
+    }
+    auto each = [&](auto f) { sk_each_tc(warp, lane, tc, f); };
+#else
     float acc[SK_R][TL];
 #pragma unroll
     for (int r = 0; r < SK_R; ++r)
@@ -413,6 +534,8 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
         const int b = sk_step(o, xs, ys, k0, c, chunks);
         if (b >= 0) sk_compute(xs + b * SK_XSTAGE, ys + b * SK_YSTAGE, warp, li, g, acc);
     }
+    auto each = [&](auto f) { sk_each_sum(warp, li, g, acc, f); };
+#endif
     gt_cp_async_wait<0>();
     // ws: the split's workspace where K slices meet through it (CL 1, grid z > 1); in any other launch, the bias of
     // a call with one (the family's bias epilogue: the loader fuses it only where the launch has no workspace), else
@@ -424,10 +547,10 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
     const float *bias = ws;
     if (gridDim.z > 1) return sk_cluster_reduce(o, C, ldc, alpha, beta, bias, warp, li, g, acc, xs);
 #else
-    if (gridDim.z > 1) return sk_partial(o, ws, warp, li, g, acc);
+    if (gridDim.z > 1) return sk_partial(o, ws, each);
     const float *bias = ws;
 #endif
-    sk_each_sum(warp, li, g, acc, [&](int s, int col, float v) {
+    each([&](int s, int col, float v) {
         const int l = o.l0 + col;
         if (s < o.S && l < o.L) sk_put(C, ldc, s, l, v, alpha, beta, bias);
     });

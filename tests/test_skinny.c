@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* SIDE SR TL WARPS KC STAGES FILL RG CL */
+/* SIDE SR TL WARPS KC STAGES FILL RG CL TC */
 static const gt_params m40 = {{0, 40, 2, 4, 16, 3, 16, 1, 1}};  /* M up to 40, two columns per lane */
 static const gt_params n16 = {{1, 16, 4, 4, 8, 3, 8, 1, 1}};    /* N up to 16, four columns per lane */
 static const gt_params m8 = {{0, 8, 4, 2, 8, 3, 32, 1, 1}};     /* GEMV-like */
@@ -21,6 +21,8 @@ static const gt_params n64c = {{1, 64, 4, 4, 8, 3, 16, 4, 16}};  /* clusters of 
 static const gt_params n32r2 = {{1, 32, 4, 4, 16, 3, 8, 2, 1}};  /* miscompiled with a prologue of its own */
 static const gt_params m34 = {{0, 34, 4, 4, 8, 3, 8, 2, 1}};     /* two groups of 17 rows (X's rows one a copy) */
 static const gt_params n50 = {{1, 50, 4, 4, 16, 3, 12, 2, 1}};   /* ... of 25 */
+static const gt_params m40t = {{0, 40, 1, 4, 32, 3, 8, 1, 1, 1}}; /* skinny3: tensor cores, two m16 tiles a warp */
+static const gt_params n16t = {{1, 16, 2, 4, 16, 3, 8, 1, 1, 1}}; /* ... four, KC 16 (rows along K unpadded) */
 
 static const gt_family *fam(void) { return gt_family_find("skinny"); }
 
@@ -198,6 +200,76 @@ GT_TEST(skinny_takes_rows_of_two_groups_of_an_odd_count_where_they_fit_best, GT_
     int found = 0; /* the default space lists such an SR */
     for (int i = 0; i < fam()->params[1].nvalues; ++i) found |= fam()->params[1].values[i] == 50;
     CHECK(found);
+}
+
+static const gt_family *fam3(void) { return gt_family_find("skinny3"); }
+
+/* skinny3 is skinny's kernel on tensor cores (TC): in the tf32x3 math class, checked against FP64; a TC point is
+ * skinny3's alone, on one row group, K slices through the workspace, SR and KC multiples of 8. */
+GT_TEST(skinny3_is_the_tensor_core_twin_in_the_tf32x3_class, GT_NEEDS_NONE)
+{
+    char why[256];
+    gt_limits lim, ampere, volta;
+    gt_limits_for_arch("sm_90", &lim), gt_limits_for_arch("sm_80", &ampere), gt_limits_for_arch("sm_70", &volta);
+    CHECK(fam3() && fam3()->math == GT_MATH_TF32X3 && gt_family_reference(fam3()) == GT_REF_FP64);
+    CHECK(fam()->math == GT_MATH_FP32 && !strcmp(fam3()->template_name, fam()->template_name));
+    CHECK(fam3()->legal(&m40t, &lim, why, sizeof why) && fam3()->legal(&n16t, &ampere, why, sizeof why));
+    CHECK(!fam3()->legal(&m40t, &volta, why, sizeof why) && strstr(why, "sm_80"));
+    CHECK(!fam()->legal(&m40t, &lim, why, sizeof why) && strstr(why, "skinny3")); /* not in the FP32 class */
+    CHECK(!fam3()->legal(&m40, &lim, why, sizeof why) && strstr(why, "TC=0"));
+    static const int bad[][2] = {{1, 36}, {7, 2}, {8, 2}, {4, 12}, {2, 4}}; /* {param, value} */
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+        gt_params p = m40t;
+        p.v[bad[i][0]] = bad[i][1];
+        CHECK_MSG(!fam3()->legal(&p, &lim, why, sizeof why) && strstr(why, "TC=1"), "%s=%d: '%s'",
+                  fam3()->params[bad[i][0]].name, bad[i][1], why);
+    }
+    int n = 0, tl2 = 0; /* its default space: every point legal on sm_90, four m16 tiles only up to 16 rows */
+    gt_params p = m40t;
+    for (int sr = 8; sr <= 64; sr += 8)
+        for (int tl = 1; tl <= 2; ++tl) {
+            p.v[1] = sr, p.v[2] = tl;
+            const int in = fam3()->in_space(&p, why, sizeof why);
+            n += in, tl2 += in && tl == 2;
+            CHECK_MSG(!in || fam3()->legal(&p, &lim, why, sizeof why), "SR=%d TL=%d: %s", sr, tl, why);
+        }
+    CHECK(n == 10 && tl2 == 2);
+}
+
+/* A skinny3 kernel takes the sides it covers in whole n8 tiles without a spare one: 33 in 40 or 48, not 56. */
+GT_TEST(skinny3_takes_sides_within_its_mma_tiles, GT_NEEDS_NONE)
+{
+    gt_call c = gt_call_tight(&(gt_shape){33, 8191, 4097, 0, 0});
+    gt_params p = m40t;
+    CHECK(fam3()->applicable(&p, &c));
+    p.v[1] = 48;
+    CHECK(fam3()->applicable(&p, &c));
+    p.v[1] = 56;
+    CHECK(!fam3()->applicable(&p, &c));
+    p.v[1] = 32;
+    CHECK(!fam3()->applicable(&p, &c));
+    c.shape = (gt_shape){4096, 9, 4096, 1, 0};
+    CHECK(fam3()->applicable(&n16t, &c) && !fam3()->applicable(&m40t, &c)); /* SIDE picks N */
+}
+
+/* Both sides in every layout on tensor cores: compiled with no spills, the reduce beside. */
+GT_TEST(skinny3_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
+{
+    const gt_params *keys[] = {&m40t, &n16t};
+    gt_compile_job jobs[8];
+    int n = 0;
+    for (size_t i = 0; i < 2; ++i)
+        for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam3(), keys[i], l >> 1, l & 1);
+    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
+    gt_compile_all(jobs, n, "sm_90", "skinny3 configurations");
+    for (int i = 0; i < n; ++i) {
+        const gt_compile_job *j = &jobs[i];
+        CHECK_MSG(j->rc == 0 && j->spill_bytes == 0 && j->stack_bytes == 0, "%s: rc %d, %d B spills: %s",
+                  gt_layout_name(j->ta, j->tb), j->rc, j->spill_bytes, j->err);
+        CHECK(j->has_gemm && j->has_reduce && j->regs > 0 && j->regs <= 255);
+        printf("    skinny3 %s %s: %d registers\n", j->p.v[0] ? "N small" : "M small", gt_layout_name(j->ta, j->tb),
+               j->regs);
+    }
 }
 
 /* FILL only sizes the split: two candidates that differ in it are one kernel (one source, id and compile). */
