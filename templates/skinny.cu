@@ -157,19 +157,19 @@ template <int N, int P, class F> __device__ __forceinline__ void sk_each(F f)
 
 // The block's copies of Y's stage <- Y(kb .. kb + KC, the block's columns), zero past k1 and L, four floats each,
 // along L or K; VEC: in 16-byte copies.
-template <bool VEC> __device__ __forceinline__ void sk_copy_y(const sk_ops &o, float *ys, int kb)
+template <bool VEC, bool WHOLE> __device__ __forceinline__ void sk_copy_y(const sk_ops &o, float *ys, int kb)
 {
 #if SK_Y_LMAJOR
     sk_each<KC * BL / 4, BL / 4>([&](int k, int i) {
         const int col = 4 * i, l = o.l0 + col, gk = kb + k;
         sk_copy<4, true>((unsigned)__cvta_generic_to_shared(ys + k * SK_YP + col), o.Y + (size_t)gk * o.ldy + l,
-                         gk < o.k1 ? min(4, o.L - l) : 0, VEC, o.Y, o.stream);
+                         WHOLE ? 4 : gk < o.k1 ? min(4, o.L - l) : 0, VEC, o.Y, o.stream);
     });
 #else
     sk_each<BL * KC / 4, KC / 4>([&](int col, int i) {
         const int k = 4 * i, l = o.l0 + col;
         sk_copy<4, true>((unsigned)__cvta_generic_to_shared(ys + col * SK_KP + k), o.Y + (size_t)l * o.ldy + kb + k,
-                         l < o.L ? min(4, o.k1 - kb - k) : 0, VEC, o.Y, o.stream);
+                         WHOLE ? 4 : l < o.L ? min(4, o.k1 - kb - k) : 0, VEC, o.Y, o.stream);
     });
 #endif
 }
@@ -202,10 +202,13 @@ template <bool VEC> __device__ __forceinline__ void sk_copy_x(const sk_ops &o, f
 
 // Both stages from kb: 16-byte copies for an operand whose address and ld allow them (the same for every copy of
 // the call: one branch, outside the copies).
+// WHOLE (TC): a stage inside Y, all its k before k1 and the block's columns before L, copies without a bound test
+// (with TC the copies are most of a stage's instructions; the FP32 kernel ran no faster without them).
 __device__ __forceinline__ void sk_load_y(const sk_ops &o, float *ys, int kb)
 {
-    if (o.vy) sk_copy_y<true>(o, ys, kb);
-    else sk_copy_y<false>(o, ys, kb);
+    const bool whole = TC && kb + KC <= o.k1 && o.l0 + BL <= o.L;
+    if (o.vy) whole ? sk_copy_y<true, true>(o, ys, kb) : sk_copy_y<true, false>(o, ys, kb);
+    else whole ? sk_copy_y<false, true>(o, ys, kb) : sk_copy_y<false, false>(o, ys, kb);
 }
 
 __device__ __forceinline__ void sk_load_x(const sk_ops &o, float *xs, int kb)
