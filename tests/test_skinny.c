@@ -252,26 +252,6 @@ GT_TEST(skinny3_takes_sides_within_its_mma_tiles, GT_NEEDS_NONE)
     CHECK(fam3()->applicable(&n16t, &c) && !fam3()->applicable(&m40t, &c)); /* SIDE picks N */
 }
 
-/* Both sides in every layout on tensor cores: compiled with no spills, the reduce beside. */
-GT_TEST(skinny3_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
-{
-    const gt_params *keys[] = {&m40t, &n16t};
-    gt_compile_job jobs[8];
-    int n = 0;
-    for (size_t i = 0; i < 2; ++i)
-        for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam3(), keys[i], l >> 1, l & 1);
-    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
-    gt_compile_all(jobs, n, "sm_90", "skinny3 configurations");
-    for (int i = 0; i < n; ++i) {
-        const gt_compile_job *j = &jobs[i];
-        CHECK_MSG(j->rc == 0 && j->spill_bytes == 0 && j->stack_bytes == 0, "%s: rc %d, %d B spills: %s",
-                  gt_layout_name(j->ta, j->tb), j->rc, j->spill_bytes, j->err);
-        CHECK(j->has_gemm && j->has_reduce && j->regs > 0 && j->regs <= 255);
-        printf("    skinny3 %s %s: %d registers\n", j->p.v[0] ? "N small" : "M small", gt_layout_name(j->ta, j->tb),
-               j->regs);
-    }
-}
-
 /* FILL only sizes the split: two candidates that differ in it are one kernel (one source, id and compile). */
 GT_TEST(skinny_fill_is_launch_only, GT_NEEDS_NONE)
 {
@@ -292,27 +272,46 @@ GT_TEST(skinny_fill_is_launch_only, GT_NEEDS_NONE)
     CHECK(La.grid[2] < Lb.grid[2]); /* but it does split K differently */
 }
 
-/* Both sides in every layout (each moves Y and X between their along-L / along-K paths) and a batch: compiled
- * with no spills, registers within the cap, and gt_splitk_reduce beside gt_gemm. */
+/* f's kernels at keys in every layout into jobs (room for 4 nkeys), compiled for sm_90 (a $GT_SAMPLE sample):
+ * each with no spills, registers within the cap, and gt_splitk_reduce beside gt_gemm. Returns how many ran. */
+static int compile_clean(const gt_family *f, const gt_params *const *keys, size_t nkeys, gt_compile_job *jobs)
+{
+    int n = 0;
+    for (size_t i = 0; i < nkeys; ++i)
+        for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(f, keys[i], l >> 1, l & 1);
+    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
+    gt_compile_all(jobs, n, "sm_90", f->name);
+    for (int i = 0; i < n; ++i) {
+        const gt_compile_job *j = &jobs[i];
+        CHECK_MSG(j->rc == 0 && j->spill_bytes == 0 && j->stack_bytes == 0, "%s %s: rc %d, %d B spills: %s",
+                  f->name, gt_layout_name(j->ta, j->tb), j->rc, j->spill_bytes, j->err);
+        CHECK(j->has_gemm && j->has_reduce && j->regs > 0 && j->regs <= 255);
+        printf("    %s %s %s: %d registers\n", f->name, j->p.v[0] ? "N small" : "M small",
+               gt_layout_name(j->ta, j->tb), j->regs);
+    }
+    return n;
+}
+
+/* Both sides in every layout on tensor cores (skinny3). */
+GT_TEST(skinny3_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
+{
+    const gt_params *keys[] = {&m40t, &n16t};
+    gt_compile_job jobs[8];
+    compile_clean(fam3(), keys, 2, jobs);
+}
+
+/* Both sides in every layout (each moves Y and X between their along-L / along-K paths) and a batch. */
 GT_TEST(skinny_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
 {
     const gt_params *keys[] = {&m40, &n16, &m36g, &n52g, &m36c, &n64c, &n32r2, &m34, &n50};
     gt_compile_job jobs[36];
-    int n = 0;
-    for (size_t i = 0; i < 9; ++i)
-        for (int l = 0; l < 4; ++l) jobs[n++] = gt_compile_job_make(fam(), keys[i], l >> 1, l & 1);
-    n = gt_sample_jobs(jobs, n, gt_sample_wanted(n));
-    gt_compile_all(jobs, n, "sm_90", "skinny configurations");
+    const int n = compile_clean(fam(), keys, 9, jobs);
     for (int i = 0; i < n; ++i) {
         const gt_compile_job *j = &jobs[i];
-        CHECK_MSG(j->rc == 0 && j->spill_bytes == 0 && j->stack_bytes == 0, "%s: rc %d, %d B spills: %s",
-                  gt_layout_name(j->ta, j->tb), j->rc, j->spill_bytes, j->err);
-        CHECK(j->has_gemm && j->has_reduce && j->regs > 0 && j->regs <= 255);
         /* The pipeline's copies issue from one site (sk_step): with the prologue's unrolled before the loop, this
          * kernel took 250 registers in nt and NVRTC 13.0 read some copies' L2 policy from a uniform register
          * nothing wrote (templates/skinny.cu; 168 now). */
         if (!memcmp(&j->p, &n32r2, sizeof n32r2) && j->tb && !j->ta)
             CHECK_MSG(j->regs < 230, "SIDE=1 SR=32 RG=2 KC=16 nt: %d registers", j->regs);
-        printf("    %s %s: %d registers\n", j->p.v[0] ? "N small" : "M small", gt_layout_name(j->ta, j->tb), j->regs);
     }
 }
