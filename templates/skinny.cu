@@ -16,6 +16,10 @@
 // CL > 1 (sm_90) the slices of a tile are one cluster instead (at most CL of them): each block leaves its sums in
 // its shared memory, and each reduces a CL-th of the tile from all of them in rank order, on chip; no workspace,
 // no second kernel.
+//
+// Family skinny3 is this kernel with TC 1 (math class tf32x3): the same stages, split and epilogue, the products on
+// tensor cores (sk_tc_stage). Tested by tests/test_skinny.c and tests/test_gpu.c (against FP64); the CPU emulator
+// has no MMA, so it runs TC 0 only.
 #ifndef SIDE
 #define SIDE 0 // 0: M is the small side; 1: N is
 #endif
