@@ -33,7 +33,7 @@ static long x_floats_per_k(const gt_params *p)
 }
 
 /* Floats between the k rows of a stage along L (SK_YP), and between the rows along K (SK_KP). */
-static long pitch_l(const gt_params *p) { return (long)p->v[P_WARPS] * (32 / p->v[P_RG]) * p->v[P_TL] + 4 * p->v[P_TC]; }
+static long pitch_l(const gt_params *p) { return block_cols(p) + 4L * p->v[P_TC]; }
 static long pitch_k(const gt_params *p)
 {
     const long kc = p->v[P_KC];
@@ -210,8 +210,8 @@ static int applicable_tc(const gt_params *p, const gt_call *call)
     return s <= sr && sr < s + 16;
 }
 
-/* skinny3's default space: a warp's 32 columns of L (two m16 tiles) with up to 64 rows of S, or 64 with up to 16;
- * the rest as skinny's. */
+/* skinny3's default space (its table's values): a warp's 32 columns of L (two m16 tiles) with up to 64 rows of S,
+ * or 64 columns with up to 16 rows. */
 static int in_space_tc(const gt_params *p, char *why, size_t n)
 {
     if (p->v[P_TL] == 2 && p->v[P_SR] > 16) REJECT("default space: TL=2 for SR up to 16 (three sets of sums)");

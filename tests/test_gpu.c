@@ -234,8 +234,8 @@ typedef struct {
 static int fp64_within(const gt_trial_result *r, double slack)
 {
     double own, sgemm;
-    return r->status == GT_ST_WRONG && sscanf(r->message, "error against FP64 %lf > cuBLAS FP32's %lf", &own, &sgemm) == 2 &&
-           own <= slack * sgemm;
+    return r->status == GT_ST_WRONG &&
+           sscanf(r->message, "error against FP64 %lf > cuBLAS FP32's %lf", &own, &sgemm) == 2 && own <= slack * sgemm;
 }
 
 /* Each case's kernel of family compiled for its layout, checked against the family's reference and timed by the
