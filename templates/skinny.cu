@@ -19,7 +19,7 @@
 //
 // Family skinny3 is this kernel with TC 1 (math class tf32x3): the same stages, split and epilogue, the products on
 // tensor cores (sk_tc_stage). Tested by tests/test_skinny.c and tests/test_gpu.c (against FP64); the CPU emulator
-// has no MMA, so it runs TC 0 only.
+// runs it too (tests/emu/run.sh skinny3, its MMA a warp's fragments multiplied in double).
 #ifndef SIDE
 #define SIDE 0 // 0: M is the small side; 1: N is
 #endif

@@ -2,7 +2,8 @@
 // tests/emu/driver.cpp against a template): one std::thread per CUDA thread, std::barrier for __syncthreads,
 // __shared__ arrays as function statics, dynamic shared memory as emu_smem (poisoned with NaN before each block),
 // and cp.async (templates/async.cuh, whose functions this file defines instead) queued per thread and performed at
-// wait_group (lazy: a missing wait reads NaN) or at issue (EMU_EAGER: a missing barrier overwrites a stage in use).
+// wait_group (lazy: a missing wait reads NaN) or at issue (EMU_EAGER: a missing barrier overwrites a stage in use);
+// the TF32 rounding and MMA of templates/tf32.cuh for skinny3.
 #pragma once
 #include <algorithm>
 #include <barrier>
@@ -126,6 +127,53 @@ inline void emu_sts32(unsigned a, float v)
     if (a % 4 || a + 4 > emu_smem_bytes) emu_fail("st.shared.f32 outside shared memory or misaligned");
     *(float *)((char *)emu_smem + a) = v;
 }
+// templates/tf32.cuh's primitives (its include guard keeps the inline PTX out). TF32 rounding as sm_90's cvt.rn.tf32:
+// to nearest, ties to even, at 10 explicit mantissa bits, the 13 below zero; Inf and NaN unchanged.
+#define GT_TF32_CUH
+inline unsigned gt_tf32_round(float x)
+{
+    unsigned u;
+    memcpy(&u, &x, 4);
+    if ((u & 0x7f800000u) == 0x7f800000u) return u;
+    return (u + 0xfffu + ((u >> 13) & 1u)) & 0xffffe000u;
+}
+inline float emu_tf32(unsigned u) // what the tensor core reads of an operand register: its TF32 bits
+{
+    u &= 0xffffe000u;
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+inline void gt_tf32_split(float x, unsigned &big, unsigned &small)
+{
+    big = gt_tf32_round(x);
+    small = gt_tf32_round(x - emu_tf32(big));
+}
+// d += a * b on one m16n8k8 tile of a warp, for templates whose every thread of the block calls it together
+// (skinny3's stages): each leaves its fragments in slots and, after the block's barrier, computes its own four sums
+// from its warp's (the fragment layout of tf32.cuh), in double, rounded once.
+struct emu_mma_frag { float a[4], b[2]; };
+inline emu_mma_frag emu_mma[1024];
+inline void gt_mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2])
+{
+    emu_mma_frag &me = emu_mma[threadIdx.x];
+    for (int i = 0; i < 4; ++i) me.a[i] = emu_tf32(a[i]);
+    for (int i = 0; i < 2; ++i) me.b[i] = emu_tf32(b[i]);
+    emu_bar->arrive_and_wait();
+    const unsigned w0 = threadIdx.x & ~31u, g = threadIdx.x % 32 / 4, t = threadIdx.x % 4;
+    auto A = [&](int r, int c) { return emu_mma[w0 + r % 8 * 4 + c % 4].a[(r >= 8) + 2 * (c >= 4)]; };
+    auto B = [&](int k, int n) { return emu_mma[w0 + n * 4 + k % 4].b[k >= 4]; };
+    float out[4];
+    for (int e = 0; e < 4; ++e) {
+        const int r = (int)g + 8 * (e / 2), c = 2 * (int)t + e % 2;
+        double sum = d[e];
+        for (int k = 0; k < 8; ++k) sum += (double)A(r, k) * B(k, c);
+        out[e] = (float)sum;
+    }
+    emu_bar->arrive_and_wait();
+    for (int e = 0; e < 4; ++e) d[e] = out[e];
+}
+
 // templates/stream.cuh's copies: the L2 policy means nothing here.
 #define GT_STREAM_CUH
 inline unsigned long long gt_evict_first() { return 0; }

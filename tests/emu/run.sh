@@ -47,8 +47,17 @@ ms_keys=(
 "BM=128,BN=128,BK=8,WM=64,WN=64,WNITER=2,TM=4,TN=4,STAGES=3,MINB=1,RASTER=1,SPLITK=1,SK=2,KT=1"
 )
 
+# A family's template, as its descriptor names it (.template_name in kernels/*.c): a family may share another's
+# (skinny3 runs skinny.cu).
+template_of()
+{
+    awk -v f="^const gt_family gt_family_$1 = " 'FNR == 1 || /^};/ { on = 0 } $0 ~ f { on = 1 }
+        on && /\.template_name = "/ { sub(/.*\.template_name = "/, ""); sub(/\.cu".*/, ""); print; exit }' \
+        "$ROOT"/kernels/*.c
+}
+
 # The template as host C++: multistage's inline PTX swapped for the emulator's calls (tests/emu/emu.h, which also
-# stands in for templates/async.cuh).
+# stands in for templates/async.cuh, stream.cuh and tf32.cuh).
 emulable()
 {
     sed -e '/^ *: "memory");$/d' \
@@ -79,16 +88,17 @@ pick()
 # Build and run one candidate in one layout; prints its verdict and writes it to <exe>.verdict.
 one()
 {
-    local fam=$1 params=$2 ta=$3 tb=$4 exe log lay rc=0
+    local fam=$1 params=$2 ta=$3 tb=$4 exe log lay rc=0 tmpl
+    tmpl=$(template_of "$fam")
     exe=$OUT/$fam-$(echo "$params" | md5sum | cut -c1-8)-$ta$tb
     log=$exe.log
     lay=$([ "$ta" = 1 ] && echo t || echo n)$([ "$tb" = 1 ] && echo t || echo n)
     # shellcheck disable=SC2046
     g++ -std=c++20 $SAN -w -I"$OUT" -I"$ROOT/templates" -I"$ROOT/kernels" -I"$ROOT/tests" -I"$ROOT/tests/emu" \
-        -DTEMPLATE="\"$fam.cu\"" -DGT_EMU_FAMILY="\"$fam\"" -DGT_EMU_PARAMS="\"$params\"" -DGT_TA="$ta" \
+        -DTEMPLATE="\"$tmpl.cu\"" -DGT_EMU_FAMILY="\"$fam\"" -DGT_EMU_PARAMS="\"$params\"" -DGT_TA="$ta" \
         -DGT_TB="$tb" $(echo "$params" | tr ',' '\n' | sed 's/^/-D/') "$ROOT/tests/emu/driver.cpp" \
         "$OUT/toolkit.o" "$BUILD/libgemmtune.a" -lm -pthread -o "$exe" > "$log" 2>&1 || rc=1
-    for eager in "" $(grep -q gt_cp_async "$OUT/$fam.cu" && echo 1); do
+    for eager in "" $(grep -q gt_cp_async "$OUT/$tmpl.cu" && echo 1); do
         [ $rc = 0 ] || break
         echo "== EMU_EAGER=$eager" >> "$log"
         ASAN_OPTIONS=detect_leaks=0 EMU_EAGER=$eager "$exe" >> "$log" 2>&1 || rc=1
@@ -125,7 +135,9 @@ for spec in "$@"; do
         done
         continue
     fi
-    [ -n "${made[$fam]:-}" ] || { emulable "$fam"; made[$fam]=1; }
+    tmpl=$(template_of "$fam")
+    [ -n "$tmpl" ] || { echo "emulator: no template for family $fam" >&2; exit 2; }
+    [ -n "${made[$tmpl]:-}" ] || { emulable "$tmpl"; made[$tmpl]=1; }
     if [ "$spec" != "$fam" ]; then cands=${spec#*:}; else cands=$(pick "$fam"); fi
     for params in $cands; do
         for lay in "0 0" "0 1" "1 0" "1 1"; do
