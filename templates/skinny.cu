@@ -516,6 +516,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
 #endif
     float *xs = (float *)smem4, *ys = xs + STAGES * SK_XSTAGE;
     const int chunks = (o.k1 - k0 + KC - 1) / KC;
+    // The thread's sums; compute(b) adds stage buffer b's products to them, each(f) calls f(s, col, v) on each.
 #if TC
     sk_tc tc;
 #pragma unroll
@@ -524,11 +525,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
         for (int j = 0; j < SK_NS; ++j)
 #pragma unroll
             for (int e = 0; e < 4; ++e) tc.sum[i][j][e] = tc.chunk[i][j][e] = tc.corr[i][j][e] = 0.0f;
-#pragma unroll 1
-    for (int c = 1 - STAGES; c < chunks; ++c) {
-        const int b = sk_step(o, xs, ys, k0, c, chunks);
-        if (b >= 0) sk_tc_stage(xs + b * SK_XSTAGE, ys + b * SK_YSTAGE, warp, lane, tc);
-    }
+    auto compute = [&](int b) { sk_tc_stage(xs + b * SK_XSTAGE, ys + b * SK_YSTAGE, warp, lane, tc); };
     auto each = [&](auto f) { sk_each_tc(warp, lane, tc, f); };
 #else
     float acc[SK_R][TL];
@@ -536,13 +533,14 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
     for (int r = 0; r < SK_R; ++r)
 #pragma unroll
         for (int j = 0; j < TL; ++j) acc[r][j] = 0.0f;
+    auto compute = [&](int b) { sk_compute(xs + b * SK_XSTAGE, ys + b * SK_YSTAGE, warp, li, g, acc); };
+    auto each = [&](auto f) { sk_each_sum(warp, li, g, acc, f); };
+#endif
 #pragma unroll 1
     for (int c = 1 - STAGES; c < chunks; ++c) {
         const int b = sk_step(o, xs, ys, k0, c, chunks);
-        if (b >= 0) sk_compute(xs + b * SK_XSTAGE, ys + b * SK_YSTAGE, warp, li, g, acc);
+        if (b >= 0) compute(b);
     }
-    auto each = [&](auto f) { sk_each_sum(warp, li, g, acc, f); };
-#endif
     gt_cp_async_wait<0>();
     // ws: the split's workspace where K slices meet through it (CL 1, grid z > 1); in any other launch, the bias of
     // a call with one (the family's bias epilogue: the loader fuses it only where the launch has no workspace), else

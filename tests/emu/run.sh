@@ -85,11 +85,11 @@ pick()
     fi
 }
 
-# Build and run one candidate in one layout; prints its verdict and writes it to <exe>.verdict.
+# Build and run one candidate of a family (and its template) in one layout; prints its verdict and writes it to
+# <exe>.verdict.
 one()
 {
-    local fam=$1 params=$2 ta=$3 tb=$4 exe log lay rc=0 tmpl
-    tmpl=$(template_of "$fam")
+    local fam=$1 tmpl=$2 params=$3 ta=$4 tb=$5 exe log lay rc=0
     exe=$OUT/$fam-$(echo "$params" | md5sum | cut -c1-8)-$ta$tb
     log=$exe.log
     lay=$([ "$ta" = 1 ] && echo t || echo n)$([ "$tb" = 1 ] && echo t || echo n)
@@ -143,7 +143,7 @@ for spec in "$@"; do
         for lay in "0 0" "0 1" "1 0" "1 1"; do
             while [ "$(jobs -rp | wc -l)" -ge "$jobs_max" ]; do wait -n || true; done
             # shellcheck disable=SC2086
-            one "$fam" "$params" $lay &
+            one "$fam" "$tmpl" "$params" $lay &
             runs=$((runs + 1))
         done
     done
