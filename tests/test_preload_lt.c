@@ -589,6 +589,9 @@ GT_TEST(preload_lt_gpu_bias_epilogue_equals_the_pass, GT_NEEDS_GPU)
                               *GS = "SIDE=1,SR=4,RW=1,WARPS=8,KW=1,U=4,XS=1",
                               *S0 = "SIDE=0,SR=8,TL=4,WARPS=4,KC=16,STAGES=3,FILL=32,RG=4,CL=8",
                               *S1 = "SIDE=1,SR=8,TL=4,WARPS=4,KC=16,STAGES=3,FILL=8,RG=4,CL=8";
+    /* skinny3 (the tf32x3 class) puts its sums as skinny does; K short enough for one slice: no workspace */
+    static const char *const T0 = "SIDE=0,SR=8,TL=1,WARPS=4,KC=16,STAGES=3,FILL=8,RG=1,CL=1,TC=1",
+                              *T1 = "SIDE=1,SR=40,TL=1,WARPS=4,KC=32,STAGES=3,FILL=8,RG=1,CL=1,TC=1";
     const bias_case cases[] = {
         {131, 67, 45, 0, 0, "tf32x3wg", P},     {129, 200, 300, 1, 0, "tf32x3wg", P2},
         {77, 129, 1025, 0, 1, "tf32x3wg", P},   {250, 131, 64, 1, 1, "tf32x3wg", P2},
@@ -600,7 +603,9 @@ GT_TEST(preload_lt_gpu_bias_epilogue_equals_the_pass, GT_NEEDS_GPU)
         {4, 300, 513, 1, 0, "gemv", GS},        {3072, 8, 768, 1, 0, "skinny", S0},
         {1027, 5, 4099, 0, 1, "skinny", S0},    {7, 2000, 1500, 0, 0, "skinny", S1},
         {8, 515, 4096, 1, 1, "skinny", S1},     {768, 512, 256, 1, 0, "tf32x3wg", EV, 1},
-        {512, 384, 320, 0, 1, "tf32x3wg", EV, 1}};
+        {512, 384, 320, 0, 1, "tf32x3wg", EV, 1}, {3072, 8, 63, 1, 0, "skinny3", T0},
+        {1027, 5, 47, 0, 1, "skinny3", T0},     {33, 1000, 150, 0, 0, "skinny3", T1},
+        {40, 515, 100, 1, 1, "skinny3", T1}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
         double f = 0, p = 0;
         const size_t d = bias_run(&cases[i], 1, &f, &p);
