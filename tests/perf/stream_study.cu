@@ -1,0 +1,124 @@
+// Study (issue 28): how fast can a skinny kernel's pipeline read its large operand, with no arithmetic at all?
+// Y is K x L, row-major with leading dimension ld (odd: rows start at any 4-byte boundary). A grid of (L / BL,
+// 1, Z) blocks of 128 threads reads it as templates/skinny.cu does: each block a strip of BL columns over its
+// slice of K, through a STAGES-deep cp.async pipeline of KC rows a stage (4-byte copies, or 16-byte ones where
+// VEC and ld allow), each thread summing the floats it copied (so that nothing is optimized away). Extra shared
+// memory caps the blocks a SM. Times: CUDA events, L2 flushed before each run, median of 20.
+// Build and run on the GPU machine: nvcc -O3 -arch=sm_90 -o stream_study tests/perf/stream_study.cu && ./stream_study
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#define CHECK(x)                                                                                                   \
+    do {                                                                                                           \
+        cudaError_t e_ = (x);                                                                                      \
+        if (e_ != cudaSuccess) {                                                                                   \
+            fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                                               \
+            return 1;                                                                                              \
+        }                                                                                                          \
+    } while (0)
+
+template <int B> __device__ __forceinline__ void cp_async(unsigned dst, const float *src)
+{
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;\n" ::"r"(dst), "l"(src), "n"(B));
+}
+__device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+template <int BL, int KC, int STAGES, bool VEC>
+__global__ void __launch_bounds__(128) stream(const float *Y, int K, int L, int ld, float *out)
+{
+    extern __shared__ float4 smem4[];
+    float *s = (float *)smem4;
+    const int l0 = blockIdx.x * BL, per = (K + gridDim.z - 1) / gridDim.z, k0 = blockIdx.z * per,
+              k1 = min(K, k0 + per), chunks = (k1 - k0 + KC - 1) / KC;
+    float acc = 0.0f;
+    for (int c = 1 - STAGES; c < chunks; ++c) {
+        if (c >= 0) {
+            wait<STAGES - 2>();
+            __syncthreads();
+            const float *st = s + (c % STAGES) * KC * BL;
+            for (int i = threadIdx.x; i < KC * BL; i += 128) acc += st[i];
+        }
+        const int next = c + STAGES - 1;
+        if (next < chunks) {
+            float *st = s + (next % STAGES) * KC * BL;
+            for (int q = threadIdx.x; q < KC * BL / 4; q += 128) {
+                const int k = k0 + next * KC + q / (BL / 4), l = l0 + 4 * (q % (BL / 4));
+                if (k >= k1 || l + 3 >= L) continue;
+                const float *src = Y + (size_t)k * ld + l;
+                const unsigned d = (unsigned)__cvta_generic_to_shared(st + 4 * q);
+                if (VEC) cp_async<16>(d, src);
+                else cp_async<4>(d, src), cp_async<4>(d + 4, src + 1), cp_async<4>(d + 8, src + 2),
+                    cp_async<4>(d + 12, src + 3);
+            }
+        }
+        commit();
+    }
+    wait<0>();
+    if (acc == 1234.5f) out[0] = acc; // never: keeps the sums
+}
+
+template <int BL, int KC, int STAGES, bool VEC>
+static int run(const char *name, const float *Y, int K, int L, int ld, float *out, float *flush, int per_sm, int sms)
+{
+    const int smem_data = STAGES * KC * BL * 4, cap = 227 * 1024 / per_sm - 1024;
+    if (smem_data > cap) return 0;
+    const int smem = std::max(smem_data, cap);
+    auto k = stream<BL, KC, STAGES, VEC>;
+    CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    const int tiles = (L + BL - 1) / BL;
+    const int z = std::max(1, std::min(64, per_sm * sms / tiles));
+    cudaEvent_t a, b;
+    CHECK(cudaEventCreate(&a));
+    CHECK(cudaEventCreate(&b));
+    std::vector<float> t;
+    for (int r = 0; r < 23; ++r) {
+        CHECK(cudaMemset(flush, r, 256u << 20));
+        CHECK(cudaEventRecord(a));
+        k<<<dim3(tiles, 1, z), 128, smem>>>(Y, K, L, ld, out);
+        CHECK(cudaEventRecord(b));
+        CHECK(cudaEventSynchronize(b));
+        float ms;
+        CHECK(cudaEventElapsedTime(&ms, a, b));
+        if (r >= 3) t.push_back(ms);
+    }
+    CHECK(cudaGetLastError());
+    std::sort(t.begin(), t.end());
+    const double us = 1e3 * t[t.size() / 2], bytes = 4.0 * K * L;
+    printf("%-6s ld %5d BL %3d KC %2d STAGES %d per_sm %d z %2d  %7.1f us  %5.2f TB/s\n", name, ld, BL, KC, STAGES,
+           per_sm, z, us, bytes / us / 1e6);
+    return 0;
+}
+
+template <int BL, int KC, int STAGES>
+static void sweep(const float *Y, int K, int L, int ld, float *out, float *flush, int sms)
+{
+    for (int per_sm : {2, 3, 4, 6, 8}) {
+        if (ld % 4 == 0) run<BL, KC, STAGES, true>("vec16", Y, K, L, ld, out, flush, per_sm, sms);
+        run<BL, KC, STAGES, false>("4-byte", Y, K, L, ld, out, flush, per_sm, sms);
+    }
+}
+
+int main()
+{
+    int sms;
+    CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+    float *Y, *out, *flush;
+    CHECK(cudaMalloc(&Y, 4ull * 4100 * 8200));
+    CHECK(cudaMemset(Y, 0, 4ull * 4100 * 8200));
+    CHECK(cudaMalloc(&out, 4));
+    CHECK(cudaMalloc(&flush, 256u << 20));
+    const int shapes[2][3] = {{4097, 8191, 8191}, {4096, 8192, 8192}}; // K, L, ld
+    for (const auto &s : shapes) {
+        sweep<128, 16, 3>(Y, s[0], s[1], s[2], out, flush, sms);
+        sweep<128, 16, 4>(Y, s[0], s[1], s[2], out, flush, sms);
+        sweep<128, 32, 4>(Y, s[0], s[1], s[2], out, flush, sms);
+        sweep<256, 16, 3>(Y, s[0], s[1], s[2], out, flush, sms);
+        sweep<256, 16, 4>(Y, s[0], s[1], s[2], out, flush, sms);
+        sweep<512, 8, 4>(Y, s[0], s[1], s[2], out, flush, sms);
+        sweep<512, 16, 4>(Y, s[0], s[1], s[2], out, flush, sms);
+        sweep<64, 32, 4>(Y, s[0], s[1], s[2], out, flush, sms);
+    }
+    return 0;
+}
