@@ -2,8 +2,10 @@
 // Y is K x L, row-major with leading dimension ld (odd: rows start at any 4-byte boundary). A grid of (L / BL,
 // 1, Z) blocks of 128 threads reads it as templates/skinny.cu does: each block a strip of BL columns over its
 // slice of K, through a STAGES-deep cp.async pipeline of KC rows a stage (4-byte copies, or 16-byte ones where
-// VEC and ld allow), each thread summing the floats it copied (so that nothing is optimized away). Extra shared
-// memory caps the blocks a SM. Times: CUDA events, L2 flushed before each run, median of 20.
+// VEC and ld allow), each thread summing the floats it copied (so that nothing is optimized away). SHIFT: every row
+// in the 16-byte pieces of memory that hold its columns (BL / 4 + 1 of them), stored as many floats into its row of
+// shared memory as its first column lies past a 16-byte boundary, and read back a float at a time from there. Extra
+// shared memory caps the blocks a SM. Times: CUDA events, L2 flushed before each run, median of 20.
 // Build and run on the GPU machine: nvcc -O3 -arch=sm_90 -o stream_study tests/perf/stream_study.cu && ./stream_study
 #include <algorithm>
 #include <cstdio>
@@ -25,9 +27,11 @@ template <int B> __device__ __forceinline__ void cp_async(unsigned dst, const fl
 __device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> __device__ __forceinline__ void wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-template <int BL, int KC, int STAGES, bool VEC>
-__global__ void __launch_bounds__(128) stream(const float *Y, int K, int L, int ld, float *out)
+template <int BL, int KC, int STAGES, bool VEC, bool SHIFT = false>
+__global__ void __launch_bounds__(128) stream(const float *Y, int K, int L, int ld, float *out, unsigned mask)
 {
+    constexpr int P = SHIFT ? BL + 4 : BL; // floats a row of a stage
+    const unsigned ym = (unsigned)((size_t)Y / 4 + blockIdx.x * BL);
     extern __shared__ float4 smem4[];
     float *s = (float *)smem4;
     const int l0 = blockIdx.x * BL, per = (K + gridDim.z - 1) / gridDim.z, k0 = blockIdx.z * per,
@@ -37,12 +41,27 @@ __global__ void __launch_bounds__(128) stream(const float *Y, int K, int L, int 
         if (c >= 0) {
             wait<STAGES - 2>();
             __syncthreads();
-            const float *st = s + (c % STAGES) * KC * BL;
-            for (int i = threadIdx.x; i < KC * BL; i += 128) acc += st[i];
+            const float *st = s + (c % STAGES) * KC * P;
+            for (int i = threadIdx.x; i < KC * BL; i += 128) {
+                // the shift computed by every variant (mask 0 unless SHIFT), so that they read alike
+                const int k = i / BL, sh = (int)((ym + (unsigned)(k0 + c * KC + k) * (unsigned)ld) & mask);
+                acc += st[k * P + sh + i % BL];
+            }
         }
         const int next = c + STAGES - 1;
-        if (next < chunks) {
-            float *st = s + (next % STAGES) * KC * BL;
+        if (SHIFT && next < chunks) {
+            float *st = s + (next % STAGES) * KC * P;
+            // q < KC BL / 4: piece q % (BL / 4) of row q / (BL / 4); then thread r < KC the row's last piece, BL / 4
+            for (int q = threadIdx.x; q < KC * (BL / 4) + KC; q += 128) {
+                const bool last = q >= KC * (BL / 4);
+                const int r = last ? q - KC * (BL / 4) : q / (BL / 4), p = last ? BL / 4 : q % (BL / 4);
+                const int k = k0 + next * KC + r, sh = (int)((ym + (unsigned)k * (unsigned)ld) & 3u);
+                if (k >= k1 || l0 + BL + 4 > L || (k == 0 && l0 == 0)) continue; // pieces inside Y only (a study)
+                const float *src = Y + (size_t)k * ld + l0 - sh + 4 * p;
+                cp_async<16>((unsigned)__cvta_generic_to_shared(st + r * P + 4 * p), src);
+            }
+        } else if (next < chunks) {
+            float *st = s + (next % STAGES) * KC * P;
             for (int q = threadIdx.x; q < KC * BL / 4; q += 128) {
                 const int k = k0 + next * KC + q / (BL / 4), l = l0 + 4 * (q % (BL / 4));
                 if (k >= k1 || l + 3 >= L) continue;
@@ -59,13 +78,13 @@ __global__ void __launch_bounds__(128) stream(const float *Y, int K, int L, int 
     if (acc == 1234.5f) out[0] = acc; // never: keeps the sums
 }
 
-template <int BL, int KC, int STAGES, bool VEC>
+template <int BL, int KC, int STAGES, bool VEC, bool SHIFT = false>
 static int run(const char *name, const float *Y, int K, int L, int ld, float *out, float *flush, int per_sm, int sms)
 {
-    const int smem_data = STAGES * KC * BL * 4, cap = 227 * 1024 / per_sm - 1024;
+    const int smem_data = STAGES * KC * (SHIFT ? BL + 4 : BL) * 4, cap = 227 * 1024 / per_sm - 1024;
     if (smem_data > cap) return 0;
     const int smem = std::max(smem_data, cap);
-    auto k = stream<BL, KC, STAGES, VEC>;
+    auto k = stream<BL, KC, STAGES, VEC, SHIFT>;
     CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const int tiles = (L + BL - 1) / BL;
     const int z = std::max(1, std::min(64, per_sm * sms / tiles));
@@ -76,7 +95,7 @@ static int run(const char *name, const float *Y, int K, int L, int ld, float *ou
     for (int r = 0; r < 23; ++r) {
         CHECK(cudaMemset(flush, r, 256u << 20));
         CHECK(cudaEventRecord(a));
-        k<<<dim3(tiles, 1, z), 128, smem>>>(Y, K, L, ld, out);
+        k<<<dim3(tiles, 1, z), 128, smem>>>(Y, K, L, ld, out, SHIFT ? 3u : 0u);
         CHECK(cudaEventRecord(b));
         CHECK(cudaEventSynchronize(b));
         float ms;
@@ -97,6 +116,7 @@ static void sweep(const float *Y, int K, int L, int ld, float *out, float *flush
     for (int per_sm : {2, 3, 4, 6, 8}) {
         if (ld % 4 == 0) run<BL, KC, STAGES, true>("vec16", Y, K, L, ld, out, flush, per_sm, sms);
         run<BL, KC, STAGES, false>("4-byte", Y, K, L, ld, out, flush, per_sm, sms);
+        run<BL, KC, STAGES, false, true>("shift", Y, K, L, ld, out, flush, per_sm, sms);
     }
 }
 
