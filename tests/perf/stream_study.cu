@@ -4,8 +4,10 @@
 // slice of K, through a STAGES-deep cp.async pipeline of KC rows a stage (4-byte copies, or 16-byte ones where
 // VEC and ld allow), each thread summing the floats it copied (so that nothing is optimized away). SHIFT: every row
 // in the 16-byte pieces of memory that hold its columns (BL / 4 + 1 of them), stored as many floats into its row of
-// shared memory as its first column lies past a 16-byte boundary, and read back a float at a time from there. Extra
-// shared memory caps the blocks a SM. Times: CUDA events, L2 flushed before each run, median of 20.
+// shared memory as its first column lies past a 16-byte boundary, and read back a float at a time from there. LINE:
+// 4-byte copies of whole 128-byte lines (a warp's 32 copies one line; the row's BL / 32 + 1 lines), the row stored
+// as many floats in as its first column lies past a line. Extra shared memory caps the blocks a SM. Times: CUDA
+// events, L2 flushed before each run, median of 20.
 // Build and run on the GPU machine: nvcc -O3 -arch=sm_90 -o stream_study tests/perf/stream_study.cu && ./stream_study
 #include <algorithm>
 #include <cstdio>
@@ -27,10 +29,10 @@ template <int B> __device__ __forceinline__ void cp_async(unsigned dst, const fl
 __device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> __device__ __forceinline__ void wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
-template <int BL, int KC, int STAGES, bool VEC, bool SHIFT = false>
+template <int BL, int KC, int STAGES, bool VEC, bool SHIFT = false, bool LINE = false>
 __global__ void __launch_bounds__(128) stream(const float *Y, int K, int L, int ld, float *out, unsigned mask)
 {
-    constexpr int P = SHIFT ? BL + 4 : BL; // floats a row of a stage
+    constexpr int P = LINE ? BL + 32 : SHIFT ? BL + 4 : BL; // floats a row of a stage
     const unsigned ym = (unsigned)((size_t)Y / 4 + blockIdx.x * BL);
     extern __shared__ float4 smem4[];
     float *s = (float *)smem4;
@@ -49,7 +51,20 @@ __global__ void __launch_bounds__(128) stream(const float *Y, int K, int L, int 
             }
         }
         const int next = c + STAGES - 1;
-        if (SHIFT && next < chunks) {
+        if (LINE && next < chunks) {
+            float *st = s + (next % STAGES) * KC * P;
+            const int w = threadIdx.x / 32, lane = threadIdx.x % 32;
+            for (int r = w; r < KC; r += 4) { // warp w: rows w, w + 4, ...; a line of the row a copy instruction
+                const int k = k0 + next * KC + r, sh = (int)((ym + (unsigned)k * (unsigned)ld) & 31u);
+                if (k >= k1 || l0 + BL > L) continue;
+#pragma unroll
+                for (int i = 0; i <= BL / 32; ++i) {
+                    const int c = 32 * i + lane;
+                    const float *src = Y + (size_t)k * ld + l0 - sh + c;
+                    if (c >= sh && c < sh + BL) cp_async<4>((unsigned)__cvta_generic_to_shared(st + r * P + c), src);
+                }
+            }
+        } else if (SHIFT && next < chunks) {
             float *st = s + (next % STAGES) * KC * P;
             // q < KC BL / 4: piece q % (BL / 4) of row q / (BL / 4); then thread r < KC the row's last piece, BL / 4
             for (int q = threadIdx.x; q < KC * (BL / 4) + KC; q += 128) {
@@ -78,13 +93,13 @@ __global__ void __launch_bounds__(128) stream(const float *Y, int K, int L, int 
     if (acc == 1234.5f) out[0] = acc; // never: keeps the sums
 }
 
-template <int BL, int KC, int STAGES, bool VEC, bool SHIFT = false>
+template <int BL, int KC, int STAGES, bool VEC, bool SHIFT = false, bool LINE = false>
 static int run(const char *name, const float *Y, int K, int L, int ld, float *out, float *flush, int per_sm, int sms)
 {
-    const int smem_data = STAGES * KC * (SHIFT ? BL + 4 : BL) * 4, cap = 227 * 1024 / per_sm - 1024;
+    const int smem_data = STAGES * KC * (LINE ? BL + 32 : SHIFT ? BL + 4 : BL) * 4, cap = 227 * 1024 / per_sm - 1024;
     if (smem_data > cap) return 0;
     const int smem = std::max(smem_data, cap);
-    auto k = stream<BL, KC, STAGES, VEC, SHIFT>;
+    auto k = stream<BL, KC, STAGES, VEC, SHIFT, LINE>;
     CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
     const int tiles = (L + BL - 1) / BL;
     const int z = std::max(1, std::min(64, per_sm * sms / tiles));
@@ -95,7 +110,7 @@ static int run(const char *name, const float *Y, int K, int L, int ld, float *ou
     for (int r = 0; r < 23; ++r) {
         CHECK(cudaMemset(flush, r, 256u << 20));
         CHECK(cudaEventRecord(a));
-        k<<<dim3(tiles, 1, z), 128, smem>>>(Y, K, L, ld, out, SHIFT ? 3u : 0u);
+        k<<<dim3(tiles, 1, z), 128, smem>>>(Y, K, L, ld, out, LINE ? 31u : SHIFT ? 3u : 0u);
         CHECK(cudaEventRecord(b));
         CHECK(cudaEventSynchronize(b));
         float ms;
@@ -117,6 +132,7 @@ static void sweep(const float *Y, int K, int L, int ld, float *out, float *flush
         if (ld % 4 == 0) run<BL, KC, STAGES, true>("vec16", Y, K, L, ld, out, flush, per_sm, sms);
         run<BL, KC, STAGES, false>("4-byte", Y, K, L, ld, out, flush, per_sm, sms);
         run<BL, KC, STAGES, false, true>("shift", Y, K, L, ld, out, flush, per_sm, sms);
+        run<BL, KC, STAGES, false, false, true>("line", Y, K, L, ld, out, flush, per_sm, sms);
     }
 }
 
