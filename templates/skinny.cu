@@ -296,24 +296,22 @@ struct sk_tc {
     sk_frag sum, chunk, corr;
 };
 
-// Y(k, l) and Y(k + 1, l), k even: one 8-byte read where Y runs along K.
-__device__ __forceinline__ float2 sk_y2(const float *ys, int k, int l)
+// V(i, k) and V(i, k + 1), k even, of an operand's stage: one 8-byte read where it runs along K (rows i of pitch
+// P), else one from each of two k rows of pitch P.
+template <bool ALONG_K, int P> __device__ __forceinline__ float2 sk_pair(const float *v, int i, int k)
 {
-#if SK_Y_LMAJOR
-    return make_float2(ys[k * SK_YP + l], ys[(k + 1) * SK_YP + l]);
-#else
-    return *(const float2 *)(ys + l * SK_KP + k);
-#endif
+    if constexpr (ALONG_K) return *(const float2 *)(v + i * P + k);
+    else return make_float2(v[k * P + i], v[(k + 1) * P + i]);
 }
 
-// X(s, k) and X(s, k + 1), k even, likewise.
+// Y(k, l) and Y(k + 1, l); X(s, k) and X(s, k + 1).
+__device__ __forceinline__ float2 sk_y2(const float *ys, int k, int l)
+{
+    return sk_pair<!SK_Y_LMAJOR, SK_Y_LMAJOR ? SK_YP : SK_KP>(ys, l, k);
+}
 __device__ __forceinline__ float2 sk_x2(const float *xs, int s, int k)
 {
-#if SK_X_SMAJOR
-    return make_float2(xs[k * SK_XK + s], xs[(k + 1) * SK_XK + s]);
-#else
-    return *(const float2 *)(xs + s * SK_KP + k);
-#endif
+    return sk_pair<!SK_X_SMAJOR, SK_X_SMAJOR ? SK_XK : SK_KP>(xs, s, k);
 }
 
 // The three products of one stage into tc (lane = g 4 + t), then chunk and corr folded into sum.
@@ -518,13 +516,7 @@ extern "C" __global__ void __launch_bounds__(32 * WARPS) gt_gemm(GT_GEMM_ARGS)
     const int chunks = (o.k1 - k0 + KC - 1) / KC;
     // The thread's sums; compute(b) adds stage buffer b's products to them, each(f) calls f(s, col, v) on each.
 #if TC
-    sk_tc tc;
-#pragma unroll
-    for (int i = 0; i < SK_MT; ++i)
-#pragma unroll
-        for (int j = 0; j < SK_NS; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) tc.sum[i][j][e] = tc.chunk[i][j][e] = tc.corr[i][j][e] = 0.0f;
+    sk_tc tc = {}; // every sum zero
     auto compute = [&](int b) { sk_tc_stage(xs + b * SK_XSTAGE, ys + b * SK_YSTAGE, warp, lane, tc); };
     auto each = [&](auto f) { sk_each_tc(warp, lane, tc, f); };
 #else
