@@ -29,10 +29,16 @@ template <int B> __device__ __forceinline__ void cp_async(unsigned dst, const fl
 __device__ __forceinline__ void commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> __device__ __forceinline__ void wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 
+// Floats a row of a stage takes: BL, and room for its shift (SHIFT: up to 3, LINE: up to 31).
+__host__ __device__ constexpr int row_floats(int bl, bool shift, bool line)
+{
+    return line ? bl + 32 : shift ? bl + 4 : bl;
+}
+
 template <int BL, int KC, int STAGES, bool VEC, bool SHIFT = false, bool LINE = false>
 __global__ void __launch_bounds__(128) stream(const float *Y, int K, int L, int ld, float *out, unsigned mask)
 {
-    constexpr int P = LINE ? BL + 32 : SHIFT ? BL + 4 : BL; // floats a row of a stage
+    constexpr int P = row_floats(BL, SHIFT, LINE);
     const unsigned ym = (unsigned)((size_t)Y / 4 + blockIdx.x * BL);
     extern __shared__ float4 smem4[];
     float *s = (float *)smem4;
@@ -96,7 +102,7 @@ __global__ void __launch_bounds__(128) stream(const float *Y, int K, int L, int 
 template <int BL, int KC, int STAGES, bool VEC, bool SHIFT = false, bool LINE = false>
 static int run(const char *name, const float *Y, int K, int L, int ld, float *out, float *flush, int per_sm, int sms)
 {
-    const int smem_data = STAGES * KC * (LINE ? BL + 32 : SHIFT ? BL + 4 : BL) * 4, cap = 227 * 1024 / per_sm - 1024;
+    const int smem_data = STAGES * KC * row_floats(BL, SHIFT, LINE) * 4, cap = 227 * 1024 / per_sm - 1024;
     if (smem_data > cap) return 0;
     const int smem = std::max(smem_data, cap);
     auto k = stream<BL, KC, STAGES, VEC, SHIFT, LINE>;
