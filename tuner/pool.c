@@ -184,6 +184,24 @@ const gt_pool_job *gt_pool_wait(gt_pool *p, int idx, double *waited_s)
     return j;
 }
 
+int gt_pool_wait_any(gt_pool *p, const int *jobs, int n, double *waited_s)
+{
+    double t0 = gt_now_s();
+    int found = -1;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        int pending = 0;
+        for (int i = 0; i < n && found < 0; ++i)
+            if (jobs[i] >= 0 && p->jobs[jobs[i]].state == 2) found = i;
+            else pending += jobs[i] >= 0 && p->jobs[jobs[i]].wanted;
+        if (found >= 0 || !pending || p->nthreads == 0) break;
+        pthread_cond_wait(&p->cv, &p->mu);
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (waited_s) *waited_s += gt_now_s() - t0;
+    return found;
+}
+
 int gt_pool_store(gt_pool *p, int idx, char *err, size_t errlen)
 {
     int rc = 0;

@@ -38,6 +38,9 @@ void gt_pool_unwant(gt_pool *p, const int *jobs, int n);
 /* The job, compiled; blocks until it is. *waited_s (may be NULL) adds the time spent waiting. The pointer stays
  * valid until the next gt_pool_add. */
 const gt_pool_job *gt_pool_wait(gt_pool *p, int job, double *waited_s);
+/* Blocks until one of jobs[0..n) is compiled (or failed to); returns its position in jobs, or -1 when none is
+ * and none of them is wanted (nothing would come), or the pool has no threads. *waited_s as gt_pool_wait's. */
+int gt_pool_wait_any(gt_pool *p, const int *jobs, int n, double *waited_s);
 /* After a trial, or a compile ahead of the GPU: put the job's cubin into the cache (once). Caller holds the
  * database. 0 when it is there now (or did not compile: nothing to store), -1 with err when the cache refused it. */
 int gt_pool_store(gt_pool *p, int job, char *err, size_t errlen);
