@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* What the fake GPU was asked to run. */
 typedef struct {
@@ -480,11 +481,13 @@ GT_TEST(tune_cross_times_the_neighbours_winners, GT_NEEDS_NONE)
     free(db);
 }
 
+/* Raises the interrupt flag at the 20th trial event of the sweep (rounds may be shorter than 20). */
 static void stop_after_20(const gt_trial_event *e, void *ctx)
 {
     static volatile sig_atomic_t *flag;
-    if (ctx) flag = ctx;
-    if (e && e->done >= 20 && flag) *flag = 1;
+    static int seen;
+    if (!e) flag = ctx, seen = 0; /* the test's own call, before the sweep */
+    else if (++seen >= 20 && flag) *flag = 1;
 }
 
 GT_TEST(tune_interrupt_keeps_finished_trials, GT_NEEDS_NONE)
@@ -919,6 +922,36 @@ GT_TEST(tune_model_guided_screen_finds_the_winner_for_fewer_compiles, GT_NEEDS_N
         gt_fixture_rm(db);
         free(db);
     }
+}
+
+/* The naive kernel with KU=4 compiles slowly here (a quarter second), any other at once. */
+static int slow_ku4_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen)
+{
+    if (strstr(src, "#define KU 4")) nanosleep(&(struct timespec){0, 250 * 1000 * 1000}, NULL);
+    return fake_compile(src, arch, out, err, errlen);
+}
+
+/* What a guided screen waits on when nothing it planned has compiled: the first of its compiles to finish, not the
+ * first it asked for; and nothing when none of them is wanted any more. */
+GT_TEST(tune_pool_wait_any_returns_the_first_compile_done, GT_NEEDS_NONE)
+{
+    const gt_family *f = gt_family_find("naive");
+    gt_params slow, fast;
+    char hash[17], err[256];
+    int hit = 0;
+    CHECK(gt_params_parse(f, "BX=32,BY=8,KU=4", &slow, err, sizeof err) == 0);
+    CHECK(gt_params_parse(f, "BX=32,BY=8,KU=1", &fast, err, sizeof err) == 0);
+    gt_pool *p = gt_pool_new(NULL, "sm_90", slow_ku4_compile, 2);
+    int jobs[2] = {gt_pool_add(p, f, &slow, 0, hash, &hit, err, sizeof err),
+                   gt_pool_add(p, f, &fast, 0, hash, &hit, err, sizeof err)};
+    CHECK(jobs[0] >= 0 && jobs[1] >= 0 && jobs[0] != jobs[1]);
+    CHECK_MSG(gt_pool_wait_any(p, jobs, 2, NULL) == -1, "nothing wanted: no wait");
+    gt_pool_want(p, jobs, 2); /* the slow one first */
+    double waited = 0;
+    const int first = gt_pool_wait_any(p, jobs, 2, &waited);
+    CHECK_MSG(first == 1 && !gt_pool_ready(p, jobs[0]) && waited < 0.2, "first done: %d after %.3f s", first, waited);
+    CHECK(gt_pool_wait(p, jobs[0], NULL) && gt_pool_wait_any(p, jobs, 1, NULL) == 0);
+    gt_pool_free(p, NULL);
 }
 
 /* A guided screen cut short (Ctrl-C) stores no 'not screened' verdict for what it had not reached: the rerun

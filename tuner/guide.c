@@ -1,7 +1,8 @@
 /* The halving strategy's first screen, led by the cost model (see sweep.h, gt_guided_screen): a sweep compiles the
  * candidates that can win, not every candidate. Each family is a lane of its modelled candidates in screening
- * order; waves take a few from every lane that still runs, one GPU round each, so the compile pool works on
- * several families at once. Tested by tests/test_tune.c (tune_model_*). */
+ * order. The compile pool works on every running lane's next candidates at once, and the GPU screens whatever of
+ * them has compiled, a round at a time, never waiting for one compile while others are done. Tested by
+ * tests/test_tune.c (tune_model_*, tune_pool_wait_any_*). */
 #include "model.h"
 #include "sweep.h"
 
@@ -11,16 +12,18 @@
 #include <string.h>
 
 /* Chosen on an H100's recorded screens of twenty shapes (tests/perf/replay.c, docs/BENCHMARKS.md): the fewest
- * compiles that still chose every shape's winner as screening every candidate did. */
+ * compiles that still chose every shape's winner as screening every candidate did, with the screens' noise. */
 enum {
-    WAVE = 4,     /* candidates a lane screens per round (at least; more when few lanes run: waves()) */
-    AHEAD = 4,    /* and compiles at least this many ahead meanwhile (two rounds' share: a round that waits on a
-                     straggling compile leaves the pool work), once its screens have kept it going */
-    PATIENCE = 2, /* rounds without a 0.5% gain before a lane stops */
+    WAVE = 4,     /* compiled candidates a lane screens per round (at most; more when few lanes run: waves()) */
+    AHEAD = 4,    /* and compiles at least this many ahead meanwhile (two rounds' share), once its first screens
+                     have kept it going */
+    PATIENCE = 24, /* screens without a 0.5% gain before a lane stops */
     MIN_SCREENS = 12, /* screens before the model may stop a lane that is within 1.3x of the best */
     NEAR = 2,     /* a neighbour differs from the family's best in at most this many params */
     REFINE = 4,   /* rounds of neighbours at most */
 };
+#define NEIGHBOURS_NEAR 1.02 /* a family's best searches its neighbours when within this of its class's best (or
+                                 --model-stop, where smaller) */
 
 typedef struct {
     const gt_family *f;
@@ -28,7 +31,8 @@ typedef struct {
     double calib;     /* smallest measured over predicted time of its screens; 0 before one */
     int best;         /* its fastest screened item, -1 before one */
     int stopped;
-    int stale;        /* rounds in a row that did not improve its best by 0.5% */
+    int stale;        /* screens since its best last improved by 0.5% */
+    int counted;      /* its screens when the last round was planned */
     int screened;     /* its items with a time */
 } lane;
 
@@ -182,32 +186,31 @@ static int run_batch(guide *g)
 static void fill_wave(guide *g, lane *ln, int wave, int ahead)
 {
     int *next = g->ahead + g->na, taken = 0, ready = 0; /* the lane's next items, in the free end of ahead[] */
-    ahead = ln->calib > 0 || !ln->screened ? ahead : 0; /* the first round, then a lane its screens kept going */
+    ahead = ln->calib > 0 ? ahead : 0; /* none before a lane's first screens say it can win */
     for (int k = 0; k < ln->n && taken < wave + ahead && !ln->stopped; ++k) {
         const int i = ln->idx[k];
         if (g->sc->items[i].have || out_of_reach(g, ln, i)) continue;
         next[taken++] = i;
     }
     if (!taken) ln->stopped = 1;
-    /* The round takes the compiled ones first, so that a compile that straggles holds up no round (it is screened
-     * by the next round that finds it done), then the rest of its share in order; the others compile meanwhile. */
+    /* The round takes compiled ones only, so that no round waits on a compile (a straggler is screened by the
+     * round that finds it done); the others compile meanwhile, in order. */
     for (int k = 0; k < taken && ready < wave; ++k)
         if (gt_pool_ready(g->t->pool, g->sc->items[next[k]].job)) g->batch[g->nb++] = next[k], next[k] = -1, ready++;
-    for (int k = 0; k < taken; ++k) { /* ahead[] written at or before where next[] is read */
-        if (next[k] < 0) continue;
-        if (ready < wave) g->batch[g->nb++] = next[k], ready++;
-        else g->ahead[g->na++] = next[k];
-    }
+    for (int k = 0; k < taken; ++k) /* ahead[] written at or before where next[] is read */
+        if (next[k] >= 0) g->ahead[g->na++] = next[k];
 }
 
-/* The next round: lanes PATIENCE rounds without a gain stop; the others each take a share that, with the compiles
- * ahead, keeps every compile thread busy however few lanes still run. before[] gets each lane's best so far. */
+/* The next round: lanes PATIENCE screens without a gain stop; the others each take a share that, with the
+ * compiles ahead, keeps every compile thread busy however few lanes still run. before[] gets each lane's best so
+ * far. */
 static void plan_round(guide *g, int *before)
 {
     int live = 0;
     for (int l = 0; l < g->nlanes; ++l) {
         if (g->lanes[l].stale >= PATIENCE) g->lanes[l].stopped = 1;
         live += !g->lanes[l].stopped;
+        g->lanes[l].counted = g->lanes[l].screened;
     }
     const int share = live ? (g->t->o->jobs + live - 1) / live : 0;
     g->nb = 0;
@@ -236,15 +239,30 @@ static int screen_unmodelled(guide *g)
     return rc;
 }
 
-/* After a round: a lane whose best gained 0.5% starts counting again, the others count one more round. */
+/* After a round: a lane whose best gained 0.5% starts counting again, the others count the round's screens. */
 static void count_gains(guide *g, const int *before)
 {
     for (int l = 0; l < g->nlanes; ++l) {
         lane *ln = &g->lanes[l];
         const gt_item *now = ln->best >= 0 ? &g->sc->items[ln->best] : NULL;
         const int gained = now && (before[l] < 0 || now->median_ms < 0.995 * g->sc->items[before[l]].median_ms);
-        ln->stale = gained ? 0 : ln->stale + 1;
+        ln->stale = gained ? 0 : ln->stale + ln->screened - ln->counted;
     }
+}
+
+/* Nothing planned has compiled yet: wait until the first of it has (0), or, where no compile thread runs, make
+ * the first of it the round, compiled by the round itself (1). */
+static int await_compile(guide *g)
+{
+    int *jobs = malloc(((size_t)g->na + 1) * sizeof *jobs), n = g->na;
+    for (int i = 0; jobs && i < n; ++i) jobs[i] = g->sc->items[g->ahead[i]].job;
+    const int first = g->ahead[0];
+    want_planned(g);
+    const int found = jobs ? gt_pool_wait_any(g->t->pool, jobs, n, &g->t->wait_seconds) : -1;
+    free(jobs);
+    if (found >= 0) return 0;
+    g->batch[g->nb++] = first;
+    return 1;
 }
 
 static int waves(guide *g)
@@ -252,6 +270,7 @@ static int waves(guide *g)
     int before[g->nlanes > 0 ? g->nlanes : 1];
     for (;;) {
         plan_round(g, before);
+        if (!g->nb && g->na && !await_compile(g)) continue;
         if (!g->nb) return 0;
         if (run_batch(g)) return -1;
         absorb_all(g);
@@ -267,16 +286,18 @@ static int param_distance(const gt_family *f, const gt_params *a, const gt_param
     return d;
 }
 
-/* Rounds of the unscreened neighbours of each family's best that is within reach, while some family improves. */
+/* Rounds of the unscreened neighbours of each family's best that is within NEIGHBOURS_NEAR of its class's best (a
+ * neighbour gains a few percent at most), while some family improves. */
 static int neighbours(guide *g)
 {
+    const double near = fmin(NEIGHBOURS_NEAR, g->t->o->model_stop);
     for (int round = 0; round < REFINE && !gt_sweep_stopped(g->t); ++round) {
         int before[g->nlanes > 0 ? g->nlanes : 1];
         g->nb = 0;
         for (int l = 0; l < g->nlanes; ++l) {
             const lane *ln = &g->lanes[l];
             before[l] = ln->best;
-            if (ln->best < 0 || g->sc->items[ln->best].median_ms > g->t->o->model_stop * best_of(g, ln->f)) continue;
+            if (ln->best < 0 || g->sc->items[ln->best].median_ms > near * best_of(g, ln->f)) continue;
             const gt_item *b = &g->sc->items[ln->best];
             for (int k = 0; k < ln->n; ++k) {
                 const gt_item *it = &g->sc->items[ln->idx[k]];
