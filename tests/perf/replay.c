@@ -5,7 +5,7 @@
  *
  *   make build/replay
  *   build/replay TRIALS.csv [--model-stop R] [--jobs N] [--no-vendor] [--compile-ms MS [--spread S]]
- *                [--together LIST]
+ *                [--noise S [--noise-seed N]] [--together LIST]
  *   build/replay <(zcat tests/perf/h100_screens.csv.gz) --jobs 16     (an H100's screens of eight suite shapes)
  *   build/replay <(zcat tests/perf/h100_screens.csv.gz) --jobs 16 --compile-ms 1300 --spread 1 --together \
  *       1024x1024x1024,2048x2048x2048                                 (`make run`'s sweep, compiles timed)
@@ -31,6 +31,7 @@ typedef struct {
     char family[32], params[256];
     double screen_ms, ok_ms;
     int screen_k;
+    int draws; /* noisy timings drawn for it so far (--noise) */
 } rec;
 
 static rec *recs;
@@ -153,6 +154,22 @@ static int r_candidates(void *self, const gt_family *f, const gt_shape *s, gt_pa
 }
 
 static double noise; /* --noise S: each unchecked trial's time (screens, re-timings) times e^(S N(0, 1)) */
+static unsigned long long noise_seed; /* --noise-seed N: which draws */
+
+/* The n-th noise factor of record r: the same for the same record, draw and seed whatever else the sweep timed, so
+ * that two strategies replayed with one seed see the same noise on the candidates both time. */
+static double noise_factor(const rec *r, int n)
+{
+    unsigned long long h = 1469598103934665603ull ^ noise_seed;
+    for (const char *p = r->params; *p; ++p) h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h = (h ^ (unsigned)(r - recs)) * 1099511628211ull;
+    h = (h ^ (unsigned)n) * 0x9E3779B97F4A7C15ull;
+    h ^= h >> 29;
+    double u1 = ((h >> 11) + 0.5) / 9007199254740992.0;
+    h = h * 6364136223846793005ull + 1442695040888963407ull;
+    double u2 = ((h >> 11) + 0.5) / 9007199254740992.0;
+    return exp(noise * sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
+}
 
 static int r_trial(void *self, const gt_trial_request *req, gt_trial_result *out, char *err, size_t errlen)
 {
@@ -171,14 +188,8 @@ static int r_trial(void *self, const gt_trial_request *req, gt_trial_result *out
         return 0;
     }
     double ms = r->screen_ms * ts->k / r->screen_k;
-    if (noise > 0 && !req->checks) { /* screens' and re-timings' spread: a normal factor, fixed by the draw count */
-        static unsigned long long draws;
-        unsigned long long h = (__atomic_add_fetch(&draws, 1, __ATOMIC_RELAXED) + 1) * 0x9E3779B97F4A7C15ull;
-        double u1 = ((h >> 11) + 0.5) / 9007199254740992.0;
-        h = h * 6364136223846793005ull + 1442695040888963407ull;
-        double u2 = ((h >> 11) + 0.5) / 9007199254740992.0;
-        ms *= exp(noise * sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
-    }
+    if (noise > 0 && !req->checks) /* screens' and re-timings' spread */
+        ms *= noise_factor(r, __atomic_fetch_add(&((rec *)r)->draws, 1, __ATOMIC_RELAXED));
     if (req->checks && r->ok_ms > 0 && ts->k == r->s.k) ms = r->ok_ms;
     out->median_ms = out->min_ms = out->max_ms = ms;
     out->status = req->cutoff_ms > 0 && ms > req->cutoff_ms ? GT_ST_PRUNED : GT_ST_OK;
@@ -351,6 +362,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--spread") && i + 1 < argc) compile_spread = atof(argv[++i]);
         else if (!strcmp(argv[i], "--together") && i + 1 < argc) together = argv[++i];
         else if (!strcmp(argv[i], "--noise") && i + 1 < argc) noise = atof(argv[++i]);
+        else if (!strcmp(argv[i], "--noise-seed") && i + 1 < argc) noise_seed = strtoull(argv[++i], NULL, 10);
     o.cross = 0, o.gpus = gpus, o.ngpus = 1, o.command = "replay", o.runner = &replay, o.compile = no_compile;
     if (together) return run_together(&o, shapes, nshapes, together);
     printf("%-16s %9s %9s %8s %10s %10s %8s  %s\n", "shape", "compiled", "unscreen", "ratio", "chosen ms", "best ms",
