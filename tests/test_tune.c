@@ -954,6 +954,31 @@ GT_TEST(tune_pool_wait_any_returns_the_first_compile_done, GT_NEEDS_NONE)
     gt_pool_free(p, NULL);
 }
 
+/* A family whose first screens were all cut as too slow (pruned: no time of its own to be its best) stops there;
+ * only a family near the best is screened on to MIN_SCREENS (guide.c). At 8192^3 the naive kernels' screens took
+ * 4 s of GPU time so. */
+GT_TEST(tune_model_stops_a_family_whose_screens_were_all_cut, GT_NEEDS_NONE)
+{
+    static const char *const fams[] = {"multistage", "warptile", "cublas"};
+    static const gt_shape s2048 = {2048, 2048, 2048, 0, 0};
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary sum;
+    setup(&o, db, &s2048, 1);
+    o.cross = 0, o.families = fams, o.nfamilies = 3;
+    fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 20;
+    CHECK_MSG(gt_tune_run(&o, &sum, err, sizeof err) == 0, "%s", err);
+    const long long cut = count(db, "SELECT count(*) FROM v_trials WHERE family = 'warptile' AND status = 'pruned' "
+                                    "AND median_ms > 0"),
+                    ran = count(db, "SELECT count(*) FROM v_trials WHERE family = 'multistage' AND median_ms > 0");
+    CHECK_MSG(cut > 0 && cut <= 4 && ran > 12, "warptile screens cut as too slow: %lld; multistage screens %lld", cut,
+              ran);
+    CHECK(count(db, "SELECT count(*) FROM v_winners WHERE family = 'warptile'") == 0);
+    gt_tune_summary_free(&sum);
+    gt_fixture_rm(db);
+    free(db);
+}
+
 /* A guided screen cut short (Ctrl-C) stores no 'not screened' verdict for what it had not reached: the rerun
  * resumes the screen where it stopped and finishes with a winner. */
 GT_TEST(tune_model_guided_screen_resumes_after_an_interrupt, GT_NEEDS_NONE)

@@ -140,11 +140,12 @@ static void absorb_all(guide *g)
     }
 }
 
-/* The calibrated prediction of item i puts it out of reach of the best so far of its class. */
+/* The calibrated prediction of item i puts it out of reach of the best so far of its class. A lane whose timed
+ * screens were all cut as too slow (pruned, so no best of its own) is judged at once. */
 static int out_of_reach(const guide *g, const lane *ln, int i)
 {
     const double best = best_of(g, ln->f);
-    if (ln->screened < MIN_SCREENS && (ln->best < 0 || g->sc->items[ln->best].median_ms < 1.3 * best)) return 0;
+    if (ln->screened < MIN_SCREENS && ln->best >= 0 && g->sc->items[ln->best].median_ms < 1.3 * best) return 0;
     return ln->calib > 0 && best > 0 && ln->calib * predicted_ms(g, i) > g->t->o->model_stop * best;
 }
 
