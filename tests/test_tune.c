@@ -979,6 +979,47 @@ GT_TEST(tune_model_stops_a_family_whose_screens_were_all_cut, GT_NEEDS_NONE)
     free(db);
 }
 
+/* Every kernel compiles in 20 ms here: a guided screen waits for compiles. */
+static int slow_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen)
+{
+    nanosleep(&(struct timespec){0, 20 * 1000 * 1000}, NULL);
+    return fake_compile(src, arch, out, err, errlen);
+}
+
+/* While a guided screen waits for compiles, the GPU validates and times at full size the fastest screened
+ * candidates (validate_early, guide.c): validated trials come before the screen's last, the winner is the same as
+ * without the wait, and the validated ones are not screened again. */
+GT_TEST(tune_model_validates_the_leaders_while_compiles_run, GT_NEEDS_NONE)
+{
+    static const char *const fams[] = {"multistage", "warptile", "cublas"};
+    static const gt_shape s2048 = {2048, 2048, 2048, 0, 0};
+    char *db = gt_tmp_path(".db"), *db2 = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary waited, quick;
+    setup(&o, db, &s2048, 1);
+    o.cross = 0, o.families = fams, o.nfamilies = 3, o.compile = slow_compile, o.jobs = 4;
+    fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 1.3;
+    CHECK_MSG(gt_tune_run(&o, &waited, err, sizeof err) == 0, "%s", err);
+    const long long early = count(db, "SELECT count(*) FROM trials WHERE status = 'ok' AND id < (SELECT max(id) FROM "
+                                      "trials WHERE status = 'screened')"),
+                    twice = count(db, "SELECT count(*) FROM trials a JOIN trials b ON a.candidate_id = b.candidate_id "
+                                      "AND b.id > a.id WHERE a.status = 'ok' AND b.status = 'screened'");
+    CHECK_MSG(early > 0 && early <= 4 * o.topk && twice == 0, "%lld validated before the last screen, %lld screened "
+              "after validation", early, twice);
+    setup(&o, db2, &s2048, 1);
+    o.cross = 0, o.families = fams, o.nfamilies = 3;
+    fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 1.3;
+    CHECK_MSG(gt_tune_run(&o, &quick, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(waited.nshapes == 1 && quick.nshapes == 1 && !strcmp(waited.shapes[0].params, quick.shapes[0].params),
+              "winners %s / %s", waited.nshapes ? waited.shapes[0].params : "-", quick.nshapes ? quick.shapes[0].params : "-");
+    gt_tune_summary_free(&waited);
+    gt_tune_summary_free(&quick);
+    gt_fixture_rm(db);
+    gt_fixture_rm(db2);
+    free(db);
+    free(db2);
+}
+
 /* A guided screen cut short (Ctrl-C) stores no 'not screened' verdict for what it had not reached: the rerun
  * resumes the screen where it stopped and finishes with a winner. */
 GT_TEST(tune_model_guided_screen_resumes_after_an_interrupt, GT_NEEDS_NONE)

@@ -118,16 +118,27 @@ static double predicted_ms(const guide *g, int i) { return g->sc->items[i].pred 
 static double best_of(const guide *g, const gt_family *f) { return g->best_ms[f->math]; }
 
 
+/* An item's time in the screen's terms: its first screen's, also once validated at full size (validate_early()). */
+static double screen_of(const gt_item *it) { return it->screen_ms > 0 ? it->screen_ms : it->median_ms; }
+
+/* The best screen of its math class so far, with it. */
+static void note_best(guide *g, const gt_item *it)
+{
+    double *b = &g->best_ms[it->f->math];
+    if (it->have && gt_status_timed(it->status) && screen_of(it) > 0 && (*b <= 0 || screen_of(it) < *b))
+        *b = screen_of(it);
+}
+
 static void absorb(guide *g, lane *ln, int i)
 {
     const gt_item *it = &g->sc->items[i];
-    if (!it->have || it->median_ms <= 0) return;
+    if (!it->have || screen_of(it) <= 0) return;
     ln->screened++;
-    const double ratio = it->median_ms / predicted_ms(g, i);
+    const double ratio = screen_of(it) / predicted_ms(g, i);
     if (ln->calib <= 0 || ratio < ln->calib) ln->calib = ratio;
     if (!gt_status_timed(it->status)) return;
-    if (ln->best < 0 || it->median_ms < g->sc->items[ln->best].median_ms) ln->best = i;
-    gt_note_class_best(g->best_ms, it);
+    if (ln->best < 0 || screen_of(it) < screen_of(&g->sc->items[ln->best])) ln->best = i;
+    note_best(g, it);
 }
 
 /* What every lane's screens say now: its calibration, count and best, and the best of all. */
@@ -145,7 +156,7 @@ static void absorb_all(guide *g)
 static int out_of_reach(const guide *g, const lane *ln, int i)
 {
     const double best = best_of(g, ln->f);
-    if (ln->screened < MIN_SCREENS && ln->best >= 0 && g->sc->items[ln->best].median_ms < 1.3 * best) return 0;
+    if (ln->screened < MIN_SCREENS && ln->best >= 0 && screen_of(&g->sc->items[ln->best]) < 1.3 * best) return 0;
     return ln->calib > 0 && best > 0 && ln->calib * predicted_ms(g, i) > g->t->o->model_stop * best;
 }
 
@@ -236,7 +247,7 @@ static int screen_unmodelled(guide *g)
     /* not run_batch, which would take the lanes' compiles back */
     int rc = g->nb ? gt_run_round(g->t, g->sc, g->batch, g->nb, g->rc) : 0;
     for (int i = 0; i < g->sc->n; ++i)
-        if (g->sc->items[i].pred <= 0) gt_note_class_best(g->best_ms, &g->sc->items[i]);
+        if (g->sc->items[i].pred <= 0) note_best(g, &g->sc->items[i]);
     return rc;
 }
 
@@ -246,7 +257,7 @@ static void count_gains(guide *g, const int *before)
     for (int l = 0; l < g->nlanes; ++l) {
         lane *ln = &g->lanes[l];
         const gt_item *now = ln->best >= 0 ? &g->sc->items[ln->best] : NULL;
-        const int gained = now && (before[l] < 0 || now->median_ms < 0.995 * g->sc->items[before[l]].median_ms);
+        const int gained = now && (before[l] < 0 || screen_of(now) < 0.995 * screen_of(&g->sc->items[before[l]]));
         ln->stale = gained ? 0 : ln->stale + ln->screened - ln->counted;
     }
 }
@@ -266,12 +277,50 @@ static int await_compile(guide *g)
     return 1;
 }
 
+/* The fastest screened, not yet validated candidate of a math class with fewer than --top-k of its class faster:
+ * the one halving would validate at the end anyway; -1 when there is none. */
+static int early_pick(const guide *g)
+{
+    const gt_item *v = g->sc->items;
+    for (int m = 0; m < GT_MATH_COUNT; ++m) {
+        int best = -1, ahead = 0;
+        for (int i = 0; i < g->sc->n; ++i)
+            if (v[i].have && v[i].f->math == (gt_math)m && v[i].status == GT_ST_SCREENED && screen_of(&v[i]) > 0 &&
+                (best < 0 || screen_of(&v[i]) < screen_of(&v[best])))
+                best = i;
+        for (int i = 0; best >= 0 && i < g->sc->n; ++i)
+            ahead += v[i].have && v[i].f->math == (gt_math)m && gt_status_timed(v[i].status) &&
+                     screen_of(&v[i]) > 0 && screen_of(&v[i]) < screen_of(&v[best]);
+        if (best >= 0 && ahead < g->t->o->topk) return best;
+    }
+    return -1;
+}
+
+/* Nothing planned has compiled: the GPU validates and times at full size the candidate early_pick() names while
+ * the compiles run (1), where there is one; a validated candidate is not screened again (halving()). */
+static int validate_early(guide *g)
+{
+    int i = early_pick(g);
+    if (i < 0) return 0;
+    want_planned(g);
+    const gt_tune_opts *o = g->t->o;
+    return gt_run_round(g->t, g->sc, &i, 1, (gt_round){1, o->warmup, o->reps, 0, GT_KIND_SEARCH}) ? -1 : 1;
+}
+
 static int waves(guide *g)
 {
     int before[g->nlanes > 0 ? g->nlanes : 1];
     for (;;) {
         plan_round(g, before);
-        if (!g->nb && g->na && !await_compile(g)) continue;
+        if (!g->nb && g->na) {
+            const int early = validate_early(g);
+            if (early < 0) return -1;
+            if (early || !await_compile(g)) {
+                absorb_all(g);
+                if (gt_sweep_stopped(g->t)) return 0;
+                continue;
+            }
+        }
         if (!g->nb) return 0;
         if (run_batch(g)) return -1;
         absorb_all(g);
@@ -298,7 +347,7 @@ static int neighbours(guide *g)
         for (int l = 0; l < g->nlanes; ++l) {
             const lane *ln = &g->lanes[l];
             before[l] = ln->best;
-            if (ln->best < 0 || g->sc->items[ln->best].median_ms > near * best_of(g, ln->f)) continue;
+            if (ln->best < 0 || screen_of(&g->sc->items[ln->best]) > near * best_of(g, ln->f)) continue;
             const gt_item *b = &g->sc->items[ln->best];
             for (int k = 0; k < ln->n; ++k) {
                 const gt_item *it = &g->sc->items[ln->idx[k]];

@@ -161,6 +161,7 @@ static void take_stored(gt_sweep *t, gt_shape_ctx *sc)
         if (gt_status_failed(it->status) && t->o->retry_failed) continue;
         it->have = 1;
         it->median_ms = med;
+        if (status == GT_ST_SCREENED) it->screen_ms = med;
         t->sum->trials_skipped++;
     }
 }

@@ -90,6 +90,7 @@ int gt_run_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_roun
     it->median_ms = r.median_ms > 0 && rc.screen && !on_proxy(it, rc) ? r.median_ms * sc->proxy.k / sc->s.k
                                                                       : r.median_ms;
     it->spread_pct = r.median_ms > 0 ? 100.0 * (r.max_ms - r.min_ms) / r.median_ms : 0;
+    if (rc.screen && it->screen_ms <= 0) it->screen_ms = it->median_ms;
     if (rc.kind == GT_KIND_SEARCH) t->sum->trials_run++;
     else if (rc.kind == GT_KIND_RETIME) t->sum->retimed++;
     t->sum->trials_failed += gt_status_failed(r.status);

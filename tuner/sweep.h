@@ -23,6 +23,7 @@ typedef struct {
     int have;       /* a verdict exists (run now or stored) */
     gt_status status;
     double median_ms, spread_pct; /* of the latest run */
+    double screen_ms; /* its first screen's median, in the screen's terms, kept when it is validated; 0: none */
 } gt_item;
 
 typedef struct {
