@@ -121,14 +121,6 @@ static double best_of(const guide *g, const gt_family *f) { return g->best_ms[f-
 /* An item's time in the screen's terms: its first screen's, also once validated at full size (validate_early()). */
 static double screen_of(const gt_item *it) { return it->screen_ms > 0 ? it->screen_ms : it->median_ms; }
 
-/* The best screen of its math class so far, with it. */
-static void note_best(guide *g, const gt_item *it)
-{
-    double *b = &g->best_ms[it->f->math];
-    if (it->have && gt_status_timed(it->status) && screen_of(it) > 0 && (*b <= 0 || screen_of(it) < *b))
-        *b = screen_of(it);
-}
-
 static void absorb(guide *g, lane *ln, int i)
 {
     const gt_item *it = &g->sc->items[i];
@@ -138,7 +130,7 @@ static void absorb(guide *g, lane *ln, int i)
     if (ln->calib <= 0 || ratio < ln->calib) ln->calib = ratio;
     if (!gt_status_timed(it->status)) return;
     if (ln->best < 0 || screen_of(it) < screen_of(&g->sc->items[ln->best])) ln->best = i;
-    note_best(g, it);
+    gt_note_class_best(g->best_ms, it, screen_of(it));
 }
 
 /* What every lane's screens say now: its calibration, count and best, and the best of all. */
@@ -246,8 +238,10 @@ static int screen_unmodelled(guide *g)
         if (!g->sc->items[i].have && g->sc->items[i].pred <= 0) g->batch[g->nb++] = i;
     /* not run_batch, which would take the lanes' compiles back */
     int rc = g->nb ? gt_run_round(g->t, g->sc, g->batch, g->nb, g->rc) : 0;
-    for (int i = 0; i < g->sc->n; ++i)
-        if (g->sc->items[i].pred <= 0) note_best(g, &g->sc->items[i]);
+    for (int i = 0; i < g->sc->n; ++i) {
+        const gt_item *it = &g->sc->items[i];
+        if (it->pred <= 0) gt_note_class_best(g->best_ms, it, screen_of(it));
+    }
     return rc;
 }
 

@@ -140,7 +140,7 @@ static void progress(round_q *q, const gt_item *it)
     q->done++;
     q->failed += gt_status_failed(it->status);
     double shown = 0;
-    gt_note_class_best(q->best_ms, it);
+    gt_note_class_best(q->best_ms, it, it->median_ms);
     if (!o->on_trial) return;
     for (int m = 0; m < GT_MATH_COUNT; ++m)
         if (q->best_ms[m] > 0 && (shown <= 0 || q->best_ms[m] < shown)) shown = q->best_ms[m];
@@ -264,11 +264,10 @@ int gt_ranked(const gt_item *items, int n, int want, int *order)
     return k;
 }
 
-void gt_note_class_best(double best[GT_MATH_COUNT], const gt_item *it)
+void gt_note_class_best(double best[GT_MATH_COUNT], const gt_item *it, double ms)
 {
     double *b = &best[it->f->math];
-    if (it->have && gt_status_timed(it->status) && it->median_ms > 0 && (*b <= 0 || it->median_ms < *b))
-        *b = it->median_ms;
+    if (it->have && gt_status_timed(it->status) && ms > 0 && (*b <= 0 || ms < *b)) *b = ms;
 }
 
 static int pending(const gt_item *items, int n, int *order)

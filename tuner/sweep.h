@@ -80,10 +80,11 @@ void gt_skip_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_ro
 /* guide.c: the first screen of the halving strategy led by the cost model (tuner/model.h). Library candidates
  * first; then each family's candidates in waves, in the order of their predicted time (spread over the candidates
  * the model cannot tell apart), each family stopping once its prediction, times the smallest measured/predicted
- * ratio of its screens, exceeds o->model_stop x the best screen so far of its math class, or once its rounds stop improving it (guide.c
- * says how many rounds and screens that takes); then the neighbours (at most two params
- * changed) of each family's best that is within that factor, while they improve it. What is left is stored
- * 'pruned', uncompiled, with the model's numbers (t->sum->unscreened). 0, or -1 when a GPU side broke. */
+ * ratio of its screens, exceeds o->model_stop x the best screen so far of its math class, or once its screens stop
+ * improving it (guide.c says after how many); a round screens only what has compiled, and while nothing has, the
+ * GPU validates the leaders at full size; then the neighbours (at most two params changed) of each family's best
+ * that is within 2% of its class's best (or o->model_stop, where smaller), while they improve it. What is left is
+ * stored 'pruned', uncompiled, with the model's numbers (t->sum->unscreened). 0, or -1 when a GPU side broke. */
 int gt_guided_screen(gt_sweep *t, gt_shape_ctx *sc, gt_round rc);
 /* search.c: 1 when the sweep was interrupted or its budget is spent. */
 int gt_sweep_stopped(const gt_sweep *t);
@@ -109,9 +110,10 @@ int gt_pick_winner(const gt_item *items, const int *idx, int k);
 /* Indices of items with a time that can rank them (status want, or any timed status when want < 0), fastest
  * first. Returns the count. */
 int gt_ranked(const gt_item *items, int n, int want, int *order);
-/* best[m]: the best time so far of math class m (0 before one); it->median_ms becomes its class's best when it is a
- * timed run faster than that. The sweep's rounds and the guided screen judge a candidate against its own class's
- * best alone, since each class keeps its own winner. Cannot fail. */
-void gt_note_class_best(double best[GT_MATH_COUNT], const gt_item *it);
+/* best[m]: the best time so far of math class m (0 before one); ms, its time in the caller's terms (a round's
+ * it->median_ms, the guided screen's first screen), becomes its class's best when it is a timed run faster than
+ * that. The sweep's rounds and the guided screen judge a candidate against its own class's best alone, since each
+ * class keeps its own winner. Cannot fail. */
+void gt_note_class_best(double best[GT_MATH_COUNT], const gt_item *it, double ms);
 
 #endif

@@ -178,7 +178,7 @@ static int r_trial(void *self, const gt_trial_request *req, gt_trial_result *out
     gt_params_format(req->family, &req->params, params, sizeof params);
     char *even = strstr(params, ",EVEN=1"); /* recorded before the variant: its twin with edge code, timed alike */
     if (even) memmove(even, even + 7, strlen(even + 7) + 1);
-    const rec *r = find(&req->shape, req->family->name, params);
+    rec *r = find(&req->shape, req->family->name, params);
     memset(out, 0, sizeof *out);
     out->rel_err = req->checks ? 1e-7 : -1;
     const gt_shape *ts = req->time_shape.k > 0 ? &req->time_shape : &req->shape;
@@ -189,7 +189,7 @@ static int r_trial(void *self, const gt_trial_request *req, gt_trial_result *out
     }
     double ms = r->screen_ms * ts->k / r->screen_k;
     if (noise > 0 && !req->checks) /* screens' and re-timings' spread */
-        ms *= noise_factor(r, __atomic_fetch_add(&((rec *)r)->draws, 1, __ATOMIC_RELAXED));
+        ms *= noise_factor(r, __atomic_fetch_add(&r->draws, 1, __ATOMIC_RELAXED));
     if (req->checks && r->ok_ms > 0 && ts->k == r->s.k) ms = r->ok_ms;
     out->median_ms = out->min_ms = out->max_ms = ms;
     out->status = req->cutoff_ms > 0 && ms > req->cutoff_ms ? GT_ST_PRUNED : GT_ST_OK;
