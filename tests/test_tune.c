@@ -38,6 +38,9 @@ static struct {
     double own_q;
     int retimes;
     int fail_retimes;   /* > 0: that many re-timings from the first fault */
+    const char *odd_name; /* != NULL: this family's candidates but odd_first take odd_factor x their time */
+    char odd_first[256];
+    double odd_factor;
 } fake;
 
 static int f_start(int device, void **self, char *err, size_t errlen)
@@ -101,7 +104,12 @@ static double modelled_ms(const gt_family *f, const gt_params *p, const gt_shape
     l.sm_count = 132;
     const double t = gt_model_time(f, p, s, &l);
     if (t <= 0) return 10 * base_ms(s);
-    const double slow = fake.slow_name && !strcmp(f->name, fake.slow_name) ? fake.slow_family : 1;
+    double slow = fake.slow_name && !strcmp(f->name, fake.slow_name) ? fake.slow_family : 1;
+    if (fake.odd_name && !strcmp(f->name, fake.odd_name)) {
+        char text[256];
+        gt_params_format(f, p, text, sizeof text);
+        if (strcmp(text, fake.odd_first)) slow *= fake.odd_factor;
+    }
     return t * 1e3 * slow * (1 + 0.06 * ((quality(f->name, p) - 1) / 2 - 0.5));
 }
 
@@ -168,6 +176,7 @@ static void setup(gt_tune_opts *o, const char *db, const gt_shape *shapes, int n
     o->runner = &fake_runner, o->compile = fake_compile;
     fake.n = 0, fake.gpu_ms = 0, fake.slow_family = 1, fake.slow_name = NULL, fake.modelled = 0, fake.fixed_ms = 0;
     fake.drift = 0, fake.own_q = 0, fake.retimes = 0, fake.fail_retimes = 0;
+    fake.odd_name = NULL, fake.odd_first[0] = '\0', fake.odd_factor = 1;
 }
 
 static long long count(const char *db, const char *sql)
@@ -974,6 +983,78 @@ GT_TEST(tune_model_stops_a_family_whose_screens_were_all_cut, GT_NEEDS_NONE)
     CHECK_MSG(cut > 0 && cut <= 4 && ran > 12, "warptile screens cut as too slow: %lld; multistage screens %lld", cut,
               ran);
     CHECK(count(db, "SELECT count(*) FROM v_winners WHERE family = 'warptile'") == 0);
+    gt_tune_summary_free(&sum);
+    gt_fixture_rm(db);
+    free(db);
+}
+
+struct pick {
+    const gt_shape *s;
+    const gt_limits *l;
+    double best;
+    char *text;
+    size_t n;
+};
+
+static int pick_fastest(const gt_family *f, const gt_params *p, void *ctx)
+{
+    struct pick *c = ctx;
+    const double t = gt_model_time(f, p, c->s, c->l);
+    if (t > 0 && (c->best <= 0 || t < c->best)) c->best = t, gt_params_format(f, p, c->text, c->n);
+    return 0;
+}
+
+/* The candidate of family f that the cost model predicts fastest at s (the first of its lane, guide.c), as text. */
+static void best_predicted(const gt_family *f, const gt_shape *s, char *text, size_t n)
+{
+    gt_limits l;
+    gt_limits_for_arch("sm_90", &l);
+    l.sm_count = 132;
+    struct pick ctx = {s, &l, 0, text, n};
+    text[0] = '\0';
+    gt_enumerate(f, &l, pick_fastest, &ctx);
+}
+
+/* fake.odd_first's kernel compiles in 100 ms here, any other at once. */
+static int odd_first_slow_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen)
+{
+    char want[64];
+    int all = 1;
+    for (const char *p = fake.odd_first; *p && all;) { /* "BM=128,BN=64,...": each as the template's #define */
+        const char *eq = strchr(p, '='), *end = strchr(p, ',');
+        if (!eq) break;
+        if (!end) end = p + strlen(p);
+        snprintf(want, sizeof want, "#define %.*s %.*s\n", (int)(eq - p), p, (int)(end - eq - 1), eq + 1);
+        all = strstr(src, want) != NULL;
+        p = *end ? end + 1 : end;
+    }
+    if (all) nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    return fake_compile(src, arch, out, err, errlen);
+}
+
+/* A lane is not judged before its best-predicted candidate has a screen: the calibration is the lane's smallest
+ * measured-over-predicted ratio, and the screens that come first (the compiles done first) may be of the candidates
+ * the model predicts worst. Here warptile's best-predicted kernel is the fastest of all and compiles last, every
+ * other warptile kernel runs at three times its prediction: judged on those, the lane stopped with multistage the
+ * winner (tf32x3wg's 128 x 16 tiles, screened first at 3.5 times its 128 x 128's, so once lost 8192 x 3072 x 768). */
+GT_TEST(tune_model_judges_a_family_only_once_its_best_prediction_is_screened, GT_NEEDS_NONE)
+{
+    static const char *const fams[] = {"multistage", "warptile", "cublas"};
+    static const gt_shape s2048 = {2048, 2048, 2048, 0, 0};
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary sum;
+    setup(&o, db, &s2048, 1);
+    o.cross = 0, o.families = fams, o.nfamilies = 3, o.compile = odd_first_slow_compile, o.jobs = 4;
+    fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 0.7;
+    fake.odd_name = "warptile", fake.odd_factor = 3;
+    best_predicted(gt_family_find("warptile"), &s2048, fake.odd_first, sizeof fake.odd_first);
+    CHECK(fake.odd_first[0]);
+    CHECK_MSG(gt_tune_run(&o, &sum, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(sum.nshapes == 1 && !strcmp(sum.shapes[0].family, "warptile") &&
+                  !strcmp(sum.shapes[0].params, fake.odd_first),
+              "winner %s %s, not warptile %s", sum.nshapes ? sum.shapes[0].family : "-",
+              sum.nshapes ? sum.shapes[0].params : "-", fake.odd_first);
     gt_tune_summary_free(&sum);
     gt_fixture_rm(db);
     free(db);

@@ -143,10 +143,19 @@ static void absorb_all(guide *g)
     }
 }
 
-/* The calibrated prediction of item i puts it out of reach of the best so far of its class. A lane whose timed
- * screens were all cut as too slow (pruned, so no best of its own) is judged at once. */
+/* Whether the lane's first item, the one the model predicts fastest, has a screen. Until it has, that item is
+ * never out of reach and the lane never stops: the calibration is the smallest measured-over-predicted ratio of the
+ * lane's screens, and the screens that come first (whose compiles finished first) may be of the candidates the
+ * model predicts worst (tf32x3wg's 128 x 16 tiles ran 3.5 times its 128 x 128's at 8192 x 3072 x 768, which then
+ * went unscreened, its family stopped, in one workload tune of five). */
+static int judged(const guide *g, const lane *ln) { return ln->n == 0 || g->sc->items[ln->idx[0]].have; }
+
+/* The calibrated prediction of item i puts it out of reach of the best so far of its class (never the lane's first
+ * before judged()). A lane whose timed screens were all cut as too slow (pruned, so no best of its own) is judged at
+ * once. */
 static int out_of_reach(const guide *g, const lane *ln, int i)
 {
+    if (i == ln->idx[0] && !judged(g, ln)) return 0;
     const double best = best_of(g, ln->f);
     if (ln->screened < MIN_SCREENS && ln->best >= 0 && screen_of(&g->sc->items[ln->best]) < 1.3 * best) return 0;
     return ln->calib > 0 && best > 0 && ln->calib * predicted_ms(g, i) > g->t->o->model_stop * best;
@@ -205,14 +214,14 @@ static void fill_wave(guide *g, lane *ln, int wave, int ahead)
         if (next[k] >= 0) g->ahead[g->na++] = next[k];
 }
 
-/* The next round: lanes PATIENCE screens without a gain stop; the others each take a share that, with the
- * compiles ahead, keeps every compile thread busy however few lanes still run. before[] gets each lane's best so
- * far. */
+/* The next round: lanes PATIENCE screens without a gain stop (once judged()); the others each take a share that,
+ * with the compiles ahead, keeps every compile thread busy however few lanes still run. before[] gets each lane's
+ * best so far. */
 static void plan_round(guide *g, int *before)
 {
     int live = 0;
     for (int l = 0; l < g->nlanes; ++l) {
-        if (g->lanes[l].stale >= PATIENCE) g->lanes[l].stopped = 1;
+        if (g->lanes[l].stale >= PATIENCE && judged(g, &g->lanes[l])) g->lanes[l].stopped = 1;
         live += !g->lanes[l].stopped;
         g->lanes[l].counted = g->lanes[l].screened;
     }
