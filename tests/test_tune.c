@@ -886,27 +886,35 @@ static double best_ok_ms(const char *db)
     return ms;
 }
 
+static const gt_shape s2048 = {2048, 2048, 2048, 0, 0};
+
+/* The guided screen's tests: multistage, warptile and cublas on shape s (one layout), no cross-timings, every built
+ * candidate at the cost model's time (within 3%), warptile's times that times `warptile`. */
+static void model_setup(gt_tune_opts *o, const char *db, const gt_shape *s, double warptile)
+{
+    static const char *const fams[] = {"multistage", "warptile", "cublas"};
+    setup(o, db, s, 1);
+    o->cross = 0, o->families = fams, o->nfamilies = 3;
+    fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = warptile;
+}
+
 /* Where times follow the cost model to within 3% either way, at random, the guided screen finds the winner of a
  * sweep that screens every candidate, to within that error, for a fraction of the compiles (on recorded H100 times,
  * tests/perf/replay.c, it finds the same winners: docs/BENCHMARKS.md); what it left is stored as 'pruned' with the model's numbers, and a
  * rerun resumes with nothing to do. */
 GT_TEST(tune_model_guided_screen_finds_the_winner_for_fewer_compiles, GT_NEEDS_NONE)
 {
-    static const char *const fams[] = {"multistage", "warptile", "cublas"};
     static const gt_shape shapes[] = {{2048, 2048, 2048, 0, 0}, {777, 1531, 2049, 0, 0}};
     for (int i = 0; i < 2; ++i) {
         char *db = gt_tmp_path(".db"), err[512];
         gt_tune_opts o;
         gt_tune_summary all, guided, again;
-        setup(&o, db, &shapes[i], 1);
-        o.cross = 0, o.families = fams, o.nfamilies = 3, o.model_stop = 0;
-        fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 1.3; /* as on an H100 */
+        model_setup(&o, db, &shapes[i], 1.3); /* as on an H100 */
+        o.model_stop = 0;
         CHECK_MSG(gt_tune_run(&o, &all, err, sizeof err) == 0, "%s", err);
         const double all_ms = best_ok_ms(db);
         gt_fixture_rm(db);
-        setup(&o, db, &shapes[i], 1);
-        o.cross = 0, o.families = fams, o.nfamilies = 3;
-        fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 1.3;
+        model_setup(&o, db, &shapes[i], 1.3);
         CHECK_MSG(gt_tune_run(&o, &guided, err, sizeof err) == 0, "%s", err);
         const double guided_ms = best_ok_ms(db);
         printf("    %dx%dx%d: every candidate screened: %d compiled, winner %.4f ms; guided: %d compiled, %d left "
@@ -919,9 +927,7 @@ GT_TEST(tune_model_guided_screen_finds_the_winner_for_fewer_compiles, GT_NEEDS_N
                         "'not screened: the cost model%'") == guided.unscreened);
         CHECK_MSG(count(db, "SELECT count(*) FROM cubins") == guided.compiled, "%lld cubins cached of %d compiled",
                   count(db, "SELECT count(*) FROM cubins"), guided.compiled); /* also those compiled ahead, unused */
-        setup(&o, db, &shapes[i], 1);
-        o.cross = 0, o.families = fams, o.nfamilies = 3;
-        fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 1.3;
+        model_setup(&o, db, &shapes[i], 1.3);
         CHECK_MSG(gt_tune_run(&o, &again, err, sizeof err) == 0, "%s", err);
         CHECK_MSG(again.compiled == 0 && again.unscreened == 0, "rerun: %d compiled, %d left unscreened",
                   again.compiled, again.unscreened);
@@ -968,14 +974,10 @@ GT_TEST(tune_pool_wait_any_returns_the_first_compile_done, GT_NEEDS_NONE)
  * 4 s of GPU time so. */
 GT_TEST(tune_model_stops_a_family_whose_screens_were_all_cut, GT_NEEDS_NONE)
 {
-    static const char *const fams[] = {"multistage", "warptile", "cublas"};
-    static const gt_shape s2048 = {2048, 2048, 2048, 0, 0};
     char *db = gt_tmp_path(".db"), err[512];
     gt_tune_opts o;
     gt_tune_summary sum;
-    setup(&o, db, &s2048, 1);
-    o.cross = 0, o.families = fams, o.nfamilies = 3;
-    fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 20;
+    model_setup(&o, db, &s2048, 20);
     CHECK_MSG(gt_tune_run(&o, &sum, err, sizeof err) == 0, "%s", err);
     const long long cut = count(db, "SELECT count(*) FROM v_trials WHERE family = 'warptile' AND status = 'pruned' "
                                     "AND median_ms > 0"),
@@ -1039,14 +1041,11 @@ static int odd_first_slow_compile(const char *src, const char *arch, gt_cubin *o
  * winner (tf32x3wg's 128 x 16 tiles, screened first at 3.5 times its 128 x 128's, so once lost 8192 x 3072 x 768). */
 GT_TEST(tune_model_judges_a_family_only_once_its_best_prediction_is_screened, GT_NEEDS_NONE)
 {
-    static const char *const fams[] = {"multistage", "warptile", "cublas"};
-    static const gt_shape s2048 = {2048, 2048, 2048, 0, 0};
     char *db = gt_tmp_path(".db"), err[512];
     gt_tune_opts o;
     gt_tune_summary sum;
-    setup(&o, db, &s2048, 1);
-    o.cross = 0, o.families = fams, o.nfamilies = 3, o.compile = odd_first_slow_compile, o.jobs = 4;
-    fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 0.7;
+    model_setup(&o, db, &s2048, 0.7);
+    o.compile = odd_first_slow_compile, o.jobs = 4;
     fake.odd_name = "warptile", fake.odd_factor = 3;
     best_predicted(gt_family_find("warptile"), &s2048, fake.odd_first, sizeof fake.odd_first);
     CHECK(fake.odd_first[0]);
@@ -1072,14 +1071,11 @@ static int slow_compile(const char *src, const char *arch, gt_cubin *out, char *
  * without the wait, and the validated ones are not screened again. */
 GT_TEST(tune_model_validates_the_leaders_while_compiles_run, GT_NEEDS_NONE)
 {
-    static const char *const fams[] = {"multistage", "warptile", "cublas"};
-    static const gt_shape s2048 = {2048, 2048, 2048, 0, 0};
     char *db = gt_tmp_path(".db"), *db2 = gt_tmp_path(".db"), err[512];
     gt_tune_opts o;
     gt_tune_summary waited, quick;
-    setup(&o, db, &s2048, 1);
-    o.cross = 0, o.families = fams, o.nfamilies = 3, o.compile = slow_compile, o.jobs = 4;
-    fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 1.3;
+    model_setup(&o, db, &s2048, 1.3);
+    o.compile = slow_compile, o.jobs = 4;
     CHECK_MSG(gt_tune_run(&o, &waited, err, sizeof err) == 0, "%s", err);
     const long long early = count(db, "SELECT count(*) FROM trials WHERE status = 'ok' AND id < (SELECT max(id) FROM "
                                       "trials WHERE status = 'screened')"),
@@ -1087,9 +1083,7 @@ GT_TEST(tune_model_validates_the_leaders_while_compiles_run, GT_NEEDS_NONE)
                                       "AND b.id > a.id WHERE a.status = 'ok' AND b.status = 'screened'");
     CHECK_MSG(early > 0 && early <= 4 * o.topk && twice == 0, "%lld validated before the last screen, %lld screened "
               "after validation", early, twice);
-    setup(&o, db2, &s2048, 1);
-    o.cross = 0, o.families = fams, o.nfamilies = 3;
-    fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 1.3;
+    model_setup(&o, db2, &s2048, 1.3);
     CHECK_MSG(gt_tune_run(&o, &quick, err, sizeof err) == 0, "%s", err);
     CHECK_MSG(waited.nshapes == 1 && quick.nshapes == 1 && !strcmp(waited.shapes[0].params, quick.shapes[0].params),
               "winners %s / %s", waited.nshapes ? waited.shapes[0].params : "-", quick.nshapes ? quick.shapes[0].params : "-");
@@ -1105,15 +1099,11 @@ GT_TEST(tune_model_validates_the_leaders_while_compiles_run, GT_NEEDS_NONE)
  * resumes the screen where it stopped and finishes with a winner. */
 GT_TEST(tune_model_guided_screen_resumes_after_an_interrupt, GT_NEEDS_NONE)
 {
-    static const char *const fams[] = {"multistage", "warptile", "cublas"};
-    static const gt_shape s2048 = {2048, 2048, 2048, 0, 0};
     static volatile sig_atomic_t flag;
     char *db = gt_tmp_path(".db"), err[512];
     gt_tune_opts o;
     gt_tune_summary cut, rest;
-    setup(&o, db, &s2048, 1);
-    o.cross = 0, o.families = fams, o.nfamilies = 3;
-    fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 1.3;
+    model_setup(&o, db, &s2048, 1.3);
     flag = 0;
     o.interrupt = &flag, o.on_trial = stop_after_20, o.ctx = (void *)&flag;
     stop_after_20(NULL, (void *)&flag);
@@ -1121,9 +1111,7 @@ GT_TEST(tune_model_guided_screen_resumes_after_an_interrupt, GT_NEEDS_NONE)
     printf("    interrupted after %d trials; ", cut.trials_run);
     CHECK_MSG(cut.unscreened == 0 && count(db, "SELECT count(*) FROM v_trials WHERE message LIKE 'not screened%'") == 0,
               "%d left unscreened by an interrupted screen", cut.unscreened);
-    setup(&o, db, &s2048, 1);
-    o.cross = 0, o.families = fams, o.nfamilies = 3;
-    fake.modelled = 1, fake.slow_name = "warptile", fake.slow_family = 1.3;
+    model_setup(&o, db, &s2048, 1.3);
     CHECK_MSG(gt_tune_run(&o, &rest, err, sizeof err) == 0, "%s", err);
     printf("the rerun skipped %d, ran %d, left %d unscreened\n", rest.trials_skipped, rest.trials_run, rest.unscreened);
     CHECK(rest.nshapes == 1 && rest.shapes[0].family[0] && rest.trials_skipped > 0 && rest.unscreened > 0);
