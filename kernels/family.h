@@ -201,6 +201,8 @@ typedef struct gt_family {
  * thread (an estimate: the compiled count is known only after compiling). */
 typedef struct gt_work {
     int tile_m, tile_n, regs;
+    double rate; /* the share of the model's FMA rate the block's products reach (0: all of it): a tensor-core
+                    family's narrow MMA tiles reach less of theirs than wide ones */
 } gt_work;
 
 /* f's work hook, or the default: tile from the params BM and BN (a family without them: the whole of C over the

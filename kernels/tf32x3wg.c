@@ -139,6 +139,21 @@ static int in_space(const gt_params *p, char *why, size_t n)
     return 1;
 }
 
+/* The cost model's view of a block (tuner/model.c): BM x BN of C, with CT BN of its rows by BM of its columns; the
+ * registers regs_estimate counts; and the share of the rate a wgmma of N = BN reaches, BN / (BN + 48): its A operand
+ * is read whatever N. Fitted on the 1,808 screens of a GPT-2-sized workload's sweep on an H200 (37 shapes, M 1 to
+ * 8192, docs/BENCHMARKS.md, 2026-11-28): the best screen's place in the predicted order, 34th on average before
+ * (BM x BN over C whatever CT, the default register guess), 1.3rd after; measured over predicted time 0.49-0.60 for
+ * every BN, where it had run from 0.67 (BN 128) to 1.62 (BN 16). */
+static void work(const gt_params *p, gt_work *out)
+{
+    const shape_t s = unpack(p);
+    out->tile_m = s.ct ? s.bn : s.bm;
+    out->tile_n = s.ct ? s.bm : s.bn;
+    out->regs = regs_estimate(&s);
+    out->rate = (double)s.bn / (s.bn + 48);
+}
+
 /* With CT the blocks tile C transposed: N rows by M columns. */
 static void launch(const gt_params *p, const gt_shape *call, int sms, gt_launch *out)
 {
@@ -207,4 +222,5 @@ const gt_family gt_family_tf32x3wg = {
     .launch = launch,
     .applicable = applicable,
     .specialize = specialize,
+    .work = work,
 };

@@ -61,6 +61,26 @@ GT_TEST(model_charges_a_skinny_tile_its_padding, GT_NEEDS_NONE)
     CHECK_MSG(sr36 > 4.0 * 8191 * 4097 / 3.5e12, "%.4g s", sr36);
 }
 
+/* tf32x3wg's view of its blocks (its work hook): with CT a block tiles C's rows by BN, so a batch of 1 in 16-wide
+ * tiles is not charged 128 rows; and a narrow wgmma reaches less of the tensor cores' rate than a wide one, so at a
+ * large shape its 128 x 16 and 128 x 32 tiles come after its 128 x 128 (screened first, they once put the family out
+ * of reach there: docs/BENCHMARKS.md, 2026-11-28). */
+GT_TEST(model_sees_tf32x3wg_tiles_as_they_run, GT_NEEDS_NONE)
+{
+    const char *wide = "BM=128,BN=128,BK=32,STAGES=3,KC=128,PF=1,MINB=1";
+    const char *ct16 = "BM=128,BN=16,BK=32,STAGES=2,KC=32,PF=1,MINB=1,SK=2,CT=1";
+    const char *n32 = "BM=128,BN=32,BK=32,STAGES=2,KC=32,PF=1,MINB=1,SK=2";
+    const char *n16 = "BM=128,BN=16,BK=32,STAGES=2,KC=32,PF=1,MINB=1,SK=2"; /* 128 rows of C a block, 16 columns */
+    const double w1 = t("tf32x3wg", wide, 1, 4096, 4096), c1 = t("tf32x3wg", ct16, 1, 4096, 4096),
+                 r1 = t("tf32x3wg", n16, 1, 4096, 4096);
+    CHECK_MSG(w1 > 0 && c1 > 0 && c1 < 0.5 * w1 && c1 < 0.5 * r1, "1 x 4096 x 4096: 128 x 128 %.4g s, 128 x 16 %.4g s, "
+              "CT 16 %.4g s", w1, r1, c1);
+    const double wl = t("tf32x3wg", wide, 8192, 3072, 768), cl = t("tf32x3wg", ct16, 8192, 3072, 768),
+                 nl = t("tf32x3wg", n32, 8192, 3072, 768);
+    CHECK_MSG(wl > 0 && nl > 1.5 * wl && cl > 1.5 * wl, "8192 x 3072 x 768: 128 x 128 %.4g s, 128 x 32 %.4g s, CT 16 "
+              "%.4g s", wl, nl, cl);
+}
+
 GT_TEST(model_leaves_library_algorithms_and_batches_it_cannot_run, GT_NEEDS_NONE)
 {
     const gt_limits l = h100();

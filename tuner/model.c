@@ -4,12 +4,14 @@
  *
  *   blocks on the busiest SM     b = ceil(blocks / SMs), of which min(b, r) run together (r: what threads,
  *                                    registers and shared memory let one SM hold)
- *   that SM's time               b x max(FMAs / (FMA rate x issue share x warp share), operand bytes / L2 rate)
+ *   that SM's time               b x max(FMAs / (FMA rate x family's rate x issue share x warp share),
+ *                                        operand bytes / L2 rate)
  *   kernel                       max(that, DRAM bytes / DRAM rate) + launches
  *
  * The issue share is what a thread tile of t results leaves the FMAs among its shared-memory loads (a t-result
  * tile reads about 2 sqrt(t) floats per k, four to a load) and its loop; the warp share, how busy the warps that
- * run together keep the SM. Padded tiles count whole, so edge tiles and the last wave cost what they do on the GPU.
+ * run together keep the SM; the family's rate (gt_work's, 1 unless its work hook says), what its products reach of
+ * the FMA rate (tf32x3wg: a narrow wgmma less than a wide one). Padded tiles count whole, so edge tiles and the last wave cost what they do on the GPU.
  * Fitted by eye on an H100's screens of eight shapes (docs/BENCHMARKS.md, "compile less"): it orders tiles and
  * splits, not the params it does not see (pipeline depth, rasterization), which the sweep's neighbour search
  * settles. Tested by tests/test_model.c. */
@@ -65,7 +67,8 @@ double gt_model_time(const gt_family *f, const gt_params *p, const gt_shape *s, 
     const double per_sm = ceil(blocks / sms); /* blocks on the busiest SM */
     const double together = fmin(per_sm, resident(&L, &w, lim)), warps = together * threads / 32;
     const double t = (double)w.tile_m * w.tile_n / threads;
-    const double sm_clk = per_sm * fmax(fmas / (FMA_PER_CLK * issue_share(t) * warp_share(warps)),
+    const double rate = w.rate > 0 ? w.rate : 1;
+    const double sm_clk = per_sm * fmax(fmas / (FMA_PER_CLK * rate * issue_share(t) * warp_share(warps)),
                                         l2_bytes / L2_BYTES_PER_CLK);
     const double dram = 4.0 * batch * ((double)s->m * s->k + (double)s->k * s->n + 2.0 * s->m * s->n) +
                         2.0 * (double)L.ws_bytes;
