@@ -11,10 +11,10 @@
  * The issue share is what a thread tile of t results leaves the FMAs among its shared-memory loads (a t-result
  * tile reads about 2 sqrt(t) floats per k, four to a load) and its loop; the warp share, how busy the warps that
  * run together keep the SM; the family's rate (gt_work's, 1 unless its work hook says), what its products reach of
- * the FMA rate (tf32x3wg: a narrow wgmma less than a wide one). Padded tiles count whole, so edge tiles and the last wave cost what they do on the GPU.
- * Fitted by eye on an H100's screens of eight shapes (docs/BENCHMARKS.md, "compile less"): it orders tiles and
- * splits, not the params it does not see (pipeline depth, rasterization), which the sweep's neighbour search
- * settles. Tested by tests/test_model.c. */
+ * the FMA rate (tf32x3wg: a narrow wgmma less than a wide one). Padded tiles count whole, so edge tiles and the last
+ * wave cost what they do on the GPU. Fitted by eye on an H100's screens of eight shapes (docs/BENCHMARKS.md,
+ * "compile less"): it orders tiles and splits, not the params it does not see (pipeline depth, rasterization), which
+ * the sweep's neighbour search settles. Tested by tests/test_model.c. */
 #include "model.h"
 
 #include <math.h>
