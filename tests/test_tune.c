@@ -40,6 +40,7 @@ static struct {
     int fail_retimes;   /* > 0: that many re-timings from the first fault */
     const char *odd_name; /* != NULL: this family's candidates but odd_first take odd_factor x their time */
     char odd_first[256];
+    char *odd_src;        /* odd_first's source as the sweep renders it (nn, one matrix): it compiles slowly */
     double odd_factor;
 } fake;
 
@@ -176,7 +177,7 @@ static void setup(gt_tune_opts *o, const char *db, const gt_shape *shapes, int n
     o->runner = &fake_runner, o->compile = fake_compile;
     fake.n = 0, fake.gpu_ms = 0, fake.slow_family = 1, fake.slow_name = NULL, fake.modelled = 0, fake.fixed_ms = 0;
     fake.drift = 0, fake.own_q = 0, fake.retimes = 0, fake.fail_retimes = 0;
-    fake.odd_name = NULL, fake.odd_first[0] = '\0', fake.odd_factor = 1;
+    fake.odd_name = NULL, fake.odd_first[0] = '\0', fake.odd_src = NULL, fake.odd_factor = 1;
 }
 
 static long long count(const char *db, const char *sql)
@@ -994,43 +995,34 @@ struct pick {
     const gt_shape *s;
     const gt_limits *l;
     double best;
-    char *text;
-    size_t n;
+    gt_params p;
 };
 
 static int pick_fastest(const gt_family *f, const gt_params *p, void *ctx)
 {
     struct pick *c = ctx;
     const double t = gt_model_time(f, p, c->s, c->l);
-    if (t > 0 && (c->best <= 0 || t < c->best)) c->best = t, gt_params_format(f, p, c->text, c->n);
+    if (t > 0 && (c->best <= 0 || t < c->best)) c->best = t, c->p = *p;
     return 0;
 }
 
-/* The candidate of family f that the cost model predicts fastest at s (the first of its lane, guide.c), as text. */
-static void best_predicted(const gt_family *f, const gt_shape *s, char *text, size_t n)
+/* The candidate of family f that the cost model predicts fastest at s (the first of its lane, guide.c); 0, or -1
+ * when none has a prediction. */
+static int best_predicted(const gt_family *f, const gt_shape *s, gt_params *out)
 {
     gt_limits l;
     gt_limits_for_arch("sm_90", &l);
     l.sm_count = 132;
-    struct pick ctx = {s, &l, 0, text, n};
-    text[0] = '\0';
+    struct pick ctx = {s, &l, 0, {{0}}};
     gt_enumerate(f, &l, pick_fastest, &ctx);
+    *out = ctx.p;
+    return ctx.best > 0 ? 0 : -1;
 }
 
-/* fake.odd_first's kernel compiles in 100 ms here, any other at once. */
+/* fake.odd_src compiles in 100 ms here, any other source at once. */
 static int odd_first_slow_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen)
 {
-    char want[64];
-    int all = 1;
-    for (const char *p = fake.odd_first; *p && all;) { /* "BM=128,BN=64,...": each as the template's #define */
-        const char *eq = strchr(p, '='), *end = strchr(p, ',');
-        if (!eq) break;
-        if (!end) end = p + strlen(p);
-        snprintf(want, sizeof want, "#define %.*s %.*s\n", (int)(eq - p), p, (int)(end - eq - 1), eq + 1);
-        all = strstr(src, want) != NULL;
-        p = *end ? end + 1 : end;
-    }
-    if (all) nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
+    if (fake.odd_src && !strcmp(src, fake.odd_src)) nanosleep(&(struct timespec){0, 100 * 1000 * 1000}, NULL);
     return fake_compile(src, arch, out, err, errlen);
 }
 
@@ -1047,14 +1039,19 @@ GT_TEST(tune_model_judges_a_family_only_once_its_best_prediction_is_screened, GT
     model_setup(&o, db, &s2048, 0.7);
     o.compile = odd_first_slow_compile, o.jobs = 4;
     fake.odd_name = "warptile", fake.odd_factor = 3;
-    best_predicted(gt_family_find("warptile"), &s2048, fake.odd_first, sizeof fake.odd_first);
-    CHECK(fake.odd_first[0]);
+    const gt_family *wt = gt_family_find("warptile");
+    gt_params first;
+    CHECK(best_predicted(wt, &s2048, &first) == 0);
+    gt_params_format(wt, &first, fake.odd_first, sizeof fake.odd_first);
+    CHECK_MSG((fake.odd_src = gt_render(wt, &first, 0, 0, 0, err, sizeof err)) != NULL, "%s", err);
     CHECK_MSG(gt_tune_run(&o, &sum, err, sizeof err) == 0, "%s", err);
     CHECK_MSG(sum.nshapes == 1 && !strcmp(sum.shapes[0].family, "warptile") &&
                   !strcmp(sum.shapes[0].params, fake.odd_first),
               "winner %s %s, not warptile %s", sum.nshapes ? sum.shapes[0].family : "-",
               sum.nshapes ? sum.shapes[0].params : "-", fake.odd_first);
     gt_tune_summary_free(&sum);
+    free(fake.odd_src);
+    fake.odd_src = NULL;
     gt_fixture_rm(db);
     free(db);
 }
@@ -1086,7 +1083,8 @@ GT_TEST(tune_model_validates_the_leaders_while_compiles_run, GT_NEEDS_NONE)
     model_setup(&o, db2, &s2048, 1.3);
     CHECK_MSG(gt_tune_run(&o, &quick, err, sizeof err) == 0, "%s", err);
     CHECK_MSG(waited.nshapes == 1 && quick.nshapes == 1 && !strcmp(waited.shapes[0].params, quick.shapes[0].params),
-              "winners %s / %s", waited.nshapes ? waited.shapes[0].params : "-", quick.nshapes ? quick.shapes[0].params : "-");
+              "winners %s / %s", waited.nshapes ? waited.shapes[0].params : "-",
+              quick.nshapes ? quick.shapes[0].params : "-");
     gt_tune_summary_free(&waited);
     gt_tune_summary_free(&quick);
     gt_fixture_rm(db);
