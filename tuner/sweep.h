@@ -81,10 +81,11 @@ void gt_skip_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_ro
  * first; then each family's candidates in waves, in the order of their predicted time (spread over the candidates
  * the model cannot tell apart), each family stopping once its prediction, times the smallest measured/predicted
  * ratio of its screens, exceeds o->model_stop x the best screen so far of its math class, or once its screens stop
- * improving it (guide.c says after how many), never before its best-predicted candidate has a screen; a round screens only what has compiled, and while nothing has, the
- * GPU validates the leaders at full size; then the neighbours (at most two params changed) of each family's best
- * that is within 2% of its class's best (or o->model_stop, where smaller), while they improve it. What is left is
- * stored 'pruned', uncompiled, with the model's numbers (t->sum->unscreened). 0, or -1 when a GPU side broke. */
+ * improving it (guide.c says after how many), never before its best-predicted candidate has a screen; a round
+ * screens only what has compiled, and while nothing has, the GPU validates the leaders at full size; then the
+ * neighbours (at most two params changed) of each family's best that is within 2% of its class's best (or
+ * o->model_stop, where smaller), while they improve it. What is left is stored 'pruned', uncompiled, with the
+ * model's numbers (t->sum->unscreened). 0, or -1 when a GPU side broke. */
 int gt_guided_screen(gt_sweep *t, gt_shape_ctx *sc, gt_round rc);
 /* search.c: 1 when the sweep was interrupted or its budget is spent. */
 int gt_sweep_stopped(const gt_sweep *t);
