@@ -2,16 +2,17 @@
  * arithmetic (two TF32 parts per operand value, three products, the big*big chunk folded into FP32 every KC
  * k-values) with both operands split once per block into shared memory and wgmma reading them from there; K may be
  * split over grid z (SPLITK), the slices reduced in a fixed order, or shared out by stream-K (SK); with CT the
- * blocks tile C transposed, C's rows taking the wgmma's N (BN 16 to 128).
+ * blocks tile C transposed, C's rows taking the wgmma's N (BN 16 to 128); with PT a block takes tiles in turn, its
+ * K loop one pipeline over them, so that a short K's loads and stores overlap.
  * Template: templates/tf32x3wg.cu. Tested by tests/test_tf32x3wg.c and, on the GPU, tests/test_tf32x3.c. */
 #include "family.h"
 
 #include <stdio.h>
 
-enum { P_BM, P_BN, P_BK, P_STAGES, P_KC, P_PF, P_MINB, P_SPLITK, P_SK, P_CT, P_EVEN, NPARAMS };
+enum { P_BM, P_BN, P_BK, P_STAGES, P_KC, P_PF, P_MINB, P_SPLITK, P_SK, P_CT, P_EVEN, P_PT, NPARAMS };
 
 typedef struct {
-    int bm, bn, bk, stages, kc, pf, minb, splitk, sk, ct, even;
+    int bm, bn, bk, stages, kc, pf, minb, splitk, sk, ct, even, pt;
     int threads, bnl, items_a, items_b; /* bnl: rows of B's shared tiles; items: quads of 4 k-values a thread moves
                                            per tile and operand */
 } shape_t;
@@ -20,7 +21,7 @@ static shape_t unpack(const gt_params *p)
 {
     const int *v = p->v;
     shape_t s = {v[P_BM],     v[P_BN], v[P_BK], v[P_STAGES], v[P_KC], v[P_PF], v[P_MINB], v[P_SPLITK], v[P_SK],
-                 v[P_CT],     v[P_EVEN], v[P_BM] / 64 * 128, (v[P_BN] + 31) / 32 * 32, 0, 0};
+                 v[P_CT],     v[P_EVEN], v[P_PT], v[P_BM] / 64 * 128, (v[P_BN] + 31) / 32 * 32, 0, 0};
     if (s.threads > 0) {
         s.items_a = s.bm * s.bk / 4 / s.threads;
         s.items_b = s.bnl * s.bk / 4 / s.threads;
@@ -54,8 +55,8 @@ extern const gt_family gt_family_tf32x3wg;
 /* Values far outside any GPU's reach are refused before any product of them can overflow an int. */
 static int bounded(const gt_params *p, char *why, size_t n)
 {
-    static const int lo[NPARAMS] = {64, 16, 16, 2, 16, 0, 1, 1, 0, 0, 0},
-                     hi[NPARAMS] = {256, 128, 256, 3, 65536, 1, 4, 64, 4, 1, 1};
+    static const int lo[NPARAMS] = {64, 16, 16, 2, 16, 0, 1, 1, 0, 0, 0, 0},
+                     hi[NPARAMS] = {256, 128, 256, 3, 65536, 1, 4, 64, 4, 1, 1, 1};
     for (int i = 0; i < NPARAMS; ++i)
         if (p->v[i] < lo[i] || p->v[i] > hi[i])
             REJECT("%s=%d outside %d..%d", gt_family_tf32x3wg.params[i].name, p->v[i], lo[i], hi[i]);
@@ -84,6 +85,9 @@ static int legal_tiling(const shape_t *s, char *why, size_t n)
     if (s->kc % s->bk) REJECT("KC=%d not a multiple of BK=%d", s->kc, s->bk);
     if (s->sk && s->splitk > 1) REJECT("SK=%d with SPLITK=%d: stream-K and split-K are exclusive", s->sk, s->splitk);
     if (s->ct && s->splitk > 1) REJECT("CT with SPLITK=%d: the split's reduce writes C untransposed", s->splitk);
+    if (s->pt && (!s->pf || s->sk || s->splitk > 1))
+        REJECT("PT with PF=%d, SK=%d, SPLITK=%d: it prefetches into PF's registers, one K slice a tile", s->pf, s->sk,
+               s->splitk);
     if (s->even && s->bnl != s->bn)
         REJECT("EVEN with BN=%d: B's tiles hold rows past it (a multiple of 32 only)", s->bn);
     if ((s->bm * s->bk / 4) % s->threads || (s->bnl * s->bk / 4) % s->threads)
@@ -115,7 +119,10 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
  * stages two blocks of BN 16 or 32 share a SM, twice the loads in flight; they fold every 32 k-values, which costs
  * nothing where the loads bind, and folding every 128 lost to SGEMM on wide inputs at 32 x 16384 x 4096 nn. One
  * warpgroup's 64 x 96 tiling C transposed (2 stages) is for a side of C of 64 (attention's P.V and its gradients,
- * 96 x 1024 x 64 x 1024 nn and tn: 7% faster than the 128 x 64 blocks untransposed). */
+ * 96 x 1024 x 64 x 1024 nn and tn: 7% faster than the 128 x 64 blocks untransposed). PT, blocks taking tiles in
+ * turn, for a short K's 128-row points folding every 32 (K 64: attention's Q.K^T, 96 x 1024 x 1024 x 64 nt, 0.273
+ * -> 0.235 ms on an H200, docs/BENCHMARKS.md); folding every 128 its loop spills, and with a longer K it gained
+ * nothing measured. */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     if (!bounded(p, why, n)) return 0;
@@ -127,6 +134,8 @@ static int in_space(const gt_params *p, char *why, size_t n)
     if ((s.splitk > 1 || s.sk) && (s.bm != 128 || s.bn == 96 || !s.pf || (s.stages != 3 && !narrow)))
         REJECT("default space: SPLITK > 1 and SK only for 128-row blocks of BN 64, 112 or 128, 3 stages, PF=1");
     if (s.kc != 128 && (s.kc != 32 || s.splitk > 1)) REJECT("default space: KC 128, or 32 unsplit (stream-K too)");
+    if (s.pt && (s.kc != 32 || s.bm != 128))
+        REJECT("default space: PT only for 128-row blocks folding every 32 (a short K's; with KC 128 its loop spills)");
     const int ct64 = s.ct && s.bm == 64; /* one warpgroup over 64 columns of C */
     if (ct64 && (s.bn != 96 || s.stages != 2 || !s.pf || s.splitk > 1))
         REJECT("default space: CT with 64-row blocks only as 64 x 96, 2 stages, PF=1, K not split");
@@ -154,6 +163,32 @@ static void work(const gt_params *p, gt_work *out)
     out->rate = (double)s.bn / (s.bn + 48);
 }
 
+/* Blocks of s that one sm_90 SM holds: 228 KiB of shared memory (1 KiB of it reserved a block), 64 Ki registers
+ * (8 a thread at a time), 2,048 threads. */
+static long long resident(const shape_t *s)
+{
+    const long long regs = (regs_estimate(s) + 7) / 8 * 8, by_smem = 233472 / (smem_bytes(s) + 1024),
+                    by_regs = 65536 / (s->threads * regs), r = by_smem < by_regs ? by_smem : by_regs;
+    return r < 1 ? 1 : r > 2048 / s->threads ? 2048 / s->threads : r;
+}
+
+/* PT: the tiles of a matrix each block takes (1 to 32), for the least time on the busiest SM. The launch's blocks
+ * (a matrix's tiles / per, times the matrices of grid z) run in waves of `slots` (the SMs times the blocks one
+ * holds), each block its per tiles and about two K tiles' worth that nothing overlaps: its first tile's loads and
+ * its last tile's stores (lone, in tiles). */
+static unsigned tiles_per_block(long long tiles, long long matrices, int ktiles, long long slots)
+{
+    const double lone = 2.0 / ktiles;
+    unsigned best = 1;
+    double best_t = 0;
+    for (long long per = 1; per <= 32 && per <= tiles; ++per) {
+        const long long blocks = (tiles + per - 1) / per * matrices, waves = (blocks + slots - 1) / slots;
+        const double t = (double)waves * ((double)per + lone);
+        if (per == 1 || t < best_t) best = (unsigned)per, best_t = t;
+    }
+    return best;
+}
+
 /* With CT the blocks tile C transposed: N rows by M columns. */
 static void launch(const gt_params *p, const gt_shape *call, int sms, gt_launch *out)
 {
@@ -162,6 +197,12 @@ static void launch(const gt_params *p, const gt_shape *call, int sms, gt_launch 
     if (s.ct) t.m = call->n, t.n = call->m;
     gt_launch_tiles(&t, s.bm, s.bn, (unsigned)s.threads, (unsigned)smem_bytes(&s), s.splitk, 1, out);
     if (s.sk) gt_launch_stream_k(&t, s.bm, s.bn, s.bk, s.sk, sms, out);
+    if (s.pt) {
+        const long long batch = gt_shape_batch(call), z = batch < GT_BATCH_PER_LAUNCH ? batch : GT_BATCH_PER_LAUNCH;
+        const int ktiles = (int)gt_cdiv(call->k, s.bk);
+        const long long slots = (sms > 0 ? sms : 1) * resident(&s);
+        out->grid[0] = gt_cdiv(out->grid[0], tiles_per_block(out->grid[0], z, ktiles, slots));
+    }
 }
 
 /* EVEN's calls: the blocks' product (C, or with CT C transposed) whole tiles of BM x BN, the operands 16-byte
@@ -216,7 +257,10 @@ const gt_family gt_family_tf32x3wg = {
                {"CT", "1: blocks tile C transposed, as op(B)^T op(A)^T: C's rows take the wgmma's N, which tiles "
                       "them by any BN (16 to 128), not only by 64 or 128", 2, {0, 1}, .optional = 1},
                {"EVEN", "1: for calls of whole tiles and 16-byte aligned operands only, without edge code (a "
-                        "sweep sets it where its shape allows)", 1, {0}, .optional = 1}},
+                        "sweep sets it where its shape allows)", 1, {0}, .optional = 1},
+               {"PT", "1: a block takes tiles in turn (the launch picks how many), each next tile's loads issued "
+                      "before the last one's stores: overlaps them where a short K makes the stores as long as the "
+                      "products", 2, {0, 1}, .optional = 1}},
     .legal = legal,
     .in_space = in_space,
     .launch = launch,

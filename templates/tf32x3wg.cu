@@ -10,7 +10,8 @@
 // a persistent grid of SK blocks per SM shares the tiles' K loops out evenly (streamk.cuh): the last wave is never
 // a part of the GPU, and a tile cut between blocks is added up in block order (deterministic too). With CT the
 // blocks compute Cᵀ = op(B)ᵀ op(A)ᵀ and store it transposed, so that C's rows take the wgmma's N (any multiple of 8:
-// BN 16 to 128) where tiles of 64 rows would pad them much (777 rows; a batch of 8 to 48).
+// BN 16 to 128) where tiles of 64 rows would pad them much (777 rows; a batch of 8 to 48). With PT a block takes
+// tiles of C in turn, its K loop one pipeline over them (a short K's loads and stores overlap).
 // Study harness and measurements: tests/perf/wgmma.cu, docs/BENCHMARKS.md.
 // Alone: nvcc -gencode arch=compute_90a,code=sm_90a -cubin -Xptxas -v -I templates templates/tf32x3wg.cu
 // (tests: tests/test_tf32x3wg.c; on the GPU tests/test_tf32x3.c)
@@ -50,6 +51,11 @@
              // tiles of 64 rows would pad much takes the wgmma's N instead (777 rows: 896 in tiles of 128, 784 in
              // tiles of 112)
 #endif
+#ifndef PT
+#define PT 0 // 1: a block takes tiles of C in turn (blockIdx.x, then on by gridDim.x; kernels/tf32x3wg.c's launch
+             // picks how many), its K loop one pipeline over them: at a short K a tile's first loads and last stores
+             // weigh as much as its products, and then overlap the tiles before and after
+#endif
 #ifndef EVEN
 #define EVEN 0 // 1: only for calls whose product is whole tiles (BN a multiple of 32: no rows past BN) with 16-byte
                // aligned operands and ld (gemm traps on others): no edge code, two thirds of the compile
@@ -63,8 +69,8 @@
 #define OP_TB (CT ? !GT_TA : GT_TB)
 #define NACC (BN / 2)      // accumulator registers of a thread per set (m64 x BN over 128 threads)
 #define PEND (STAGES - 2)  // wgmma groups left running at a barrier
-#define EPI_PARTS (SK ? 2 : 1) // parts of the columns whose C is read before they are written: stream-K's loop
-                              // keeps more registers live across the epilogue
+#define EPI_PARTS (SK || PT ? 2 : 1) // parts of the columns whose C is read before they are written: stream-K's
+                                    // loop, and PT's next tile, keep more registers live across the epilogue
 
 // Shared memory: STAGES stages of four tiles, A big, A small, B big, B small, each in a K-major layout wgmma reads
 // (wgmma.cuh): at BK = 32 (SWIZZLE) the 128-byte swizzle, whose stages start 1024-byte aligned, and in which any
@@ -88,6 +94,7 @@ static_assert(STAGES == 2 || STAGES == 3, "STAGES: 2 or 3");
 static_assert((BM * BK / 4) % NT == 0 && (BNL * BK / 4) % NT == 0, "quads must divide evenly among the threads");
 static_assert(SK == 0 || SPLITK == 1, "stream-K and split-K are exclusive");
 static_assert(CT == 0 || SPLITK == 1, "CT: gt_splitk_reduce writes C untransposed");
+static_assert(PT == 0 || (PF && SK == 0 && SPLITK == 1), "PT: prefetches into PF's registers, one K slice a tile");
 static_assert((BN / 8) % EPI_PARTS == 0, "the epilogue's parts: whole groups of 8 columns");
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -548,6 +555,72 @@ __device__ __forceinline__ void stream_k(float (&acc)[NACC], int M, int N, int K
 }
 #endif
 
+#if PT
+// Operands of the block's j-th tile of C (blockIdx.x + j gridDim.x), from row *bm0 and column *bn0.
+__device__ __forceinline__ Operands nth_tile(int j, int M, int N, int K, const float *A, int lda, const float *B,
+                                             int ldb, int *bm0, int *bn0)
+{
+    gt_tile_origin<BM, BN, RASTER>(opaque(blockIdx.x + j * gridDim.x), M, N, bm0, bn0);
+    return operands(A, lda, B, ldb, M, N, 0, K, *bm0, *bn0);
+}
+
+// The block's tiles of C, blockIdx.x and on by gridDim.x (each round of the grid's blocks a run of neighbours in
+// the raster order, as without PT), as one pipeline of K tiles: mac_tile's loop, whose loads run two K tiles ahead
+// into the next tile of C, and whose fold of a tile's last chunk stores that tile while the next one's first K
+// tiles are in shared memory and in flight (measured 14-16% faster than one tile a block at K 64, and no faster at
+// K 768). ws: the bias.
+__device__ __forceinline__ void tiles_in_turn(float (&acc)[NACC], int M, int N, int K, float alpha,
+                                              const float *__restrict__ A, int lda, const float *__restrict__ B,
+                                              int ldb, float beta, float *__restrict__ C, int ldc,
+                                              float *__restrict__ ws, unsigned sbase)
+{
+    const int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN), nk = (K + BK - 1) / BK;
+    const int total = (tiles - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x * nk; // K tiles in all
+    float chunk[NACC], corr[NACC];
+#pragma unroll
+    for (int i = 0; i < NACC; ++i) acc[i] = chunk[i] = corr[i] = 0.0f;
+    int bm0, bn0;
+    Operands of = nth_tile(0, M, N, K, A, lda, B, ldb, &bm0, &bn0); // of the tile the loads reach
+    Next n;
+    fetch_a(n.a, of, 0), fetch_b(n.b, of, 0);
+    put_a(sbase, n.a), put_b(sbase, n.b);
+    if (total > 1) { // the loads one K tile ahead (the loop's keep two)
+        if (nk == 1) of = nth_tile(1, M, N, K, A, lda, B, ldb, &bm0, &bn0);
+        fetch_a(n.a, of, 1 % nk), fetch_b(n.b, of, 1 % nk);
+    }
+    gt_proxy_fence();
+    __syncthreads();
+    for (int g = 0, j = 0, kt = 0; g < total; ++g) { // K tile kt of the block's tile j
+        mma_stage(chunk, corr, sbase + g % STAGES * STAGE_BYTES, kt % (KC / BK));
+        const unsigned next = sbase + (g + 1) % STAGES * STAGE_BYTES;
+        if (g + 1 < total) put_a(next, n.a), put_b(next, n.b);
+        if (g + 2 < total) { // K tile (g + 2) % nk of tile (g + 2) / nk
+            const int fk = (g + 2) % nk;
+            if (fk == 0) of = nth_tile((g + 2) / nk, M, N, K, A, lda, B, ldb, &bm0, &bn0);
+            fetch_a(n.a, of, fk), fetch_b(n.b, of, fk);
+        }
+        if ((kt + 1) % (KC / BK) == 0 || kt + 1 == nk) { // fold: the chunk must be complete (block-uniform)
+            gt_wg_wait<0>();
+#pragma unroll
+            for (int i = 0; i < NACC; ++i) acc[i] += chunk[i] + corr[i];
+        } else {
+            gt_wg_wait<PEND>();
+        }
+        if (++kt == nk) { // tile j is whole: stored, and its sum restarts
+            int m0, n0;
+            gt_tile_origin<BM, BN, RASTER>(opaque(blockIdx.x + j * gridDim.x), M, N, &m0, &n0);
+            store_tile(acc, M, N, C, ldc, ws, ws, m0, n0, alpha, beta);
+#pragma unroll
+            for (int i = 0; i < NACC; ++i) acc[i] = 0.0f;
+            kt = 0, ++j;
+        }
+        gt_proxy_fence();
+        __syncthreads();
+    }
+    gt_wg_wait<0>();
+}
+#endif
+
 // The blocks' product: C itself, or with CT, Cᵀ = op(B)ᵀ op(A)ᵀ (A's part taken by B, M's by N: OP_TA, OP_TB).
 __device__ __forceinline__ void gemm(int M, int N, int K, float alpha, const float *__restrict__ A, int lda,
                                      const float *__restrict__ B, int ldb, float beta, float *__restrict__ C, int ldc,
@@ -564,6 +637,8 @@ __device__ __forceinline__ void gemm(int M, int N, int K, float alpha, const flo
     float acc[NACC];
 #if SK > 0
     stream_k(acc, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ws, sbase);
+#elif PT
+    tiles_in_turn(acc, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, ws, sbase);
 #else
     int k0, k1, bm0, bn0; // this block's K slice (SPLITK > 1: whole tiles; 0 deep for a slice past K)
     gt_k_range(K, BK, &k0, &k1);

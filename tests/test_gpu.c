@@ -77,7 +77,7 @@ static void check_one(gt_worker *w, const gt_family *f, const gt_params *p, cons
 
 typedef struct {
     int seen, total, n;
-    int split_seen, kt_seen, sk_seen, cl_seen, ct_seen, ct_bn_seen; /* the SK and CL values taken, the SK values
+    int split_seen, kt_seen, pt_seen, sk_seen, cl_seen, ct_seen, ct_bn_seen; /* the SK and CL values taken, the SK values
                                                                         and BN / 16 values with CT (bit per value;
                                                                         BN / 16 + 16 for 64-row blocks) */
     gt_params v[20];
@@ -92,6 +92,7 @@ static int pick_cb(const gt_family *f, const gt_params *p, void *ctx)
     int take = i == 0 || i == k->total / 2 || i == k->total - 1 || i % 97 == 96;
     if (split && !k->split_seen) take = k->split_seen = 1;
     if (gt_param_get(f, p, "KT", 0) && !k->kt_seen) take = k->kt_seen = 1;
+    if (gt_param_get(f, p, "PT", 0) && !k->pt_seen) take = k->pt_seen = 1;
     if (sk > 0 && sk < 31 && !(k->sk_seen & 1 << sk)) take = 1, k->sk_seen |= 1 << sk;
     if (cl > 1 && cl < 31 && !(k->cl_seen & 1 << cl)) take = 1, k->cl_seen |= 1 << cl;
     if (gt_param_get(f, p, "CT", 0)) {
@@ -104,7 +105,7 @@ static int pick_cb(const gt_family *f, const gt_params *p, void *ctx)
 }
 
 /* First, middle and last legal candidate, plus every 97th: a spread over the space; and the first with split-K,
- * the first with KT, with each stream-K width, with each cluster size and tiling C transposed (CT) with each
+ * the first with KT, the first with PT, with each stream-K width, with each cluster size and tiling C transposed (CT) with each
  * stream-K width and each BN and block height (64 rows or 128), where the family has them. */
 static int pick(const gt_family *f, const gt_limits *lim, picker *k)
 {
@@ -157,7 +158,8 @@ static void check_family(gt_worker *w, const gt_family *f, const picker *pk, con
 
 /* The issue's bar: every family, several candidates each, on 1x1x1, 7x13x5, 127x129x131, 1025x1023x1021,
  * 4096^3 and the skinny 33x1031x2049 and 1031x7x777, and strided batches of 3 x 67x45x129, 5 x 129x127x257,
- * 3 x 17x100x300 and 4 x 200x150x20 (one K tile: stream-K's batch, all tiles whole), all four layouts, alpha 1.5
+ * 3 x 17x100x300, 4 x 200x150x20 (one K tile: stream-K's batch, all tiles whole) and 3 x 1025x1023x64 (tiles
+ * enough that PT's blocks take several, edge tiles among them), all four layouts, alpha 1.5
  * with beta 0 over NaN C and beta 0.5, tight / padded / unaligned ld (a batch's matrices back to back, padding
  * included). The worker runs the beta 0.5 check twice: C must be bitwise the same (split-K and stream-K included). */
 GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
@@ -170,7 +172,7 @@ GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
     static const gt_shape shapes[] = {{1, 1, 1, 0, 0},          {7, 13, 5, 0, 0},         {127, 129, 131, 0, 0},
                                       {1025, 1023, 1021, 0, 0}, {67, 45, 129, 0, 0, 3},   {129, 127, 257, 0, 0, 5},
                                       {4096, 4096, 4096, 0, 0}, {33, 1031, 2049, 0, 0},   {1031, 7, 777, 0, 0},
-                                      {17, 100, 300, 0, 0, 3},  {200, 150, 20, 0, 0, 4}};
+                                      {17, 100, 300, 0, 0, 3},  {200, 150, 20, 0, 0, 4},  {1025, 1023, 64, 0, 0, 3}};
     static const int pads[3][3] = {{0, 0, 0}, {4, 8, 4}, {1, 3, 2}};
     const char *only = getenv("GT_GPU_FAMILY");
     for (int fi = 0; fi < gt_family_count(); ++fi) {
@@ -188,7 +190,8 @@ GT_TEST(gpu_every_family_matches_cublas, GT_NEEDS_GPU)
 
 /* Issue 30: the variants a sweep compiles where C is whole tiles (a family's specialize(): multistage's and
  * tf32x3wg's EVEN, without edge code) on such shapes: each family's picks specialized, in every layout, one GEMM and
- * a batch, K with and without a tail, tight and padded ld (16-byte rows), checked as every family is (the
+ * a batch (2 x 2048x1024x64: tiles enough that PT's blocks take several), K with and without a tail, tight and
+ * padded ld (16-byte rows), checked as every family is (the
  * reference, beta 0 over NaN C, the same bits twice). multistage_gpu_even_equals_its_twin compares bits with the
  * general kernel. */
 GT_TEST(gpu_whole_tile_variants_match_the_reference, GT_NEEDS_GPU)
@@ -199,7 +202,7 @@ GT_TEST(gpu_whole_tile_variants_match_the_reference, GT_NEEDS_GPU)
     CHECK(w != NULL);
     if (!w) return;
     static const gt_shape shapes[] = {{768, 768, 64, 0, 0}, {768, 768, 1000, 0, 0}, {768, 768, 64, 0, 0, 2},
-                                      {1536, 768, 288, 0, 0}};
+                                      {1536, 768, 288, 0, 0}, {2048, 1024, 64, 0, 0, 2}};
     static const int pads[3][3] = {{0, 0, 0}, {4, 8, 4}, {8, 4, 12}};
     const gt_call call = gt_call_tight(&shapes[0]);
     const char *only = getenv("GT_GPU_FAMILY");

@@ -328,7 +328,8 @@ GT_TEST(kernel_id_of_source_and_vendor, GT_NEEDS_NONE)
 }
 
 /* A batch runs in one launch, grid z over its matrices, for every point of a batched family that neither splits K
- * nor needs a workspace; the others are refused for batches and still run single GEMMs. */
+ * nor needs a workspace (each matrix in at most one GEMM's blocks: tf32x3wg's PT gives them more tiles each where
+ * the batch fills the GPU); the others are refused for batches and still run single GEMMs. */
 typedef struct {
     int batched, refused, bad;
 } batch_ctx;
@@ -345,7 +346,8 @@ static int check_batch(const gt_family *f, const gt_params *p, void *vctx)
         return 0;
     }
     c->batched++;
-    c->bad += many.grid[0] != one.grid[0] || many.grid[1] != one.grid[1] || many.grid[2] != 64 || many.ws_bytes;
+    /* per matrix at most one GEMM's blocks: a persistent point's each take more tiles when a batch fills the GPU */
+    c->bad += many.grid[0] > one.grid[0] || many.grid[1] != one.grid[1] || many.grid[2] != 64 || many.ws_bytes;
     c->bad += !gt_family_launch(f, p, &sbig, GT_TEST_SMS, &huge) || huge.grid[2] != GT_BATCH_PER_LAUNCH;
     return 0;
 }

@@ -490,12 +490,14 @@ GT_TEST(tf32x3wg_gpu_matches_dgemm_at_least_as_well_as_sgemm, GT_NEEDS_GPU)
 {
     /* BM BN BK STAGES KC PF MINB SPLITK: the 4096^3 winner shape, N 96 with 2 stages, one warpgroup with the
      * operands loaded one at a time, BK 16 with KC 64 (outside the default space), and the winner's shape folding
-     * every 32; unsplit, as this harness launches gt_gemm alone (split-K: gpu_every_family_matches_cublas) */
+     * every 32, and so with PT (its blocks' several tiles: gpu_every_family_matches_cublas); unsplit, as this harness
+     * launches gt_gemm alone (split-K: gpu_every_family_matches_cublas) */
     static const gt_params keys[] = {{{128, 128, 32, 3, 128, 1, 1, 1}},
                                      {{128, 96, 32, 2, 128, 1, 1, 1}},
                                      {{64, 128, 32, 3, 128, 0, 1, 1}},
                                      {{128, 64, 16, 3, 64, 1, 1, 1}},
-                                     {{128, 128, 32, 3, 32, 1, 1, 1}}};
+                                     {{128, 128, 32, 3, 32, 1, 1, 1}},
+                                     {{128, 128, 32, 3, 32, 1, 1, 1, 0, 0, 0, 1}}};
     struct cudaDeviceProp prop;
     cublasHandle_t blas;
     if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess || prop.major != 9 || prop.minor != 0) {

@@ -78,13 +78,14 @@ static int space_cb(const gt_family *f, const gt_params *p, void *vctx)
  * with stream-K or not, C tiled transposed or not (12); C tiled transposed by 128 x 96 (2) and 128 x 64 blocks (6)
  * as those blocks are untransposed; and narrow blocks of BN 16, 32 and 48 for a skinny side, 2 or 3 stages,
  * stream-K 1 or 2, folding every 32, C transposed or not (24); one warpgroup's 64 x 96 with C transposed, 2 stages,
- * folding every 128 or 32 (2); none on any other arch: sm_90a's wgmma runs on sm_90 alone. */
+ * folding every 128 or 32 (2); the unsplit 128-row points folding every 32 again with PT (10); none on any other
+ * arch: sm_90a's wgmma runs on sm_90 alone. */
 GT_TEST(tf32x3wg_default_space_is_sm90_only, GT_NEEDS_NONE)
 {
     gt_limits l = limits("sm_90");
     space_ctx c = {0, 0, ""};
-    CHECK(gt_enumerate(fam(), &l, space_cb, &c) == 86);
-    CHECK_MSG(c.n == 86 && c.bad == 0, "%d points, %d bad (%s)", c.n, c.bad, c.first_bad);
+    CHECK(gt_enumerate(fam(), &l, space_cb, &c) == 96);
+    CHECK_MSG(c.n == 96 && c.bad == 0, "%d points, %d bad (%s)", c.n, c.bad, c.first_bad);
     char why[160];
     const gt_params kc32 = with(best, "KC", 32), kc64 = with(best, "KC", 64);
     CHECK(fam()->in_space(&kc32, why, sizeof why));
@@ -248,6 +249,37 @@ GT_TEST(tf32x3wg_stream_k_launch_and_workspace, GT_NEEDS_NONE)
     CHECK(!fam()->applicable(&sk, &c) && fam()->applicable(&best, &c));
 }
 
+/* PT: blocks that take tiles in turn, as many a block as least loads the busiest SM (each block's tiles and its
+ * loads and stores nothing overlaps, two K tiles' worth); only with PF's registers, one K slice a tile. */
+GT_TEST(tf32x3wg_pt_takes_tiles_in_turn, GT_NEEDS_NONE)
+{
+    gt_launch L;
+    char why[160];
+    const gt_params pt = with(with(best, "KC", 32), "PT", 1);
+    CHECK(is_legal(&pt, why, sizeof why) && fam()->in_space(&pt, why, sizeof why));
+    const gt_params sk = with(pt, "SK", 1), split = with(pt, "SPLITK", 2), pf0 = with(pt, "PF", 0);
+    CHECK(!is_legal(&sk, why, sizeof why) && strstr(why, "PT"));
+    CHECK(!is_legal(&split, why, sizeof why) && strstr(why, "PT"));
+    CHECK(!is_legal(&pf0, why, sizeof why) && strstr(why, "PT"));
+    const gt_params pt128 = with(pt, "KC", 128), pt64 = with(with(pt, "BM", 64), "BN", 96);
+    CHECK(is_legal(&pt128, why, sizeof why) && !fam()->in_space(&pt128, why, sizeof why) && strstr(why, "PT"));
+    CHECK(is_legal(&pt64, why, sizeof why) && !fam()->in_space(&pt64, why, sizeof why) && strstr(why, "PT"));
+    /* 384 tiles of 128 x 128, 24 K tiles: 3 a block on 128 blocks, one wave (1 or 2 a block take 3 or 4 waves' time) */
+    fam()->launch(&pt, &(gt_shape){8192, 768, 768, 0, 0}, GT_TEST_SMS, &L);
+    CHECK_MSG(L.grid[0] == 128 && L.grid[1] == 1 && L.ws_bytes == 0, "%u blocks", L.grid[0]);
+    /* GPT-2's Q.K^T: 96 x 64 tiles, K 64 (2 K tiles: the loads and stores of a block's ends weigh a tile): 16 a block */
+    CHECK(gt_family_launch(fam(), &pt, &(gt_shape){1024, 1024, 64, 0, 1, 96}, GT_TEST_SMS, &L));
+    CHECK_MSG(L.grid[0] == 4 && L.grid[2] == 96, "%u x %u blocks", L.grid[0], L.grid[2]);
+    fam()->launch(&pt, &(gt_shape){100, 100, 100, 0, 0}, GT_TEST_SMS, &L); /* fewer tiles than SMs: one each */
+    CHECK(L.grid[0] == 1);
+    fam()->launch(&pt, &(gt_shape){4096, 4096, 64, 0, 0}, GT_TEST_SMS, &L); /* 1,024 tiles */
+    CHECK_MSG(L.grid[0] >= 32 && L.grid[0] <= 132 && L.grid[0] * 32u >= 1024, "%u blocks", L.grid[0]);
+    char err[256];
+    char *src = gt_render(fam(), &pt, 0, 1, 1, err, sizeof err);
+    CHECK_MSG(src && strstr(src, "#define PT 1\n"), "%s", err);
+    free(src);
+}
+
 GT_TEST(tf32x3wg_render_has_wgmma_and_the_split, GT_NEEDS_NONE)
 {
     char err[256];
@@ -366,13 +398,14 @@ GT_TEST(tf32x3wg_pool_compiles_for_sm90a, GT_NEEDS_NONE)
 typedef struct {
     gt_compile_job *jobs;
     int n, cap;
-    int kc32; /* points folding every 32 seen */
+    int kc32, pt; /* points folding every 32 seen, and with PT */
 } job_list;
 
 /* Every point that does not split K and folds every 128 k-values (stream-K's with one block a SM included; of the
  * narrow ones and those tiling C transposed, the transposed 112- and 32-wide and the one-warpgroup 64 x 96), of
- * those that fold every 32 the first, and of those that split, the 3-stage ones with 4 slices: the others are the
- * same source but for KC's, SPLITK's, SK's or BN's value (CI's minutes). */
+ * those that fold every 32 the first, of those with PT the first 128 x 128 (the most registers), and of those that
+ * split, the 3-stage ones with 4 slices: the others are the same source but for KC's, SPLITK's, SK's or BN's value
+ * (CI's minutes). */
 static int add_job(const gt_family *f, const gt_params *p, void *ctx)
 {
     job_list *l = ctx;
@@ -380,7 +413,8 @@ static int add_job(const gt_family *f, const gt_params *p, void *ctx)
     if (split > 1 && (split != 4 || gt_param_get(f, p, "STAGES", 0) != 3)) return 0;
     const int bn = gt_param_get(f, p, "BN", 0), ct = gt_param_get(f, p, "CT", 0), bm = gt_param_get(f, p, "BM", 0);
     if ((ct && bn != 112 && bn != 32 && bm != 64) || (bn < 64 && !ct)) return 0;
-    if (gt_param_get(f, p, "KC", 128) != 128 && bn >= 64 && l->kc32++) return 0; /* narrow ones fold every 32 */
+    if (gt_param_get(f, p, "PT", 0) && (bn != 128 || l->pt++)) return 0;
+    if (!gt_param_get(f, p, "PT", 0) && gt_param_get(f, p, "KC", 128) != 128 && bn >= 64 && l->kc32++) return 0; /* narrow ones fold every 32 */
     if (gt_param_get(f, p, "SK", 0) > 1) return 0;
     if (l->n < l->cap) l->jobs[l->n++] = gt_compile_job_make(f, p, 1, 1);
     return 0;
@@ -392,9 +426,10 @@ static int add_job(const gt_family *f, const gt_params *p, void *ctx)
 GT_TEST(tf32x3wg_nvrtc_default_space_no_spills, GT_NEEDS_NVRTC)
 {
     const gt_limits l = limits("sm_90");
-    job_list jl = {malloc(sizeof(gt_compile_job) * 26), 0, 24, 0};
+    job_list jl = {malloc(sizeof(gt_compile_job) * 27), 0, 25, 0, 0};
     gt_enumerate(fam(), &l, add_job, &jl);
-    CHECK_MSG(jl.n == 24 && jl.kc32 == 23, "%d jobs, %d folding every 32", jl.n, jl.kc32);
+    CHECK_MSG(jl.n == 25 && jl.kc32 == 23 && jl.pt == 2, "%d jobs, %d folding every 32, %d with PT", jl.n, jl.kc32,
+              jl.pt);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 0, 1);
     jl.jobs[jl.n++] = gt_compile_job_make(fam(), &best, 1, 0);
     gt_compile_all_clean(jl.jobs, jl.n, "sm_90", "tf32x3wg configurations");
