@@ -214,11 +214,16 @@ static int whole_tiles(const gt_params *p, const gt_call *c)
 }
 
 /* Every layout, alignment and ld works, but EVEN's variant's whole tiles (whole_tiles); refused besides: a split
- * past GT_SPLITK_WS_CAP of partial sums, and stream-K past a K whose iteration count would overflow the template's
- * int (K tiles x 2 x blocks, for up to 1024 SMs). */
+ * past GT_SPLITK_WS_CAP of partial sums, and stream-K and PT past a shape whose counts would overflow the template's
+ * int (stream-K: K tiles x 2 x blocks, for up to 1024 SMs; PT: the tiles of C, and a block's K tiles, up to 32 tiles'
+ * worth). */
 static int applicable(const gt_params *p, const gt_call *call)
 {
     if (p->v[P_EVEN] && !whole_tiles(p, call)) return 0;
+    const int bm = p->v[P_CT] ? p->v[P_BN] : p->v[P_BM], bn = p->v[P_CT] ? p->v[P_BM] : p->v[P_BN];
+    if (p->v[P_PT] && ((long long)gt_cdiv(call->shape.m, bm) * gt_cdiv(call->shape.n, bn) >= 2147483647LL ||
+                       (long long)gt_cdiv(call->shape.k, p->v[P_BK]) * 32 + 2 >= 2147483647LL))
+        return 0;
     if (p->v[P_SK]) return (long long)gt_cdiv(call->shape.k, p->v[P_BK]) * 2 * 1024 * p->v[P_SK] < 2147483647LL;
     return gt_splitk_workspace_fits(p->v[P_SPLITK], &call->shape);
 }

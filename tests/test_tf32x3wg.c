@@ -274,6 +274,9 @@ GT_TEST(tf32x3wg_pt_takes_tiles_in_turn, GT_NEEDS_NONE)
     CHECK(L.grid[0] == 1);
     fam()->launch(&pt, &(gt_shape){4096, 4096, 64, 0, 0}, GT_TEST_SMS, &L); /* 1,024 tiles */
     CHECK_MSG(L.grid[0] >= 32 && L.grid[0] <= 132 && L.grid[0] * 32u >= 1024, "%u blocks", L.grid[0]);
+    gt_call huge_k = {.shape = {128, 128, 2147483640, 0, 0}}, many = {.shape = {1 << 30, 1 << 20, 64, 0, 0}};
+    CHECK(!fam()->applicable(&pt, &huge_k) && fam()->applicable(&best, &huge_k)); /* its counts would overflow */
+    CHECK(!fam()->applicable(&pt, &many));
     char err[256];
     char *src = gt_render(fam(), &pt, 0, 1, 1, err, sizeof err);
     CHECK_MSG(src && strstr(src, "#define PT 1\n"), "%s", err);
