@@ -575,7 +575,8 @@ __device__ __forceinline__ void tiles_in_turn(float (&acc)[NACC], int M, int N, 
                                               float *__restrict__ ws, unsigned sbase)
 {
     const int tiles = ((M + BM - 1) / BM) * ((N + BN - 1) / BN), nk = (K + BK - 1) / BK;
-    const int total = (tiles - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x * nk; // K tiles in all
+    // K tiles in all; at least one tile each: the launch's grid is never wider than the tiles (kernels/tf32x3wg.c)
+    const int total = (tiles - (int)blockIdx.x + (int)gridDim.x - 1) / (int)gridDim.x * nk;
     float chunk[NACC], corr[NACC];
 #pragma unroll
     for (int i = 0; i < NACC; ++i) acc[i] = chunk[i] = corr[i] = 0.0f;

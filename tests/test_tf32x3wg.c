@@ -274,6 +274,14 @@ GT_TEST(tf32x3wg_pt_takes_tiles_in_turn, GT_NEEDS_NONE)
     CHECK(L.grid[0] == 1);
     fam()->launch(&pt, &(gt_shape){4096, 4096, 64, 0, 0}, GT_TEST_SMS, &L); /* 1,024 tiles */
     CHECK_MSG(L.grid[0] >= 32 && L.grid[0] <= 132 && L.grid[0] * 32u >= 1024, "%u blocks", L.grid[0]);
+    static const gt_shape some[] = {{1, 1, 1, 0, 0},          {129, 4097, 64, 0, 0, 7}, {20000, 300, 32, 0, 0},
+                                    {8192, 8192, 8192, 0, 0}, {512, 512, 64, 0, 1, 3000}};
+    for (size_t i = 0; i < sizeof some / sizeof some[0]; ++i) { /* the template relies on a tile for every block */
+        CHECK(gt_family_launch(fam(), &pt, &some[i], GT_TEST_SMS, &L));
+        const unsigned tiles = gt_cdiv(some[i].m, 128) * gt_cdiv(some[i].n, 128);
+        CHECK_MSG(L.grid[0] >= 1 && L.grid[0] <= tiles && L.grid[0] * 32u >= tiles, "%u blocks, %u tiles", L.grid[0],
+                  tiles);
+    }
     gt_call huge_k = {.shape = {128, 128, 2147483640, 0, 0}}, many = {.shape = {1 << 30, 1 << 20, 64, 0, 0}};
     CHECK(!fam()->applicable(&pt, &huge_k) && fam()->applicable(&best, &huge_k)); /* its counts would overflow */
     CHECK(!fam()->applicable(&pt, &many));
