@@ -121,7 +121,7 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
  * warpgroup's 64 x 96 tiling C transposed (2 stages) is for a side of C of 64 (attention's P.V and its gradients,
  * 96 x 1024 x 64 x 1024 nn and tn: 7% faster than the 128 x 64 blocks untransposed). PT, blocks taking tiles in
  * turn, for a short K's 128-row points folding every 32 (K 64: attention's Q.K^T, 96 x 1024 x 1024 x 64 nt, 0.273
- * -> 0.235 ms on an H200, docs/BENCHMARKS.md); folding every 128 its loop spills, and with a longer K it gained
+ * -> 0.234-0.244 ms on H200s, docs/BENCHMARKS.md); folding every 128 its loop spills, and with a longer K it gained
  * nothing measured. */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
