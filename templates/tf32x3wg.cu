@@ -317,6 +317,14 @@ struct Next {
 };
 #endif
 
+// A complete chunk into the FP32 sum: every wgmma group waited for, then acc += chunk + corr.
+__device__ __forceinline__ void fold(float (&acc)[NACC], const float (&chunk)[NACC], const float (&corr)[NACC])
+{
+    gt_wg_wait<0>();
+#pragma unroll
+    for (int i = 0; i < NACC; ++i) acc[i] += chunk[i] + corr[i];
+}
+
 // acc = the products of the block's tile of C over all of K. Every KC k-values, acc += chunk + corr in FP32 and
 // both restart from zero (the first wgmma of a chunk overwrites).
 __device__ __forceinline__ void mac_tile(float (&acc)[NACC], const Operands &o, unsigned sbase)
@@ -347,13 +355,8 @@ __device__ __forceinline__ void mac_tile(float (&acc)[NACC], const Operands &o, 
 #else
         if (t + 1 < ntiles) load_tile(next, o, t + 1);
 #endif
-        if ((t + 1) % (KC / BK) == 0 || t + 1 == ntiles) { // fold: the chunk must be complete (block-uniform)
-            gt_wg_wait<0>();
-#pragma unroll
-            for (int i = 0; i < NACC; ++i) acc[i] += chunk[i] + corr[i];
-        } else {
-            gt_wg_wait<PEND>();
-        }
+        if ((t + 1) % (KC / BK) == 0 || t + 1 == ntiles) fold(acc, chunk, corr); // the chunk complete (block-uniform)
+        else gt_wg_wait<PEND>();
         gt_proxy_fence();
         __syncthreads();
     }
@@ -556,12 +559,19 @@ __device__ __forceinline__ void stream_k(float (&acc)[NACC], int M, int N, int K
 #endif
 
 #if PT
-// Operands of the block's j-th tile of C (blockIdx.x + j gridDim.x), from row *bm0 and column *bn0.
-__device__ __forceinline__ Operands nth_tile(int j, int M, int N, int K, const float *A, int lda, const float *B,
-                                             int ldb, int *bm0, int *bn0)
+// Where the block's j-th tile of C (blockIdx.x + j gridDim.x) starts: row *bm0, column *bn0.
+__device__ __forceinline__ void nth_origin(int j, int M, int N, int *bm0, int *bn0)
 {
     gt_tile_origin<BM, BN, RASTER>(opaque(blockIdx.x + j * gridDim.x), M, N, bm0, bn0);
-    return operands(A, lda, B, ldb, M, N, 0, K, *bm0, *bn0);
+}
+
+// Operands of the block's j-th tile of C.
+__device__ __forceinline__ Operands nth_tile(int j, int M, int N, int K, const float *A, int lda, const float *B,
+                                             int ldb)
+{
+    int bm0, bn0;
+    nth_origin(j, M, N, &bm0, &bn0);
+    return operands(A, lda, B, ldb, M, N, 0, K, bm0, bn0);
 }
 
 // The block's tiles of C, blockIdx.x and on by gridDim.x (each round of the grid's blocks a run of neighbours in
@@ -580,13 +590,12 @@ __device__ __forceinline__ void tiles_in_turn(float (&acc)[NACC], int M, int N, 
     float chunk[NACC], corr[NACC];
 #pragma unroll
     for (int i = 0; i < NACC; ++i) acc[i] = chunk[i] = corr[i] = 0.0f;
-    int bm0, bn0;
-    Operands of = nth_tile(0, M, N, K, A, lda, B, ldb, &bm0, &bn0); // of the tile the loads reach
+    Operands of = nth_tile(0, M, N, K, A, lda, B, ldb); // of the tile the loads reach
     Next n;
     fetch_a(n.a, of, 0), fetch_b(n.b, of, 0);
     put_a(sbase, n.a), put_b(sbase, n.b);
     if (total > 1) { // the loads one K tile ahead (the loop's keep two)
-        if (nk == 1) of = nth_tile(1, M, N, K, A, lda, B, ldb, &bm0, &bn0);
+        if (nk == 1) of = nth_tile(1, M, N, K, A, lda, B, ldb);
         fetch_a(n.a, of, 1 % nk), fetch_b(n.b, of, 1 % nk);
     }
     gt_proxy_fence();
@@ -597,19 +606,14 @@ __device__ __forceinline__ void tiles_in_turn(float (&acc)[NACC], int M, int N, 
         if (g + 1 < total) put_a(next, n.a), put_b(next, n.b);
         if (g + 2 < total) { // K tile (g + 2) % nk of tile (g + 2) / nk
             const int fk = (g + 2) % nk;
-            if (fk == 0) of = nth_tile((g + 2) / nk, M, N, K, A, lda, B, ldb, &bm0, &bn0);
+            if (fk == 0) of = nth_tile((g + 2) / nk, M, N, K, A, lda, B, ldb);
             fetch_a(n.a, of, fk), fetch_b(n.b, of, fk);
         }
-        if ((kt + 1) % (KC / BK) == 0 || kt + 1 == nk) { // fold: the chunk must be complete (block-uniform)
-            gt_wg_wait<0>();
-#pragma unroll
-            for (int i = 0; i < NACC; ++i) acc[i] += chunk[i] + corr[i];
-        } else {
-            gt_wg_wait<PEND>();
-        }
+        if ((kt + 1) % (KC / BK) == 0 || kt + 1 == nk) fold(acc, chunk, corr); // the chunk complete (block-uniform)
+        else gt_wg_wait<PEND>();
         if (++kt == nk) { // tile j is whole: stored, and its sum restarts
             int m0, n0;
-            gt_tile_origin<BM, BN, RASTER>(opaque(blockIdx.x + j * gridDim.x), M, N, &m0, &n0);
+            nth_origin(j, M, N, &m0, &n0);
             store_tile(acc, M, N, C, ldc, ws, ws, m0, n0, alpha, beta);
 #pragma unroll
             for (int i = 0; i < NACC; ++i) acc[i] = 0.0f;
