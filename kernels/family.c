@@ -96,6 +96,18 @@ int gt_block_fits_dynamic(long threads, int minb, long dyn_smem, long regs, cons
     return 1;
 }
 
+int gt_blocks_per_sm(int threads, int regs, long smem, const gt_limits *lim)
+{
+    enum { THREADS_PER_SM = 2048, BLOCKS_PER_SM = 32 };
+    if (threads <= 0) return 1;
+    regs = (regs + 7) / 8 * 8;
+    int r = THREADS_PER_SM / threads;
+    if (regs > 0 && lim->max_regs_per_block / (threads * regs) < r) r = lim->max_regs_per_block / (threads * regs);
+    if (smem > 0 && lim->max_smem_optin / smem < r) r = (int)(lim->max_smem_optin / smem);
+    if (r > BLOCKS_PER_SM) r = BLOCKS_PER_SM;
+    return r > 0 ? r : 1;
+}
+
 void gt_launch_tiles(const gt_shape *s, int bm, int bn, unsigned threads, unsigned smem, int splitk, int flat,
                      gt_launch *out)
 {

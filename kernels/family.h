@@ -327,6 +327,11 @@ int gt_block_fits(long threads, long static_smem, long regs, const gt_limits *li
 int gt_block_fits_dynamic(long threads, int minb, long dyn_smem, long regs, const gt_limits *lim, char *why,
                           size_t whylen);
 
+/* Blocks of `threads` threads, ~regs registers each (rounded up to 8) and smem bytes of shared memory that one SM
+ * of lim holds at once (2,048 threads, the register file, the opt-in shared memory, 32 blocks); at least 1. The
+ * cost model's occupancy, and tf32x3wg's PT grid. */
+int gt_blocks_per_sm(int threads, int regs, long smem, const gt_limits *lim);
+
 /* The params f runs call with, from a kernel's stored params p (a winner's): p where f can run it for call, else
  * the variant f's specialize() gives for call where that one can (an EVEN=1 winner served at a call of partial
  * tiles, or a padded ld: its twin with edge code, the same results). 1 with *out set, or 0 when neither can (with

@@ -163,13 +163,12 @@ static void work(const gt_params *p, gt_work *out)
     out->rate = (double)s.bn / (s.bn + 48);
 }
 
-/* Blocks of s that one sm_90 SM holds: 228 KiB of shared memory (1 KiB of it reserved a block), 64 Ki registers
- * (8 a thread at a time), 2,048 threads. */
-static long long resident(const shape_t *s)
+/* Blocks of s that one sm_90 SM holds (the family runs on sm_90 alone: legal()). */
+static int resident(const shape_t *s)
 {
-    const long long regs = (regs_estimate(s) + 7) / 8 * 8, by_smem = 233472 / (smem_bytes(s) + 1024),
-                    by_regs = 65536 / (s->threads * regs), r = by_smem < by_regs ? by_smem : by_regs;
-    return r < 1 ? 1 : r > 2048 / s->threads ? 2048 / s->threads : r;
+    gt_limits lim;
+    if (!gt_limits_for_cc(9, 0, &lim)) return 1;
+    return gt_blocks_per_sm(s->threads, regs_estimate(s), smem_bytes(s), &lim);
 }
 
 /* PT: the tiles of a matrix each block takes (1 to 32), for the least time on the busiest SM. The launch's blocks

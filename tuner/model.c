@@ -19,7 +19,7 @@
 
 #include <math.h>
 
-enum { FMA_PER_CLK = 128, L2_BYTES_PER_CLK = 32, THREADS_PER_SM = 2048, BLOCKS_PER_SM = 32 };
+enum { FMA_PER_CLK = 128, L2_BYTES_PER_CLK = 32 };
 static const double dram_bytes_per_clk_sm = 13.0; /* ~3 TB/s over 132 SMs at ~1.7 GHz */
 static const double clock_hz = 1.7e9;
 static const double launch_s = 3e-6; /* a launch's fixed cost; split-K's reduce is a second one */
@@ -29,14 +29,7 @@ static double blocks_of(const gt_launch *L) { return (double)L->grid[0] * L->gri
 /* Blocks of L (with w's registers) that one SM holds at once; at least one. */
 static int resident(const gt_launch *L, const gt_work *w, const gt_limits *lim)
 {
-    const int threads = (int)(L->block[0] * L->block[1] * L->block[2]);
-    if (threads <= 0) return 1;
-    const int regs = (w->regs + 7) / 8 * 8;
-    int r = THREADS_PER_SM / threads;
-    if (regs > 0 && lim->max_regs_per_block / (threads * regs) < r) r = lim->max_regs_per_block / (threads * regs);
-    if (L->smem > 0 && lim->max_smem_optin / (int)L->smem < r) r = lim->max_smem_optin / (int)L->smem;
-    if (r > BLOCKS_PER_SM) r = BLOCKS_PER_SM;
-    return r > 0 ? r : 1;
+    return gt_blocks_per_sm((int)(L->block[0] * L->block[1] * L->block[2]), w->regs, (long)L->smem, lim);
 }
 
 /* The share of issue slots a thread's FMAs get beside its loads and loop, for t results per thread. */
