@@ -15,13 +15,15 @@ typedef struct {
     int bm, bn, bk, stages, kc, pf, minb, splitk, sk, ct, even, pt;
     int threads, bnl, items_a, items_b; /* bnl: rows of B's shared tiles; items: quads of 4 k-values a thread moves
                                            per tile and operand */
+    int cm, cn;                         /* a block's tile of C: BM x BN, with CT BN of its rows by BM of its columns */
 } shape_t;
 
 static shape_t unpack(const gt_params *p)
 {
     const int *v = p->v;
     shape_t s = {v[P_BM],     v[P_BN], v[P_BK], v[P_STAGES], v[P_KC], v[P_PF], v[P_MINB], v[P_SPLITK], v[P_SK],
-                 v[P_CT],     v[P_EVEN], v[P_PT], v[P_BM] / 64 * 128, (v[P_BN] + 31) / 32 * 32, 0, 0};
+                 v[P_CT],     v[P_EVEN], v[P_PT], v[P_BM] / 64 * 128, (v[P_BN] + 31) / 32 * 32, 0, 0,
+                 v[P_CT] ? v[P_BN] : v[P_BM], v[P_CT] ? v[P_BM] : v[P_BN]};
     if (s.threads > 0) {
         s.items_a = s.bm * s.bk / 4 / s.threads;
         s.items_b = s.bnl * s.bk / 4 / s.threads;
@@ -157,8 +159,8 @@ static int in_space(const gt_params *p, char *why, size_t n)
 static void work(const gt_params *p, gt_work *out)
 {
     const shape_t s = unpack(p);
-    out->tile_m = s.ct ? s.bn : s.bm;
-    out->tile_n = s.ct ? s.bm : s.bn;
+    out->tile_m = s.cm;
+    out->tile_n = s.cn;
     out->regs = regs_estimate(&s);
     out->rate = (double)s.bn / (s.bn + 48);
 }
@@ -208,8 +210,8 @@ static void launch(const gt_params *p, const gt_shape *call, int sms, gt_launch 
  * aligned (gt_call_whole_tiles), BN a multiple of 32 (legal()): the template's check in gemm. */
 static int whole_tiles(const gt_params *p, const gt_call *c)
 {
-    const int bm = p->v[P_BM], bn = p->v[P_BN], ct = p->v[P_CT];
-    return bn % 32 == 0 && gt_call_whole_tiles(c, ct ? bn : bm, ct ? bm : bn);
+    const shape_t s = unpack(p);
+    return s.bn % 32 == 0 && gt_call_whole_tiles(c, s.cm, s.cn);
 }
 
 /* Every layout, alignment and ld works, but EVEN's variant's whole tiles (whole_tiles); refused besides: a split
@@ -219,9 +221,9 @@ static int whole_tiles(const gt_params *p, const gt_call *c)
 static int applicable(const gt_params *p, const gt_call *call)
 {
     if (p->v[P_EVEN] && !whole_tiles(p, call)) return 0;
-    const int bm = p->v[P_CT] ? p->v[P_BN] : p->v[P_BM], bn = p->v[P_CT] ? p->v[P_BM] : p->v[P_BN];
-    if (p->v[P_PT] && ((long long)gt_cdiv(call->shape.m, bm) * gt_cdiv(call->shape.n, bn) >= 2147483647LL ||
-                       (long long)gt_cdiv(call->shape.k, p->v[P_BK]) * 32 + 2 >= 2147483647LL))
+    const shape_t s = unpack(p);
+    if (s.pt && ((long long)gt_cdiv(call->shape.m, s.cm) * gt_cdiv(call->shape.n, s.cn) >= 2147483647LL ||
+                 (long long)gt_cdiv(call->shape.k, s.bk) * 32 + 2 >= 2147483647LL))
         return 0;
     if (p->v[P_SK]) return (long long)gt_cdiv(call->shape.k, p->v[P_BK]) * 2 * 1024 * p->v[P_SK] < 2147483647LL;
     return gt_splitk_workspace_fits(p->v[P_SPLITK], &call->shape);
