@@ -35,7 +35,8 @@ int gt_ozaki_consts_make(int nmod, gt_ozaki_consts *out)
     for (int l = 0; l < nmod; ++l) {
         const int p = moduli[l];
         c.pd[l] = p, c.p[l] = (float)p, c.invp[l] = 1.0f / (float)p, c.hi[l] = (float)((p - 1) / 2);
-        c.pow16[l] = (float)((1 << 16) % p), c.pow24[l] = (float)((1 << 24) % p);
+        const int p22 = (1 << 22) % p;
+        c.pow16[l] = (float)((1 << 16) % p), c.pow22[l] = (float)(p22 > p / 2 ? p22 - p : p22);
         bits += log2(p);
     }
     for (int l = 1; l < nmod; ++l) { /* Garner's weights mod p_l: Q_m Q_l^-1, Q_m = p_0 ... p_(m-1) */

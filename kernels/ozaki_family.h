@@ -14,7 +14,7 @@ enum { GT_OZAKI_P_NMOD, GT_OZAKI_P_REV, GT_OZAKI_P_PICK, GT_OZAKI_NP };
  * was timed with (REV); one of another revision is not replayed (the backend's replayable), so a change of the
  * kernels is never served on an old timing. Raise it with any change to templates/ozaki.cu that changes results
  * or speed. */
-#define GT_OZAKI_REV 5
+#define GT_OZAKI_REV 6
 #define GT_OZAKI_MAX_PICK 7 /* PICK: a rank in cuBLASLt's heuristic list, 0 .. this */
 #define GT_OZAKI_MAXMOD 10  /* as templates/ozaki.cu's GT_OZ_MAXMOD */
 #define GT_OZAKI_MAX_K 131056 /* K, rounded up to 16, times 128^2 must stay below 2^31: the int32 sums are exact */
@@ -29,7 +29,8 @@ typedef struct {
     float hi[GT_OZAKI_MAXMOD];             /* the top of p's symmetric range of residues: floor((p - 1) / 2) */
     float w[GT_OZAKI_MAXMOD][GT_OZAKI_MAXMOD]; /* Garner's weights mod p_l: w[m][l] = Q_m / Q_l (m < l), w[l][l] =
                                                  1 / Q_l, Q_m the product of the first m moduli */
-    float pow16[GT_OZAKI_MAXMOD], pow24[GT_OZAKI_MAXMOD]; /* 2^16, 2^24 mod p */
+    float pow16[GT_OZAKI_MAXMOD];          /* 2^16 mod p */
+    float pow22[GT_OZAKI_MAXMOD];          /* 2^22 mod p in p's symmetric range: the residues' split (|x| < 2^22) */
     int bits; /* rows of op(A) and columns of op(B) are scaled to a 2-norm below 2^bits, so that their products'
                  sums stay below half the product P of the moduli */
 } gt_ozaki_consts;

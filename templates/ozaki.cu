@@ -30,7 +30,8 @@ struct gt_oz_consts {
     float hi[GT_OZ_MAXMOD];                // the top of p's symmetric range: (p - 1) / 2 rounded down
     float w[GT_OZ_MAXMOD][GT_OZ_MAXMOD];   // Garner's weights mod p_l: w[m][l] = Q_m / Q_l (m < l), w[l][l] = 1 / Q_l,
                                            // Q_m the product of the first m moduli
-    float pow16[GT_OZ_MAXMOD], pow24[GT_OZ_MAXMOD]; // 2^16 and 2^24 mod p
+    float pow16[GT_OZ_MAXMOD];             // 2^16 mod p
+    float pow22[GT_OZ_MAXMOD];             // 2^22 mod p, in p's symmetric range (|pow22| <= 128)
     int bits;                              // rows and columns are scaled to a 2-norm below 2^bits
 };
 
@@ -45,6 +46,16 @@ __device__ __forceinline__ float gt_oz_smod(float x, float p, float invp, float 
     float r = fmaf(-q, p, x);
     r = r > hi ? r - p : r;
     return r < hi - p + 1.0f ? r + p : r;
+}
+
+// The residue of x mod an odd p in p's symmetric range [-hi, hi], for an integer-valued x with |x| < 2^22, in
+// three operations: the quotient x / p rounded to nearest is exact (x invp is within 2^22 2^-32 = 2^-10 of x / p,
+// and x / p, p odd, lies at least 1 / (2p) > 2^-9 from any half-integer), so the remainder by one exact FMA is
+// already in range.
+__device__ __forceinline__ float gt_oz_srem(float x, float p, float invp)
+{
+    const float q = fmaf(x, invp, GT_OZ_ROUND) - GT_OZ_ROUND;
+    return fmaf(-q, p, x);
 }
 
 // The low byte of the integer-valued float x (|x| < 2^22), in two's complement: the bits of x + 1.5 2^23.
@@ -104,8 +115,10 @@ extern "C" __global__ void gt_oz_scales(const double *part, int slices, int rows
 // ldo a modulus, zeros from K to ldo and in rows rows to prow (the products' padding). A block of 32 x 8 threads
 // takes 32 rows by 128 k through shared memory (t[k][r]: both layouts read coalesced), then each thread four rows
 // by four consecutive k, one 4-byte store a row and modulus. The scaled integer v (|v| < 2^bits <= 2^35, rounded in
-// FP64) is v_h 2^24 + v_r with |v_r| <= 2^23, so v mod p = (v_h (2^24 mod p) + v_r) mod p comes from exact FP32
-// arithmetic.
+// FP64) is v_h 2^22 + v_r with |v_r| <= 2^21, so x = v_h (2^22 mod p) + v_r, the middle term in p's symmetric range
+// (|x| <= 2^21 + (2^13 + 1/2) 128 < 2^22: exact in FP32), is v mod p, made a residue in range by gt_oz_srem; modulus
+// 0 is 256 (kernels/ozaki.c), whose residue is x's low byte itself. (Revision 6: 2^24 and a remainder corrected
+// either way before, 28% more instructions.)
 extern "C" __global__ void gt_oz_residues(const float *X, int ld, int trans, int rows, int prow, int K,
                                           const int *e, gt_oz_consts c, signed char *out, int ldo)
 {
@@ -134,14 +147,17 @@ extern "C" __global__ void gt_oz_residues(const float *X, int ld, int trans, int
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
             const double v = fma((double)t[4 * tx + j][y], s, big) - big;
-            const double h = fma(v, 0x1p-24, big) - big;
-            vh[j] = (float)h, vr[j] = (float)fma(-h, 0x1p24, v);
+            const double h = fma(v, 0x1p-22, big) - big;
+            vh[j] = (float)h, vr[j] = (float)fma(-h, 0x1p22, v);
         }
 #pragma unroll
         for (int l = 0; l < NMOD; ++l) {
             unsigned b[4];
 #pragma unroll
-            for (int j = 0; j < 4; ++j) b[j] = gt_oz_byte(gt_oz_smod(fmaf(vh[j], c.pow24[l], vr[j]), c.p[l], c.invp[l], c.hi[l]));
+            for (int j = 0; j < 4; ++j) {
+                const float x = fmaf(vh[j], c.pow22[l], vr[j]);
+                b[j] = gt_oz_byte(l == 0 ? x : gt_oz_srem(x, c.p[l], c.invp[l]));
+            }
             *(unsigned *)(out + ((size_t)l * prow + r) * ldo + k) = // ldo is a multiple of 4, k too
                 __byte_perm(__byte_perm(b[0], b[1], 0x0040), __byte_perm(b[2], b[3], 0x0040), 0x5410);
         }

@@ -163,12 +163,14 @@ GT_TEST(ozaki_constants_are_the_moduli_s_arithmetic, GT_NEEDS_NONE)
     CHECK(gt_ozaki_consts_make(1, &c) == -1 && gt_ozaki_consts_make(10, &c) == -1);
     for (int n = 2; n <= 9; ++n) {
         CHECK(gt_ozaki_consts_make(n, &c) == 0);
+        CHECK(c.pd[0] == 256.0); /* the residues kernel takes modulus 0's residue as the low byte */
         double bits = 0;
         for (int l = 0; l < n; ++l) {
             const int p = (int)c.pd[l];
             CHECK(p >= 128 && p <= 256 && c.p[l] == (float)p && c.invp[l] == 1.0f / (float)p);
             CHECK(c.hi[l] == (float)((p - 1) / 2));
-            CHECK(c.pow16[l] == (float)(65536 % p) && c.pow24[l] == (float)((1 << 24) % p));
+            CHECK(c.pow16[l] == (float)(65536 % p) && fabsf(c.pow22[l]) <= 128.0f);
+            CHECK(((long)c.pow22[l] - (1L << 22)) % p == 0); /* 2^22 mod p, in the symmetric range */
             bits += log2(p);
             long q = 1; /* Q_m mod p: the product of the moduli before m */
             for (int m = 0; m < l; ++m) {
@@ -196,6 +198,26 @@ GT_TEST(ozaki_constants_are_the_moduli_s_arithmetic, GT_NEEDS_NONE)
         }
     }
     CHECK_MSG(bad == 0, "%ld remainders wrong", bad);
+}
+
+/* The residues kernel's remainder (templates/ozaki.cu, gt_oz_srem, the same float operations): for every integer x
+ * with |x| < 2^22 and every odd modulus, the quotient rounded to nearest from x * (1 / p rounded) is exact, so one FMA
+ * leaves the remainder in p's symmetric range, with no correction step. */
+GT_TEST(ozaki_residue_in_three_operations_is_exact_below_2_22, GT_NEEDS_NONE)
+{
+    gt_ozaki_consts c;
+    CHECK(gt_ozaki_consts_make(9, &c) == 0);
+    const float round = 12582912.0f; /* 1.5 2^23, GT_OZ_ROUND */
+    for (int l = 1; l < 9; ++l) {
+        const int p = (int)c.pd[l];
+        long bad = 0;
+        for (int x = -(1 << 22) + 1; x < (1 << 22); ++x) {
+            const float q = fmaf((float)x, c.invp[l], round) - round, r = fmaf(-q, c.p[l], (float)x);
+            const int m = (x % p + p) % p;
+            bad += r != (float)(m > p / 2 ? m - p : m);
+        }
+        CHECK_MSG(p % 2 == 1 && bad == 0, "modulus %d: %ld remainders out of range", p, bad);
+    }
 }
 
 GT_TEST(ozaki_workspace_layout_and_limits, GT_NEEDS_NONE)

@@ -27,7 +27,8 @@ gt_oz_consts consts(int n) // the first n moduli, as kernels/ozaki.c's gt_ozaki_
     for (int l = 0; l < n; ++l) {
         const int p = kMod[l];
         c.pd[l] = p, c.p[l] = (float)p, c.invp[l] = 1.0f / (float)p, c.hi[l] = (float)((p - 1) / 2);
-        c.pow16[l] = (float)((1 << 16) % p), c.pow24[l] = (float)((1 << 24) % p);
+        const int p22 = (1 << 22) % p;
+        c.pow16[l] = (float)((1 << 16) % p), c.pow22[l] = (float)(p22 > p / 2 ? p22 - p : p22);
         bits += std::log2((double)p);
         int q[GT_OZ_MAXMOD + 1] = {1}, qinv = 0;
         for (int m = 0; m < l; ++m) q[m + 1] = q[m] * kMod[m] % p;
