@@ -114,11 +114,12 @@ extern "C" __global__ void gt_oz_scales(const double *part, int slices, int rows
 // out[l][r][k] = rint(X(r, k) 2^e[r]) mod p_l in p_l's symmetric range, for every modulus l; ldo k's a row, prow x
 // ldo a modulus, zeros from K to ldo and in rows rows to prow (the products' padding). A block of 32 x 8 threads
 // takes 32 rows by 128 k through shared memory (t[k][r]: both layouts read coalesced), then each thread four rows
-// by four consecutive k, one 4-byte store a row and modulus. The scaled integer v (|v| < 2^bits <= 2^35, rounded in
-// FP64) is v_h 2^22 + v_r with |v_r| <= 2^21, so x = v_h (2^22 mod p) + v_r, the middle term in p's symmetric range
-// (|x| <= 2^21 + (2^13 + 1/2) 128 < 2^22: exact in FP32), is v mod p, made a residue in range by gt_oz_srem; modulus
-// 0 is 256 (kernels/ozaki.c), whose residue is x's low byte itself. (Revision 6: 2^24 and a remainder corrected
-// either way before, 28% more instructions.)
+// by four consecutive k, one 4-byte store a row and modulus. The scaled integer v (|v| < 2^bits <= 2^35, a float
+// rounded to an integer: scaling by a power of two is exact) is v_h 2^22 + v_r with |v_r| <= 2^21, so x = v_h
+// (2^22 mod p) + v_r, the middle term in p's symmetric range (|x| <= 2^21 + (2^13 + 1/2) 128 < 2^22: exact in FP32),
+// is v mod p, made a residue in range by gt_oz_srem; modulus 0 is 256 (kernels/ozaki.c), whose residue is x's low
+// byte itself. (Revision 6: v rounded in FP64 and split at
+// 2^24, the remainder corrected either way, before: 28% more instructions.)
 extern "C" __global__ void gt_oz_residues(const float *X, int ld, int trans, int rows, int prow, int K,
                                           const int *e, gt_oz_consts c, signed char *out, int ldo)
 {
@@ -137,18 +138,19 @@ extern "C" __global__ void gt_oz_residues(const float *X, int ld, int trans, int
             }
     }
     __syncthreads();
-    const double big = 6755399441055744.0; // 1.5 2^52: rounds an FP64 value below 2^51 to an integer
     for (int y = ty; y < 32; y += 8) {
         const int r = r0 + y, k = k0 + 4 * tx;
         if (r >= prow || k >= ldo) continue;
         const int er = r < rows ? e[r] : GT_OZ_BAD; // a padding row: zeros
-        const double s = er == GT_OZ_BAD ? 0.0 : ldexp(1.0, er);
+        // 2^er as two float factors, each in the float range (|er| < 190), so that X(r, k) 2^er is exact in FP32
+        const float s1 = er == GT_OZ_BAD ? 0.0f : __int_as_float((127 + er / 2) << 23);
+        const float s2 = er == GT_OZ_BAD ? 0.0f : __int_as_float((127 + er - er / 2) << 23);
         float vh[4], vr[4];
 #pragma unroll
         for (int j = 0; j < 4; ++j) {
-            const double v = fma((double)t[4 * tx + j][y], s, big) - big;
-            const double h = fma(v, 0x1p-22, big) - big;
-            vh[j] = (float)h, vr[j] = (float)fma(-h, 0x1p22, v);
+            const float v = rintf(t[4 * tx + j][y] * s1 * s2); // a float of 24 bits: exact, |v| < 2^35
+            const float h = rintf(v * 0x1p-22f);
+            vh[j] = h, vr[j] = fmaf(-h, 0x1p22f, v);
         }
 #pragma unroll
         for (int l = 0; l < NMOD; ++l) {
