@@ -37,25 +37,24 @@ struct gt_oz_consts {
 
 #define GT_OZ_ROUND 12582912.0f // 1.5 2^23: x + it - it is x rounded to an integer, for |x| < 2^22
 
-// The residue of x mod p in p's symmetric range [hi - p + 1, hi] ([-128, 127] for 256), for an integer-valued x
-// with |x| < 2^24: the quotient rounded to nearest (one off at worst, from 1 / p's rounding), the remainder by one
-// exact FMA, then one step either way.
-__device__ __forceinline__ float gt_oz_smod(float x, float p, float invp, float hi)
-{
-    const float q = fmaf(x, invp, GT_OZ_ROUND) - GT_OZ_ROUND;
-    float r = fmaf(-q, p, x);
-    r = r > hi ? r - p : r;
-    return r < hi - p + 1.0f ? r + p : r;
-}
-
-// The residue of x mod an odd p in p's symmetric range [-hi, hi], for an integer-valued x with |x| < 2^22, in
-// three operations: the quotient x / p rounded to nearest is exact (x invp is within 2^22 2^-32 = 2^-10 of x / p,
-// and x / p, p odd, lies at least 1 / (2p) > 2^-9 from any half-integer), so the remainder by one exact FMA is
-// already in range.
+// x minus p times the quotient x / p rounded to nearest (x * invp, invp = 1 / p rounded), for an integer-valued x:
+// two exact FMAs. For an odd p and |x| < 2^22 it is already x's residue in p's symmetric range [-hi, hi], in three
+// operations: the rounded quotient is exact (x invp is within 2^22 2^-32 = 2^-10 of x / p, and x / p, p odd, lies at
+// least 1 / (2p) > 2^-9 from any half-integer).
 __device__ __forceinline__ float gt_oz_srem(float x, float p, float invp)
 {
     const float q = fmaf(x, invp, GT_OZ_ROUND) - GT_OZ_ROUND;
     return fmaf(-q, p, x);
+}
+
+// The residue of x mod p in p's symmetric range [hi - p + 1, hi] ([-128, 127] for 256), for an integer-valued x
+// with |x| < 2^24: gt_oz_srem's remainder (its quotient one off at worst, from 1 / p's rounding), then one step
+// either way.
+__device__ __forceinline__ float gt_oz_smod(float x, float p, float invp, float hi)
+{
+    float r = gt_oz_srem(x, p, invp);
+    r = r > hi ? r - p : r;
+    return r < hi - p + 1.0f ? r + p : r;
 }
 
 // The low byte of the integer-valued float x (|x| < 2^22), in two's complement: the bits of x + 1.5 2^23.
@@ -118,8 +117,8 @@ extern "C" __global__ void gt_oz_scales(const double *part, int slices, int rows
 // rounded to an integer: scaling by a power of two is exact) is v_h 2^22 + v_r with |v_r| <= 2^21, so x = v_h
 // (2^22 mod p) + v_r, the middle term in p's symmetric range (|x| <= 2^21 + (2^13 + 1/2) 128 < 2^22: exact in FP32),
 // is v mod p, made a residue in range by gt_oz_srem; modulus 0 is 256 (kernels/ozaki.c), whose residue is x's low
-// byte itself. (Revision 6: v rounded in FP64 and split at
-// 2^24, the remainder corrected either way, before: 28% more instructions.)
+// byte itself. (Before revision 6: v rounded in FP64 and split at 2^24, the remainder corrected either way by
+// gt_oz_smod: 28% more instructions.)
 extern "C" __global__ void gt_oz_residues(const float *X, int ld, int trans, int rows, int prow, int K,
                                           const int *e, gt_oz_consts c, signed char *out, int ldo)
 {
