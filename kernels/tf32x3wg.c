@@ -220,13 +220,13 @@ static int whole_tiles(const gt_params *p, const gt_call *c)
  * worth). */
 static int applicable(const gt_params *p, const gt_call *call)
 {
-    if (p->v[P_EVEN] && !whole_tiles(p, call)) return 0;
     const shape_t s = unpack(p);
+    if (s.even && !whole_tiles(p, call)) return 0;
     if (s.pt && ((long long)gt_cdiv(call->shape.m, s.cm) * gt_cdiv(call->shape.n, s.cn) >= 2147483647LL ||
                  (long long)gt_cdiv(call->shape.k, s.bk) * 32 + 2 >= 2147483647LL))
         return 0;
-    if (p->v[P_SK]) return (long long)gt_cdiv(call->shape.k, p->v[P_BK]) * 2 * 1024 * p->v[P_SK] < 2147483647LL;
-    return gt_splitk_workspace_fits(p->v[P_SPLITK], &call->shape);
+    if (s.sk) return (long long)gt_cdiv(call->shape.k, s.bk) * 2 * 1024 * s.sk < 2147483647LL;
+    return gt_splitk_workspace_fits(s.splitk, &call->shape);
 }
 
 /* EVEN=1 wherever the call is whole tiles: the same kernel and results without the edge code, two thirds of what
