@@ -35,8 +35,8 @@ int gt_ozaki_consts_make(int nmod, gt_ozaki_consts *out)
     for (int l = 0; l < nmod; ++l) {
         const int p = moduli[l];
         c.pd[l] = p, c.p[l] = (float)p, c.invp[l] = 1.0f / (float)p, c.hi[l] = (float)((p - 1) / 2);
-        const int p22 = (1 << 22) % p;
-        c.pow16[l] = (float)((1 << 16) % p), c.pow22[l] = (float)(p22 > p / 2 ? p22 - p : p22);
+        const int p16 = (1 << 16) % p, p22 = (1 << 22) % p;
+        c.pow16[l] = (float)(p16 > p / 2 ? p16 - p : p16), c.pow22[l] = (float)(p22 > p / 2 ? p22 - p : p22);
         bits += log2(p);
     }
     for (int l = 1; l < nmod; ++l) { /* Garner's weights mod p_l: Q_m Q_l^-1, Q_m = p_0 ... p_(m-1) */
@@ -53,10 +53,11 @@ int gt_ozaki_consts_make(int nmod, gt_ozaki_consts *out)
 
 static size_t up256(size_t x) { return (x + 255) / 256 * 256; }
 
-/* K slices of the norms of rows x K: enough blocks of 32 rows to make about 264, each slice at least 256 deep. */
+/* K slices of the norms of rows x K: enough blocks of 32 rows to make about 1056 (eight blocks of 256 threads on
+ * each of 132 SMs: the norms wait on memory and need many loads in flight), at most one for each 256 of K. */
 static int slices(int rows, int k)
 {
-    const int rb = (rows + 31) / 32, want = (264 + rb - 1) / rb, most = (k + 255) / 256;
+    const int rb = (rows + 31) / 32, want = (1056 + rb - 1) / rb, most = (k + 255) / 256;
     return want < most ? (want > 1 ? want : 1) : (most > 1 ? most : 1);
 }
 
@@ -69,6 +70,9 @@ void gt_ozaki_layout_make(int nmod, const gt_shape *s, size_t lt_bytes, gt_ozaki
     L.np = (s->n + 15) / 16 * 16;
     L.slices_a = slices(s->m, s->k), L.slices_b = slices(s->n, s->k);
     L.kslice_a = (s->k + L.slices_a - 1) / L.slices_a, L.kslice_b = (s->k + L.slices_b - 1) / L.slices_b;
+    L.norms = (gt_ozaki_blocks){(s->m + 31) / 32 * L.slices_a, (s->n + 31) / 32 * L.slices_b}; /* 32 rows a block */
+    L.scales = (gt_ozaki_blocks){(s->m + 255) / 256, (s->n + 255) / 256};                     /* a row a thread */
+    L.residues = (gt_ozaki_blocks){(L.kp + 127) / 128 * ((L.mp + 31) / 32), (L.kp + 127) / 128 * ((L.np + 31) / 32)};
     L.prod = 0;
     L.part = up256((size_t)nmod * (size_t)L.mp * (size_t)L.np * 4);
     L.scale = L.part + up256(((size_t)L.slices_a * m + (size_t)L.slices_b * n) * 8);

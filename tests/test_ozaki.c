@@ -94,13 +94,29 @@ GT_TEST(ozaki_checks_its_parameters, GT_NEEDS_NONE)
 
 static int gcd(int a, int b) { return b ? gcd(b, a % b) : a; }
 
-/* gt_oz_smod of templates/ozaki.cu, op for op (FP32 and fmaf are IEEE on both sides). */
-static float smod(float x, float p, float invp, float hi)
+/* gt_oz_srem of templates/ozaki.cu, op for op (FP32 and fmaf are IEEE on both sides). */
+static float srem(float x, float p, float invp)
 {
-    const float round = 12582912.0f, q = fmaf(x, invp, round) - round;
-    float r = fmaf(-q, p, x);
-    r = r > hi ? r - p : r;
-    return r < hi - p + 1.0f ? r + p : r;
+    const float round = 12582912.0f, q = fmaf(x, invp, round) - round; /* 1.5 2^23, GT_OZ_ROUND */
+    return fmaf(-q, p, x);
+}
+
+static float bits_float(int i) { return (union { int i; float f; }){.i = i}.f; }
+
+/* gt_oz_residue_of of templates/ozaki.cu, op for op: the residue mod p_l of an int32 sum of products. */
+static float residue_of(int raw, int l, const gt_ozaki_consts *c)
+{
+    if (l == 0) return bits_float(((raw & 0xff) ^ 0x80) | 0x4b000000) - 8388736.0f;
+    const float lo = bits_float(((raw & 0xffff) ^ 0x8000) | 0x4b000000) - 8421376.0f;
+    const float h = bits_float((((raw + 0x8000) >> 16) + 0x8000) | 0x4b000000) - 8421376.0f;
+    return srem(fmaf(h, c->pow16[l], lo), c->p[l], c->invp[l]);
+}
+
+/* x mod p in p's symmetric range: [-128, 127] for 256, [-(p - 1) / 2, (p - 1) / 2] for an odd p. */
+static long symmetric_mod(long x, long p)
+{
+    const long m = (x % p + p) % p;
+    return m > (p - 1) / 2 ? m - p : m;
 }
 
 /* templates/ozaki.cu's digits of the integer whose residues mod the first n moduli are r (symmetric), op for op:
@@ -112,7 +128,7 @@ static void garner(const gt_ozaki_consts *c, int n, const float *r, float *d)
         if (l > 0) {
             t *= c->w[l][l];
             for (int m = 0; m < l; ++m) t = fmaf(-d[m], c->w[m][l], t);
-            t = smod(t, c->p[l], c->invp[l], c->hi[l]);
+            t = srem(t, c->p[l], c->invp[l]);
         }
         d[l] = t;
     }
@@ -155,8 +171,7 @@ GT_TEST(ozaki_garner_digits_rebuild_every_integer, GT_NEEDS_NONE)
 }
 
 /* What the kernels count on: coprime moduli in [128, 256], their inverses, the powers of two, a scale whose
- * products' sums stay below P / 2 while the scaled integers stay below 2^35, and FP32 remainders that are exact over
- * every input the kernels give them (|x| < 2^24), in the symmetric range, with the byte trick's two's complement. */
+ * products' sums stay below P / 2 while the scaled integers stay below 2^35. */
 GT_TEST(ozaki_constants_are_the_moduli_s_arithmetic, GT_NEEDS_NONE)
 {
     gt_ozaki_consts c;
@@ -169,8 +184,8 @@ GT_TEST(ozaki_constants_are_the_moduli_s_arithmetic, GT_NEEDS_NONE)
             const int p = (int)c.pd[l];
             CHECK(p >= 128 && p <= 256 && c.p[l] == (float)p && c.invp[l] == 1.0f / (float)p);
             CHECK(c.hi[l] == (float)((p - 1) / 2));
-            CHECK(c.pow16[l] == (float)(65536 % p) && fabsf(c.pow22[l]) <= 128.0f);
-            CHECK(((long)c.pow22[l] - (1L << 22)) % p == 0); /* 2^22 mod p, in the symmetric range */
+            CHECK(fabsf(c.pow16[l]) <= 128.0f && fabsf(c.pow22[l]) <= 128.0f); /* 2^16, 2^22 mod p, symmetric */
+            CHECK(((long)c.pow16[l] - (1L << 16)) % p == 0 && ((long)c.pow22[l] - (1L << 22)) % p == 0);
             bits += log2(p);
             long q = 1; /* Q_m mod p: the product of the moduli before m */
             for (int m = 0; m < l; ++m) {
@@ -185,39 +200,52 @@ GT_TEST(ozaki_constants_are_the_moduli_s_arithmetic, GT_NEEDS_NONE)
                   c.bits, bits);
         CHECK(c.bits <= 35);
     }
-    CHECK(gt_ozaki_consts_make(9, &c) == 0);
-    long bad = 0;
-    for (int l = 0; l < 9; ++l) {
-        const long p = (long)c.pd[l], lo = (long)c.hi[l] - p + 1;
-        for (long x = -(1L << 24) + 1; x < (1L << 24); x += (x > -300 && x < 300) ? 1 : 991) {
-            const float r = smod((float)x, c.p[l], c.invp[l], c.hi[l]);
-            long want = ((x % p) + p) % p;
-            want = want > (long)c.hi[l] ? want - p : want;
-            const unsigned byte = (unsigned)(union { float f; int i; }){.f = r + 12582912.0f}.i & 0xff;
-            bad += r != (float)want || want < lo || byte != ((unsigned)want & 0xff);
-        }
-    }
-    CHECK_MSG(bad == 0, "%ld remainders wrong", bad);
 }
 
-/* The residues kernel's remainder (templates/ozaki.cu, gt_oz_srem, the same float operations): for every integer x
- * with |x| < 2^22 and every odd modulus, the quotient rounded to nearest from x * (1 / p rounded) is exact, so one FMA
- * leaves the remainder in p's symmetric range, with no correction step. */
-GT_TEST(ozaki_residue_in_three_operations_is_exact_below_2_22, GT_NEEDS_NONE)
+/* The kernels' remainder (templates/ozaki.cu, gt_oz_srem, the same float operations): for every integer x with
+ * |x| <= 2^22 and every odd modulus, the quotient rounded to nearest from x * (1 / p rounded) is exact, so one FMA
+ * leaves the remainder in p's symmetric range, with no correction step; and the residues kernel's byte (the bits of
+ * r + 1.5 2^23) is its two's complement. */
+GT_TEST(ozaki_residue_in_three_operations_is_exact_to_2_22, GT_NEEDS_NONE)
 {
     gt_ozaki_consts c;
     CHECK(gt_ozaki_consts_make(9, &c) == 0);
-    const float round = 12582912.0f; /* 1.5 2^23, GT_OZ_ROUND */
     for (int l = 1; l < 9; ++l) {
         const int p = (int)c.pd[l];
         long bad = 0;
-        for (int x = -(1 << 22) + 1; x < (1 << 22); ++x) {
-            const float q = fmaf((float)x, c.invp[l], round) - round, r = fmaf(-q, c.p[l], (float)x);
-            const int m = (x % p + p) % p;
-            bad += r != (float)(m > p / 2 ? m - p : m);
+        for (int x = -(1 << 22); x <= (1 << 22); ++x) {
+            const float r = srem((float)x, c.p[l], c.invp[l]);
+            const long want = symmetric_mod(x, p);
+            const unsigned byte = (unsigned)(union { float f; int i; }){.f = r + 12582912.0f}.i & 0xff;
+            bad += r != (float)want || byte != ((unsigned)want & 0xff);
         }
         CHECK_MSG(p % 2 == 1 && bad == 0, "modulus %d: %ld remainders out of range", p, bad);
     }
+}
+
+/* The rebuild's first step (gt_oz_residue_of, op for op): the residue of an int32 sum of products in each modulus's
+ * symmetric range, over every sum the products can make: the ends (K at GT_OZAKI_MAX_K, every product 128^2 or
+ * -128 127), every value near zero and near each multiple of 2^15, and random ones. */
+GT_TEST(ozaki_residue_of_an_int32_sum_is_exact, GT_NEEDS_NONE)
+{
+    gt_ozaki_consts c;
+    CHECK(gt_ozaki_consts_make(9, &c) == 0);
+    const long top = (long)GT_OZAKI_MAX_K * 128 * 128, bottom = -(long)GT_OZAKI_MAX_K * 128 * 127;
+    CHECK(top < (1L << 31) - (1L << 15));
+    long bad = 0, tried = 0;
+    unsigned long long s = 0x2545f4914f6cdd1dull;
+    for (long i = 0; i < 3000000; ++i) {
+        long raw;
+        if (i < 100000) raw = i - 50000;
+        else if (i < 200000) raw = top - (i - 100000);
+        else if (i < 300000) raw = bottom + (i - 200000);
+        else if (i < 1300000) raw = ((i - 300000) / 16 - 31250) * 32768 + (long)((i - 300000) % 16) - 8;
+        else s ^= s << 13, s ^= s >> 7, s ^= s << 17, raw = bottom + (long)(s % (unsigned long long)(top - bottom + 1));
+        if (raw > top || raw < bottom) continue;
+        for (int l = 0; l < 9; ++l) bad += residue_of((int)raw, l, &c) != (float)symmetric_mod(raw, (long)c.pd[l]);
+        tried++;
+    }
+    CHECK_MSG(bad == 0 && tried > 2900000, "%ld of %ld sums' residues wrong", bad, tried);
 }
 
 GT_TEST(ozaki_workspace_layout_and_limits, GT_NEEDS_NONE)
@@ -234,6 +262,14 @@ GT_TEST(ozaki_workspace_layout_and_limits, GT_NEEDS_NONE)
     CHECK(L.scale - L.part >= ((size_t)L.slices_a * 777 + (size_t)L.slices_b * 1531) * 8);
     CHECK(L.res_a - L.scale >= (777 + 1531) * 4);
     CHECK(L.slices_a >= 1 && L.kslice_a * L.slices_a >= 2049 && L.kslice_b * L.slices_b >= 2049);
+    CHECK((L.slices_a - 1) * L.kslice_a < 2049 && (L.slices_b - 1) * L.kslice_b < 2049); /* no empty slice */
+    /* The launches over both operands: 32 rows a block of the norms and residues (128 k of the latter), a row a
+     * thread of the scales' 256; the norms' slices as many as K allows (256 deep) up to about 1056 blocks an
+     * operand. */
+    CHECK(L.slices_a == 9 && L.slices_b == 9 && L.norms.a == 25 * 9 && L.norms.b == 48 * 9);
+    CHECK(L.scales.a == 4 && L.scales.b == 6 && L.residues.a == 17 * 25 && L.residues.b == 17 * 48);
+    gt_ozaki_layout_make(8, &(gt_shape){777, 1531, 65536, 1, 0, 0}, 0, &L);
+    CHECK(L.slices_a == 43 && L.slices_b == 22 && L.norms.a == 25 * 43 && L.norms.b == 48 * 22);
     gt_params p = nmod(8);
     gt_launch lw;
     f->launch(&p, &s, GT_TEST_SMS, &lw);

@@ -219,27 +219,19 @@ static int launch(cudaKernel_t k, unsigned gx, unsigned gy, unsigned bx, unsigne
     return snprintf(err, errlen, "ozaki %s: %s", what, cudaGetErrorString(e)), -1;
 }
 
-/* The scales of the rows x K operand X (trans: element (r, k) at X[k ld + r]) into e: partial norms over K
- * slices, then their sums in slice order. */
-static int scale(const gt_backend_plan *p, const float *X, int ld, int trans, int rows, int slices, int kslice,
-                 double *part, int *e, cudaStream_t s, char *err, size_t errlen)
+/* Both operands' norms, scales and residues, one launch each (op(A)'s blocks first; args[2] is their count). */
+static int norms_to_residues(const gt_backend_plan *p, gt_ozaki_operand *oa, gt_ozaki_operand *ob, cudaStream_t s,
+                             char *err, size_t errlen)
 {
-    int K = p->s.k, bits = p->c.bits;
-    void *na[] = {&X, &ld, &trans, &rows, &K, &kslice, &part};
-    void *sa[] = {&part, &slices, &rows, &bits, &e};
-    if (launch(p->k->norms, (unsigned)(rows + 31) / 32, (unsigned)slices, 32, 8, na, s, "norms", err, errlen)) return -1;
-    return launch(p->k->scales, (unsigned)(rows + 255) / 256, 1, 256, 1, sa, s, "scales", err, errlen);
-}
-
-/* The residues of the rows x K operand X (scales e) into out, Kp deep a row, zero rows from rows to prow. */
-static int residues(const gt_backend_plan *p, const float *X, int ld, int trans, int rows, int prow, const int *e,
-                    signed char *out, cudaStream_t s, char *err, size_t errlen)
-{
-    int K = p->s.k, kp = p->L.kp;
+    const gt_ozaki_layout *L = &p->L;
+    int K = p->s.k, kp = L->kp, bits = p->c.bits, na = L->norms.a, sa = L->scales.a, ra = L->residues.a;
     gt_ozaki_consts c = p->c;
-    void *args[] = {&X, &ld, &trans, &rows, &prow, &K, &e, &c, &out, &kp};
-    return launch(p->k->residues, (unsigned)(kp + 127) / 128, (unsigned)(prow + 31) / 32, 32, 8, args, s, "residues",
-                  err, errlen);
+    void *nargs[] = {oa, ob, &na, &K}, *sargs[] = {oa, ob, &sa, &bits}, *rargs[] = {oa, ob, &ra, &K, &kp, &c};
+    if (launch(p->k->norms, (unsigned)(L->norms.a + L->norms.b), 1, 32, 8, nargs, s, "norms", err, errlen) ||
+        launch(p->k->scales, (unsigned)(L->scales.a + L->scales.b), 1, 256, 1, sargs, s, "scales", err, errlen))
+        return -1;
+    return launch(p->k->residues, (unsigned)(L->residues.a + L->residues.b), 1, 32, 8, rargs, s, "residues", err,
+                  errlen);
 }
 
 static int run(gt_backend_ctx *ctx, const gt_backend_plan *p, const gt_args *a, void *ws, cudaStream_t stream,
@@ -255,12 +247,9 @@ static int run(gt_backend_ctx *ctx, const gt_backend_plan *p, const gt_args *a, 
     float alpha = a->alpha, beta = a->beta;
     const float *A = a->A, *B = a->B;
     float *C = a->C;
-    if (scale(p, A, lda, ta, M, p->L.slices_a, p->L.kslice_a, part, es, stream, err, errlen) ||
-        scale(p, B, ldb, ntb, N, p->L.slices_b, p->L.kslice_b, part + (size_t)p->L.slices_a * M, et, stream, err,
-              errlen) ||
-        residues(p, A, lda, ta, M, mp, es, ra, stream, err, errlen) ||
-        residues(p, B, ldb, ntb, N, np, et, rb, stream, err, errlen))
-        return -1;
+    gt_ozaki_operand oa = {A, part, es, ra, lda, ta, M, mp, p->L.slices_a, p->L.kslice_a};
+    gt_ozaki_operand ob = {B, part + (size_t)p->L.slices_a * M, et, rb, ldb, ntb, N, np, p->L.slices_b, p->L.kslice_b};
+    if (norms_to_residues(p, &oa, &ob, stream, err, errlen)) return -1;
     const int one = 1, zero = 0;
     cublasStatus_t st = cb->cublasLtMatmul(ctx->lt, p->desc, &one, rb, p->la, ra, p->lb, &zero, prod, p->lc, prod,
                                            p->lc, &p->algo, w + p->L.lt, p->lt_ws, stream);
@@ -268,8 +257,8 @@ static int run(gt_backend_ctx *ctx, const gt_backend_plan *p, const gt_args *a, 
         return snprintf(err, errlen, "ozaki int8 products (cublasLtMatmul): %s", cb->cublasGetStatusString(st)), -1;
     gt_ozaki_consts c = p->c;
     void *args[] = {&prod, &np, &mp, &M, &N, &K, &c, &es, &et, &alpha, &A, &lda, &ta, &B, &ldb, &tb, &beta, &C, &ldc};
-    return launch(p->k->reconstruct, (unsigned)(N + 1023) / 1024, (unsigned)(M < MAX_GRID_Y ? M : MAX_GRID_Y), 256, 1,
-                  args, stream, "reconstruct", err, errlen); /* four columns a thread */
+    return launch(p->k->reconstruct, (unsigned)(N + 256 * GT_OZAKI_RC - 1) / (256 * GT_OZAKI_RC),
+                  (unsigned)(M < MAX_GRID_Y ? M : MAX_GRID_Y), 256, 1, args, stream, "reconstruct", err, errlen);
 }
 
 /* A static space: the tuner enumerates the family's params; the library has no list of its own. */

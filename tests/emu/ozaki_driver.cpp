@@ -11,14 +11,20 @@
 #include <cstdint>
 
 // What ozaki.cu needs beyond the gt_gemm templates' subset.
-struct alignas(16) int4 {
-    int x, y, z, w;
+struct alignas(8) int2 {
+    int x, y;
 };
 inline float __int_as_float(int i)
 {
     float f;
     memcpy(&f, &i, 4);
     return f;
+}
+inline double __longlong_as_double(long long i)
+{
+    double d;
+    memcpy(&d, &i, 8);
+    return d;
 }
 inline int __float_as_int(float f)
 {
@@ -48,15 +54,16 @@ inline double __shfl_xor_sync(unsigned, double v, int off)
     return r;
 }
 
-#include "ozaki.cu"
-
 extern "C" {
 #include "ozaki_family.h"
 }
 
+#include "ozaki.cu"
+
 namespace {
 
 static_assert(sizeof(gt_ozaki_consts) == sizeof(gt_oz_consts), "kernels/ozaki_family.h and templates/ozaki.cu");
+static_assert(sizeof(gt_ozaki_operand) == sizeof(gt_oz_operand), "kernels/ozaki_family.h and templates/ozaki.cu");
 
 // Every thread of the block runs fn for each block in turn (as tests/emu/driver.cpp's).
 template <class F> void run_grid(unsigned gx, unsigned gy, unsigned bx, unsigned by, F fn)
@@ -117,16 +124,13 @@ int run(const Case &cs)
     int *prod = (int *)(ws.data() + L.prod), *es = (int *)(ws.data() + L.scale), *et = es + M;
     double *part = (double *)(ws.data() + L.part), *partb = part + (size_t)L.slices_a * M;
     signed char *ra = (signed char *)(ws.data() + L.res_a), *rb = (signed char *)(ws.data() + L.res_b);
-    const int kp = L.kp, mp = L.mp, np = L.np, ntb = !cs.tb, bits = hc.bits;
+    const int kp = L.kp, mp = L.mp, np = L.np, ntb = !cs.tb;
 
-    run_grid((M + 31) / 32, L.slices_a, 32, 8, [&] { gt_oz_norms(A.data(), lda, cs.ta, M, K, L.kslice_a, part); });
-    run_grid((M + 255) / 256, 1, 256, 1, [&] { gt_oz_scales(part, L.slices_a, M, bits, es); });
-    run_grid((N + 31) / 32, L.slices_b, 32, 8, [&] { gt_oz_norms(B.data(), ldb, ntb, N, K, L.kslice_b, partb); });
-    run_grid((N + 255) / 256, 1, 256, 1, [&] { gt_oz_scales(partb, L.slices_b, N, bits, et); });
-    run_grid((kp + 127) / 128, (mp + 31) / 32, 32, 8,
-             [&] { gt_oz_residues(A.data(), lda, cs.ta, M, mp, K, es, c, ra, kp); });
-    run_grid((kp + 127) / 128, (np + 31) / 32, 32, 8,
-             [&] { gt_oz_residues(B.data(), ldb, ntb, N, np, K, et, c, rb, kp); });
+    const gt_oz_operand oa = {A.data(), part, es, ra, lda, cs.ta, M, mp, L.slices_a, L.kslice_a};
+    const gt_oz_operand ob = {B.data(), partb, et, rb, ldb, ntb, N, np, L.slices_b, L.kslice_b};
+    run_grid(L.norms.a + L.norms.b, 1, 32, 8, [&] { gt_oz_norms(oa, ob, L.norms.a, K); });
+    run_grid(L.scales.a + L.scales.b, 1, 256, 1, [&] { gt_oz_scales(oa, ob, L.scales.a, c.bits); });
+    run_grid(L.residues.a + L.residues.b, 1, 32, 8, [&] { gt_oz_residues(oa, ob, L.residues.a, K, kp, c); });
     int bad_pad = 0;
     for (int l = 0; l < NMOD; ++l) {
         for (int i = M; i < mp; ++i)
@@ -142,7 +146,7 @@ int run(const Case &cs)
             }
     }
     const float alpha = cs.alpha, beta = cs.beta;
-    run_grid((N + 1023) / 1024, M, 256, 1, [&] {
+    run_grid((N + 256 * GT_OZAKI_RC - 1) / (256 * GT_OZAKI_RC), M, 256, 1, [&] {
         gt_oz_reconstruct(prod, np, mp, M, N, K, c, es, et, alpha, A.data(), lda, cs.ta, B.data(), ldb, cs.tb, beta,
                           C.data(), ldc);
     });
