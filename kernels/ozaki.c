@@ -34,7 +34,7 @@ int gt_ozaki_consts_make(int nmod, gt_ozaki_consts *out)
     double bits = 0;
     for (int l = 0; l < nmod; ++l) {
         const int p = moduli[l];
-        c.pd[l] = p, c.p[l] = (float)p, c.invp[l] = 1.0f / (float)p, c.hi[l] = (float)((p - 1) / 2);
+        c.pd[l] = p, c.p[l] = (float)p, c.invp[l] = 1.0f / (float)p;
         const int p16 = (1 << 16) % p, p22 = (1 << 22) % p;
         c.pow16[l] = (float)(p16 > p / 2 ? p16 - p : p16), c.pow22[l] = (float)(p22 > p / 2 ? p22 - p : p22);
         bits += log2(p);

@@ -27,8 +27,6 @@ enum { GT_OZAKI_P_NMOD, GT_OZAKI_P_REV, GT_OZAKI_P_PICK, GT_OZAKI_NP };
 typedef struct {
     double pd[GT_OZAKI_MAXMOD];            /* the first nmod of 256, 255, 253, 251, 247, 241, 239, 233, 229 */
     float p[GT_OZAKI_MAXMOD], invp[GT_OZAKI_MAXMOD]; /* the same as floats, and 1 / p rounded */
-    float hi[GT_OZAKI_MAXMOD];             /* the top of p's symmetric range of residues: floor((p - 1) / 2) (where
-                                              the kernels' remainders land; no kernel reads it) */
     float w[GT_OZAKI_MAXMOD][GT_OZAKI_MAXMOD]; /* Garner's weights mod p_l: w[m][l] = Q_m / Q_l (m < l), w[l][l] =
                                                  1 / Q_l, Q_m the product of the first m moduli */
     float pow16[GT_OZAKI_MAXMOD];          /* 2^16 mod p in p's symmetric range: the rebuild's split of int32 sums */

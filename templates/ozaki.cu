@@ -31,7 +31,6 @@
 struct gt_oz_consts {
     double pd[GT_OZ_MAXMOD];               // the first NMOD of 256, 255, 253, 251, 247, 241, ... (pairwise coprime)
     float p[GT_OZ_MAXMOD], invp[GT_OZ_MAXMOD]; // ... as floats, and 1 / p rounded
-    float hi[GT_OZ_MAXMOD];                // the top of p's symmetric range: (p - 1) / 2 rounded down (unread here)
     float w[GT_OZ_MAXMOD][GT_OZ_MAXMOD];   // Garner's weights mod p_l: w[m][l] = Q_m / Q_l (m < l), w[l][l] = 1 / Q_l,
                                            // Q_m the product of the first m moduli
     float pow16[GT_OZ_MAXMOD];             // 2^16 mod p, in p's symmetric range

@@ -27,7 +27,7 @@ gt_oz_consts consts(int n) // the first n moduli, as kernels/ozaki.c's gt_ozaki_
     double bits = 0;
     for (int l = 0; l < n; ++l) {
         const int p = kMod[l];
-        c.pd[l] = p, c.p[l] = (float)p, c.invp[l] = 1.0f / (float)p, c.hi[l] = (float)((p - 1) / 2);
+        c.pd[l] = p, c.p[l] = (float)p, c.invp[l] = 1.0f / (float)p;
         const int p16 = (1 << 16) % p, p22 = (1 << 22) % p;
         c.pow16[l] = (float)(p16 > p / 2 ? p16 - p : p16), c.pow22[l] = (float)(p22 > p / 2 ? p22 - p : p22);
         bits += std::log2((double)p);
