@@ -108,6 +108,27 @@ int gt_blocks_per_sm(int threads, int regs, long smem, const gt_limits *lim)
     return r > 0 ? r : 1;
 }
 
+int gt_skinny_slices(const gt_shape *s, int small, int fill, int warps, int step, long blocks, int sms)
+{
+    const long steps = gt_cdiv(s->k, step), traffic = s->k / (4L * small);
+    long z = (long long)fill * (sms > 0 ? sms : 1) / ((long long)blocks * warps);
+    z = z < steps / 2 ? z : steps / 2;
+    z = z < traffic ? z : traffic;
+    z = z < 64 ? z : 64;
+    return gt_shape_batch(s) > 1 || z < 1 ? 1 : (int)z;
+}
+
+void gt_skinny_workspace(const gt_shape *s, int z, gt_launch *out)
+{
+    if (z <= 1) return;
+    const size_t mn = (size_t)s->m * (size_t)s->n, slice = (mn + 3) / 4 * 4;
+    out->ws_bytes = (64 + (size_t)z * slice) * sizeof(float);
+    out->rgrid[0] = gt_cdiv((long long)mn, 4 * 256);
+    out->rgrid[1] = out->rgrid[2] = 1;
+    out->rblock[0] = 256;
+    out->rblock[1] = out->rblock[2] = 1;
+}
+
 void gt_launch_tiles(const gt_shape *s, int bm, int bn, unsigned threads, unsigned smem, int splitk, int flat,
                      gt_launch *out)
 {

@@ -365,6 +365,18 @@ void gt_launch_stream_k(const gt_shape *s, int bm, int bn, int bk, int per_sm, i
 void gt_launch_tiles(const gt_shape *s, int bm, int bn, unsigned threads, unsigned smem, int splitk, int flat,
                      gt_launch *out);
 
+/* The K split of a family with one small side (skinny, skinnyr), whose launch() picks it: as many slices as `fill`
+ * warps per SM hold over `blocks` blocks of `warps` warps (never more: one block over is a second wave of one
+ * block's time), each slice at least two steps of `step` rows of K, at most 64 slices, and few enough that the
+ * partial sums (z S L floats, written and read once) stay under a quarter of the large operand's L K; 1 for a batch
+ * (its matrices fill the GPU, and grid z walks them). small: S, the small side. */
+int gt_skinny_slices(const gt_shape *s, int small, int fill, int warps, int step, long blocks, int sms);
+
+/* The workspace and reduce grid of such a split into z slices, added by the family's own gt_splitk_reduce, which
+ * reads the slice count from the workspace: 64 floats of head, then each slice's m x n sums rounded up to 4 floats;
+ * a reduce thread per four elements of C, 256 a block. Leaves out untouched where z <= 1. */
+void gt_skinny_workspace(const gt_shape *s, int z, gt_launch *out);
+
 /* Most matrices one launch's grid z covers; gt_kernel_launch walks a larger batch in launches of this many. */
 #define GT_BATCH_PER_LAUNCH 65535
 

@@ -131,19 +131,10 @@ static int in_space(const gt_params *p, char *why, size_t n)
     return 1;
 }
 
-/* K slices: as many blocks as FILL warps per SM hold, never more (where FILL is what the kernel's registers and
- * shared memory let an SM run, the grid is one wave: one block over is a second wave of one block's time), each
- * slice at least two stages deep, at most 64 slices, and few enough that the slices' partial sums (z S L floats,
- * written and read once) stay under a quarter of Y's L K; one for a batch (its matrices fill the GPU, and grid z
- * walks them). */
+/* K slices (gt_skinny_slices): as many as FILL warps per SM hold, each at least two stages deep. */
 static int slices(const gt_params *p, const gt_shape *s, int sms, long tiles)
 {
-    const long chunks = gt_cdiv(s->k, p->v[P_KC]), traffic = s->k / (4L * small_side(p, s));
-    long z = (long long)p->v[P_FILL] * (sms > 0 ? sms : 1) / ((long long)tiles * p->v[P_WARPS]);
-    z = z < chunks / 2 ? z : chunks / 2;
-    z = z < traffic ? z : traffic;
-    z = z < 64 ? z : 64;
-    return gt_shape_batch(s) > 1 || z < 1 ? 1 : (int)z;
+    return gt_skinny_slices(s, small_side(p, s), p->v[P_FILL], p->v[P_WARPS], p->v[P_KC], tiles, sms);
 }
 
 /* One block per BL columns of L and K slice. With slices and CL = 1, a workspace of the slice count (64 floats, as
@@ -160,14 +151,7 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
                        .block = {32u * (unsigned)p->v[P_WARPS], 1, 1},
                        .smem = (unsigned)smem_bytes(p, s->ta, s->tb),
                        .splitk = cl > 1 ? 1 : z};
-    if (z > 1 && cl == 1) {
-        const size_t mn = (size_t)s->m * (size_t)s->n, slice = (mn + 3) / 4 * 4;
-        out->ws_bytes = (64 + (size_t)z * slice) * sizeof(float);
-        out->rgrid[0] = gt_cdiv((long long)mn, 4 * 256);
-        out->rgrid[1] = out->rgrid[2] = 1;
-        out->rblock[0] = 256;
-        out->rblock[1] = out->rblock[2] = 1;
-    }
+    if (cl == 1) gt_skinny_workspace(s, z, out);
 }
 
 /* With clusters (CL > 1), a launch of several K slices (never more than CL) runs each tile's slices as one cluster
