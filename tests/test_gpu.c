@@ -314,6 +314,23 @@ GT_TEST(gpu_skinny_odd_row_groups_match_cublas, GT_NEEDS_GPU)
     kernel_cases_run("skinny", cases, sizeof cases / sizeof cases[0]);
 }
 
+/* skinnyr, the large operand straight into registers: both sides in the layouts it is offered (and one it is not:
+ * correct there too, and slow), K split over the GPU and not, chunks of X and a ragged last row block, a side short
+ * of SR, odd K and ld, a batch. */
+GT_TEST(gpu_skinnyr_matches_cublas, GT_NEEDS_GPU)
+{
+    static const kernel_case cases[] = {
+        {"SIDE=0,SR=33,TL=2,WARPS=8,P=8,MINB=2,FILL=16", {33, 1031, 2049, 0, 0}},
+        {"SIDE=0,SR=33,TL=2,WARPS=8,P=8,MINB=2,FILL=16", {33, 8191, 4097, 1, 0}},
+        {"SIDE=0,SR=33,TL=4,WARPS=4,P=8,MINB=1,FILL=16", {30, 777, 1025, 0, 0}},
+        {"SIDE=0,SR=33,TL=2,WARPS=8,P=8,MINB=2,FILL=16", {33, 777, 1025, 0, 1}},
+        {"SIDE=1,SR=16,TL=8,WARPS=4,P=4,MINB=2,FILL=16", {4099, 16, 1031, 1, 0}},
+        {"SIDE=1,SR=7,TL=4,WARPS=8,P=4,MINB=2,FILL=8", {1031, 7, 777, 1, 1}},
+        {"SIDE=0,SR=5,TL=4,WARPS=8,P=4,MINB=2,FILL=8", {5, 4097, 2053, 0, 0}},
+        {"SIDE=0,SR=17,TL=4,WARPS=4,P=8,MINB=2,FILL=8", {17, 129, 257, 1, 0, 3}}};
+    kernel_cases_run("skinnyr", cases, sizeof cases / sizeof cases[0]);
+}
+
 /* skinny3, skinny's kernel on tensor cores: both sides, every layout, a side short of its n8 tiles, odd K and ld, a
  * batch; each also checked against FP64, as a sweep does. 3xTF32 drops each product's small*small part and rounds
  * its small parts (about 2^-22 of it), where SGEMM's products are exact: against cuBLAS's split sums on skinny

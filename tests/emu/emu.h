@@ -58,6 +58,7 @@ inline float4 emu_ld128(const float4 *p)
     return *p;
 }
 inline float4 __ldcs(const float4 *p) { return emu_ld128(p); }
+inline float __ldcs(const float *p) { return *p; }
 inline float4 __ldg(const float4 *p) { return emu_ld128(p); }
 inline float __ldg(const float *p) { return *p; }
 // __shfl_xor_sync, for templates whose every thread of the block calls it together (gemv's butterfly): each
@@ -174,6 +175,12 @@ inline void gt_mma_tf32(float (&d)[4], const unsigned (&a)[4], const unsigned (&
     for (int e = 0; e < 4; ++e) d[e] = out[e];
 }
 
+// templates/ldg.cuh's load: the cache hints mean nothing here.
+#define GT_LDG_CUH
+inline void gt_ldg_stream(float &v, const float *p, bool ok)
+{
+    if (ok) v = *p;
+}
 // templates/stream.cuh's copies: the L2 policy means nothing here.
 #define GT_STREAM_CUH
 inline unsigned long long gt_evict_first() { return 0; }
