@@ -155,8 +155,9 @@ __device__ __forceinline__ int yr_per(int K, int z) { return ((K + z - 1) / z + 
 __device__ __forceinline__ size_t yr_slice(int S, int L) { return ((size_t)S * L + 3) / 4 * 4; }
 
 // One thread per four elements of C (in the order of a slice): the slices added in the order z = 0, 1, ..., then
-// alpha and beta. Launched after gt_gemm on its stream (gt_kernel_launch). skinny.cu's, less the bias: a header
-// shared with it would change that template's text, which is part of every stored skinny kernel's id.
+// alpha and beta. Launched after gt_gemm on its stream (gt_kernel_launch). skinny.cu's, less the bias and three of
+// its four 64-bit divisions a thread (a header shared with it would change that template's text, which is part of
+// every stored skinny kernel's id).
 extern "C" __global__ void gt_splitk_reduce(int M, int N, float alpha, const float *__restrict__ ws, float beta,
                                             float *__restrict__ C, int ldc)
 {
@@ -172,9 +173,12 @@ extern "C" __global__ void gt_splitk_reduce(int M, int N, float alpha, const flo
         sum.x += v.x, sum.y += v.y, sum.z += v.z, sum.w += v.w;
     }
     const float out[4] = {sum.x, sum.y, sum.z, sum.w};
+    int r = (int)(e / L), l = (int)(e - (size_t)r * L); // one division a thread (64-bit: dozens of instructions)
 #pragma unroll
-    for (int i = 0; i < 4; ++i)
-        if (e + i < n) yr_put(C, ldc, (int)((e + i) / L), (int)((e + i) % L), out[i], alpha, beta);
+    for (int i = 0; i < 4; ++i, ++l) {
+        if (l == L) ++r, l = 0;
+        if (e + i < n) yr_put(C, ldc, r, l, out[i], alpha, beta);
+    }
 }
 
 extern "C" __global__ void __launch_bounds__(YR_NT, MINB) gt_gemm(GT_GEMM_ARGS)
