@@ -62,7 +62,7 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
  * as this family's sweep they won 79.7 us nn (four columns) and 77.9 us tn (two); at 16 rows eight columns, 4 rows
  * in flight. Up to 40 rows: from 50 rows on every form measured lost to skinny by 15-40% (its row groups share Y
  * through shared memory; a lane of 50 rows has too few registers left for Y in flight). SR: every count to 24, then
- * steps of 2 and 33 (issue 28's shape) to 40. */
+ * 26 to 36 in steps of 2, 33 (issue 28's shape) and 40. */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     const int tl = p->v[P_TL], sr = p->v[P_SR];

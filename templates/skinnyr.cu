@@ -40,7 +40,6 @@
 #include "ldg.cuh"
 
 #define YR_XP ((SR + 3) / 4 * 4) // floats of X per k in shared memory: whole 16-byte reads
-#define YR_BL (WARPS * 32 * TL)  // columns of L per block
 #define YR_NT (32 * WARPS)       // threads per block
 #define YR_HEAD 64               // floats before the split-K slices in the workspace (the slice count)
 #define GT_SPLITK_AT_LAUNCH 1    // the K split is launch()'s, not a tunable: gt_splitk_reduce reads it from ws

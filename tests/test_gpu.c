@@ -315,8 +315,8 @@ GT_TEST(gpu_skinny_odd_row_groups_match_cublas, GT_NEEDS_GPU)
 }
 
 /* skinnyr, the large operand straight into registers: both sides in the layouts it is offered (and one it is not:
- * correct there too, and slow), K split over the GPU and not, chunks of X and a ragged last row block, a side short
- * of SR, odd K and ld, a batch. */
+ * correct there too, and slow), K split over the GPU and not, a ragged last row block, a side short of SR, odd K
+ * and ld, a batch. */
 GT_TEST(gpu_skinnyr_matches_cublas, GT_NEEDS_GPU)
 {
     static const kernel_case cases[] = {

@@ -58,7 +58,6 @@ inline float4 emu_ld128(const float4 *p)
     return *p;
 }
 inline float4 __ldcs(const float4 *p) { return emu_ld128(p); }
-inline float __ldcs(const float *p) { return *p; }
 inline float4 __ldg(const float4 *p) { return emu_ld128(p); }
 inline float __ldg(const float *p) { return *p; }
 // __shfl_xor_sync, for templates whose every thread of the block calls it together (gemv's butterfly): each
