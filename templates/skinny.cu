@@ -50,6 +50,7 @@
 
 #include "async.cuh"
 #include "common.cuh"
+#include "pdl.cuh"
 #include "stream.cuh"
 #if CL > 1
 #include "cluster.cuh"
@@ -470,10 +471,11 @@ __device__ __forceinline__ void sk_cluster_reduce(const sk_ops &o, float *C, int
 
 // One thread per four elements of C (in the order of a slice: 16-byte reads): the slices added in the order z =
 // 0, 1, ... (the bits do not depend on which block finished first), then alpha and beta. Launched after gt_gemm
-// on its stream (gt_kernel_launch).
+// on its stream (gt_kernel_launch), on sm_90 before gt_gemm has finished: it waits for it first (pdl.cuh).
 extern "C" __global__ void gt_splitk_reduce(int M, int N, float alpha, const float *__restrict__ ws, float beta,
                                             float *__restrict__ C, int ldc)
 {
+    gt_wait_gemm();
     const int S = SIDE ? N : M, L = SIDE ? M : N;
     const size_t e = 4 * ((size_t)blockIdx.x * blockDim.x + threadIdx.x), n = (size_t)S * L, stride = sk_slice(S, L);
     if (e >= n) return;

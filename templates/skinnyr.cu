@@ -38,6 +38,7 @@
 #include "async.cuh"
 #include "common.cuh"
 #include "ldg.cuh"
+#include "pdl.cuh"
 
 #define YR_XP ((SR + 3) / 4 * 4) // floats of X per k in shared memory: whole 16-byte reads
 #define YR_NT (32 * WARPS)       // threads per block
@@ -154,12 +155,13 @@ __device__ __forceinline__ int yr_per(int K, int z) { return ((K + z - 1) / z + 
 __device__ __forceinline__ size_t yr_slice(int S, int L) { return ((size_t)S * L + 3) / 4 * 4; }
 
 // One thread per four elements of C (in the order of a slice): the slices added in the order z = 0, 1, ..., then
-// alpha and beta. Launched after gt_gemm on its stream (gt_kernel_launch). skinny.cu's, less the bias and three of
-// its four 64-bit divisions a thread (a header shared with it would change that template's text, which is part of
-// every stored skinny kernel's id).
+// alpha and beta. Launched after gt_gemm on its stream (gt_kernel_launch), on sm_90 before gt_gemm has finished: it
+// waits for it first (pdl.cuh). skinny.cu's, less the bias and three of its four 64-bit divisions a thread (a
+// header shared with it would change that template's text, which is part of every stored skinny kernel's id).
 extern "C" __global__ void gt_splitk_reduce(int M, int N, float alpha, const float *__restrict__ ws, float beta,
                                             float *__restrict__ C, int ldc)
 {
+    gt_wait_gemm();
     const int S = SIDE ? N : M, L = SIDE ? M : N;
     const size_t e = 4 * ((size_t)blockIdx.x * blockDim.x + threadIdx.x), n = (size_t)S * L, stride = yr_slice(S, L);
     if (e >= n) return;

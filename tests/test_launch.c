@@ -166,3 +166,43 @@ GT_TEST(launch_hook_family_compiles, GT_NEEDS_NVRTC)
     gt_cubin_free(&c);
     free(src);
 }
+
+/* The text after `what` and its opening brace, blanks skipped (NULL when what is absent). */
+static const char *body_of(const char *text, const char *what)
+{
+    const char *s = strstr(text, what);
+    if (!s || !(s = strchr(s, '{'))) return NULL;
+    for (++s; *s == ' ' || *s == '\n'; ++s) {}
+    return s;
+}
+
+/* templates/pdl.cuh: a reduce the host may launch before gt_gemm has finished must wait for gt_gemm before anything
+ * else. Every template that includes the header starts its gt_splitk_reduce with gt_wait_gemm(); an sm_90 cubin of such a family holds the marker the host looks for (src/lib/kernel.c), an
+ * sm_80 one (where the wait is compiled out) does not. */
+GT_TEST(launch_reduce_early_only_where_it_waits, GT_NEEDS_NVRTC)
+{
+    int users = 0;
+    for (int i = 0; gt_template_text_name(i); ++i) {
+        const char *name = gt_template_text_name(i), *text = gt_template_text(name);
+        if (!strstr(text, "#include \"pdl.cuh\"")) continue;
+        const char *reduce = body_of(text, "void gt_splitk_reduce(");
+        CHECK_MSG(reduce && !strncmp(reduce, "gt_wait_gemm();", 15), "%s: its reduce does not wait first", name);
+        users++;
+    }
+    CHECK_MSG(users >= 2, "%d templates include pdl.cuh (skinny.cu and skinnyr.cu did)", users);
+    const gt_family *f = gt_family_find("skinnyr");
+    gt_params p;
+    char err[512];
+    CHECK(f && gt_params_parse(f, "SIDE=0,SR=33,TL=2,WARPS=8,P=8,MINB=2,FILL=16", &p, err, sizeof err) == 0);
+    if (!f) return;
+    char *src = gt_render(f, &p, 0, 0, 0, err, sizeof err);
+    static const char *const arch[] = {"sm_90", "sm_80"};
+    for (int a = 0; a < 2 && src; ++a) {
+        gt_cubin c = {0};
+        CHECK_MSG(gt_nvrtc_compile(src, arch[a], &c, err, sizeof err) == 0, "%s: %s", arch[a], err);
+        const int marked = c.data && memmem(c.data, c.size, "gt_reduce_waits", 16) != NULL;
+        CHECK_MSG(marked == (a == 0), "skinnyr for %s: marker %s", arch[a], marked ? "present" : "absent");
+        gt_cubin_free(&c);
+    }
+    free(src);
+}

@@ -858,3 +858,125 @@ GT_TEST(loader_gpu_says_whether_it_runs_its_own_kernel, GT_NEEDS_GPU)
     gemmtune_destroy(h);
     cudaFree(d);
 }
+
+/* One split-K call of k (nn, row-major, lda = K, ldb = ldc = N) on stream st. */
+static int split_call(const gt_kernel *k, const gt_launch *L, int m, int n, int kk, const float *A, const float *B,
+                      float *C, float *ws, cudaStream_t st)
+{
+    char err[256];
+    const gt_args a = {.m = m, .n = n, .k = kk, .alpha = 1, .beta = 0, .A = A, .B = B, .C = C, .lda = kk, .ldb = n,
+                       .ldc = n, .ws = ws};
+    const int rc = gt_kernel_launch(k, L, st, &a, err, sizeof err);
+    CHECK_MSG(rc == 0, "%s", err);
+    return rc;
+}
+
+/* Worst |C - A B| over the FP64 product, relative to sum |A||B| of the element; -1 where C holds a NaN. */
+static double split_error(const float *A, const float *B, const float *C, int m, int n, int kk)
+{
+    double worst = 0;
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j) {
+            double s = 0, mag = 0;
+            for (int q = 0; q < kk; ++q) {
+                s += (double)A[(size_t)i * kk + q] * B[(size_t)q * n + j];
+                mag += fabs((double)A[(size_t)i * kk + q] * B[(size_t)q * n + j]);
+            }
+            const float c = C[(size_t)i * n + j];
+            if (c != c) return -1;
+            if (fabs(c - s) / (mag + 1e-30) > worst) worst = fabs(c - s) / (mag + 1e-30);
+        }
+    return worst;
+}
+
+/* skinnyr's reduce (templates/pdl.cuh) is launched before its gt_gemm has finished, and waits for it: over a
+ * NaN-filled workspace it reads only what this call's gt_gemm wrote; calls back to back on alternating inputs, and
+ * the call captured in a CUDA graph and replayed, each give their own product, the same bits as alone. warptile's
+ * reduce (common.cuh's, which does not wait) is launched the ordinary way. */
+GT_TEST(gpu_skinny_reduce_starts_early_only_where_it_waits, GT_NEEDS_GPU)
+{
+    gpu_id g;
+    CHECK(this_gpu(&g) == 0);
+    if (kernels_ready(&g)) return;
+    const gt_family *f = gt_family_find("skinnyr");
+    const int m = 33, n = 4099, kk = 2049;
+    const gt_shape s = {m, n, kk, 0, 0};
+    gt_params p;
+    gt_launch L;
+    gt_cubin cb = {0};
+    char err[512];
+    CHECK(f && gt_params_parse(f, "SIDE=0,SR=33,TL=2,WARPS=8,P=8,MINB=2,FILL=16", &p, err, sizeof err) == 0);
+    char *src = f ? gt_render(f, &p, 0, 0, 0, err, sizeof err) : NULL;
+    CHECK_MSG(src && gt_nvrtc_compile(src, g.arch, &cb, err, sizeof err) == 0, "%s", err);
+    free(src);
+    gt_kernel *k = NULL, *plain = NULL;
+    f->launch(&p, &s, g.sms, &L);
+    CHECK(L.splitk > 1);
+    CHECK(cb.data && gt_kernel_load(cb.data, cb.size, L.smem, f, &p, &k, err, sizeof err) == 0);
+    CHECK_MSG(gt_kernel_reduce_waits(k) == (g.major >= 9), "skinnyr on %s: reduce_waits %d", g.arch,
+              gt_kernel_reduce_waits(k));
+    const gt_family *wf = gt_family_find("warptile");
+    gt_params wp;
+    gt_launch WL;
+    CHECK(gt_params_parse(wf, kern_params[1], &wp, err, sizeof err) == 0);
+    wf->launch(&wp, &(gt_shape){64, 64, 64, 0, 0}, g.sms, &WL);
+    CHECK(gt_kernel_load(kern_cubin[1][0].data, kern_cubin[1][0].size, WL.smem, wf, &wp, &plain, err, sizeof err) ==
+          0);
+    CHECK_MSG(WL.splitk > 1 && gt_kernel_reduce_waits(plain) == 0, "warptile %s: splitk %d, reduce_waits %d",
+              kern_params[1], WL.splitk, gt_kernel_reduce_waits(plain));
+    const size_t na = (size_t)m * kk, nb = (size_t)kk * n, nc = (size_t)m * n;
+    float *hA = malloc(na * 4), *hB[2] = {malloc(nb * 4), malloc(nb * 4)}, *hC[2] = {malloc(nc * 4), malloc(nc * 4)};
+    float *hD = malloc(nc * 4), *dA = NULL, *dB[2] = {NULL, NULL}, *dC = NULL, *dD = NULL, *ws = NULL;
+    unsigned seed = 11;
+    for (size_t i = 0; i < na; ++i) hA[i] = (float)rand_r(&seed) / RAND_MAX - 0.5f;
+    for (int v = 0; v < 2; ++v)
+        for (size_t i = 0; i < nb; ++i) hB[v][i] = (float)rand_r(&seed) / RAND_MAX - 0.5f;
+    CHECK(cudaMalloc((void **)&dA, na * 4) == cudaSuccess && cudaMalloc((void **)&dB[0], nb * 4) == cudaSuccess &&
+          cudaMalloc((void **)&dB[1], nb * 4) == cudaSuccess && cudaMalloc((void **)&dC, nc * 4) == cudaSuccess &&
+          cudaMalloc((void **)&dD, nc * 4) == cudaSuccess && cudaMalloc((void **)&ws, L.ws_bytes) == cudaSuccess);
+    cudaMemcpy(dA, hA, na * 4, cudaMemcpyHostToDevice);
+    for (int v = 0; v < 2; ++v) cudaMemcpy(dB[v], hB[v], nb * 4, cudaMemcpyHostToDevice);
+    for (int v = 0; v < 2 && k; ++v) { /* each product alone, over a NaN workspace and a NaN C */
+        cudaMemset(ws, 0xff, L.ws_bytes);
+        cudaMemset(dC, 0xff, nc * 4);
+        CHECK(split_call(k, &L, m, n, kk, dA, dB[v], dC, ws, NULL) == 0);
+        CHECK(cudaMemcpy(hC[v], dC, nc * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+        const double e = split_error(hA, hB[v], hC[v], m, n, kk);
+        CHECK_MSG(e >= 0 && e < 1e-5, "product %d alone: error %g (-1: NaN)", v, e);
+    }
+    int differ = 0;
+    for (int r = 0; r < 20 && k; ++r) { /* back to back: B0, then B1 (its C copied aside on the stream) */
+        split_call(k, &L, m, n, kk, dA, dB[0], dC, ws, NULL);
+        cudaMemcpyAsync(dD, dC, nc * 4, cudaMemcpyDeviceToDevice, NULL);
+        split_call(k, &L, m, n, kk, dA, dB[1], dC, ws, NULL);
+        CHECK(cudaMemcpy(hD, dD, nc * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+        differ += memcmp(hD, hC[0], nc * 4) != 0;
+        CHECK(cudaMemcpy(hD, dC, nc * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+        differ += memcmp(hD, hC[1], nc * 4) != 0;
+    }
+    CHECK_MSG(differ == 0, "%d of 40 back-to-back calls differ from the same product alone", differ);
+    cudaStream_t st = NULL; /* captured in a CUDA graph, as under a program's graphs, replayed over a NaN workspace */
+    cudaGraph_t gr = NULL;
+    cudaGraphExec_t ge = NULL;
+    CHECK(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking) == cudaSuccess);
+    CHECK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal) == cudaSuccess);
+    if (k) split_call(k, &L, m, n, kk, dA, dB[1], dC, ws, st);
+    CHECK(cudaStreamEndCapture(st, &gr) == cudaSuccess && cudaGraphInstantiate(&ge, gr, 0) == cudaSuccess);
+    for (int r = 0; r < 3 && ge; ++r) {
+        cudaMemsetAsync(ws, 0xff, L.ws_bytes, st);
+        cudaMemsetAsync(dC, 0xff, nc * 4, st);
+        CHECK(cudaGraphLaunch(ge, st) == cudaSuccess && cudaStreamSynchronize(st) == cudaSuccess);
+        CHECK(cudaMemcpy(hD, dC, nc * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
+        CHECK_MSG(!memcmp(hD, hC[1], nc * 4), "graph replay %d differs from the call alone", r);
+    }
+    if (ge) cudaGraphExecDestroy(ge);
+    if (gr) cudaGraphDestroy(gr);
+    if (st) cudaStreamDestroy(st);
+    printf("    skinnyr %s: reduce launched early %d; warptile: %d\n", g.arch, gt_kernel_reduce_waits(k),
+           gt_kernel_reduce_waits(plain));
+    cudaFree(dA), cudaFree(dB[0]), cudaFree(dB[1]), cudaFree(dC), cudaFree(dD), cudaFree(ws);
+    free(hA), free(hB[0]), free(hB[1]), free(hC[0]), free(hC[1]), free(hD);
+    if (k) gt_kernel_unload(k);
+    if (plain) gt_kernel_unload(plain);
+    gt_cubin_free(&cb);
+}
