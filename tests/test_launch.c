@@ -177,8 +177,9 @@ static const char *body_of(const char *text, const char *what)
 }
 
 /* templates/pdl.cuh: a reduce the host may launch before gt_gemm has finished must wait for gt_gemm before anything
- * else. Every template that includes the header starts its gt_splitk_reduce with gt_wait_gemm(); an sm_90 cubin of such a family holds the marker the host looks for (src/lib/kernel.c), an
- * sm_80 one (where the wait is compiled out) does not. */
+ * else. Every template that includes the header starts its gt_splitk_reduce with gt_wait_gemm(); an sm_90 cubin of
+ * such a family holds the marker the host looks for (src/lib/kernel.c), an sm_80 one (where the wait is compiled
+ * out) does not. */
 GT_TEST(launch_reduce_early_only_where_it_waits, GT_NEEDS_NVRTC)
 {
     int users = 0;
