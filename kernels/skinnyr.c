@@ -1,12 +1,13 @@
 /* Family skinnyr: skinny's shapes (one small side, M or N as SIDE says) whose large operand runs along the large
  * side, read straight from global memory into registers: each lane holds all SR rows for TL columns 32 apart, P
- * rows of K ahead; each block's slice of X in shared memory; K split over the GPU and reduced in slice order.
+ * rows of K ahead; each block's slice of X in shared memory; K split over the GPU and reduced in slice order; with
+ * KW 2, two warps share each column, each over half of the block's slice, joined in shared memory.
  * Template: templates/skinnyr.cu. Tested by tests/test_skinnyr.c. */
 #include "family.h"
 
 #include <stdio.h>
 
-enum { P_SIDE, P_SR, P_TL, P_WARPS, P_P, P_MINB, P_FILL, NPARAMS };
+enum { P_SIDE, P_SR, P_TL, P_WARPS, P_P, P_MINB, P_FILL, P_KW, NPARAMS };
 
 /* Shared memory a block may ask for its slice of X: two blocks an SM fit beside each other. */
 #define X_BUDGET (96L * 1024)
@@ -19,8 +20,14 @@ static int large_side(const gt_params *p, const gt_shape *s) { return p->v[P_SID
 /* Y(k, l) along L: B untransposed for SIDE 0, A transposed for SIDE 1 (YR_Y_LMAJOR in the template). */
 static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? ta : !tb; }
 
-/* Columns of L per block: WARPS warps of 32 lanes, TL columns each. */
-static long block_cols(const gt_params *p) { return 32L * p->v[P_WARPS] * p->v[P_TL]; }
+/* Columns of L per block: WARPS / KW warps across them (KW warps share each column), 32 lanes, TL columns each. */
+static long block_cols(const gt_params *p) { return 32L * (p->v[P_WARPS] / p->v[P_KW]) * p->v[P_TL]; }
+
+/* Bytes of shared memory the KW - 1 later parts' sums take where they meet part 0's (X's space, reused). */
+static long join_bytes(const gt_params *p)
+{
+    return 4L * (p->v[P_KW] - 1) * (p->v[P_WARPS] / p->v[P_KW]) * 32 * p->v[P_SR] * p->v[P_TL];
+}
 
 /* Bytes of a row of K of X in shared memory: SR floats rounded up to 4 (YR_XP). */
 static long x_row_bytes(const gt_params *p) { return 4L * ((p->v[P_SR] + 3) / 4 * 4); }
@@ -52,6 +59,10 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     if (v[P_WARPS] < 1 || v[P_WARPS] > 16) REJECT("WARPS=%d outside 1..16", v[P_WARPS]);
     if (v[P_P] < 1 || v[P_P] > 16) REJECT("P=%d outside 1..16", v[P_P]);
     if (v[P_MINB] < 1 || v[P_MINB] > 8) REJECT("MINB=%d outside 1..8", v[P_MINB]);
+    if (v[P_KW] < 1 || v[P_KW] > 4 || v[P_WARPS] % v[P_KW])
+        REJECT("KW=%d: 1 to 4 and dividing WARPS=%d", v[P_KW], v[P_WARPS]);
+    if (join_bytes(p) > X_BUDGET)
+        REJECT("KW=%d: %ld bytes of sums to join, over %ld", v[P_KW], join_bytes(p), X_BUDGET);
     if (v[P_FILL] < 1 || v[P_FILL] > 256) REJECT("FILL=%d outside 1..256", v[P_FILL]);
     return gt_block_fits_dynamic(32L * v[P_WARPS], v[P_MINB], X_BUDGET, regs_estimate(p), lim, why, n);
 }
@@ -62,7 +73,9 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
  * as this family's sweep they won 79.7 us nn (four columns) and 77.9 us tn (two); at 16 rows eight columns, 4 rows
  * in flight. Up to 40 rows: from 50 rows on every form measured lost to skinny by 15-40% (its row groups share Y
  * through shared memory; a lane of 50 rows has too few registers left for Y in flight). SR: every count to 24, then
- * 26 to 36 in steps of 2, 33 (issue 28's shape) and 40. */
+ * 26 to 36 in steps of 2, 33 (issue 28's shape) and 40. KW 2 (twenty-third session) only in two blocks of 8 warps an
+ * SM: there it took 33x8191x4097 nn from 80.6 to 77.2 us and 16 rows at four columns from 101.6 to 90.8; with one
+ * block an SM or blocks of 4 warps it lost 2-9 us. */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     const int tl = p->v[P_TL], sr = p->v[P_SR];
@@ -70,13 +83,15 @@ static int in_space(const gt_params *p, char *why, size_t n)
     if (sr * tl > 136 || sr * tl < 8) REJECT("default space: 8 to 136 sums a lane");
     if (p->v[P_P] * tl != 16 && p->v[P_P] * tl != 32) REJECT("default space: 16 or 32 floats of Y in flight a lane");
     if (p->v[P_MINB] * p->v[P_WARPS] > 16) REJECT("default space: at most 16 warps an SM asked of the compiler");
+    if (p->v[P_KW] > 1 && (p->v[P_KW] != 2 || p->v[P_WARPS] != 8 || p->v[P_MINB] != 2))
+        REJECT("default space: warps share columns (KW 2) only in two blocks of 8 warps an SM");
     return 1;
 }
 
 /* K slices (gt_skinny_slices): as many as FILL warps per SM hold, each at least two steps of P rows. */
 static int slices(const gt_params *p, const gt_shape *s, int sms, long tiles)
 {
-    return gt_skinny_slices(s, small_side(p, s), p->v[P_FILL], p->v[P_WARPS], p->v[P_P], tiles, sms);
+    return gt_skinny_slices(s, small_side(p, s), p->v[P_FILL], p->v[P_WARPS], p->v[P_P] * p->v[P_KW], tiles, sms);
 }
 
 /* One block per BL columns of L and K slice, with at least enough slices that each one's X fits X_BUDGET (a batch:
@@ -88,10 +103,10 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
     const long tiles = gt_cdiv(large_side(p, s), block_cols(p)), need = gt_cdiv(s->k, most_rows(p));
     long z = slices(p, s, sms, tiles);
     if (gt_shape_batch(s) <= 1 && z < need) z = need;
-    const long rows = rows_per_slice(p, s->k, z);
+    const long rows = rows_per_slice(p, s->k, z), x = rows * x_row_bytes(p);
     *out = (gt_launch){.grid = {(unsigned)tiles, 1, (unsigned)z},
                        .block = {32u * (unsigned)p->v[P_WARPS], 1, 1},
-                       .smem = (unsigned)(rows * x_row_bytes(p)),
+                       .smem = (unsigned)(x > join_bytes(p) ? x : join_bytes(p)),
                        .splitk = (int)z};
     gt_skinny_workspace(s, (int)z, out);
 }
@@ -127,7 +142,10 @@ const gt_family gt_family_skinnyr = {
                {"MINB", "blocks per SM asked of the compiler: a register budget", 2, {2, 1}},
                {"FILL", "warps per SM the K split fills, at most (launch only: no compile of its own)", 4,
                 {16, 8, 12, 24},
-                .launch_only = 1}},
+                .launch_only = 1},
+               {"KW", "warps sharing their columns, each over its own part of the block's K slice, joined in "
+                      "shared memory (fewer slices to reduce)",
+                2, {1, 2}, .optional = 1}},
     .legal = legal,
     .in_space = in_space,
     .launch = launch,

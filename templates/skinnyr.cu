@@ -12,6 +12,10 @@
 // before the loop, so that the loop holds nothing but rows and registers. Where Y runs along K the same code is
 // correct and slow (each load a column apart): applicable() offers the family only the layouts it is for.
 //
+// With KW > 1, KW warps of the block share its columns, each over its own part of the block's slice of K (whole
+// steps of P), and join their sums through shared memory in part order at the end: half (KW 2) the slices for the
+// same warps, so half the partial sums through the workspace and the reduce.
+//
 // K is split over grid z (launch() picks the slices to fill the GPU, and enough of them that a slice's X fits the
 // shared memory it asks for): each block writes its raw sums to its slice of the workspace, and gt_splitk_reduce
 // adds the slices in slice order (the bits depend on the shape alone) and applies alpha and beta. A batch walks grid
@@ -34,6 +38,9 @@
 #ifndef MINB
 #define MINB 2 // blocks per SM asked of the compiler (a register budget)
 #endif
+#ifndef KW
+#define KW 1 // warps that share their columns, each over its own part of the block's slice of K
+#endif
 
 #include "async.cuh"
 #include "common.cuh"
@@ -42,6 +49,8 @@
 
 #define YR_XP ((SR + 3) / 4 * 4) // floats of X per k in shared memory: whole 16-byte reads
 #define YR_NT (32 * WARPS)       // threads per block
+#define YR_CW (WARPS / KW)       // warps across the block's columns
+static_assert(WARPS % KW == 0, "KW divides WARPS");
 #define YR_HEAD 64               // floats before the split-K slices in the workspace (the slice count)
 #define GT_SPLITK_AT_LAUNCH 1    // the K split is launch()'s, not a tunable: gt_splitk_reduce reads it from ws
 
@@ -182,6 +191,30 @@ extern "C" __global__ void gt_splitk_reduce(int M, int N, float alpha, const flo
     }
 }
 
+// The KW parts' sums added in part order into part 0's warps (KW > 1), through the shared memory X leaves; false
+// in the other parts' warps, which are then done.
+__device__ __forceinline__ bool yr_join(float *red, float (&acc)[SR][TL])
+{
+    const int lane = threadIdx.x % 32, cw = threadIdx.x / 32 % YR_CW, part = threadIdx.x / 32 / YR_CW;
+    __syncthreads(); // every warp is done with X
+    auto at = [&](int q, int r, int t) -> float & { // part q + 1's sum (r, t): a warp's lanes side by side
+        return red[((q * SR + r) * TL + t) * (32 * YR_CW) + cw * 32 + lane];
+    };
+    if (part > 0)
+#pragma unroll
+        for (int r = 0; r < SR; ++r)
+#pragma unroll
+            for (int t = 0; t < TL; ++t) at(part - 1, r, t) = acc[r][t];
+    __syncthreads();
+    if (part > 0) return false;
+    for (int q = 0; q < KW - 1; ++q)
+#pragma unroll
+        for (int r = 0; r < SR; ++r)
+#pragma unroll
+            for (int t = 0; t < TL; ++t) acc[r][t] += at(q, r, t);
+    return true;
+}
+
 extern "C" __global__ void __launch_bounds__(YR_NT, MINB) gt_gemm(GT_GEMM_ARGS)
 {
     GT_BATCH_OFFSET();
@@ -192,16 +225,23 @@ extern "C" __global__ void __launch_bounds__(YR_NT, MINB) gt_gemm(GT_GEMM_ARGS)
     const int per = yr_per(K, (int)gridDim.z);
     k0 = min(K, (int)blockIdx.z * per), n = min(K - k0, per);
 #endif
-    const int rows = (n + P - 1) / P * P; // rows added: n, rounded up to whole P (zeros past n)
-    const int lane = threadIdx.x % 32, c0 = (blockIdx.x * WARPS + threadIdx.x / 32) * 32 * TL, col = c0 + lane;
+#if KW > 1
+    // The warp's part of the slice: rows pk .. pk + pn of it, whole steps of P (X past n is zero, Y loads zeros).
+    const int cw = threadIdx.x / 32 % YR_CW, part = threadIdx.x / 32 / YR_CW;
+    const int pper = (n + KW * P - 1) / (KW * P) * P, pk = min(n, part * pper), pn = min(n - pk, pper);
+#else
+    const int cw = threadIdx.x / 32, pk = 0, pn = n;
+#endif
+    const int rows = (pn + P - 1) / P * P; // rows added: pn, rounded up to whole P (zeros past pn)
+    const int lane = threadIdx.x % 32, c0 = (blockIdx.x * YR_CW + cw) * 32 * TL, col = c0 + lane;
     yr_lane ln;
 #pragma unroll
     for (int t = 0; t < TL; ++t) ln.ok[t] = col + 32 * t < YR_L;
-    ln.next = YR_Y_LMAJOR ? YR_Y + (size_t)k0 * YR_LDY + (col < YR_L ? col : 0)
-                          : YR_Y + (size_t)(col < YR_L ? col : 0) * YR_LDY + k0;
+    ln.next = YR_Y_LMAJOR ? YR_Y + (size_t)(k0 + pk) * YR_LDY + (col < YR_L ? col : 0)
+                          : YR_Y + (size_t)(col < YR_L ? col : 0) * YR_LDY + k0 + pk;
 #pragma unroll
-    for (int p = 0; p < P; ++p) yr_load<true>(YR_LDY, ln, p, p, n);
-    yr_fill_x(YR_X, YR_LDX, YR_S, xs, k0, rows, n);
+    for (int p = 0; p < P; ++p) yr_load<true>(YR_LDY, ln, p, p, pn);
+    yr_fill_x(YR_X, YR_LDX, YR_S, xs, k0, KW > 1 ? (n + P - 1) / P * P : rows, n);
     gt_cp_async_commit();
     gt_cp_async_wait<0>();
     __syncthreads(); // the slice's X is everyone's
@@ -210,11 +250,15 @@ extern "C" __global__ void __launch_bounds__(YR_NT, MINB) gt_gemm(GT_GEMM_ARGS)
     for (int r = 0; r < SR; ++r)
 #pragma unroll
         for (int t = 0; t < TL; ++t) acc[r][t] = 0.0f;
+    const float *xp = xs + pk * YR_XP;
     int kb = 0;
 #pragma unroll 1
-    for (; kb + 2 * P <= n; kb += P) yr_rows<false>(YR_LDY, ln, xs + kb * YR_XP, kb, n, acc); // loads inside the slice
+    for (; kb + 2 * P <= pn; kb += P) yr_rows<false>(YR_LDY, ln, xp + kb * YR_XP, kb, pn, acc); // loads inside the part
 #pragma unroll 1
-    for (; kb < rows; kb += P) yr_rows<true>(YR_LDY, ln, xs + kb * YR_XP, kb, n, acc);
+    for (; kb < rows; kb += P) yr_rows<true>(YR_LDY, ln, xp + kb * YR_XP, kb, pn, acc);
+#if KW > 1
+    if (!yr_join(xs, acc)) return;
+#endif
     float *slice = nullptr; // split K: the block's raw sums go to its slice of the workspace
 #if !GT_BATCHED
     if (gridDim.z > 1) {

@@ -316,7 +316,7 @@ GT_TEST(gpu_skinny_odd_row_groups_match_cublas, GT_NEEDS_GPU)
 
 /* skinnyr, the large operand straight into registers: both sides in the layouts it is offered (and one it is not:
  * correct there too, and slow), K split over the GPU and not, a ragged last row block, a side short of SR, odd K
- * and ld, a batch. */
+ * and ld, a batch; and with two warps a column (KW 2), among them a K so short that the second part is empty. */
 GT_TEST(gpu_skinnyr_matches_cublas, GT_NEEDS_GPU)
 {
     static const kernel_case cases[] = {
@@ -327,7 +327,12 @@ GT_TEST(gpu_skinnyr_matches_cublas, GT_NEEDS_GPU)
         {"SIDE=1,SR=16,TL=8,WARPS=4,P=4,MINB=2,FILL=16", {4099, 16, 1031, 1, 0}},
         {"SIDE=1,SR=7,TL=4,WARPS=8,P=4,MINB=2,FILL=8", {1031, 7, 777, 1, 1}},
         {"SIDE=0,SR=5,TL=4,WARPS=8,P=4,MINB=2,FILL=8", {5, 4097, 2053, 0, 0}},
-        {"SIDE=0,SR=17,TL=4,WARPS=4,P=8,MINB=2,FILL=8", {17, 129, 257, 1, 0, 3}}};
+        {"SIDE=0,SR=17,TL=4,WARPS=4,P=8,MINB=2,FILL=8", {17, 129, 257, 1, 0, 3}},
+        {"SIDE=0,SR=33,TL=2,WARPS=8,P=8,MINB=2,FILL=16,KW=2", {33, 8191, 4097, 0, 0}},
+        {"SIDE=0,SR=33,TL=2,WARPS=8,P=8,MINB=2,FILL=16,KW=2", {30, 777, 1025, 1, 0}},
+        {"SIDE=0,SR=33,TL=2,WARPS=8,P=8,MINB=2,FILL=16,KW=2", {33, 500, 20, 0, 0}},
+        {"SIDE=1,SR=16,TL=4,WARPS=8,P=8,MINB=2,FILL=16,KW=2", {4099, 16, 1031, 1, 0}},
+        {"SIDE=0,SR=17,TL=2,WARPS=8,P=8,MINB=2,FILL=8,KW=2", {17, 129, 257, 1, 0, 3}}};
     kernel_cases_run("skinnyr", cases, sizeof cases / sizeof cases[0]);
 }
 
