@@ -59,7 +59,7 @@ int gt_kernel_prepare(const gt_family *f, const gt_params *p, const gt_launch *L
 /* Registers per thread of gt_gemm as loaded, or -1. */
 int gt_kernel_regs(const gt_kernel *k);
 /* 1 when k's gt_splitk_reduce waits for gt_gemm's grid itself (its cubin holds gt_reduce_waits: templates/pdl.cuh),
- * so gt_kernel_launch lets it start while gt_gemm still runs (a programmatic dependent launch); else 0. */
+ * so gt_kernel_launch launches it before gt_gemm has finished (a programmatic dependent launch); else 0. */
 int gt_kernel_reduce_waits(const gt_kernel *k);
 
 void gt_kernel_unload(gt_kernel *k);
