@@ -74,7 +74,7 @@ ALL_OBJ   := $(LIB_OBJ) $(TUNER_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BUILD)/obj/src/cli
 .PHONY: all test gpu-test slurm-test run asan clean install deps probe
 .DEFAULT_GOAL := all
 
-all: $(BUILD)/gemmtune $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so $(BUILD)/gt_tests $(PRELOAD_BINS)
+all: $(BUILD)/gemmtune $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so $(BUILD)/gt_tests $(PRELOAD_BINS) $(BUILD)/time_kernel
 
 # Installs what a fresh Debian/Ubuntu machine lacks, and says so. Nothing third-party is vendored. Every compile
 # waits for it (an order-only prerequisite), so `make -j` on a fresh machine cannot race the install.
@@ -225,6 +225,11 @@ $(BUILD)/gemmtune: $(BUILD)/obj/src/cli/main.o $(CLI_OBJ) $(TUNER_OBJ) $(LIB_OBJ
 
 $(BUILD)/gt_tests: $(TEST_OBJ) $(CLI_OBJ) $(TUNER_OBJ) $(LIB_OBJ) $(PRELOAD_PURE)
 	$(CC) -o $@ $^ $(LDFLAGS_ALL) $(LIBS)
+
+# One candidate timed alone through gt_kernel_launch, for a study or ncu on a GPU machine (tests/perf/time_kernel.c);
+# built with the rest so that it keeps building.
+$(BUILD)/time_kernel: tests/perf/time_kernel.c $(LIB_OBJ) | deps
+	$(CC) $(CPPFLAGS_ALL) $(INC_lib) $(PROG_CFLAGS) -o $@ $< $(LIB_OBJ) $(LDFLAGS_ALL) $(LIBS)
 
 # A sweep replayed on recorded trials, no GPU (tests/perf/replay.c): what a strategy compiles and chooses.
 $(BUILD)/replay: tests/perf/replay.c $(TUNER_OBJ) $(LIB_OBJ)

@@ -1,13 +1,9 @@
 /* One candidate timed alone, for a study or a profiler (ncu -k regex:gt_ ./time_kernel ...): renders and compiles
  * FAMILY's kernel at PARAMS for LAYOUT, launches it on M x N x K (tight ld's, random inputs, alpha 1, beta 0) as
  * the loader does (gt_kernel_launch: gt_gemm, then any reduce), and prints the median of REPS calls, each after an
- * L2 flush (CUDA events around the call alone). It checks nothing: the tuner and the GPU tests do. Build (repo root,
- * after make):
- *   cc -std=c11 -O2 -Ikernels -Isrc/lib -isystem /usr/local/cuda/include -o build/time_kernel \
- *      tests/perf/time_kernel.c build/libgemmtune.a -L/usr/local/cuda/lib64 -lnvrtc -lcudart -lsqlite3 -lcjson \
- *      -lpthread -ldl -lm -Wl,-rpath,/usr/local/cuda/lib64,-rpath,'$ORIGIN/lib'
+ * L2 flush (CUDA events around the call alone). It checks nothing: the tuner and the GPU tests do. `make` builds it
+ * as build/time_kernel (carried to a GPU machine with build/, libcjson.so.1 in build/lib).
  * Usage: time_kernel FAMILY PARAMS LAYOUT M N K [REPS]. */
-#define _GNU_SOURCE
 #include "compile.h"
 #include "family.h"
 #include "kernel.h"
