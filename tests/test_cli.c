@@ -134,6 +134,21 @@ GT_TEST(gpu_cli_tune_rejects_missing_gpu_index, GT_NEEDS_GPU)
     free(db);
 }
 
+/* A family that takes no call of the shape and layout asked (skinnyr: a small side's large operand along K, nt) runs
+ * nothing, and the sweep says so rather than that validation refused every candidate. */
+GT_TEST(gpu_cli_tune_says_when_no_family_applies, GT_NEEDS_GPU)
+{
+    char *out = NULL, *db = gt_tmp_path(".db"), a[256];
+    snprintf(a, sizeof a, "tune --gpu 0 --family skinnyr --sizes 33x100x200:nt --no-progress --db %s", db);
+    int rc = run_cli(a, &out);
+    CHECK_MSG(rc == 0 && out && strstr(out, "no candidate of the families asked for applies") &&
+                  !strstr(out, "passed validation"),
+              "exit %d: %s", rc, out);
+    free(out);
+    unlink(db);
+    free(db);
+}
+
 GT_TEST(cli_options_one_table_parses_every_verb, GT_NEEDS_NONE)
 {
     gt_cli_args a;

@@ -144,6 +144,11 @@ static void print_shape(const gt_shape_result *r, FILE *out)
     const gt_shape *s = &r->shape;
     char dims[48];
     fprintf(out, "%-21s %s  ", gt_shape_dims(s, dims, sizeof dims), gt_layout_name(s->ta, s->tb)); /* BxMxNxK: a batch */
+    if (!r->family[0] && !r->trials && !r->skipped) { /* nothing was run: no family asked for takes this call */
+        fprintf(out, "no candidate of the families asked for applies to this shape and layout; cuBLAS %.2f TFLOPS\n",
+                gt_tflops(s, r->cublas_ms));
+        return;
+    }
     if (!r->family[0]) {
         fprintf(out, "no candidate passed validation (%d trials, %d failed); cuBLAS %.2f TFLOPS\n", r->trials,
                 r->failed, gt_tflops(s, r->cublas_ms));
