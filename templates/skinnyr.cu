@@ -192,7 +192,8 @@ extern "C" __global__ void gt_splitk_reduce(int M, int N, float alpha, const flo
 }
 
 // The KW parts' sums added in part order into part 0's warps (KW > 1), through the shared memory X leaves; false
-// in the other parts' warps, which are then done.
+// in the other parts' warps, which are then done. The warp's place is read again from threadIdx here: gt_gemm's
+// copies, kept live across the main loop, cost its TL 2 points a spill.
 __device__ __forceinline__ bool yr_join(float *red, float (&acc)[SR][TL])
 {
     const int lane = threadIdx.x % 32, cw = threadIdx.x / 32 % YR_CW, part = threadIdx.x / 32 / YR_CW;
@@ -241,7 +242,7 @@ extern "C" __global__ void __launch_bounds__(YR_NT, MINB) gt_gemm(GT_GEMM_ARGS)
                           : YR_Y + (size_t)(col < YR_L ? col : 0) * YR_LDY + k0 + pk;
 #pragma unroll
     for (int p = 0; p < P; ++p) yr_load<true>(YR_LDY, ln, p, p, pn);
-    yr_fill_x(YR_X, YR_LDX, YR_S, xs, k0, KW > 1 ? (n + P - 1) / P * P : rows, n);
+    yr_fill_x(YR_X, YR_LDX, YR_S, xs, k0, (n + P - 1) / P * P, n); // the whole slice's X, every part's rows
     gt_cp_async_commit();
     gt_cp_async_wait<0>();
     __syncthreads(); // the slice's X is everyone's
