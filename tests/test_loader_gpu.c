@@ -871,24 +871,6 @@ static int split_call(const gt_kernel *k, const gt_launch *L, int m, int n, int 
     return rc;
 }
 
-/* Worst |C - A B| over the FP64 product, relative to sum |A||B| of the element; -1 where C holds a NaN. */
-static double split_error(const float *A, const float *B, const float *C, int m, int n, int kk)
-{
-    double worst = 0;
-    for (int i = 0; i < m; ++i)
-        for (int j = 0; j < n; ++j) {
-            double s = 0, mag = 0;
-            for (int q = 0; q < kk; ++q) {
-                s += (double)A[(size_t)i * kk + q] * B[(size_t)q * n + j];
-                mag += fabs((double)A[(size_t)i * kk + q] * B[(size_t)q * n + j]);
-            }
-            const float c = C[(size_t)i * n + j];
-            if (c != c) return -1;
-            if (fabs(c - s) / (mag + 1e-30) > worst) worst = fabs(c - s) / (mag + 1e-30);
-        }
-    return worst;
-}
-
 /* skinnyr's reduce (templates/pdl.cuh) is launched before its gt_gemm has finished, and waits for it: over a
  * NaN-filled workspace it reads only what this call's gt_gemm wrote; calls back to back on alternating inputs, and
  * the call captured in a CUDA graph and replayed, each give their own product, the same bits as alone. warptile's
@@ -924,13 +906,14 @@ GT_TEST(gpu_skinny_reduce_starts_early_only_where_it_waits, GT_NEEDS_GPU)
           0);
     CHECK_MSG(WL.splitk > 1 && gt_kernel_reduce_waits(plain) == 0, "warptile %s: splitk %d, reduce_waits %d",
               kern_params[1], WL.splitk, gt_kernel_reduce_waits(plain));
+    const gt_problem pr = gt_problem_make(0, 0, 0, m, n, kk, 0, 1.0f, 0.0f); /* row-major nn, tight ld's */
     const size_t na = (size_t)m * kk, nb = (size_t)kk * n, nc = (size_t)m * n;
     float *hA = malloc(na * 4), *hB[2] = {malloc(nb * 4), malloc(nb * 4)}, *hC[2] = {malloc(nc * 4), malloc(nc * 4)};
-    float *hD = malloc(nc * 4), *dA = NULL, *dB[2] = {NULL, NULL}, *dC = NULL, *dD = NULL, *ws = NULL;
+    float *hD = malloc(nc * 4), *hC0 = malloc(nc * 4), *dA = NULL, *dB[2] = {NULL, NULL}, *dC = NULL, *dD = NULL;
+    float *ws = NULL;
     unsigned seed = 11;
-    for (size_t i = 0; i < na; ++i) hA[i] = (float)rand_r(&seed) / RAND_MAX - 0.5f;
-    for (int v = 0; v < 2; ++v)
-        for (size_t i = 0; i < nb; ++i) hB[v][i] = (float)rand_r(&seed) / RAND_MAX - 0.5f;
+    gt_problem_fill(&pr, &seed, hA, hB[1], hC0); /* the second B; A and C0 drawn again below */
+    gt_problem_fill(&pr, &seed, hA, hB[0], hC0);
     CHECK(cudaMalloc((void **)&dA, na * 4) == cudaSuccess && cudaMalloc((void **)&dB[0], nb * 4) == cudaSuccess &&
           cudaMalloc((void **)&dB[1], nb * 4) == cudaSuccess && cudaMalloc((void **)&dC, nc * 4) == cudaSuccess &&
           cudaMalloc((void **)&dD, nc * 4) == cudaSuccess && cudaMalloc((void **)&ws, L.ws_bytes) == cudaSuccess);
@@ -941,8 +924,9 @@ GT_TEST(gpu_skinny_reduce_starts_early_only_where_it_waits, GT_NEEDS_GPU)
         cudaMemset(dC, 0xff, nc * 4);
         CHECK(split_call(k, &L, m, n, kk, dA, dB[v], dC, ws, NULL) == 0);
         CHECK(cudaMemcpy(hC[v], dC, nc * 4, cudaMemcpyDeviceToHost) == cudaSuccess);
-        const double e = split_error(hA, hB[v], hC[v], m, n, kk);
-        CHECK_MSG(e >= 0 && e < 1e-5, "product %d alone: error %g (-1: NaN)", v, e);
+        gt_verdict vd;
+        const int ok = gt_validate(&pr, hA, hB[v], hC0, hC[v], NULL, &vd); /* FP64 reference; NaN fails */
+        CHECK_MSG(ok && vd.worst < 1e-5, "product %d alone: error %g over sum |A||B| (%lld bad)", v, vd.worst, vd.bad);
     }
     int differ = 0;
     for (int r = 0; r < 20 && k; ++r) { /* back to back: B0, then B1 (its C copied aside on the stream) */
@@ -975,7 +959,7 @@ GT_TEST(gpu_skinny_reduce_starts_early_only_where_it_waits, GT_NEEDS_GPU)
     printf("    skinnyr %s: reduce launched early %d; warptile: %d\n", g.arch, gt_kernel_reduce_waits(k),
            gt_kernel_reduce_waits(plain));
     cudaFree(dA), cudaFree(dB[0]), cudaFree(dB[1]), cudaFree(dC), cudaFree(dD), cudaFree(ws);
-    free(hA), free(hB[0]), free(hB[1]), free(hC[0]), free(hC[1]), free(hD);
+    free(hA), free(hB[0]), free(hB[1]), free(hC[0]), free(hC[1]), free(hD), free(hC0);
     if (k) gt_kernel_unload(k);
     if (plain) gt_kernel_unload(plain);
     gt_cubin_free(&cb);
