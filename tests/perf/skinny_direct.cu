@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cold_timer.h"
 #include "cuda_check.h"
 #include <cooperative_groups.h>
 namespace cg = cooperative_groups;
@@ -392,34 +393,6 @@ struct bufs {
     cublasHandle_t h;
 };
 
-static float median(std::vector<float> v)
-{
-    std::sort(v.begin(), v.end());
-    return v[v.size() / 2];
-}
-
-template <class F> static float timed(F f, float *flush)
-{
-    cudaEvent_t a, b;
-    CK(cudaEventCreate(&a));
-    CK(cudaEventCreate(&b));
-    std::vector<float> t;
-    for (int r = 0; r < 3; ++r) f();
-    for (int r = 0; r < 20; ++r) {
-        CK(cudaMemset(flush, r, 256u << 20));
-        CK(cudaEventRecord(a));
-        f();
-        CK(cudaEventRecord(b));
-        CK(cudaEventSynchronize(b));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, a, b));
-        t.push_back(ms * 1000.0f);
-    }
-    CK(cudaEventDestroy(a));
-    CK(cudaEventDestroy(b));
-    return median(t);
-}
-
 static float cublas_us(const shape &s, bufs &b)
 {
     const float one = 1.0f, zero = 0.0f;
@@ -643,12 +616,22 @@ int main(int argc, char **argv)
             rg_variant<17, 2, 8, 4, 4, 2>(s, b, cub);
             rg_variant<9, 4, 8, 4, 8, 2>(s, b, cub);
             rg_variant<9, 4, 8, 4, 6, 3>(s, b, cub);
+            rg_variant<17, 2, 2, 8, 8, 3>(s, b, cub);
+            rg_variant<17, 2, 2, 8, 8, 4>(s, b, cub);
+            rg_variant<17, 2, 2, 8, 4, 4>(s, b, cub);
+            rg_variant<17, 2, 2, 4, 8, 4>(s, b, cub);
+            rg_variant<17, 2, 2, 16, 8, 2>(s, b, cub);
+            rg_variant<9, 4, 2, 8, 8, 4>(s, b, cub);
         } else if (s.S <= 50) {
             variant<50, 2, 4, 8, 1>(s, b, cub, sms);
             rg_variant<25, 2, 4, 4, 8, 2>(s, b, cub);
             rg_variant<25, 2, 6, 4, 6, 1>(s, b, cub);
             rg_variant<13, 4, 8, 4, 6, 2>(s, b, cub);
             rg_variant<13, 4, 6, 4, 8, 2>(s, b, cub);
+            rg_variant<25, 2, 2, 8, 8, 3>(s, b, cub);
+            rg_variant<25, 2, 2, 8, 4, 3>(s, b, cub);
+            rg_variant<13, 4, 2, 8, 8, 4>(s, b, cub);
+            rg_variant<13, 4, 2, 8, 8, 3>(s, b, cub);
         } else {
             variant<64, 2, 4, 4, 1>(s, b, cub, sms);
             variant<64, 2, 4, 8, 1>(s, b, cub, sms);
