@@ -356,6 +356,25 @@ GT_TEST(gpu_skinny3_kernels_match_dgemm_as_sgemm_does, GT_NEEDS_GPU)
     kernel_cases_run_fp64("skinny3", cases, sizeof cases / sizeof cases[0], 1.5);
 }
 
+/* skinnyr3, skinnyr's loads with skinny3's products: both sides in the layouts it is offered (and one it is not:
+ * correct there too, and slow), one and two tiles a warp, K split over the GPU with a ragged last slice, columns past
+ * the last whole block, a side short of its n8 tiles, odd K and ld, a batch; each also checked against FP64 as a
+ * sweep does, a case refused by the FP64 rule alone by at most 1.5x SGEMM's error (as skinny3's). */
+GT_TEST(gpu_skinnyr3_kernels_match_dgemm_as_sgemm_does, GT_NEEDS_GPU)
+{
+    static const kernel_case cases[] = {
+        {"SIDE=0,SR=40,MT=2,WARPS=8,P=4,MINB=1,FILL=16", {33, 1031, 4099, 0, 0}},
+        {"SIDE=0,SR=40,MT=2,WARPS=8,P=4,MINB=1,FILL=16", {33, 1031, 4099, 1, 0}},
+        {"SIDE=0,SR=40,MT=1,WARPS=8,P=4,MINB=2,FILL=8", {40, 777, 2049, 0, 0}},
+        {"SIDE=0,SR=8,MT=2,WARPS=8,P=4,MINB=1,FILL=16", {7, 1031, 4097, 1, 0}},
+        {"SIDE=1,SR=16,MT=2,WARPS=8,P=4,MINB=1,FILL=16", {1025, 12, 4097, 1, 0}},
+        {"SIDE=1,SR=16,MT=1,WARPS=8,P=4,MINB=2,FILL=16", {1025, 16, 4097, 1, 1}},
+        {"SIDE=1,SR=56,MT=1,WARPS=8,P=4,MINB=1,FILL=8", {1031, 50, 4099, 1, 0}},
+        {"SIDE=0,SR=40,MT=2,WARPS=8,P=4,MINB=1,FILL=16", {33, 1031, 2049, 0, 1}},
+        {"SIDE=0,SR=40,MT=1,WARPS=8,P=4,MINB=2,FILL=8", {33, 129, 1025, 0, 0, 3}}};
+    kernel_cases_run_fp64("skinnyr3", cases, sizeof cases / sizeof cases[0], 1.5);
+}
+
 /* gemv on the layouts it serves, where every-family's shapes give it little to do (a side of one to eight rows):
  * K past the last whole chunk (its tail element by element), columns past the last whole block, both sides, X
  * through L1 with the warps' K split (KW) and without, X's chunks in shared memory along K and along S (XS), a
