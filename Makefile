@@ -71,7 +71,7 @@ PRELOAD_BINS := $(BUILD)/libgemmtune_cublas.so $(BUILD)/check_cublas $(BUILD)/ch
                 $(BUILD)/tests/libfakecublasLt.so $(BUILD)/tests/drive_fake_lt $(BUILD)/tests/preload_cost
 ALL_OBJ   := $(LIB_OBJ) $(TUNER_OBJ) $(CLI_OBJ) $(TEST_OBJ) $(BUILD)/obj/src/cli/main.o
 
-.PHONY: all test gpu-test slurm-test run asan clean install deps probe
+.PHONY: all test gpu-test slurm-test run asan clean install deps probe FORCE
 .DEFAULT_GOAL := all
 
 all: $(BUILD)/gemmtune $(BUILD)/libgemmtune.a $(BUILD)/libgemmtune.so $(BUILD)/gt_tests $(PRELOAD_BINS) $(BUILD)/time_kernel
@@ -124,8 +124,13 @@ $(BUILD)/gen/configs.c: $(BUILD)/tools/embed $(wildcard configs/*.conf)
 	@mkdir -p $(@D)
 	$(BUILD)/tools/embed gt_config_text $(sort $(wildcard configs/*.conf)) > $@
 
-# One GT_FAMILY(name) line per `const gt_family gt_family_<name>` defined in kernels/*.c.
-$(BUILD)/gen/families.inc: $(wildcard kernels/*.c)
+# One GT_FAMILY(name) line per `const gt_family gt_family_<name>` defined in kernels/*.c: made again when one of
+# them changes, or when one is added or removed (families.list, rewritten only when the list of files differs).
+$(BUILD)/gen/families.list: FORCE
+	@mkdir -p $(@D)
+	@echo '$(sort $(wildcard kernels/*.c))' | cmp -s - $@ || echo '$(sort $(wildcard kernels/*.c))' > $@
+
+$(BUILD)/gen/families.inc: $(BUILD)/gen/families.list $(wildcard kernels/*.c)
 	@mkdir -p $(@D)
 	grep -ho '^const gt_family gt_family_[a-z0-9_]\+' kernels/*.c | sed 's/const gt_family gt_family_/GT_FAMILY(/; s/$$/)/' | sort > $@
 
@@ -281,3 +286,5 @@ clean:
 	rm -rf $(BUILD) build-asan
 
 -include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+FORCE:
