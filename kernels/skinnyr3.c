@@ -65,8 +65,9 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 /* The default space, measured on an H200 (docs/BENCHMARKS.md, 2026-11-28, twenty-fourth session, the study
  * tests/perf/skinny_tc_direct.cu): blocks of 8 warps, 4 steps in flight; two m16 tiles a warp (one block an SM,
  * 242 registers at SR 40: 33x8191x4097 nn 66.8 us against one tile's 73.9 and skinny3's 77) or one, in one or two
- * blocks an SM (legal() keeps the second where its registers fit: 16x16384x4096 and 32x4096x4096 took one or two
- * tiles within 1-7%). */
+ * blocks an SM (legal() keeps the second where its registers fit; 32x4096x4096 nn ran one tile in 35.3 us, two in
+ * 47.0; 16x16384x4096 nn two in 87.4, one in 93.7). 4 warps, 2 steps in flight and 8 steps between folds were
+ * slower in the study. */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     if (p->v[P_WARPS] != 8 || p->v[P_P] != 4) REJECT("default space: WARPS=8 and P=4");
