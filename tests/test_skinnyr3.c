@@ -1,7 +1,8 @@
 /* Family skinnyr3 without a GPU: constraints, the default space, launch geometry (the block, the K split and its
- * workspace), which calls a kernel takes, the launch-only FILL, and NVRTC compiles of both sides in every layout with
- * zero spills. Its results against FP64: tests/test_gpu.c (gpu_skinnyr3_kernels_match_dgemm_as_sgemm_does).
- * Run: build/gt_tests --cpu skinnyr3 */
+ * workspace), which calls a kernel takes, and NVRTC compiles of both sides in every layout with zero spills (that
+ * FILL is launch-only, never rendered: tests/test_kernels.c's render_defines_every_param, for every family). Its
+ * results against FP64: tests/test_gpu.c (gpu_skinnyr3_kernels_match_dgemm_as_sgemm_does). Run: build/gt_tests --cpu
+ * skinnyr3 */
 #include "family.h"
 #include "harness.h"
 #include "toolkit.h"
@@ -119,19 +120,6 @@ GT_TEST(skinnyr3_takes_calls_along_l_with_the_fewest_rows, GT_NEEDS_NONE)
     CHECK(!fam()->applicable(&m40, &c));
     c.shape.batch = 1;
     CHECK(fam()->applicable(&m40, &c));
-}
-
-/* FILL only sizes the split: two candidates that differ in it are one kernel. */
-GT_TEST(skinnyr3_fill_is_launch_only, GT_NEEDS_NONE)
-{
-    gt_params a = m40, b = m40;
-    b.v[6] = 24;
-    char ia[17], ib[17], err[256];
-    char *src = NULL;
-    CHECK(gt_kernel_id(fam(), &a, 0, 0, 0, ia, &src, err, sizeof err) == 0);
-    CHECK(gt_kernel_id(fam(), &b, 0, 0, 0, ib, NULL, err, sizeof err) == 0 && !strcmp(ia, ib));
-    CHECK(src && !strstr(src, "#define FILL") && strstr(src, "#define SR 40\n"));
-    free(src);
 }
 
 /* Both sides in every layout, gt_splitk_reduce beside gt_gemm, registers within each point's cap and no spills. */
