@@ -365,8 +365,13 @@ void gt_launch_stream_k(const gt_shape *s, int bm, int bn, int bk, int per_sm, i
 void gt_launch_tiles(const gt_shape *s, int bm, int bn, unsigned threads, unsigned smem, int splitk, int flat,
                      gt_launch *out);
 
-/* The K split of a family with one small side (skinny, skinnyr), whose launch() picks it: as many slices as `fill`
- * warps per SM hold over `blocks` blocks of `warps` warps (never more: one block over is a second wave of one
+/* The sides of C of a family with one small side (skinny, skinny3, skinnyr, skinnyr3, gemv), as its SIDE param
+ * says: 0, M small and N large; 1, N small and M large. */
+static inline int gt_small_side(int side, const gt_shape *s) { return side ? s->n : s->m; }
+static inline int gt_large_side(int side, const gt_shape *s) { return side ? s->m : s->n; }
+
+/* The K split of a family with one small side (skinny, skinnyr, skinnyr3), whose launch() picks it: as many slices
+ * as `fill` warps per SM hold over `blocks` blocks of `warps` warps (never more: one block over is a second wave of one
  * block's time), each slice at least two steps of `step` rows of K, at most 64 slices, and few enough that the
  * partial sums (z S L floats, written and read once) stay under a quarter of the large operand's L K; 1 for a batch
  * (its matrices fill the GPU, and grid z walks them). small: S, the small side. */

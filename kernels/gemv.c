@@ -10,8 +10,6 @@ enum { P_SIDE, P_SR, P_RW, P_WARPS, P_KW, P_U, P_XS, NPARAMS };
 
 #define REJECT GT_REJECT
 
-static int small_side(const gt_params *p, const gt_shape *s) { return p->v[P_SIDE] ? s->n : s->m; }
-static int large_side(const gt_params *p, const gt_shape *s) { return p->v[P_SIDE] ? s->m : s->n; }
 
 /* The large operand runs along K: op(B) stored N x K (SIDE 0), or op(A) stored M x K (SIDE 1): GV_YK. */
 static int y_along_k(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? !ta : tb; }
@@ -71,7 +69,7 @@ static int in_space(const gt_params *p, char *why, size_t n)
 static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
     (void)sms;
-    *out = (gt_launch){.grid = {gt_cdiv(large_side(p, s), block_cols(p)), 1, 1},
+    *out = (gt_launch){.grid = {gt_cdiv(gt_large_side(p->v[P_SIDE], s), block_cols(p)), 1, 1},
                        .block = {32u * (unsigned)p->v[P_WARPS], 1, 1},
                        .smem = (unsigned)smem_bytes(p),
                        .splitk = 1};
@@ -81,7 +79,7 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
  * time), where the small side fits SR rows and fills more than half of them. */
 static int applicable(const gt_params *p, const gt_call *call)
 {
-    const int s = small_side(p, &call->shape), sr = p->v[P_SR];
+    const int s = gt_small_side(p->v[P_SIDE], &call->shape), sr = p->v[P_SR];
     return y_along_k(p, call->shape.ta, call->shape.tb) && s <= sr && 2 * s > sr;
 }
 

@@ -11,8 +11,6 @@ enum { P_SIDE, P_SR, P_TL, P_WARPS, P_KC, P_STAGES, P_FILL, P_RG, P_CL, P_TC, NP
 #define REJECT GT_REJECT
 
 /* The small side of the shape for this SIDE, and the large one. */
-static int small_side(const gt_params *p, const gt_shape *s) { return p->v[P_SIDE] ? s->n : s->m; }
-static int large_side(const gt_params *p, const gt_shape *s) { return p->v[P_SIDE] ? s->m : s->n; }
 
 /* Y along L (a stage of KC x BL) or along K (BL rows of KC + 4): the rule of SK_Y_LMAJOR in the template. */
 static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? ta : !tb; }
@@ -134,7 +132,7 @@ static int in_space(const gt_params *p, char *why, size_t n)
 /* K slices (gt_skinny_slices): as many as FILL warps per SM hold, each at least two stages deep. */
 static int slices(const gt_params *p, const gt_shape *s, int sms, long tiles)
 {
-    return gt_skinny_slices(s, small_side(p, s), p->v[P_FILL], p->v[P_WARPS], p->v[P_KC], tiles, sms);
+    return gt_skinny_slices(s, gt_small_side(p->v[P_SIDE], s), p->v[P_FILL], p->v[P_WARPS], p->v[P_KC], tiles, sms);
 }
 
 /* One block per BL columns of L and K slice. With slices and CL = 1, a workspace of the slice count (64 floats, as
@@ -143,7 +141,7 @@ static int slices(const gt_params *p, const gt_shape *s, int sms, long tiles)
  * launch hook asks for it), reduced on chip. */
 static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
-    const long tiles = gt_cdiv(large_side(p, s), block_cols(p));
+    const long tiles = gt_cdiv(gt_large_side(p->v[P_SIDE], s), block_cols(p));
     int z = slices(p, s, sms, tiles);
     const int cl = p->v[P_CL];
     z = cl > 1 && z > cl ? cl : z;
@@ -182,7 +180,7 @@ static void work(const gt_params *p, gt_work *out)
  * multiple of 4 below, whose rows fill whole 16-byte reads. */
 static int applicable(const gt_params *p, const gt_call *call)
 {
-    const int s = small_side(p, &call->shape), sr = p->v[P_SR];
+    const int s = gt_small_side(p->v[P_SIDE], &call->shape), sr = p->v[P_SR];
     if (sr % 4 && s <= sr - 2) return 0;
     return s <= sr && sr < 2 * s + 8;
 }
@@ -190,7 +188,7 @@ static int applicable(const gt_params *p, const gt_call *call)
 /* skinny3: the multiple of 8 at or just above the side (the MMA's n tiles), or the next. */
 static int applicable_tc(const gt_params *p, const gt_call *call)
 {
-    const int s = small_side(p, &call->shape), sr = p->v[P_SR];
+    const int s = gt_small_side(p->v[P_SIDE], &call->shape), sr = p->v[P_SR];
     return s <= sr && sr < s + 16;
 }
 

@@ -14,8 +14,6 @@ enum { P_SIDE, P_SR, P_TL, P_WARPS, P_P, P_MINB, P_FILL, P_KW, NPARAMS };
 
 #define REJECT GT_REJECT
 
-static int small_side(const gt_params *p, const gt_shape *s) { return p->v[P_SIDE] ? s->n : s->m; }
-static int large_side(const gt_params *p, const gt_shape *s) { return p->v[P_SIDE] ? s->m : s->n; }
 
 /* Y(k, l) along L: B untransposed for SIDE 0, A transposed for SIDE 1 (YR_Y_LMAJOR in the template). */
 static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? ta : !tb; }
@@ -91,7 +89,8 @@ static int in_space(const gt_params *p, char *why, size_t n)
 /* K slices (gt_skinny_slices): as many as FILL warps per SM hold, each at least two steps of P rows. */
 static int slices(const gt_params *p, const gt_shape *s, int sms, long tiles)
 {
-    return gt_skinny_slices(s, small_side(p, s), p->v[P_FILL], p->v[P_WARPS], p->v[P_P] * p->v[P_KW], tiles, sms);
+    return gt_skinny_slices(s, gt_small_side(p->v[P_SIDE], s), p->v[P_FILL], p->v[P_WARPS], p->v[P_P] * p->v[P_KW],
+                            tiles, sms);
 }
 
 /* One block per BL columns of L and K slice, with at least enough slices that each one's X fits X_BUDGET (a batch:
@@ -100,7 +99,7 @@ static int slices(const gt_params *p, const gt_shape *s, int sms, long tiles)
  * thread per four elements of C. */
 static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
-    const long tiles = gt_cdiv(large_side(p, s), block_cols(p)), need = gt_cdiv(s->k, most_rows(p));
+    const long tiles = gt_cdiv(gt_large_side(p->v[P_SIDE], s), block_cols(p)), need = gt_cdiv(s->k, most_rows(p));
     long z = slices(p, s, sms, tiles);
     if (gt_shape_batch(s) <= 1 && z < need) z = need;
     const long rows = rows_per_slice(p, s->k, z), x = rows * x_row_bytes(p);
@@ -155,7 +154,7 @@ const gt_family gt_family_skinnyr = {
 
 static int applicable(const gt_params *p, const gt_call *call)
 {
-    const int s = small_side(p, &call->shape), sr = p->v[P_SR];
+    const int s = gt_small_side(p->v[P_SIDE], &call->shape), sr = p->v[P_SR];
     const gt_param *v = &gt_family_skinnyr.params[P_SR];
     if (!y_lmajor(p, call->shape.ta, call->shape.tb) || s > sr) return 0;
     if (gt_shape_batch(&call->shape) > 1 && rows_per_slice(p, call->shape.k, 1) > most_rows(p)) return 0;

@@ -15,8 +15,6 @@ enum { P_SIDE, P_SR, P_MT, P_WARPS, P_P, P_MINB, P_FILL, NPARAMS };
 
 #define REJECT GT_REJECT
 
-static int small_side(const gt_params *p, const gt_shape *s) { return p->v[P_SIDE] ? s->n : s->m; }
-static int large_side(const gt_params *p, const gt_shape *s) { return p->v[P_SIDE] ? s->m : s->n; }
 
 /* Y(k, l) along L: B untransposed for SIDE 0, A transposed for SIDE 1 (Y3_Y_LMAJOR in the template). */
 static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? ta : !tb; }
@@ -78,7 +76,7 @@ static int in_space(const gt_params *p, char *why, size_t n)
 /* K slices (gt_skinny_slices): as many as FILL warps per SM hold, each at least two groups of P steps. */
 static int slices(const gt_params *p, const gt_shape *s, int sms, long tiles)
 {
-    return gt_skinny_slices(s, small_side(p, s), p->v[P_FILL], p->v[P_WARPS], 8 * p->v[P_P], tiles, sms);
+    return gt_skinny_slices(s, gt_small_side(p->v[P_SIDE], s), p->v[P_FILL], p->v[P_WARPS], 8 * p->v[P_P], tiles, sms);
 }
 
 /* One block per block_cols() columns of L and K slice, with at least enough slices that each one's X fits X_BUDGET
@@ -86,7 +84,7 @@ static int slices(const gt_params *p, const gt_shape *s, int sms, long tiles)
  * (gt_skinny_workspace: the slice count, then each slice's S x L sums) and the template's gt_splitk_reduce. */
 static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *out)
 {
-    const long tiles = gt_cdiv(large_side(p, s), block_cols(p)), need = gt_cdiv(s->k, most_k(p));
+    const long tiles = gt_cdiv(gt_large_side(p->v[P_SIDE], s), block_cols(p)), need = gt_cdiv(s->k, most_k(p));
     long z = slices(p, s, sms, tiles);
     if (gt_shape_batch(s) <= 1 && z < need) z = need;
     *out = (gt_launch){.grid = {(unsigned)tiles, 1, (unsigned)z},
@@ -100,7 +98,7 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
  * more for every pair of tiles), and a batch's K (its one slice) within X_BUDGET. */
 static int applicable(const gt_params *p, const gt_call *call)
 {
-    const int s = small_side(p, &call->shape), sr = p->v[P_SR];
+    const int s = gt_small_side(p->v[P_SIDE], &call->shape), sr = p->v[P_SR];
     if (!y_lmajor(p, call->shape.ta, call->shape.tb) || s > sr || sr >= s + 8) return 0;
     return gt_shape_batch(&call->shape) <= 1 || per_slice(p, call->shape.k, 1) <= most_k(p);
 }
