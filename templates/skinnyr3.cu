@@ -104,16 +104,17 @@ __device__ __forceinline__ void y3_fill_x(const float *X, int ldx, int S, float 
 // The lane's Y registers: y[p] holds the A fragments of step (kb + p) while steps kb .. kb + P - 1 are added.
 struct y3_lane {
     const float *next; // Y(k + t, l + g) of the next step to load, in the lane's first m16 tile
+    int kq;            // k + t of that step, in the slice
     bool ok[MT][2];    // columns l + g and l + g + 8 of tile m lie inside L (past it: never loaded, never stored)
     float y[P][MT][4];
 };
 
-// Step `step`'s fragments into y[p] (kq = 8 step + t: the lane's first k of it, in the slice). TAIL: k's past n
-// load zeros (X is zero there too); otherwise the whole step lies inside the slice, and a column past L keeps
-// whatever its register held.
+// The next step's fragments into y[p]. TAIL: k's past n load zeros (X is zero there too); otherwise the whole step
+// lies inside the slice, and a column past L keeps whatever its register held.
 template <bool TAIL>
-__device__ __forceinline__ void y3_load(int ldy, y3_lane &ln, int p, int kq, int n)
+__device__ __forceinline__ void y3_load(int ldy, y3_lane &ln, int p, int n)
 {
+    const int kq = ln.kq;
     const size_t cs = Y3_Y_LMAJOR ? 1 : (size_t)ldy, ks = Y3_Y_LMAJOR ? (size_t)ldy : 1; // along L, along K
 #pragma unroll
     for (int m = 0; m < MT; ++m) {
@@ -125,7 +126,7 @@ __device__ __forceinline__ void y3_load(int ldy, y3_lane &ln, int p, int kq, int
         gt_ldg_stream(y[2], a + 4 * ks, ln.ok[m][0] && (!TAIL || kq + 4 < n));
         gt_ldg_stream(y[3], a + 8 * cs + 4 * ks, ln.ok[m][1] && (!TAIL || kq + 4 < n));
     }
-    ln.next += 8 * ks; // to the next step
+    ln.next += 8 * ks, ln.kq += 8; // to the next step
 }
 
 // The MMA sums of the lane: sum in FP32, chunk (big*big) and corr (big*small, small*big) since the last fold.
@@ -149,7 +150,7 @@ __device__ __forceinline__ void y3_fold(y3_sums &a)
 // Steps kb .. kb + P of the slice (xf: the lane's float2 of X's first step): each step's fragments split and
 // multiplied, three MMAs a tile pair, then its registers take the step P further on; a fold every Y3_FOLD steps.
 template <bool TAIL>
-__device__ __forceinline__ void y3_steps(int ldy, y3_lane &ln, const float2 *xf, int kb, int kq, int n, y3_sums &a)
+__device__ __forceinline__ void y3_steps(int ldy, y3_lane &ln, const float2 *xf, int kb, int n, y3_sums &a)
 {
 #pragma unroll
     for (int p = 0; p < P; ++p) {
@@ -171,7 +172,7 @@ __device__ __forceinline__ void y3_steps(int ldy, y3_lane &ln, const float2 *xf,
                 gt_mma_tf32(a.chunk[m][j], ya[m][0], bb);
             }
         }
-        y3_load<TAIL>(ldy, ln, p, kq + 8 * (p + P), n);
+        y3_load<TAIL>(ldy, ln, p, n); // step kb + p + P
         if ((kb + p + 1) % Y3_FOLD == 0) y3_fold(a);
     }
 }
@@ -197,25 +198,20 @@ extern "C" __global__ void __launch_bounds__(Y3_NT, MINB) gt_gemm(GT_GEMM_ARGS)
     for (int m = 0; m < MT; ++m) ln.ok[m][0] = l0 + 16 * m + g < Y3_L, ln.ok[m][1] = l0 + 16 * m + g + 8 < Y3_L;
     const int c = l0 + g < Y3_L ? l0 + g : 0;
     ln.next = Y3_Y_LMAJOR ? Y3_Y + (size_t)(k0 + t) * Y3_LDY + c : Y3_Y + (size_t)c * Y3_LDY + k0 + t;
+    ln.kq = t;
 #pragma unroll
-    for (int p = 0; p < P; ++p) y3_load<true>(Y3_LDY, ln, p, 8 * p + t, n);
+    for (int p = 0; p < P; ++p) y3_load<true>(Y3_LDY, ln, p, n);
     y3_fill_x(Y3_X, Y3_LDX, Y3_S, xs, k0, rounded * 8, n);
     gt_cp_async_commit();
     gt_cp_async_wait<0>();
     __syncthreads(); // the slice's X is everyone's
-    y3_sums a;
-#pragma unroll
-    for (int m = 0; m < MT; ++m)
-#pragma unroll
-        for (int j = 0; j < Y3_NS; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) a.sum[m][j][e] = a.chunk[m][j][e] = a.corr[m][j][e] = 0.0f;
+    y3_sums a = {};
     const float2 *xf = (const float2 *)xs + lane;
     int kb = 0; // steps done
 #pragma unroll 1
-    for (; 8 * (kb + 2 * P) <= n; kb += P) y3_steps<false>(Y3_LDY, ln, xf, kb, 8 * kb + t, n, a);
+    for (; 8 * (kb + 2 * P) <= n; kb += P) y3_steps<false>(Y3_LDY, ln, xf, kb, n, a);
 #pragma unroll 1
-    for (; kb < rounded; kb += P) y3_steps<true>(Y3_LDY, ln, xf, kb, 8 * kb + t, n, a);
+    for (; kb < rounded; kb += P) y3_steps<true>(Y3_LDY, ln, xf, kb, n, a);
     y3_fold(a);
     float *slice = nullptr; // split K: the block's raw sums go to its slice of the workspace
 #if !GT_BATCHED
