@@ -12,17 +12,11 @@
 // Build and run on the GPU machine:
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o build-perf/skinny_direct tests/perf/skinny_direct.cu -lcublas
 //   build-perf/skinny_direct [SHAPE_INDEX [Z]]
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-#include <cublas_v2.h>
-#include <type_traits>
-#include <vector>
-
-#include "cold_timer.h"
-#include "cuda_check.h"
 #include <cooperative_groups.h>
+#include <cstdlib>
+#include <type_traits>
+
+#include "skinny_study.h"
 namespace cg = cooperative_groups;
 
 // A float of Y by policy LP: 0 streaming (evict first), 1 the read-only path, 2 no L1 and 256 bytes fetched into L2.
@@ -365,45 +359,7 @@ __global__ void sd_read_flat(const float4 *__restrict__ Y, float *__restrict__ o
     if (acc == 1.2345f) out[0] = acc;
 }
 
-// C = sum over the z slices, in slice order (alpha 1, beta 0): a thread four floats, 16-byte reads.
-__global__ void sd_reduce(const float *__restrict__ ws, float *__restrict__ C, size_t n, int z)
-{
-    const size_t e = 4 * ((size_t)blockIdx.x * blockDim.x + threadIdx.x), stride = (n + 3) / 4 * 4;
-    if (e >= n) return;
-    float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-#pragma unroll 8
-    for (int i = 0; i < z; ++i) {
-        const float4 v = *(const float4 *)(ws + i * stride + e);
-        s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
-    }
-    const float o[4] = {s.x, s.y, s.z, s.w};
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-        if (e + i < n) C[e + i] = o[i];
-}
-
-struct shape {
-    int S, L, K;
-    bool xt;
-    const char *name;
-};
-
-struct bufs {
-    float *X, *Y, *C, *R, *ws, *flush;
-    cublasHandle_t h;
-};
-
-static float cublas_us(const shape &s, bufs &b)
-{
-    const float one = 1.0f, zero = 0.0f;
-    const int ldx = s.xt ? s.S : s.K;
-    return timed(
-        [&] {
-            CB(cublasSgemm(b.h, CUBLAS_OP_N, s.xt ? CUBLAS_OP_T : CUBLAS_OP_N, s.L, s.S, s.K, &one, b.Y, s.L, b.X, ldx,
-                           &zero, b.R, s.L));
-        },
-        b.flush);
-}
+static float cublas_us(const shape &s, bufs &b) { return timed([&] { cublas_run(s, b); }, b.flush); }
 
 static double max_err(const shape &s, bufs &b)
 {
@@ -430,9 +386,7 @@ static void rg_variant(const shape &s, bufs &b, float cub)
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, kern));
     const int bl = WARPS * 32 / RG * TL, gx = (s.L + bl - 1) / bl, ldx = s.xt ? s.S : s.K;
-    float best = 1e30f, best_main = 0;
-    int bestz = 0;
-    double err = 0;
+    study_best best;
     for (int z : {8, 10, 12, 16, 20, 24, 32}) {
         if (force_z && z != force_z) continue;
         const int per = ((s.K + z - 1) / z + P - 1) / P * P, zz = (s.K + per - 1) / per;
@@ -442,22 +396,14 @@ static void rg_variant(const shape &s, bufs &b, float cub)
         int bps = 0;
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, kern, 32 * WARPS, smem));
         if (bps == 0) continue;
-        const size_t n = (size_t)s.S * s.L;
-        auto main = [&] { kern<<<dim3(gx, 1, zz), 32 * WARPS, smem>>>(b.X, b.Y, b.ws, s.S, s.L, s.K, ldx, s.L, per); };
-        auto run = [&] {
-            main();
-            sd_reduce<<<(unsigned)((n / 4 + 256) / 256), 256>>>(b.ws, b.C, n, zz);
-        };
-        CK(cudaMemset(b.C, 0xff, n * 4));
-        run();
-        CK(cudaDeviceSynchronize());
-        const double e = max_err(s, b);
-        const float us = timed(run, b.flush), mus = timed(main, b.flush);
-        if (us < best) best = us, bestz = zz, err = e, best_main = mus;
+        study_try(
+            s, b, zz, [&] { kern<<<dim3(gx, 1, zz), 32 * WARPS, smem>>>(b.X, b.Y, b.ws, s.S, s.L, s.K, ldx, s.L, per); },
+            [&] { return max_err(s, b); }, best);
     }
     printf("%-18s rg   R=%d RG=%d TL=%d W=%d P=%d MINB=%d regs=%3d spill=%zu  best %7.1f us (main %5.1f, z %2d)  x "
            "cuBLAS %.3f  err %.2g\n",
-           s.name, R, RG, TL, WARPS, P, MINB, fa.numRegs, fa.localSizeBytes, best, best_main, bestz, cub / best, err);
+           s.name, R, RG, TL, WARPS, P, MINB, fa.numRegs, fa.localSizeBytes, best.us, best.main_us, best.z,
+           cub / best.us, best.err);
     fflush(stdout);
 }
 
@@ -517,10 +463,7 @@ static void variant(const shape &s, bufs &b, float cub, int sms)
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, kern));
     const int bl = WARPS * 32 * TL, gx = (s.L + bl - 1) / bl, ldx = s.xt ? s.S : s.K;
-    float best = 1e30f;
-    int bestz = 0;
-    double err = 0;
-    float best_main = 0;
+    study_best best;
     for (int z : {4, 6, 8, 10, 12, 16, 20, 24, 32}) {
         if (force_z && z != force_z) continue;
         const int per = ((s.K + z - 1) / z + P - 1) / P * P, zz = (s.K + per - 1) / per;
@@ -530,27 +473,16 @@ static void variant(const shape &s, bufs &b, float cub, int sms)
         int bps = 0;
         CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, kern, 32 * WARPS, smem));
         if (bps == 0) continue;
-        const size_t n = (size_t)s.S * s.L;
-        auto run = [&] {
-            kern<<<dim3(gx, 1, zz), 32 * WARPS, smem>>>(b.X, b.Y, b.ws, s.S, s.L, s.K, ldx, s.L, per);
-            sd_reduce<<<(unsigned)((n / 4 + 256) / 256), 256>>>(b.ws, b.C, n, zz);
-        };
-        CK(cudaMemset(b.C, 0xff, n * 4));
-        run();
-        CK(cudaDeviceSynchronize());
-        const double e = max_err(s, b);
-        const float us = timed(run, b.flush);
-        const float main_us = timed([&] {
-            kern<<<dim3(gx, 1, zz), 32 * WARPS, smem>>>(b.X, b.Y, b.ws, s.S, s.L, s.K, ldx, s.L, per);
-        }, b.flush);
-        if (us < best) best = us, bestz = zz, err = e, best_main = main_us;
-        (void)sms;
+        study_try(
+            s, b, zz, [&] { kern<<<dim3(gx, 1, zz), 32 * WARPS, smem>>>(b.X, b.Y, b.ws, s.S, s.L, s.K, ldx, s.L, per); },
+            [&] { return max_err(s, b); }, best);
     }
+    (void)sms;
     const double ffma_us = 2.0 * s.S * s.L * s.K / 66.9e12 * 1e6, bw_us = 4.0 * s.L * s.K / 4.4e12 * 1e6;
     printf("%-18s %s D=%d R=%d TL=%d W=%d P=%d MINB=%d regs=%3d spill=%zu  best %7.1f us (main %5.1f, z %2d)  x cuBLAS %.3f  roof %.0f%%  "
            "err %.2g\n",
-           s.name, RING ? "ring" : "regs", D, R, TL, WARPS, P, MINB, fa.numRegs, fa.localSizeBytes, best, best_main, bestz, cub / best,
-           100.0 * std::max(ffma_us, bw_us) / best, err);
+           s.name, RING ? "ring" : "regs", D, R, TL, WARPS, P, MINB, fa.numRegs, fa.localSizeBytes, best.us,
+           best.main_us, best.z, cub / best.us, 100.0 * std::max(ffma_us, bw_us) / best.us, best.err);
     fflush(stdout);
 }
 
@@ -567,23 +499,7 @@ int main(int argc, char **argv)
     const int only = argc > 1 ? atoi(argv[1]) : -1;
     force_z = argc > 2 ? atoi(argv[2]) : 0;
     bufs b;
-    const size_t maxe = (size_t)64 * 16384 * 8192;
-    CK(cudaMalloc(&b.Y, (size_t)8192 * 16384 * 4));
-    CK(cudaMalloc(&b.X, (size_t)64 * 8192 * 4));
-    CK(cudaMalloc(&b.C, (size_t)64 * 16384 * 4));
-    CK(cudaMalloc(&b.R, (size_t)64 * 16384 * 4));
-    CK(cudaMalloc(&b.ws, (size_t)32 * 64 * 16384 * 4));
-    CK(cudaMalloc(&b.flush, 256u << 20));
-    (void)maxe;
-    {
-        std::vector<float> h((size_t)8192 * 16384);
-        unsigned x = 12345;
-        for (auto &v : h) x = x * 1664525u + 1013904223u, v = (float)((x >> 8) & 0xffff) / 65536.0f - 0.5f;
-        CK(cudaMemcpy(b.Y, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
-        CK(cudaMemcpy(b.X, h.data() + 12345, (size_t)64 * 8192 * 4, cudaMemcpyHostToDevice));
-    }
-    CB(cublasCreate(&b.h));
-    CB(cublasSetMathMode(b.h, CUBLAS_PEDANTIC_MATH));
+    study_setup(b);
     for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); ++i) {
         if (only >= 0 && i != only) continue;
         const shape &s = shapes[i];

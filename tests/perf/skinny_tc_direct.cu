@@ -16,17 +16,11 @@
 // Build and run on the GPU machine:
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o build-perf/skinny_tc_direct tests/perf/skinny_tc_direct.cu -lcublas
 //   build-perf/skinny_tc_direct [SHAPE_INDEX]
-#include <algorithm>
-#include <cmath>
-#include <cstdio>
 #include <cstdlib>
-#include <cublas_v2.h>
 #include <type_traits>
-#include <vector>
 
 #include "../../templates/tf32.cuh"
-#include "cold_timer.h"
-#include "cuda_check.h"
+#include "skinny_study.h"
 
 // v <- *p where ok (streamed, 256 bytes into L2), else v unchanged.
 __device__ __forceinline__ void ld_y(float &v, const float *p, bool ok)
@@ -175,67 +169,6 @@ __global__ void __launch_bounds__(32 * WARPS, MINB)
             }
 }
 
-// C = sum over the z slices, in slice order: a thread four floats, 16-byte reads.
-__global__ void tcd_reduce(const float *__restrict__ ws, float *__restrict__ C, size_t n, int z)
-{
-    const size_t e = 4 * ((size_t)blockIdx.x * blockDim.x + threadIdx.x), stride = (n + 3) / 4 * 4;
-    if (e >= n) return;
-    float4 s = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int i = 0; i < z; ++i) {
-        const float4 v = *(const float4 *)(ws + i * stride + e);
-        s.x += v.x, s.y += v.y, s.z += v.z, s.w += v.w;
-    }
-    const float o[4] = {s.x, s.y, s.z, s.w};
-    for (int i = 0; i < 4; ++i)
-        if (e + i < n) C[e + i] = o[i];
-}
-
-// The FP64 reference: D(s, l) = sum over k of X(s, k) Y(k, l), a thread an element.
-__global__ void ref64(const float *X, const float *Y, double *D, int S, int L, int K, bool xt)
-{
-    const int l = blockIdx.x * blockDim.x + threadIdx.x, s = blockIdx.y;
-    if (l >= L) return;
-    double acc = 0;
-    for (int k = 0; k < K; ++k) acc += (double)(xt ? X[(size_t)k * S + s] : X[(size_t)s * K + k]) * Y[(size_t)k * L + l];
-    D[(size_t)s * L + l] = acc;
-}
-
-struct shape {
-    int S, L, K;
-    bool xt;
-    const char *name;
-};
-
-struct bufs {
-    float *X, *Y, *C, *R, *ws, *flush;
-    double *D;
-    cublasHandle_t h;
-};
-
-// C row-major S x L (cuBLAS's column-major L x S) = X Y, cuBLAS SGEMM pedantic, into b.R.
-static void cublas_run(const shape &s, bufs &b)
-{
-    const float one = 1.0f, zero = 0.0f;
-    CB(cublasSgemm(b.h, CUBLAS_OP_N, s.xt ? CUBLAS_OP_T : CUBLAS_OP_N, s.L, s.S, s.K, &one, b.Y, s.L, b.X,
-                   s.xt ? s.S : s.K, &zero, b.R, s.L));
-}
-
-// The largest |c - d| over S x L, relative to the largest |d| (inf where c holds a NaN or Inf).
-static double err64(const shape &s, const float *c_dev, const double *d_dev)
-{
-    std::vector<float> c((size_t)s.S * s.L);
-    std::vector<double> d(c.size());
-    CK(cudaMemcpy(c.data(), c_dev, c.size() * 4, cudaMemcpyDeviceToHost));
-    CK(cudaMemcpy(d.data(), d_dev, d.size() * 8, cudaMemcpyDeviceToHost));
-    double e = 0, m = 0;
-    for (size_t i = 0; i < c.size(); ++i) {
-        if (!std::isfinite(c[i])) return INFINITY;
-        e = std::max(e, std::fabs(c[i] - d[i]));
-        m = std::max(m, std::fabs(d[i]));
-    }
-    return e / m;
-}
-
 template <int NS, int MT, int WARPS, int P, int MINB, int FOLD, bool XPRE = false>
 static void variant(const shape &s, bufs &b, float cub, double cub_err)
 {
@@ -244,32 +177,21 @@ static void variant(const shape &s, bufs &b, float cub, double cub_err)
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, kern));
     const int bl = WARPS * 16 * MT, gx = (s.L + bl - 1) / bl;
-    float best = 1e30f, best_main = 0;
-    int bestz = 0;
-    double err = 0;
+    study_best best;
     for (int z : {8, 12, 16, 20, 24, 32}) {
         const int per = ((s.K + z - 1) / z + 8 * P - 1) / (8 * P) * (8 * P), zz = (s.K + per - 1) / per;
         const size_t smem = (size_t)per * NS * 8 * 4 * (XPRE ? 2 : 1);
         if (smem > 200 * 1024) continue;
         CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        const size_t n = (size_t)s.S * s.L;
-        auto main = [&] { kern<<<dim3(gx, 1, zz), 32 * WARPS, smem>>>(b.X, b.Y, b.ws, s.S, s.L, s.K, s.xt ? s.S : s.K, s.L, per); };
-        auto run = [&] {
-            main();
-            tcd_reduce<<<(unsigned)((n / 4 + 256) / 256), 256>>>(b.ws, b.C, n, zz);
-        };
-        CK(cudaMemset(b.C, 0xff, n * 4));
-        run();
-        CK(cudaGetLastError());
-        CK(cudaDeviceSynchronize());
-        const double e = err64(s, b.C, b.D);
-        const float us = timed(run, b.flush), mus = timed(main, b.flush);
-        if (us < best) best = us, bestz = zz, err = e, best_main = mus;
+        const int ldx = s.xt ? s.S : s.K;
+        study_try(
+            s, b, zz, [&] { kern<<<dim3(gx, 1, zz), 32 * WARPS, smem>>>(b.X, b.Y, b.ws, s.S, s.L, s.K, ldx, s.L, per); },
+            [&] { return err64(s, b.C, b.D); }, best);
     }
     printf("%-16s NS=%d MT=%d W=%d P=%d MINB=%d FOLD=%d XPRE=%d regs=%3d spill=%3zu  best %6.1f us (main %5.1f, z %2d)  x "
            "cuBLAS %.3f  err %.2e (cuBLAS %.2e, x%.2f)\n",
-           s.name, NS, MT, WARPS, P, MINB, FOLD, (int)XPRE, fa.numRegs, fa.localSizeBytes, best, best_main, bestz, cub / best,
-           err, cub_err, err / cub_err);
+           s.name, NS, MT, WARPS, P, MINB, FOLD, (int)XPRE, fa.numRegs, fa.localSizeBytes, best.us, best.main_us,
+           best.z, cub / best.us, best.err, cub_err, best.err / cub_err);
     fflush(stdout);
 }
 
@@ -283,30 +205,11 @@ int main(int argc, char **argv)
     };
     const int only = argc > 1 ? atoi(argv[1]) : -1;
     bufs b;
-    CK(cudaMalloc(&b.Y, (size_t)8192 * 16384 * 4));
-    CK(cudaMalloc(&b.X, (size_t)64 * 8192 * 4));
-    CK(cudaMalloc(&b.C, (size_t)64 * 16384 * 4));
-    CK(cudaMalloc(&b.R, (size_t)64 * 16384 * 4));
-    CK(cudaMalloc(&b.D, (size_t)64 * 16384 * 8));
-    CK(cudaMalloc(&b.ws, (size_t)32 * 64 * 16384 * 4));
-    CK(cudaMalloc(&b.flush, 256u << 20));
-    {
-        std::vector<float> h((size_t)8192 * 16384);
-        unsigned x = 12345;
-        for (auto &v : h) x = x * 1664525u + 1013904223u, v = (float)((x >> 8) & 0xffff) / 65536.0f - 0.5f;
-        CK(cudaMemcpy(b.Y, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
-        CK(cudaMemcpy(b.X, h.data() + 12345, (size_t)64 * 8192 * 4, cudaMemcpyHostToDevice));
-    }
-    CB(cublasCreate(&b.h));
-    CB(cublasSetMathMode(b.h, CUBLAS_PEDANTIC_MATH));
+    study_setup(b);
     for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); ++i) {
         if (only >= 0 && i != only) continue;
         const shape &s = shapes[i];
-        ref64<<<dim3((s.L + 127) / 128, s.S), 128>>>(b.X, b.Y, b.D, s.S, s.L, s.K, s.xt);
-        CK(cudaGetLastError());
-        cublas_run(s, b);
-        CK(cudaDeviceSynchronize());
-        const double cub_err = err64(s, b.R, b.D);
+        const double cub_err = study_reference(s, b);
         const float cub = timed([&] { cublas_run(s, b); }, b.flush);
         printf("%-16s cuBLAS %.1f us, err %.2e\n", s.name, cub, cub_err);
         variant<2, 2, 8, 4, 2, 4>(s, b, cub, cub_err);
