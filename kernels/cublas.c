@@ -1,7 +1,9 @@
 /* Family cublas: the vendor's own SGEMM as candidates, timed and validated like ours, so the loader never serves
  * a kernel slower than cuBLAS. Nothing is built (GT_BUILD_NONE); the runtime's "cublas" backend
  * (src/lib/backend_cublas.c) runs a candidate and, on the GPU, lists them per shape (GT_SPACE_DEVICE): cuBLAS's
- * default cublasSgemm, then the algorithms cuBLASLt's heuristic offers, all in pure FP32 compute, never TF32.
+ * default cublasSgemm, then the algorithms cuBLASLt's heuristic offers, then the fastest of the rest of
+ * cuBLASLt's configuration space in a warm screen on the GPU (src/lib/lt_space.c), all in pure FP32 compute,
+ * never TF32.
  * A cuBLASLt algorithm is stored as its configuration attributes, so it replays exactly, with the cuBLASLt version
  * it was found with (VER), which decides whether it is still valid. Tested by tests/test_vendor.c. */
 #include "cublas_family.h"
@@ -50,7 +52,8 @@ static int applicable(const gt_params *p, const gt_call *c)
 const gt_family gt_family_cublas = {
     .name = "cublas",
     .batched = 1,
-    .doc = "the vendor's SGEMM (pure FP32): cublasSgemm's choice and cuBLASLt's heuristic algorithms, per shape",
+    .doc = "the vendor's SGEMM (pure FP32): cublasSgemm's choice, cuBLASLt's heuristic algorithms and the fastest "
+           "of cuBLASLt's other configurations in a screen on the GPU, per shape",
     .build = GT_BUILD_NONE,
     .backend = "cublas",
     .vendor = 1,

@@ -2,6 +2,7 @@
  * shapes, all layouts, ld > dim, alpha 1.5 and beta 0 (NaN C) / 0.5, bitwise the same twice; a faulting and a hanging candidate
  * quarantined; a small sweep that resumes, hits the cubin cache and survives kill -9. */
 #include "compile.h"
+#include "cublas_family.h"
 #include "db.h"
 #include "family.h"
 #include "fixture.h"
@@ -392,6 +393,38 @@ GT_TEST(gpu_gemv_kernels_match_cublas, GT_NEEDS_GPU)
                                         {"SIDE=0,SR=1,RW=2,WARPS=4,KW=4,U=4,XS=0", {1, 1000, 1031, 0, 1, 5}},
                                         {"SIDE=1,SR=8,RW=1,WARPS=8,KW=1,U=4,XS=1", {700, 6, 1100, 0, 0, 3}}};
     kernel_cases_run("gemv", cases, sizeof cases / sizeof cases[0]);
+}
+
+/* The vendor's candidates reach past cuBLASLt's heuristic into its configuration space, screened on the GPU
+ * (src/lib/lt_space.c): on two odd shapes more than cublasSgemm and the heuristic's 16, cublasSgemm first, no
+ * configuration twice, and every one validated as a sweep validates it (beta 0 over NaN C, beta 0.5, the same bits
+ * twice), with tight and with padded leading dimensions (whole 16 bytes, as the family's applicable() asks). */
+GT_TEST(gpu_vendor_candidates_reach_past_the_heuristic, GT_NEEDS_GPU)
+{
+    gt_limits lim;
+    char arch[16], err[512];
+    gt_worker *w = shared_worker(&lim, arch);
+    const gt_family *f = gt_family_find("cublas");
+    CHECK(w && f);
+    const gt_shape shapes[2] = {{777, 1531, 2049, 0, 0}, {1031, 1023, 1021, 1, 0}};
+    const int pads[2][3] = {{0, 0, 0}, {4, 8, 4}};
+    const gt_cubin none = {0};
+    for (int i = 0; w && f && i < 2; ++i) {
+        gt_params c[GT_MAX_DEVICE_CANDIDATES];
+        int n = 0;
+        CHECK_MSG(gt_worker_candidates(w, f, &shapes[i], c, &n, err, sizeof err) == 0, "%s", err);
+        CHECK_MSG(n > 17 && c[0].v[GT_CUBLAS_P_API] == GT_CUBLAS_API_SGEMM, "%d candidates", n);
+        for (int a = 0; a < n; ++a)
+            for (int b = 0; b < a; ++b)
+                CHECK(memcmp(&c[a].v[GT_CUBLAS_P_API], &c[b].v[GT_CUBLAS_P_API],
+                             (GT_CUBLAS_P_WSKB - GT_CUBLAS_P_API) * sizeof(int)) != 0);
+        tally t = {0};
+        for (int j = 0; j < n; ++j)
+            for (int k = 0; k < 2; ++k) check_one(w, f, &c[j], &none, &shapes[i], pads[k], &t);
+        printf("    %dx%dx%d: %d candidates, %d trials, %d failed\n", shapes[i].m, shapes[i].n, shapes[i].k, n, t.trials,
+               t.bad);
+        CHECK(t.bad == 0 && t.trials == 2 * n);
+    }
 }
 
 static int trial_of(const char *family, gt_worker *w, const char *arch, const gt_limits *lim, double timeout,

@@ -9,6 +9,7 @@
 #include "backend_resolve.h"
 #include "cublas_family.h"
 #include "cublas_fns.h"
+#include "lt_space.h"
 
 #include <cublasLt.h>
 #include <cublas_v2.h>
@@ -43,6 +44,8 @@
 #pragma weak cublasLtMatmulAlgoCheck
 #pragma weak cublasLtMatmulAlgoConfigGetAttribute
 #pragma weak cublasLtMatmulAlgoConfigSetAttribute
+#pragma weak cublasLtMatmulAlgoGetIds
+#pragma weak cublasLtMatmulAlgoCapGetAttribute
 
 static gt_cublas_fns cb; /* the functions found, by the resolver or linked; set before `loaded` */
 static gt_symbol_resolver resolver;
@@ -68,9 +71,12 @@ static int load(void)
     pthread_mutex_lock(&load_lock);
     gt_symbol_resolver fn = resolver;
     pthread_mutex_unlock(&load_lock);
-#define GT_LOAD(name) got.name = fn ? (__typeof__(got.name))fn(#name) : name, all &= got.name != NULL;
+#define GT_FIND(name) got.name = fn ? (__typeof__(got.name))fn(#name) : name;
+#define GT_LOAD(name) GT_FIND(name) all &= got.name != NULL;
     GT_CUBLAS_FUNCS(GT_LOAD)
+    GT_CUBLAS_OPTIONAL(GT_FIND)
 #undef GT_LOAD
+#undef GT_FIND
     if (!all) return 0;
     pthread_mutex_lock(&load_lock);
     if (fn == resolver && !atomic_load_explicit(&loaded, memory_order_relaxed)) {
@@ -305,24 +311,25 @@ static int run(gt_backend_ctx *ctx, const gt_backend_plan *p, const gt_args *a, 
     return 0;
 }
 
-/* A heuristic's algorithm as params (the inverse of lt_algo). 0, or -1 when an attribute does not fit an int. */
-static int algo_params(const cublasLtMatmulHeuristicResult_t *r, gt_params *out)
+/* A cuBLASLt algorithm needing ws bytes of workspace as params (the inverse of lt_algo). 0, or -1 when an attribute
+ * does not fit an int. */
+static int algo_params(const cublasLtMatmulAlgo_t *a, size_t ws, gt_params *out)
 {
     memset(out, 0, sizeof *out);
     int id = 0;
     size_t got = 0;
-    if (cb.cublasLtMatmulAlgoConfigGetAttribute(&r->algo, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &got)) return -1;
+    if (cb.cublasLtMatmulAlgoConfigGetAttribute(a, CUBLASLT_ALGO_CONFIG_ID, &id, sizeof id, &got)) return -1;
     out->v[GT_CUBLAS_P_API] = GT_CUBLAS_API_LT;
     out->v[GT_CUBLAS_P_ALGO] = id;
     for (int i = 0; i < NCONFIG; ++i) {
         unsigned long long v = 0;
         size_t size = 0;
-        if (cb.cublasLtMatmulAlgoConfigGetAttribute(&r->algo, config_attr[i], NULL, 0, &size) || size > sizeof v ||
-            cb.cublasLtMatmulAlgoConfigGetAttribute(&r->algo, config_attr[i], &v, size, &got) || v > 1000000)
+        if (cb.cublasLtMatmulAlgoConfigGetAttribute(a, config_attr[i], NULL, 0, &size) || size > sizeof v ||
+            cb.cublasLtMatmulAlgoConfigGetAttribute(a, config_attr[i], &v, size, &got) || v > 1000000)
             return -1;
         out->v[GT_CUBLAS_P_TILE + i] = (int)v;
     }
-    out->v[GT_CUBLAS_P_WSKB] = (int)((r->workspaceSize + 1023) / 1024);
+    out->v[GT_CUBLAS_P_WSKB] = (int)((ws + 1023) / 1024);
     out->v[GT_CUBLAS_P_VER] = version();
     return 0;
 }
@@ -348,6 +355,105 @@ static int heuristic(gt_backend_ctx *ctx, const gt_shape *s, cublasLtMatmulHeuri
     return st == CUBLAS_STATUS_SUCCESS ? 0 : (int)st;
 }
 
+/* 1 when out[0..n) lists p's cuBLAS call or cuBLASLt configuration already, whatever workspace each asked for. */
+static int listed(const gt_params *out, int n, const gt_params *p)
+{
+    for (int j = 0; j < n; ++j) {
+        int same = out[j].v[GT_CUBLAS_P_API] == p->v[GT_CUBLAS_P_API] &&
+                   out[j].v[GT_CUBLAS_P_ALGO] == p->v[GT_CUBLAS_P_ALGO];
+        for (int i = 0; same && i < NCONFIG; ++i)
+            same = out[j].v[GT_CUBLAS_P_TILE + i] == p->v[GT_CUBLAS_P_TILE + i];
+        if (same) return 1;
+    }
+    return 0;
+}
+
+enum { SPACE_CAP = 2048 };    /* configurations of cuBLASLt's space listed for a shape, at most */
+#define SPACE_SCREEN_US 300e3 /* GPU time a shape's warm screen of them may take */
+#define SPACE_SWEEP_US 500e3  /* sweep time the ones added to the heuristic's may cost, at about 30 calls each */
+
+/* The configurations whose algorithm and tile one of out[0..n) has (the heuristic's picks) first, the rest after,
+ * each part in the library's order: the screen's budget goes to the heuristic's neighbours first. */
+static void heuristic_first(gt_lt_config *v, int nv, const gt_params *out, int n)
+{
+    gt_lt_config *tmp = malloc((size_t)nv * sizeof *tmp);
+    int k = 0;
+    if (!tmp) return;
+    for (int pass = 0; pass < 2; ++pass)
+        for (int i = 0; i < nv; ++i) {
+            gt_params p;
+            int near = 0;
+            if (!algo_params(&v[i].algo, v[i].ws, &p))
+                for (int j = 0; j < n && !near; ++j)
+                    near = out[j].v[GT_CUBLAS_P_ALGO] == p.v[GT_CUBLAS_P_ALGO] &&
+                           out[j].v[GT_CUBLAS_P_TILE] == p.v[GT_CUBLAS_P_TILE];
+            if (near == !pass) tmp[k++] = v[i];
+        }
+    memcpy(v, tmp, (size_t)nv * sizeof *v);
+    free(tmp);
+}
+
+static int by_time(const void *a, const void *b)
+{
+    const float x = ((const gt_lt_config *)a)->us, y = ((const gt_lt_config *)b)->us;
+    return x < 0 || y < 0 ? (x < 0) - (y < 0) : (x > y) - (x < y);
+}
+
+/* How many configurations whose calls take us each fit SPACE_SWEEP_US of the sweep's time. */
+static int room_for(float us) { return us > 0 ? (int)(SPACE_SWEEP_US / (30.0 * us)) : 0; }
+
+/* The screened configurations, fastest first, appended to out[*n..max) while they are new and their sweep time
+ * fits SPACE_SWEEP_US. */
+static void append_fastest(gt_lt_config *v, int screened, gt_params *out, int max, int *n)
+{
+    qsort(v, (size_t)screened, sizeof *v, by_time);
+    const int room = screened ? room_for(v[0].us) : 0;
+    for (int i = 0, added = 0; i < screened && v[i].us > 0 && added < room && *n < max; ++i) {
+        gt_params p;
+        if (!algo_params(&v[i].algo, v[i].ws, &p) && !listed(out, *n, &p)) out[(*n)++] = p, added++;
+    }
+}
+
+/* Zeroed operands for the tight call of s and the workspace on this GPU: 0, or -1 with none left allocated. */
+static int screen_buffers(const gt_shape *s, void *buf[4])
+{
+    const size_t floats[3] = {(size_t)s->m * s->k, (size_t)s->k * s->n, (size_t)s->m * s->n};
+    memset(buf, 0, 4 * sizeof *buf);
+    int bad = cudaMalloc(&buf[3], LT_PREF_WS) != cudaSuccess;
+    for (int i = 0; i < 3 && !bad; ++i)
+        bad = cudaMalloc(&buf[i], floats[i] * 4) != cudaSuccess || cudaMemset(buf[i], 0, floats[i] * 4) != cudaSuccess;
+    if (!bad) return 0;
+    for (int i = 0; i < 4; ++i) cudaFree(buf[i]);
+    cudaGetLastError(); /* an allocation that failed is not an error of anything after it */
+    return -1;
+}
+
+/* cuBLASLt's configurations beyond its heuristic's list, screened warm on this GPU and the fastest appended (a
+ * single GEMM: a batch keeps the heuristic's list). Best effort: nothing is added where the library cannot list its
+ * space or the GPU has no room for the screen's buffers. Measured: tests/perf/lt_space.cu. */
+static void append_space(gt_backend_ctx *ctx, const gt_shape *s, gt_params *out, int max, int *n)
+{
+    gt_call call = gt_call_tight(s);
+    gt_backend_plan *p = plan_for(&call, GT_CUBLAS_API_LT);
+    gt_lt_config *v = malloc(SPACE_CAP * sizeof *v);
+    void *buf[4];
+    if (p && v && !lt_describe(p)) {
+        const gt_lt_call c = {.lt = ctx->lt, .desc = p->desc, .la = p->la, .lb = p->lb, .lc = p->lc};
+        const int nv = gt_lt_space(&cb, &c, LT_PREF_WS, v, SPACE_CAP);
+        heuristic_first(v, nv, out, *n);
+        if (nv && !screen_buffers(s, buf)) { /* cuBLASLt's A is our B */
+            /* the first alone: where even it would not fit the sweep's time (8192^3: 22 ms a call), none is added */
+            int screened = gt_lt_screen(&cb, &c, buf[1], buf[0], buf[2], buf[3], v, 1, SPACE_SCREEN_US);
+            if (room_for(v[0].us) > 0)
+                screened += gt_lt_screen(&cb, &c, buf[1], buf[0], buf[2], buf[3], v + 1, nv - 1, SPACE_SCREEN_US);
+            append_fastest(v, screened, out, max, n);
+            for (int i = 0; i < 4; ++i) cudaFree(buf[i]);
+        }
+    }
+    free(v);
+    plan_free(p);
+}
+
 static int candidates(gt_backend_ctx *ctx, const gt_family *f, const gt_shape *s, gt_params *out, int max, int *n,
                       char *err, size_t errlen)
 {
@@ -360,11 +466,11 @@ static int candidates(gt_backend_ctx *ctx, const gt_family *f, const gt_shape *s
     if (st) return snprintf(err, errlen, "cuBLASLt heuristic: %s", cb.cublasGetStatusString((cublasStatus_t)st)), -1;
     for (int i = 0; i < got && *n < max; ++i) {
         gt_params p;
-        int dup = 0;
-        if (res[i].state != CUBLAS_STATUS_SUCCESS || algo_params(&res[i], &p)) continue;
-        for (int j = 0; j < *n; ++j) dup |= !memcmp(&out[j], &p, sizeof p);
-        if (!dup) out[(*n)++] = p;
+        if (res[i].state == CUBLAS_STATUS_SUCCESS && !algo_params(&res[i].algo, res[i].workspaceSize, &p) &&
+            !listed(out, *n, &p))
+            out[(*n)++] = p;
     }
+    if (*n < max && gt_shape_batch(s) <= 1) append_space(ctx, s, out, max, n);
     return 0;
 }
 

@@ -18,14 +18,19 @@
     X(cublasLtMatmulAlgoGetHeuristic) X(cublasLtMatmulAlgoInit) X(cublasLtMatmulAlgoCheck)                    \
     X(cublasLtMatmulAlgoConfigGetAttribute) X(cublasLtMatmulAlgoConfigSetAttribute)
 
+/* Functions the backends use where they are found, and do without where not (NULL): cuBLASLt's configuration
+ * space beyond its heuristic (lt_space.c). */
+#define GT_CUBLAS_OPTIONAL(X) X(cublasLtMatmulAlgoGetIds) X(cublasLtMatmulAlgoCapGetAttribute)
+
 /* Each function, typed by the headers' prototypes. */
 typedef struct {
 #define GT_CUBLAS_MEMBER(name) __typeof__(name) *name;
     GT_CUBLAS_FUNCS(GT_CUBLAS_MEMBER)
+    GT_CUBLAS_OPTIONAL(GT_CUBLAS_MEMBER)
 #undef GT_CUBLAS_MEMBER
 } gt_cublas_fns;
 
-/* Every function above, or NULL while one is not found (cuBLAS not linked in, or not loaded yet: the next call
+/* Every function of GT_CUBLAS_FUNCS (those of GT_CUBLAS_OPTIONAL where found), or NULL while one is not found (cuBLAS not linked in, or not loaded yet: the next call
  * looks again). Thread-safe. */
 const gt_cublas_fns *gt_cublas_fns_get(void);
 
