@@ -21,15 +21,6 @@
 
 #include "cold_timer.h"
 
-#define CL(x)                                                                                      \
-    do {                                                                                           \
-        cublasStatus_t s_ = (x);                                                                   \
-        if (s_ != CUBLAS_STATUS_SUCCESS) {                                                         \
-            fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, #x, (int)s_);             \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
-
 struct lt_shape {
     int m, n, k;
     bool ta;
@@ -83,7 +74,7 @@ template <class T> static std::vector<T> cap_list(const cublasLtMatmulAlgo_t &al
     std::vector<T> v;
     if (cublasLtMatmulAlgoCapGetAttribute(&algo, at, nullptr, 0, &bytes) != CUBLAS_STATUS_SUCCESS || !bytes) return v;
     v.resize(bytes / sizeof(T));
-    CL(cublasLtMatmulAlgoCapGetAttribute(&algo, at, v.data(), bytes, &bytes));
+    CB(cublasLtMatmulAlgoCapGetAttribute(&algo, at, v.data(), bytes, &bytes));
     return v;
 }
 
@@ -97,7 +88,7 @@ template <class T> static T cap(const cublasLtMatmulAlgo_t &algo, cublasLtMatmul
 
 template <class T> static void set(cublasLtMatmulAlgo_t &algo, cublasLtMatmulAlgoConfigAttributes_t at, T v)
 {
-    CL(cublasLtMatmulAlgoConfigSetAttribute(&algo, at, &v, sizeof v));
+    CB(cublasLtMatmulAlgoConfigSetAttribute(&algo, at, &v, sizeof v));
 }
 
 template <class T> static T get(const cublasLtMatmulAlgo_t &algo, cublasLtMatmulAlgoConfigAttributes_t at)
@@ -164,12 +155,12 @@ static void enumerate(problem &p, int id, std::vector<config> &out)
 static void heuristic(problem &p, std::vector<config> &out)
 {
     cublasLtMatmulPreference_t pref;
-    CL(cublasLtMatmulPreferenceCreate(&pref));
+    CB(cublasLtMatmulPreferenceCreate(&pref));
     const size_t ws = 32u << 20;
-    CL(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
+    CB(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof ws));
     cublasLtMatmulHeuristicResult_t res[16];
     int got = 0;
-    CL(cublasLtMatmulAlgoGetHeuristic(p.lt, p.desc, p.la, p.lb, p.lc, p.lc, pref, 16, res, &got));
+    CB(cublasLtMatmulAlgoGetHeuristic(p.lt, p.desc, p.la, p.lb, p.lc, p.lc, pref, 16, res, &got));
     for (int i = 0; i < got; ++i) {
         if (res[i].state != CUBLAS_STATUS_SUCCESS) continue;
         config c;
@@ -214,7 +205,7 @@ static int probe(problem &p, cublasHandle_t h, char **argv, float *R)
 {
     const int m = 1531, n = 777, k = 2049;
     cublasLtMatmulAlgo_t base;
-    CL(cublasLtMatmulAlgoInit(p.lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+    CB(cublasLtMatmulAlgoInit(p.lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
                               atoi(argv[2]), &base));
     config c;
     c.algo = base;
@@ -224,16 +215,16 @@ static int probe(problem &p, cublasHandle_t h, char **argv, float *R)
     set<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, (uint32_t)atoi(argv[6]));
     set<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING, (uint32_t)atoi(argv[7]));
     set<uint32_t>(c.algo, CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION, (uint32_t)atoi(argv[8]));
-    CL(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    CL(cublasLtMatrixLayoutCreate(&p.la, CUDA_R_32F, m, k, m));
-    CL(cublasLtMatrixLayoutCreate(&p.lb, CUDA_R_32F, k, n, k));
-    CL(cublasLtMatrixLayoutCreate(&p.lc, CUDA_R_32F, m, n, m));
+    CB(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+    CB(cublasLtMatrixLayoutCreate(&p.la, CUDA_R_32F, m, k, m));
+    CB(cublasLtMatrixLayoutCreate(&p.lb, CUDA_R_32F, k, n, k));
+    CB(cublasLtMatrixLayoutCreate(&p.lc, CUDA_R_32F, m, n, m));
     cublasLtMatmulHeuristicResult_t r;
-    CL(cublasLtMatmulAlgoCheck(p.lt, p.desc, p.la, p.lb, p.lc, p.lc, &c.algo, &r));
+    CB(cublasLtMatmulAlgoCheck(p.lt, p.desc, p.la, p.lb, p.lc, p.lc, &c.algo, &r));
     const float one = 1.0f, zero = 0.0f;
     float *big;
     CK(cudaMalloc(&big, 64u << 20));
-    const float sg = timed([&] { CL(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, p.A, m, p.B, k, &zero, R, m)); },
+    const float sg = timed([&] { CB(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, p.A, m, p.B, k, &zero, R, m)); },
                            p.flush);
     printf("probe: cublasSgemm %.1f us; configuration needs %zu bytes\n", sg, r.workspaceSize);
     for (int round = 0; round < 2; ++round)
@@ -277,13 +268,13 @@ int main(int argc, char **argv)
         CK(cudaMemcpy(B, h.data() + 777, (maxe - 777) * 4, cudaMemcpyHostToDevice));
     }
     cublasHandle_t h;
-    CL(cublasCreate(&h));
-    CL(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
+    CB(cublasCreate(&h));
+    CB(cublasSetMathMode(h, CUBLAS_PEDANTIC_MATH));
     problem p;
     p.A = A, p.B = B, p.C = C, p.ws = ws, p.flush = flush;
-    CL(cublasLtCreate(&p.lt));
+    CB(cublasLtCreate(&p.lt));
     int ids[512], nids = 0;
-    CL(cublasLtMatmulAlgoGetIds(p.lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
+    CB(cublasLtMatmulAlgoGetIds(p.lt, CUBLAS_COMPUTE_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F, CUDA_R_32F,
                                 512, ids, &nids));
     printf("cuBLASLt %zu: %d FP32 algorithm ids\n", cublasLtGetVersion(), nids);
     if (argc > 8 && !strcmp(argv[1], "probe")) return probe(p, h, argv, R);
@@ -292,14 +283,14 @@ int main(int argc, char **argv)
         const lt_shape &s = shapes[si];
         const cublasOperation_t opa = s.ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = CUBLAS_OP_N;
         const int lda = s.ta ? s.k : s.m;
-        CL(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-        CL(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
-        CL(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
-        CL(cublasLtMatrixLayoutCreate(&p.la, CUDA_R_32F, s.ta ? s.k : s.m, s.ta ? s.m : s.k, lda));
-        CL(cublasLtMatrixLayoutCreate(&p.lb, CUDA_R_32F, s.k, s.n, s.k));
-        CL(cublasLtMatrixLayoutCreate(&p.lc, CUDA_R_32F, s.m, s.n, s.m));
+        CB(cublasLtMatmulDescCreate(&p.desc, CUBLAS_COMPUTE_32F, CUDA_R_32F));
+        CB(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSA, &opa, sizeof opa));
+        CB(cublasLtMatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_TRANSB, &opb, sizeof opb));
+        CB(cublasLtMatrixLayoutCreate(&p.la, CUDA_R_32F, s.ta ? s.k : s.m, s.ta ? s.m : s.k, lda));
+        CB(cublasLtMatrixLayoutCreate(&p.lb, CUDA_R_32F, s.k, s.n, s.k));
+        CB(cublasLtMatrixLayoutCreate(&p.lc, CUDA_R_32F, s.m, s.n, s.m));
         const float one = 1.0f, zero = 0.0f;
-        auto sgemm = [&] { CL(cublasSgemm(h, opa, opb, s.m, s.n, s.k, &one, A, lda, B, s.k, &zero, R, s.m)); };
+        auto sgemm = [&] { CB(cublasSgemm(h, opa, opb, s.m, s.n, s.k, &one, A, lda, B, s.k, &zero, R, s.m)); };
         sgemm();
         CK(cudaDeviceSynchronize());
         const float sgemm_us = timed(sgemm, flush);
