@@ -5,6 +5,7 @@
 #include <string.h>
 
 enum { MAX_IDS = 256, MAX_LIST = 256 };
+enum { MAX_OPTION = 7 }; /* the highest custom option tried (the study's best configurations took 0 to 2) */
 
 /* The split-K counts tried where an algorithm splits K at all. */
 static const int splits[] = {1, 2, 3, 4, 6, 8, 12, 16};
@@ -54,15 +55,17 @@ static void caps_of(const gt_cublas_fns *cb, const cublasLtMatmulAlgo_t *a, caps
     c->reductions = (unsigned)cap_int(cb, a, CUBLASLT_ALGO_CAP_REDUCTION_SCHEME_MASK);
     c->swizzle = cap_int(cb, a, CUBLASLT_ALGO_CAP_CTA_SWIZZLING_SUPPORT) > 0;
     c->options = cap_int(cb, a, CUBLASLT_ALGO_CAP_CUSTOM_OPTION_MAX);
-    if (c->options < 0 || c->options > 64) c->options = 0;
+    if (c->options < 0) c->options = 0;
+    if (c->options > MAX_OPTION) c->options = MAX_OPTION;
 }
 
-/* One configuration of an algorithm, and whether cuBLASLt runs the call with it (within ws_max): into *out. */
+/* The attributes of one configuration of an algorithm. */
 typedef struct {
     unsigned tile, stages, reduction, swizzle, option;
     int splitk;
 } choice;
 
+/* 1 when cuBLASLt runs the call with configuration ch of base within ws_max bytes of workspace: it into *out. */
 static int check(const gt_cublas_fns *cb, const gt_lt_call *c, const cublasLtMatmulAlgo_t *base, const choice *ch,
                  size_t ws_max, gt_lt_config *out)
 {
