@@ -200,7 +200,8 @@ static void print(const char *what, const config &c, float sgemm_us, double diff
 }
 
 // probe: one configuration of shape 2 (777x1531x2049) timed cold with workspaces of other sizes and places, beside
-// cublasSgemm: `lt_space probe ALGO TILE STAGES SPLITK RED SWIZZLE OPTION`.
+// cublasSgemm, then interleaved with it run by run (as gemmtune bench times): `lt_space probe ALGO TILE STAGES SPLITK
+// RED SWIZZLE OPTION`.
 static int probe(problem &p, cublasHandle_t h, char **argv, float *R)
 {
     const int m = 1531, n = 777, k = 2049;
@@ -240,6 +241,27 @@ static int probe(problem &p, cublasHandle_t h, char **argv, float *R)
                    place == 0 ? "32 MiB, own buffer" : place == 1 ? "exact, at a fresh buffer" : place == 2 ? "exact, +256 B"
                    : place == 3 ? "exact, +16 MiB" : "exact, fresh, A 16 bytes off", us, sg / us);
         }
+    // interleaved with cublasSgemm run by run, as gemmtune bench times them: each after a flush, alternating
+    std::vector<float> a_us, b_us;
+    cudaEvent_t e0, e1;
+    CK(cudaEventCreate(&e0));
+    CK(cudaEventCreate(&e1));
+    for (int r = 0; r < 40; ++r)
+        for (int side = 0; side < 2; ++side) {
+            CK(cudaMemset(p.flush, r, 256u << 20));
+            CK(cudaEventRecord(e0));
+            if (side) CB(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &one, p.A, m, p.B, k, &zero, R, m));
+            else cublasLtMatmul(p.lt, p.desc, &one, p.A, p.la, p.B, p.lb, &zero, p.C, p.lc, p.C, p.lc, &c.algo, p.ws,
+                                32u << 20, 0);
+            CK(cudaEventRecord(e1));
+            CK(cudaEventSynchronize(e1));
+            float ms;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            (side ? b_us : a_us).push_back(ms * 1000.0f);
+        }
+    std::sort(a_us.begin(), a_us.end());
+    std::sort(b_us.begin(), b_us.end());
+    printf("  interleaved with cublasSgemm: %.1f us against %.1f (x %.3f)\n", a_us[20], b_us[20], b_us[20] / a_us[20]);
     return 0;
 }
 
