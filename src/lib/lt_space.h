@@ -2,7 +2,8 @@
  * family's candidates, backend_cublas.c): every algorithm id, and every tile and stages pair of it that runs the
  * call as it is, with each split-K count, reduction scheme, CTA swizzle and custom option the algorithm lists; and a
  * warm screen of them on the GPU, in the order given, within a budget of GPU time. Measured by the study
- * tests/perf/lt_space.cu (docs/BENCHMARKS.md, 2026-11-29). Needs a GPU: tests/test_vendor.c. */
+ * tests/perf/lt_space.cu (docs/BENCHMARKS.md, 2026-11-29). Tested without a GPU against a stand-in cuBLASLt by
+ * tests/test_lt_space.c, and with the real one by tests/test_gpu.c (gpu_vendor_candidates_reach_past_the_heuristic). */
 #ifndef GT_LT_SPACE_H
 #define GT_LT_SPACE_H
 
