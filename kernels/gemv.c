@@ -10,7 +10,6 @@ enum { P_SIDE, P_SR, P_RW, P_WARPS, P_KW, P_U, P_XS, NPARAMS };
 
 #define REJECT GT_REJECT
 
-
 /* The large operand runs along K: op(B) stored N x K (SIDE 0), or op(A) stored M x K (SIDE 1): GV_YK. */
 static int y_along_k(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? !ta : tb; }
 

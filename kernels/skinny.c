@@ -10,8 +10,6 @@ enum { P_SIDE, P_SR, P_TL, P_WARPS, P_KC, P_STAGES, P_FILL, P_RG, P_CL, P_TC, NP
 
 #define REJECT GT_REJECT
 
-/* The small side of the shape for this SIDE, and the large one. */
-
 /* Y along L (a stage of KC x BL) or along K (BL rows of KC + 4): the rule of SK_Y_LMAJOR in the template. */
 static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? ta : !tb; }
 

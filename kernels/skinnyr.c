@@ -14,7 +14,6 @@ enum { P_SIDE, P_SR, P_TL, P_WARPS, P_P, P_MINB, P_FILL, P_KW, NPARAMS };
 
 #define REJECT GT_REJECT
 
-
 /* Y(k, l) along L: B untransposed for SIDE 0, A transposed for SIDE 1 (YR_Y_LMAJOR in the template). */
 static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? ta : !tb; }
 

@@ -15,7 +15,6 @@ enum { P_SIDE, P_SR, P_MT, P_WARPS, P_P, P_MINB, P_FILL, NPARAMS };
 
 #define REJECT GT_REJECT
 
-
 /* Y(k, l) along L: B untransposed for SIDE 0, A transposed for SIDE 1 (Y3_Y_LMAJOR in the template). */
 static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? ta : !tb; }
 
