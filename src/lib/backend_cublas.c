@@ -334,16 +334,14 @@ static int algo_params(const cublasLtMatmulAlgo_t *a, size_t ws, gt_params *out)
     return 0;
 }
 
-/* Ask cuBLASLt's heuristic for up to max algorithms of the tight call of s, operands on 16-byte boundaries. */
-static int heuristic(gt_backend_ctx *ctx, const gt_shape *s, cublasLtMatmulHeuristicResult_t *res, int max, int *n)
+/* Ask cuBLASLt's heuristic for up to max algorithms of the call p describes, operands on 16-byte boundaries. */
+static cublasStatus_t heuristic(gt_backend_ctx *ctx, const gt_backend_plan *p, cublasLtMatmulHeuristicResult_t *res,
+                                int max, int *n)
 {
-    gt_call call = gt_call_tight(s);
-    gt_backend_plan *p = plan_for(&call, GT_CUBLAS_API_LT);
     cublasLtMatmulPreference_t pref = NULL;
     const uint32_t align = 16;
     const size_t wsmax = LT_PREF_WS;
-    cublasStatus_t st = p ? lt_describe(p) : CUBLAS_STATUS_ALLOC_FAILED;
-    if (!st) st = cb.cublasLtMatmulPreferenceCreate(&pref);
+    cublasStatus_t st = cb.cublasLtMatmulPreferenceCreate(&pref);
     if (!st) st = cb.cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &wsmax, sizeof wsmax);
     const cublasLtMatmulPreferenceAttributes_t al[] = {
         CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
@@ -351,8 +349,7 @@ static int heuristic(gt_backend_ctx *ctx, const gt_shape *s, cublasLtMatmulHeuri
     for (int i = 0; !st && i < 4; ++i) st = cb.cublasLtMatmulPreferenceSetAttribute(pref, al[i], &align, sizeof align);
     if (!st) st = cb.cublasLtMatmulAlgoGetHeuristic(ctx->lt, p->desc, p->la, p->lb, p->lc, p->lc, pref, max, res, n);
     if (pref) cb.cublasLtMatmulPreferenceDestroy(pref);
-    plan_free(p);
-    return st == CUBLAS_STATUS_SUCCESS ? 0 : (int)st;
+    return st;
 }
 
 /* 1 when out[0..n) lists p's cuBLAS call or cuBLASLt configuration already, whatever workspace each asked for. */
@@ -428,16 +425,16 @@ static int screen_buffers(const gt_shape *s, void *buf[4])
     return -1;
 }
 
-/* cuBLASLt's configurations beyond its heuristic's list, screened warm on this GPU and the fastest appended (a
- * single GEMM: a batch keeps the heuristic's list). Best effort: nothing is added where the library cannot list its
- * space or the GPU has no room for the screen's buffers. Measured: tests/perf/lt_space.cu. */
-static void append_space(gt_backend_ctx *ctx, const gt_shape *s, gt_params *out, int max, int *n)
+/* cuBLASLt's configurations beyond its heuristic's list for the tight call of s (p describes it), screened warm on
+ * this GPU and the fastest appended (a single GEMM: a batch keeps the heuristic's list). Best effort: nothing is added
+ * where the library cannot list its space or the GPU has no room for the screen's buffers. Measured:
+ * tests/perf/lt_space.cu. */
+static void append_space(gt_backend_ctx *ctx, const gt_backend_plan *p, const gt_shape *s, gt_params *out, int max,
+                         int *n)
 {
-    gt_call call = gt_call_tight(s);
-    gt_backend_plan *p = plan_for(&call, GT_CUBLAS_API_LT);
     gt_lt_config *v = malloc(SPACE_CAP * sizeof *v);
     void *buf[4];
-    if (p && v && !lt_describe(p)) {
+    if (v) {
         const gt_lt_call c = {.lt = ctx->lt, .desc = p->desc, .la = p->la, .lb = p->lb, .lc = p->lc};
         const int nv = gt_lt_space(&cb, &c, LT_PREF_WS, v, SPACE_CAP);
         heuristic_first(v, nv, out, *n);
@@ -451,7 +448,6 @@ static void append_space(gt_backend_ctx *ctx, const gt_shape *s, gt_params *out,
         }
     }
     free(v);
-    plan_free(p);
 }
 
 static int candidates(gt_backend_ctx *ctx, const gt_family *f, const gt_shape *s, gt_params *out, int max, int *n,
@@ -462,15 +458,22 @@ static int candidates(gt_backend_ctx *ctx, const gt_family *f, const gt_shape *s
     *n = 0;
     if (max < 1) return 0;
     gt_backend_default_params(&f, &out[(*n)++]); /* cuBLAS's own choice comes first: the yardstick */
-    int st = heuristic(ctx, s, res, max - 1 < MAX_HEURISTIC ? max - 1 : MAX_HEURISTIC, &got);
-    if (st) return snprintf(err, errlen, "cuBLASLt heuristic: %s", cb.cublasGetStatusString((cublasStatus_t)st)), -1;
-    for (int i = 0; i < got && *n < max; ++i) {
-        gt_params p;
-        if (res[i].state == CUBLAS_STATUS_SUCCESS && !algo_params(&res[i].algo, res[i].workspaceSize, &p) &&
-            !listed(out, *n, &p))
-            out[(*n)++] = p;
+    gt_call call = gt_call_tight(s);
+    gt_backend_plan *p = plan_for(&call, GT_CUBLAS_API_LT); /* the tight call, for the heuristic and the space */
+    cublasStatus_t st = p ? lt_describe(p) : CUBLAS_STATUS_ALLOC_FAILED;
+    if (!st) st = heuristic(ctx, p, res, max - 1 < MAX_HEURISTIC ? max - 1 : MAX_HEURISTIC, &got);
+    if (st) {
+        plan_free(p);
+        return snprintf(err, errlen, "cuBLASLt heuristic: %s", cb.cublasGetStatusString(st)), -1;
     }
-    if (*n < max && gt_shape_batch(s) <= 1) append_space(ctx, s, out, max, n);
+    for (int i = 0; i < got && *n < max; ++i) {
+        gt_params q;
+        if (res[i].state == CUBLAS_STATUS_SUCCESS && !algo_params(&res[i].algo, res[i].workspaceSize, &q) &&
+            !listed(out, *n, &q))
+            out[(*n)++] = q;
+    }
+    if (*n < max && gt_shape_batch(s) <= 1) append_space(ctx, p, s, out, max, n);
+    plan_free(p);
     return 0;
 }
 
