@@ -11,6 +11,7 @@
 #include "tune.h"
 #include "worker.h"
 
+#include <math.h>
 #include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
@@ -424,6 +425,34 @@ GT_TEST(gpu_vendor_candidates_reach_past_the_heuristic, GT_NEEDS_GPU)
         printf("    %dx%dx%d: %d candidates, %d trials, %d failed\n", shapes[i].m, shapes[i].n, shapes[i].k, n, t.trials,
                t.bad);
         CHECK(t.bad == 0 && t.trials == 2 * n);
+    }
+}
+
+/* A paired trial (the sweep's re-timing) runs cuBLAS FP32 after each of the candidate's runs and reports its median:
+ * cublasSgemm's own choice paired with pedantic cuBLAS on 1024^3 takes the same time within 10%, an unpaired trial
+ * reports no cuBLAS time, and a paired one with a cutoff (a screen) is timed unpaired. */
+GT_TEST(gpu_paired_trial_times_cublas_between_runs, GT_NEEDS_GPU)
+{
+    gt_limits lim;
+    char arch[16], err[512];
+    gt_worker *w = shared_worker(&lim, arch);
+    const gt_family *f = gt_family_find("cublas");
+    const gt_shape s = {1024, 1024, 1024, 0, 0};
+    gt_params c[GT_MAX_DEVICE_CANDIDATES];
+    int n = 0;
+    CHECK(w && f && gt_worker_candidates(w, f, &s, c, &n, err, sizeof err) == 0 && n > 0);
+    for (int mode = 0; w && n > 0 && mode < 3; ++mode) {
+        gt_trial_request req = {.family = f, .params = c[0], .shape = s, .warmup = 2, .reps = 15, .paired = mode != 1,
+                                .cutoff_ms = mode == 2 ? 100.0 : 0, .seed = 7, .timeout_s = 120};
+        gt_trial_result r;
+        CHECK_MSG(gt_worker_trial(w, &req, &r, err, sizeof err) == 0 && r.status == GT_ST_OK, "%s %s", err,
+                  r.message);
+        printf("    mode %d: %.4f ms, cuBLAS %.4f ms, \"%s\"\n", mode, r.median_ms, r.ref_ms, r.message);
+        if (mode == 0)
+            CHECK(r.ref_ms > 0 && r.median_ms > 0 && fabs(r.median_ms / r.ref_ms - 1) < 0.10 &&
+                  strstr(r.message, "with cuBLAS FP32"));
+        else
+            CHECK(r.ref_ms < 0 && r.median_ms > 0 && !strstr(r.message, "with cuBLAS FP32"));
     }
 }
 

@@ -20,7 +20,7 @@
 typedef struct {
     char family[32], params[256];
     gt_shape shape; /* the timed shape */
-    int checks, warmup, reps;
+    int checks, warmup, reps, paired;
     unsigned long long seed;
 } call;
 
@@ -42,6 +42,8 @@ static struct {
     char odd_first[256];
     char *odd_src;        /* odd_first's source as the sweep renders it (nn, one matrix): it compiles slowly */
     double odd_factor;
+    const char *paired_name; /* != NULL: this family's runs take paired_q x their time when paired with cuBLAS's */
+    double paired_q;
 } fake;
 
 static int f_start(int device, void **self, char *err, size_t errlen)
@@ -122,18 +124,21 @@ static int f_trial(void *self, const gt_trial_request *req, gt_trial_result *out
                 : fake.modelled ? modelled_ms(req->family, &req->params, ts)
                                 : base_ms(ts) * quality(req->family->name, &req->params);
     const int retiming = !req->checks && req->warmup == 2;
-    if (retiming && fake.drift != 0) ms *= 1 + fake.drift * fake.retimes;
+    const double clock = retiming && fake.drift != 0 ? 1 + fake.drift * fake.retimes : 1;
+    ms *= clock;
+    if (req->paired && fake.paired_name && !strcmp(req->family->name, fake.paired_name)) ms *= fake.paired_q;
     fake.retimes += retiming;
     if (fake.n == fake.cap) fake.log = realloc(fake.log, (size_t)(fake.cap = fake.cap ? 2 * fake.cap : 1024) * sizeof *fake.log);
     call *c = &fake.log[fake.n++];
     snprintf(c->family, sizeof c->family, "%s", req->family->name);
     gt_params_format(req->family, &req->params, c->params, sizeof c->params);
     c->shape = *ts;
-    c->checks = req->checks, c->warmup = req->warmup, c->reps = req->reps;
+    c->checks = req->checks, c->warmup = req->warmup, c->reps = req->reps, c->paired = req->paired;
     c->seed = req->seed;
     memset(out, 0, sizeof *out);
     out->rel_err = req->checks ? 1e-7 : -1;
     out->median_ms = out->min_ms = out->max_ms = ms;
+    out->ref_ms = req->paired ? base_ms(ts) * clock : -1; /* cuBLAS, under the same clock */
     if (retiming && fake.fail_retimes > 0) {
         fake.fail_retimes--;
         out->status = GT_ST_FAULTED;
@@ -178,6 +183,7 @@ static void setup(gt_tune_opts *o, const char *db, const gt_shape *shapes, int n
     fake.n = 0, fake.gpu_ms = 0, fake.slow_family = 1, fake.slow_name = NULL, fake.modelled = 0, fake.fixed_ms = 0;
     fake.drift = 0, fake.own_q = 0, fake.retimes = 0, fake.fail_retimes = 0;
     fake.odd_name = NULL, fake.odd_first[0] = '\0', fake.odd_src = NULL, fake.odd_factor = 1;
+    fake.paired_name = NULL, fake.paired_q = 1;
 }
 
 static long long count(const char *db, const char *sql)
@@ -774,6 +780,15 @@ GT_TEST(tune_own_kernel_wins_only_by_a_margin, GT_NEEDS_NONE)
     CHECK(gt_pick_winner(it, no_own_choice, 3) == 4);
     CHECK(gt_pick_winner(it, idx, 3) == 2);   /* no library candidate re-timed: the fastest */
     CHECK(gt_pick_winner(it, idx, 1) == -1);  /* nothing OK */
+    /* paired re-timings: each one's time over cuBLAS's ranks them where every OK item has one, else median_ms */
+    it[0].rel = 0.97, it[1].rel = 1.000, it[2].rel = 1.01, it[4].rel = 0.99;
+    CHECK(gt_pick_winner(it, idx, 5) == 0);   /* 0.97 leads cuBLAS's own by 3% */
+    it[0].rel = 0.99, it[1].median_ms = 1.030; /* by 1%: cuBLAS's own, whose median is now the slowest */
+    CHECK(gt_pick_winner(it, idx, 5) == 1);
+    it[2].rel = 0;                            /* one without: medians rank them all (0.990 leads 1.030 by 4%) */
+    CHECK(gt_pick_winner(it, idx, 5) == 2);
+    it[2].rel = 1.01, it[3].rel = 0.5;        /* a failed item wins nothing, whatever its rel */
+    CHECK(gt_pick_winner(it, idx, 5) == 1);
     /* a library family of ours (ozaki) is no reference: in its class's race the fastest wins by any lead */
     const gt_family *oz = gt_family_find("ozaki"), *wg = gt_family_find("tf32x3wg");
     CHECK(oz && wg && oz->backend && !oz->vendor);
@@ -842,6 +857,35 @@ GT_TEST(tune_retiming_weighs_a_drifting_gpu_on_every_candidate, GT_NEEDS_NONE)
               "%d full-size timings", n);
     gt_tune_summary_free(&s);
     gt_fixture_rm(db);
+    free(db);
+}
+
+/* The re-timing pairs each run with one of cuBLAS, as a program and gemmtune bench interleave them, and ranks the
+ * finalists by their time over cuBLAS's there: our kernels 5% faster than cuBLAS's own choice back to back but 4%
+ * slower once paired (as some split-K kernels run) lose to it; unpaired they would have won. Nothing else is
+ * paired. */
+GT_TEST(tune_retiming_pairs_each_run_with_cublas, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary s;
+    for (int pass = 0; pass < 2; ++pass) {
+        setup_naive(&o, db);
+        o.strategy = GT_STRATEGY_EXHAUSTIVE; /* every candidate validated: cuBLAS's own choice reaches the end */
+        fake.own_q = 1.0, fake.paired_name = "naive", fake.paired_q = pass ? 1.04 : 1.0;
+        CHECK_MSG(gt_tune_run(&o, &s, err, sizeof err) == 0, "%s", err);
+        CHECK_MSG(s.nshapes == 1 && !strcmp(s.shapes[0].family, pass ? "cublas" : "naive"), "paired x %.2f: winner %s",
+                  fake.paired_q, s.shapes[0].family);
+        int paired = 0, wrong = 0;
+        for (int i = 0; i < fake.n; ++i) {
+            const int retiming = !fake.log[i].checks && fake.log[i].warmup == 2;
+            paired += fake.log[i].paired, wrong += fake.log[i].paired != retiming;
+        }
+        CHECK_MSG(paired == 2 * s.retimed && paired > 0 && !wrong, "%d paired runs, %d requests paired or not wrongly",
+                  paired, wrong);
+        gt_tune_summary_free(&s);
+        gt_fixture_rm(db);
+    }
     free(db);
 }
 

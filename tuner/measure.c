@@ -548,7 +548,8 @@ out:
 }
 
 int gt_measure_time_interleaved(gt_measure *m, const gt_shape *s, float beta, int n, const gt_run_fn *run,
-                                void *const *ctx, int warmup, int reps, double *medians, char *err, size_t errlen)
+                                void *const *ctx, int warmup, int reps, double *medians, double *mins, double *maxs,
+                                char *err, size_t errlen)
 {
     geom g = geometry(s, 0, 0, 0);
     err[0] = '\0';
@@ -567,6 +568,8 @@ int gt_measure_time_interleaved(gt_measure *m, const gt_shape *s, float beta, in
         double *v = t + (size_t)i * reps;
         qsort(v, (size_t)reps, sizeof *v, cmp_double);
         medians[i] = reps % 2 ? v[reps / 2] : 0.5 * (v[reps / 2 - 1] + v[reps / 2]);
+        if (mins) mins[i] = v[0];
+        if (maxs) maxs[i] = v[reps - 1];
     }
     free(t);
     return rc;

@@ -61,9 +61,11 @@ int gt_measure_time(gt_measure *m, const gt_shape *s, gt_run_fn run, void *ctx, 
 
 /* Time n implementations of shape s, as C = AB + beta C, interleaved run by run (each run after its own L2 flush),
  * so that a clock or power transient, which can last tens of milliseconds, touches them all alike: warmup untimed
- * runs of each, then reps rounds; medians[i] in ms. 0, or -1 on a CUDA error. */
+ * runs of each, then reps rounds; medians[i] in ms, and where mins and maxs are not NULL each one's fastest and
+ * slowest run. 0, or -1 on a CUDA error. */
 int gt_measure_time_interleaved(gt_measure *m, const gt_shape *s, float beta, int n, const gt_run_fn *run,
-                                void *const *ctx, int warmup, int reps, double *medians, char *err, size_t errlen);
+                                void *const *ctx, int warmup, int reps, double *medians, double *mins, double *maxs,
+                                char *err, size_t errlen);
 
 /* cuBLAS SGEMM, FP32 pedantic, as a gt_run_fn (ctx = the gt_measure). */
 int gt_measure_cublas_run(void *ctx, const gt_args *a, cudaStream_t stream, char *err, size_t errlen);

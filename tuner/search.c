@@ -45,11 +45,12 @@ static gt_trial_request request(const gt_sweep *t, const gt_shape_ctx *sc, const
     const gt_shape *ts = on_proxy(it, rc) ? &sc->proxy : &sc->s;
     const double scale = (double)ts->k / sc->s.k;
     if (rc.screen && !on_proxy(it, rc) && cutoff_ms > 0) cutoff_ms *= (double)sc->s.k / sc->proxy.k;
-    const double per_launch = fmax(0.02, 200 * sc->cublas_ms * scale / 1000.0); /* from cuBLAS, with a floor */
+    /* from cuBLAS, with a floor; a paired round also runs cuBLAS as often as the item */
+    const double per_launch = fmax(0.02, 200 * sc->cublas_ms * scale / 1000.0);
     gt_trial_request req = {.family = it->f, .params = it->p, .shape = sc->s, .launch = it->L, .checks = rc.checks,
                             .warmup = rc.warmup, .reps = rc.reps, .cutoff_ms = cutoff_ms,
-                            .seed = gt_trial_seed(t->o->seed, it, &sc->s),
-                            .timeout_s = t->o->timeout_floor_s + per_launch * (rc.warmup + rc.reps + 8)};
+                            .paired = rc.paired, .seed = gt_trial_seed(t->o->seed, it, &sc->s),
+                            .timeout_s = t->o->timeout_floor_s + per_launch * ((rc.warmup + rc.reps) * (1 + rc.paired) + 8)};
     if (on_proxy(it, rc)) {
         req.shape = req.time_shape = sc->proxy;
         gt_family_launch(it->f, &it->p, &sc->proxy, t->lim.sm_count, &req.launch);
@@ -90,6 +91,7 @@ int gt_run_item(gt_sweep *t, int g, const gt_shape_ctx *sc, gt_item *it, gt_roun
     it->median_ms = r.median_ms > 0 && rc.screen && !on_proxy(it, rc) ? r.median_ms * sc->proxy.k / sc->s.k
                                                                       : r.median_ms;
     it->spread_pct = r.median_ms > 0 ? 100.0 * (r.max_ms - r.min_ms) / r.median_ms : 0;
+    it->ref_ms = r.ref_ms > 0 ? r.ref_ms : 0;
     if (rc.screen && it->screen_ms <= 0) it->screen_ms = it->median_ms;
     if (rc.kind == GT_KIND_SEARCH) t->sum->trials_run++;
     else if (rc.kind == GT_KIND_RETIME) t->sum->retimed++;

@@ -23,6 +23,8 @@ typedef struct {
     int have;       /* a verdict exists (run now or stored) */
     gt_status status;
     double median_ms, spread_pct; /* of the latest run */
+    double ref_ms;  /* the latest run's cuBLAS median where it was paired with cuBLAS (gt_round.paired), else 0 */
+    double rel;     /* the re-timing's: its time over cuBLAS's in the same paired runs (0: none) */
     double screen_ms; /* its first screen's median, in the screen's terms, kept when it is validated; 0: none */
 } gt_item;
 
@@ -38,6 +40,7 @@ enum { GT_KIND_SEARCH, GT_KIND_RETIME, GT_KIND_CROSS }; /* what a trial is for: 
 typedef struct {
     int checks, warmup, reps, screen; /* screen: timed at the proxy shape, not validated */
     int kind;
+    int paired; /* each timed run alternates with one of cuBLAS (gt_trial_request.paired) */
 } gt_round;
 
 typedef struct {
@@ -101,12 +104,13 @@ unsigned long long gt_trial_seed(unsigned long long seed, const gt_item *it, con
 /* The strategy's search over sc's items. 0, or -1 when a GPU side broke (t->err). */
 int gt_search(gt_sweep *t, gt_shape_ctx *sc);
 /* Any candidate displaces the library's own choice (cuBLAS's, the first candidate its family lists) only when it
- * is faster by more than this share: the final re-times run one after another, and a smaller lead is within what
- * a later, interleaved timing (gemmtune bench) finds either way, so serving it could run a program slower. */
+ * is faster by more than this share: a smaller lead is within the noise of a later timing (gemmtune bench), so
+ * serving it could run a program slower. */
 #define GT_OWN_MARGIN 0.02
 /* The winner among the re-timed items idx[0..k) (status GT_ST_OK): the fastest, unless it is within GT_OWN_MARGIN
- * of the library's own choice (of the library candidates among them, the one its family lists first). Returns its index into items,
- * or -1 when none is OK. Pure: tests/test_tune.c. */
+ * of the library's own choice (of the library candidates among them, the one its family lists first). Fastest by
+ * rel, each one's time over cuBLAS's in the same paired runs, where every OK item has one (the re-timing pairs its
+ * runs: tune.c), else by median_ms. Returns its index into items, or -1 when none is OK. Pure: tests/test_tune.c. */
 int gt_pick_winner(const gt_item *items, const int *idx, int k);
 /* Indices of items with a time that can rank them (status want, or any timed status when want < 0), fastest
  * first. Returns the count. */

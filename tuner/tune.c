@@ -67,14 +67,27 @@ static int reference(const gt_item *items, const int *idx, int k)
     return ref;
 }
 
+/* 1 when every OK item among idx[0..k) has a paired re-timing's rel, which then ranks them (gt_pick_winner). */
+static int all_rel(const gt_item *items, const int *idx, int k)
+{
+    for (int i = 0; i < k; ++i)
+        if (items[idx[i]].status == GT_ST_OK && !(items[idx[i]].rel > 0)) return 0;
+    return 1;
+}
+
+static double rank_key(const gt_item *it, int rel) { return rel ? it->rel : it->median_ms; }
+
 int gt_pick_winner(const gt_item *items, const int *idx, int k)
 {
+    const int rel = all_rel(items, idx, k);
     int best = -1;
     for (int i = 0; i < k; ++i)
-        if (items[idx[i]].status == GT_ST_OK && (best < 0 || items[idx[i]].median_ms < items[best].median_ms))
+        if (items[idx[i]].status == GT_ST_OK &&
+            (best < 0 || rank_key(&items[idx[i]], rel) < rank_key(&items[best], rel)))
             best = idx[i];
     const int ref = reference(items, idx, k);
-    if (best >= 0 && ref >= 0 && best != ref && items[best].median_ms * (1.0 + GT_OWN_MARGIN) >= items[ref].median_ms)
+    if (best >= 0 && ref >= 0 && best != ref &&
+        rank_key(&items[best], rel) * (1.0 + GT_OWN_MARGIN) >= rank_key(&items[ref], rel))
         return ref;
     return best;
 }
@@ -95,42 +108,52 @@ static int retime_set(const gt_shape_ctx *sc, gt_math m, int topk, int *order)
     return k;
 }
 
-/* One pass of the re-timing over order[0..k), reversed with rev: each item still OK timed with reps runs, ms[i] its
- * median (-1: it failed, now or in an earlier pass, and stays failed). Returns how many it went through before the
- * sweep was stopped (k: all), or -1 with t->err. Call with t->mu held. */
-static int retime_pass(gt_sweep *t, gt_shape_ctx *sc, const int *order, int k, int rev, int reps, double *ms)
+/* One pass of the re-timing over order[0..k), reversed with rev: each item still OK timed with reps runs, each
+ * followed by one of cuBLAS (paired, as a program and gemmtune bench interleave them: timed back to back, some
+ * kernels run a few percent faster than they do there); ms[i] its median and rel[i] that over cuBLAS's (0 where
+ * the runner gave none), ms[i] -1 when it failed, now or in an earlier pass (it stays failed). Returns how many it
+ * went through before the sweep was stopped (k: all), or -1 with t->err. Call with t->mu held. */
+static int retime_pass(gt_sweep *t, gt_shape_ctx *sc, const int *order, int k, int rev, int reps, double *ms,
+                       double *rel)
 {
     for (int j = 0; j < k; ++j) {
         const int i = rev ? k - 1 - j : j;
         gt_item *it = &sc->items[order[i]];
         if (gt_sweep_stopped(t)) return j;
-        ms[i] = -1;
+        ms[i] = -1, rel[i] = 0;
         if (it->status != GT_ST_OK) continue;
-        if (gt_run_item(t, 0, sc, it, (gt_round){0, 2, reps, 0, GT_KIND_RETIME}, 0)) return -1;
-        if (it->status == GT_ST_OK) ms[i] = it->median_ms;
+        if (gt_run_item(t, 0, sc, it, (gt_round){0, 2, reps, 0, GT_KIND_RETIME, 1}, 0)) return -1;
+        if (it->status != GT_ST_OK) continue;
+        ms[i] = it->median_ms;
+        rel[i] = it->ref_ms > 0 ? it->median_ms / it->ref_ms : 0;
     }
     return k;
 }
 
 /* Re-time items order[0..k) at full size on a cold L2 in two passes of half the final runs each, the second in the
- * reverse order, and give each the mean of its two medians: a GPU that slows as it heats over seconds of back-to-back
- * runs (8192^3: 21 ms a run, 5 candidates x 30 runs) then weighs on every item alike, where one pass would favour
- * the first timed over the last (the library's own choice, appended last). An item that fails in either pass is
- * out; a sweep stopped in the second pass keeps every item's first median. Returns how many items have a time (all
- * k unless stopped in the first pass), or -1 with t->err. Call with t->mu held. */
+ * reverse order, and give each the mean of its two medians and of its two times over cuBLAS's (rel): a GPU that
+ * slows as it heats over seconds of back-to-back runs (8192^3: 21 ms a run, 5 candidates x 30 runs, and cuBLAS's
+ * between) then weighs on every item alike, where one pass would favour the first timed over the last (the
+ * library's own choice, appended last). An item that fails in either pass is out; a sweep stopped in the second
+ * pass keeps every item's first median. Returns how many items have a time (all k unless stopped in the first
+ * pass), or -1 with t->err. Call with t->mu held. */
 static int retime(gt_sweep *t, gt_shape_ctx *sc, const int *order, int k)
 {
-    double *ms = malloc(2 * ((size_t)k + 1) * sizeof *ms), *second = ms + k + 1;
+    double *ms = malloc(4 * ((size_t)k + 1) * sizeof *ms), *second = ms + k + 1, *rel = second + k + 1,
+           *rel2 = rel + k + 1;
     const int reps = (t->o->final_reps + 1) / 2;
     if (!ms) return snprintf(t->err, t->errlen, "out of memory"), -1;
-    int done = retime_pass(t, sc, order, k, 0, reps, ms);
+    int done = retime_pass(t, sc, order, k, 0, reps, ms, rel);
     const int counted = t->sum->retimed; /* an item re-timed counts once */
-    const int again = done == k ? retime_pass(t, sc, order, k, 1, reps, second) : 0;
+    const int again = done == k ? retime_pass(t, sc, order, k, 1, reps, second, rel2) : 0;
     t->sum->retimed = counted;
     if (done < 0 || again < 0) return free(ms), -1;
     for (int i = 0; i < done; ++i) {
         gt_item *it = &sc->items[order[i]];
-        if (it->status == GT_ST_OK) it->median_ms = again == k ? 0.5 * (ms[i] + second[i]) : ms[i];
+        if (it->status != GT_ST_OK) continue;
+        const int both = again == k;
+        it->median_ms = both ? 0.5 * (ms[i] + second[i]) : ms[i];
+        it->rel = both ? (rel[i] > 0 && rel2[i] > 0 ? 0.5 * (rel[i] + rel2[i]) : 0) : rel[i];
     }
     free(ms);
     return done;

@@ -29,6 +29,7 @@ typedef struct {
     int checks, warmup, reps;
     int pad_a, pad_b, pad_c;
     double cutoff_ms;
+    int paired;
     unsigned long long seed;
     size_t cubin_size;
 } msg_req;
@@ -242,7 +243,8 @@ int gt_worker_trial(gt_worker *w, const gt_trial_request *req, gt_trial_result *
     msg_req q = {.op = OP_TRIAL, .params = req->params, .shape = req->shape, .time_shape = req->time_shape,
                  .launch = req->launch, .checks = req->checks,
                  .warmup = req->warmup, .reps = req->reps, .pad_a = req->pad_a, .pad_b = req->pad_b,
-                 .pad_c = req->pad_c, .cutoff_ms = req->cutoff_ms, .seed = req->seed, .cubin_size = req->cubin_size};
+                 .pad_c = req->pad_c, .cutoff_ms = req->cutoff_ms, .paired = req->paired, .seed = req->seed,
+                 .cubin_size = req->cubin_size};
     msg_resp r;
     snprintf(q.family, sizeof q.family, "%s", req->family->name);
     if (transact(w, &q, req->cubin, req->timeout_s, &r, err, errlen)) return -1;
@@ -413,14 +415,31 @@ static int validate(gt_measure *m, const msg_req *q, cand_ctx *c, msg_resp *r)
     return c->f && gt_family_reference(c->f) == GT_REF_FP64 ? validate_fp64(m, q, c, r) : 0;
 }
 
+/* Each run of the candidate, then one of cuBLAS FP32, each after its own L2 flush (q->paired): the candidate's
+ * median, fastest and slowest run, cuBLAS's median in ref_ms, and a note of it in the trial's message. */
+static int paired_timing(gt_measure *m, const gt_shape *ts, cand_ctx *c, int warmup, int reps, gt_trial_result *t,
+                         char *err, size_t errlen)
+{
+    const gt_run_fn run[2] = {run_candidate, gt_measure_cublas_run};
+    void *const ctx[2] = {c, m};
+    double med[2], lo[2], hi[2];
+    if (gt_measure_time_interleaved(m, ts, 0.0f, 2, run, ctx, warmup, reps, med, lo, hi, err, errlen)) return -1;
+    t->median_ms = med[0], t->min_ms = lo[0], t->max_ms = hi[0], t->ref_ms = med[1];
+    if (!t->message[0])
+        snprintf(t->message, sizeof t->message, "timed run by run with cuBLAS FP32, whose median was %.4f ms", med[1]);
+    return 0;
+}
+
 /* Time at the request's timing shape; 1 when the first judged run was over the cutoff (pruned). */
 static int timing(gt_measure *m, const msg_req *q, cand_ctx *c, int warmup, int reps, double cutoff, msg_resp *r)
 {
     gt_trial_result *t = &r->r;
     char err[512] = "";
     const gt_shape *ts = q->time_shape.k > 0 ? &q->time_shape : &q->shape;
-    int p = gt_measure_time(m, ts, run_candidate, c, warmup, reps, cutoff, &t->median_ms, &t->min_ms, &t->max_ms,
-                            err, sizeof err);
+    int p = q->paired && cutoff <= 0
+                ? paired_timing(m, ts, c, warmup, reps, t, err, sizeof err)
+                : gt_measure_time(m, ts, run_candidate, c, warmup, reps, cutoff, &t->median_ms, &t->min_ms,
+                                  &t->max_ms, err, sizeof err);
     if (p < 0) classify(r, c, err);
     return p;
 }
@@ -430,7 +449,7 @@ static void run_trial(gt_measure *m, const msg_req *q, const void *cubin, msg_re
     gt_trial_result *t = &r->r;
     gt_kernel *k = NULL;
     cand_ctx c;
-    t->median_ms = t->min_ms = t->max_ms = t->rel_err = -1;
+    t->median_ms = t->min_ms = t->max_ms = t->rel_err = t->ref_ms = -1;
     r->ok = 1;
     if (prepare(m, q, cubin, &c, &k, r)) goto out;
     /* Far slower than the cutoff: one run ranks it, and validating it would cost the sweep the most. */

@@ -15,6 +15,7 @@ typedef struct {
     gt_status status;   /* ok, wrong, pruned, resources, launch_error, faulted, timeout, unavailable */
     char message[512];
     double median_ms, min_ms, max_ms, rel_err;
+    double ref_ms;      /* a paired timing's: cuBLAS FP32's median over the runs between the candidate's; else -1 */
     int regs;
 } gt_trial_result;
 
@@ -36,6 +37,9 @@ typedef struct {
     unsigned long long seed;
     double timeout_s;    /* whole trial, after which the worker is killed and replaced */
     double cutoff_ms;    /* > 0: one timed run first; slower than this -> status 'pruned', nothing else run */
+    int paired;          /* 1 (with no cutoff): each timed run alternates with one of cuBLAS FP32 (pedantic), as in
+                            a program and in gemmtune bench, where back-to-back runs of one kernel can favour it by a
+                            few percent; the result's ref_ms is cuBLAS's median */
 } gt_trial_request;
 
 /* Start a worker on CUDA device `device`. Fails (err says why) when there is no such device or no driver. */

@@ -87,10 +87,12 @@ static int time_all(gt_measure *m, cublasHandle_t second, gemmtune_handle h, gem
     const gt_run_fn run[4] = {gt_measure_cublas_run, run_cublas2, run_handle, run_handle};
     void *const ctx[4] = {m, second, h, own};
     double med[4] = {0, 0, 0, 0};
-    if (gt_measure_time_interleaved(m, s, beta, 2, run, ctx, 1, 3, med, err, errlen)) return -1; /* a first look */
+    if (gt_measure_time_interleaved(m, s, beta, 2, run, ctx, 1, 3, med, NULL, NULL, err, errlen))
+        return -1; /* a first look */
     const double first = fmin(med[0], med[1]);
     if (first < 0.05) reps = reps * 10 < 400 ? reps * 10 : (reps > 400 ? reps : 400);
-    if (gt_measure_time_interleaved(m, s, beta, own ? 4 : 3, run, ctx, warmup, reps, med, err, errlen)) return -1;
+    if (gt_measure_time_interleaved(m, s, beta, own ? 4 : 3, run, ctx, warmup, reps, med, NULL, NULL, err, errlen))
+        return -1;
     r->cublas.ms = fmin(med[0], med[1]);
     r->loader.ms = med[2];
     r->mine.ms = med[3];

@@ -24,10 +24,10 @@ static void usage(FILE *out)
             "with NVRTC in the order a cost model predicts them fast (a family stops once its prediction, calibrated\n"
             "on its own screens, cannot reach the best so far: --model-stop), screened, validated against cuBLAS\n"
             "FP32 (pedantic), timed, and stored, each left candidate as 'pruned' with the reason; the fastest few (and\n"
-            "cuBLAS's own choice) are re-timed on a cold L2 and the best is stored as the winner for this GPU model\n"
-            "and shape; any other candidate wins only when it is more than 2%% faster than cuBLAS's own. Rerunning the\n"
-            "same command resumes: stored trials are skipped. Before the first trial it says how much GPU memory\n"
-            "the largest shape needs, and refuses shapes that cannot fit.\n\n");
+            "cuBLAS's own choice) are re-timed on a cold L2, each run followed by one of cuBLAS's, and the best is\n"
+            "stored as the winner for this GPU model and shape; any other candidate wins only when it is more than\n"
+            "2%% faster than cuBLAS's own. Rerunning the same command resumes: stored trials are skipped. Before the\n"
+            "first trial it says how much GPU memory the largest shape needs, and refuses shapes that cannot fit.\n\n");
     gt_cli_usage(out, GT_V_TUNE);
     fprintf(out, "\nExit status: 0 done, 1 setup error (no GPU, bad database, shapes too large), 2 bad arguments,\n"
                  "130 interrupted (Ctrl-C; every finished trial is kept and the next run resumes).\n");

@@ -145,7 +145,7 @@ static const gt_opt table[] = {
      "first, runs with beta 1)"},
     {"--top-k", NULL, "N", A_INT, GT_V_TUNE, O(topk), 1000, NULL, "candidates re-timed before the winner is chosen (default 5)"},
     {"--final-reps", NULL, "N", A_INT, GT_V_TUNE, O(final_reps), 10000, NULL, "timed runs in that re-timing, in two passes, the second in\n"
-     "reverse order, each candidate the mean of the two (default 30)"},
+     "reverse order, each candidate the mean of the two, each run followed by one of cuBLAS (default 30)"},
     {"--retry-failed", NULL, NULL, A_FLAG, GT_V_TUNE, O(retry_failed), 1, NULL,
      "rerun candidates whose stored trial failed (default: skip them)"},
     {"--shard", NULL, "I/N|auto", A_TEXT, GT_V_TUNE, O(shard), 0, NULL,
