@@ -63,6 +63,17 @@ static int conflict_free(int tcols, int tm, int tn)
 
 #define REJECT GT_REJECT
 
+/* The block's 16-byte copies of a k-major stage of D columns (copy_kmajor in the template): a pass covers
+ * NT / (D / 4) whole k rows; where D / 4 does not divide NT (128 threads, a 96-wide tile), the threads past the last
+ * whole row copy part of the next pass's first row, which that pass copies again (the same bytes), and their last
+ * pass stays inside the stage only where BK is not a multiple of the rows a pass covers (the template then stops
+ * each thread at BK). */
+static int copies_cover(int threads, int d, int bk)
+{
+    const int cpr = d / 4;
+    return d % 4 == 0 && threads >= cpr && (threads % cpr == 0 || bk % (threads / cpr) != 0);
+}
+
 static int legal_tiling(const shape_t *s, char *why, size_t n)
 {
     if (s->bm <= 0 || s->bn <= 0 || s->bk <= 0 || s->wm <= 0 || s->wn <= 0 || s->wniter <= 0 || s->tm <= 0 ||
@@ -76,8 +87,8 @@ static int legal_tiling(const shape_t *s, char *why, size_t n)
     if (s->wm % s->wmiter || s->wsubm % s->tm || s->wsubn % s->tn)
         REJECT("(WM/WMITER) %% TM or (WN/WNITER) %% TN != 0");
     if (s->wsubm / s->tm * (s->wsubn / s->tn) != 32) REJECT("warp sub-tile is not 32 thread tiles");
-    if (s->bm % 4 || s->bn % 4 || s->threads % (s->bm / 4) || s->threads % (s->bn / 4))
-        REJECT("%d threads do not cover whole rows of 16-byte copies", s->threads);
+    if (!copies_cover(s->threads, s->bm, s->bk) || !copies_cover(s->threads, s->bn, s->bk))
+        REJECT("%d threads do not cover the copies of a %d- or %d-wide stage", s->threads, s->bm, s->bn);
     if (!conflict_free(s->wsubn / s->tn, s->tm, s->tn)) REJECT("fragment LDS.128 has bank conflicts");
     return 1;
 }
@@ -96,7 +107,9 @@ static int skinny(const shape_t *s, char *why, size_t n)
 
 /* 96-wide tiles for a side of 96 or so (10240 x 96 x 10240 wastes a quarter of a 128-wide tile): 96 by 64, 128 or
  * 256 with the pipeline the other tiles' winners have, unsplit or split 4 or 8 ways, or streamed (an exploration of
- * every candidate on side-96 shapes found no other winner, docs/BENCHMARKS.md). */
+ * every candidate on side-96 shapes found no other winner, docs/BENCHMARKS.md). Their warps may be 48 wide across
+ * the 96 (two warps, three sub-tiles of 16 each: a thread's 8 x 12 sums read 20 floats a k where a 32-wide warp's
+ * 8 x 8 read 16; 10240 x 96 x 10240 nn 510 -> 457 us, docs/BENCHMARKS.md, twenty-sixth session). */
 static int wide96(const shape_t *s, char *why, size_t n)
 {
     if (s->bm == s->bn || (s->bm == 96 ? s->bn : s->bm) < 64)
@@ -114,6 +127,8 @@ static int shaped(const shape_t *s, char *why, size_t n)
     const int fm = s->wmiter * s->tm, fn = s->wniter * s->tn;
     if ((s->bm == 16 || s->bn == 16) && s->kt) REJECT("default space: no KT=1 for 16-wide tiles (not measured)");
     if (s->bm == 16 || s->bn == 16) return skinny(s, why, n);
+    if ((s->wm == 48 || s->wn == 48 || s->wniter == 3) && s->bm != 96 && s->bn != 96)
+        REJECT("default space: 48-wide warp tiles (and WNITER=3, which only they take) in 96-wide tiles only");
     if ((s->bm == 96 || s->bn == 96) && !wide96(s, why, n)) return 0;
     if (s->wm * s->wn < 2048) REJECT("default space: warp tiles of at least 64 results per thread");
     if (fm > 2 * fn || fn > 2 * fm) REJECT("default space: thread tile %dx%d more than 2:1", fm, fn);
@@ -222,9 +237,9 @@ const gt_family gt_family_multistage = {
     .params = {{"BM", "rows of C per block", 5, {64, 128, 256, 16, 96}},
                {"BN", "columns of C per block", 5, {64, 128, 256, 16, 96}},
                {"BK", "K depth of one pipeline stage (multiple of 8)", 2, {8, 16}},
-               {"WM", "rows of C per warp", 3, {32, 64, 16}},
-               {"WN", "columns of C per warp", 3, {32, 64, 16}},
-               {"WNITER", "warp sub-tiles along N", 3, {1, 2, 4}},
+               {"WM", "rows of C per warp", 4, {32, 64, 16, 48}},
+               {"WN", "columns of C per warp", 4, {32, 64, 16, 48}},
+               {"WNITER", "warp sub-tiles along N", 4, {1, 2, 4, 3}},
                {"TM", "rows of a thread sub-tile (multiple of 4)", 1, {4}},
                {"TN", "columns of a thread sub-tile (multiple of 4)", 1, {4}},
                {"STAGES", "shared-memory buffers in the cp.async pipeline", 3, {2, 3, 4}},
