@@ -1,4 +1,4 @@
-// The skinny studies' timer (tests/perf/skinny_direct.cu, tests/perf/skinny_tc_direct.cu): f's median time in µs
+// The skinny studies' timer (tests/perf/skinny_*.cu, lt_space.cu): f's median time in µs
 // over 20 runs after 3 untimed ones, each run after a 256 MiB memset of flush (a cold L2), CUDA events around f
 // alone.
 #pragma once
@@ -7,7 +7,8 @@
 
 #include "cuda_check.h"
 
-template <class F> static float timed(F f, float *flush)
+// timed_with: the same with flush() in place of the memset (a study's other way to a cold L2).
+template <class F, class Flush> static float timed_with(F f, Flush flush)
 {
     cudaEvent_t a, b;
     CK(cudaEventCreate(&a));
@@ -15,7 +16,7 @@ template <class F> static float timed(F f, float *flush)
     std::vector<float> t;
     for (int r = 0; r < 3; ++r) f();
     for (int r = 0; r < 20; ++r) {
-        CK(cudaMemset(flush, r, 256u << 20));
+        flush(r);
         CK(cudaEventRecord(a));
         f();
         CK(cudaEventRecord(b));
@@ -28,4 +29,9 @@ template <class F> static float timed(F f, float *flush)
     CK(cudaEventDestroy(b));
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
+}
+
+template <class F> static float timed(F f, float *flush)
+{
+    return timed_with(f, [&](int r) { CK(cudaMemset(flush, r, 256u << 20)); });
 }

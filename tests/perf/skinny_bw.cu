@@ -110,17 +110,6 @@ __global__ void __launch_bounds__(32 * WARPS)
     }
 }
 
-// Y's bytes as one contiguous array, 16-byte loads, 4 blocks of 256 an SM.
-__global__ void bw_read_flat(const float4 *__restrict__ Y, float *__restrict__ out, size_t n4)
-{
-    float acc = 0.0f;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x) {
-        const float4 v = __ldcs(Y + i);
-        acc += v.x + v.y + v.z + v.w;
-    }
-    if (acc == 1.2345f) out[0] = acc;
-}
-
 static unsigned *counters;
 static bool clean; // argv[2] "clean": flush L2 by reading 256 MiB (L2 left holding clean lines), not by a memset
 
@@ -137,24 +126,7 @@ __global__ void bw_flush_read(const float4 *__restrict__ f, float *__restrict__ 
 template <class F> static float timed_bw(F f, bufs &b)
 {
     if (!clean) return timed(f, b.flush);
-    cudaEvent_t e0, e1;
-    CK(cudaEventCreate(&e0));
-    CK(cudaEventCreate(&e1));
-    std::vector<float> t;
-    for (int r = 0; r < 23; ++r) {
-        bw_flush_read<<<132 * 4, 256>>>((const float4 *)b.flush, b.R, (256u << 20) / 16);
-        CK(cudaEventRecord(e0));
-        f();
-        CK(cudaEventRecord(e1));
-        CK(cudaEventSynchronize(e1));
-        float ms;
-        CK(cudaEventElapsedTime(&ms, e0, e1));
-        if (r >= 3) t.push_back(ms * 1000.0f);
-    }
-    CK(cudaEventDestroy(e0));
-    CK(cudaEventDestroy(e1));
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
+    return timed_with(f, [&](int) { bw_flush_read<<<132 * 4, 256>>>((const float4 *)b.flush, b.R, (256u << 20) / 16); });
 }
 
 template <int R, int WARPS, int U, bool LAST>
@@ -231,7 +203,7 @@ int main(int argc, char **argv)
         const double e_cub = study_reference(s, b);
         const float cub = timed_bw([&] { cublas_run(s, b); }, b);
         const size_t n4 = (size_t)s.K * s.L / 4;
-        const float flat = timed_bw([&] { bw_read_flat<<<sms * 4, 256>>>((const float4 *)b.Y, b.C, n4); }, b);
+        const float flat = timed_bw([&] { study_read_flat<<<sms * 4, 256>>>((const float4 *)b.Y, b.C, n4); }, b);
         const float bw_us = 4.0f * s.K * s.L / 4.412e12f * 1e6f; // the roofline's read at 4,412 GB/s
         printf("%-18s cuBLAS %.1f us (err %.2g); Y's %.1f MB: flat read %.1f us (%.2f TB/s), roofline %.1f us\n",
                s.name, cub, e_cub, 4e-6 * s.K * s.L, flat, 16.0 * n4 / flat / 1e6, bw_us);

@@ -7,7 +7,7 @@
 // filled once before the loop. Slices of K meet in a workspace, added in slice order by a second kernel, or (CLU)
 // in a cluster's shared memory. Variants measured beside it (docs/BENCHMARKS.md, 2026-11-28, twenty-second
 // session): sd_ring (Y through a per-warp ring of cp.async copies in shared memory, deeper than registers allow),
-// sd_rg (RG row groups a warp sharing the same Y loads), sd_read/sd_read_flat (the loads alone). Against cuBLAS
+// sd_rg (RG row groups a warp sharing the same Y loads), sd_read and study_read_flat (the loads alone). Against cuBLAS
 // SGEMM pedantic in one process, cold L2 (a 256 MiB memset before each run), median of 20.
 // Build and run on the GPU machine:
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o build-perf/skinny_direct tests/perf/skinny_direct.cu -lcublas
@@ -348,17 +348,6 @@ __global__ void __launch_bounds__(32 * WARPS) sd_read(const float *__restrict__ 
     if (acc == 1.2345f) out[0] = acc;
 }
 
-// Y's bytes as one contiguous array, 16-byte loads, a grid of 4 blocks of 256 an SM.
-__global__ void sd_read_flat(const float4 *__restrict__ Y, float *__restrict__ out, size_t n4)
-{
-    float acc = 0.0f;
-    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x) {
-        const float4 v = __ldcs(Y + i);
-        acc += v.x + v.y + v.z + v.w;
-    }
-    if (acc == 1.2345f) out[0] = acc;
-}
-
 static float cublas_us(const shape &s, bufs &b) { return timed([&] { cublas_run(s, b); }, b.flush); }
 
 static double max_err(const shape &s, bufs &b)
@@ -507,7 +496,7 @@ int main(int argc, char **argv)
         printf("%-18s cuBLAS %.1f us\n", s.name, cub);
         if (!force_z) {
             const size_t n4 = (size_t)s.K * s.L / 4;
-            const float flat = timed([&] { sd_read_flat<<<sms * 4, 256>>>((const float4 *)b.Y, b.C, n4); }, b.flush);
+            const float flat = timed([&] { study_read_flat<<<sms * 4, 256>>>((const float4 *)b.Y, b.C, n4); }, b.flush);
             printf("%-18s read Y flat %.1f us (%.2f TB/s)\n", s.name, flat, 16.0 * n4 / flat / 1e6);
             for (int z : {8, 16, 32}) {
                 const int per = (s.K + z - 1) / z;

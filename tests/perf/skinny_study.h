@@ -104,6 +104,17 @@ __global__ void slice_reduce(const float *__restrict__ ws, float *__restrict__ C
         if (e + i < n) C[e + i] = o[i];
 }
 
+// Y's bytes as one contiguous array, 16-byte loads (launched with 4 blocks of 256 an SM): what reading them costs.
+__global__ void study_read_flat(const float4 *__restrict__ Y, float *__restrict__ out, size_t n4)
+{
+    float acc = 0.0f;
+    for (size_t i = (size_t)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += (size_t)gridDim.x * blockDim.x) {
+        const float4 v = __ldcs(Y + i);
+        acc += v.x + v.y + v.z + v.w;
+    }
+    if (acc == 1.2345f) out[0] = acc;
+}
+
 // The fastest slice count so far: both kernels' median µs, the main kernel's alone, the count, and its error.
 struct study_best {
     float us = 1e30f, main_us = 0;
