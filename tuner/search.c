@@ -45,12 +45,12 @@ static gt_trial_request request(const gt_sweep *t, const gt_shape_ctx *sc, const
     const gt_shape *ts = on_proxy(it, rc) ? &sc->proxy : &sc->s;
     const double scale = (double)ts->k / sc->s.k;
     if (rc.screen && !on_proxy(it, rc) && cutoff_ms > 0) cutoff_ms *= (double)sc->s.k / sc->proxy.k;
-    /* from cuBLAS, with a floor; a paired round also runs cuBLAS as often as the item */
-    const double per_launch = fmax(0.02, 200 * sc->cublas_ms * scale / 1000.0);
+    const double per_launch = fmax(0.02, 200 * sc->cublas_ms * scale / 1000.0); /* from cuBLAS, with a floor */
+    const int launches = (rc.warmup + rc.reps) * (1 + rc.paired) + 8; /* a paired round runs cuBLAS as often */
     gt_trial_request req = {.family = it->f, .params = it->p, .shape = sc->s, .launch = it->L, .checks = rc.checks,
                             .warmup = rc.warmup, .reps = rc.reps, .cutoff_ms = cutoff_ms,
                             .paired = rc.paired, .seed = gt_trial_seed(t->o->seed, it, &sc->s),
-                            .timeout_s = t->o->timeout_floor_s + per_launch * ((rc.warmup + rc.reps) * (1 + rc.paired) + 8)};
+                            .timeout_s = t->o->timeout_floor_s + per_launch * launches};
     if (on_proxy(it, rc)) {
         req.shape = req.time_shape = sc->proxy;
         gt_family_launch(it->f, &it->p, &sc->proxy, t->lim.sm_count, &req.launch);

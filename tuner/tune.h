@@ -1,9 +1,9 @@
 /* A tuning sweep: plan the candidates -> compile ahead (tuner/pool.c) -> run each in a worker (validate, time)
  * -> store, per shape and layout; search strategies and pruning in tuner/search.c; the best few re-timed at full
- * size, each run paired with one of cuBLAS, and the fastest stored as the winner; then each tuned neighbour's winner timed here and this winner there
- * (cross-timing, the data of the loader's serving model). Resumable: trials already in the database are skipped.
- * Driven by src/cli/cmd_tune.c; the strategies, resume, sharding and pruning are tested on the CPU with a fake
- * runner by tests/test_tune.c, the real thing by tests/test_gpu.c. */
+ * size, each run paired with one of cuBLAS, and the fastest stored as the winner; then each tuned neighbour's
+ * winner timed here and this winner there (cross-timing, the data of the loader's serving model). Resumable:
+ * trials already in the database are skipped. Driven by src/cli/cmd_tune.c; the strategies, resume, sharding and
+ * pruning are tested on the CPU with a fake runner by tests/test_tune.c, the real thing by tests/test_gpu.c. */
 #ifndef GT_TUNE_H
 #define GT_TUNE_H
 

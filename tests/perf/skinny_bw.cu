@@ -126,7 +126,8 @@ __global__ void bw_flush_read(const float4 *__restrict__ f, float *__restrict__ 
 template <class F> static float timed_bw(F f, bufs &b)
 {
     if (!clean) return timed(f, b.flush);
-    return timed_with(f, [&](int) { bw_flush_read<<<132 * 4, 256>>>((const float4 *)b.flush, b.R, (256u << 20) / 16); });
+    const size_t n4 = (256u << 20) / 16;
+    return timed_with(f, [&](int) { bw_flush_read<<<132 * 4, 256>>>((const float4 *)b.flush, b.R, n4); });
 }
 
 template <int R, int WARPS, int U, bool LAST>
