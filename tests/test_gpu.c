@@ -430,7 +430,8 @@ GT_TEST(gpu_vendor_candidates_reach_past_the_heuristic, GT_NEEDS_GPU)
 
 /* A paired trial (the sweep's re-timing) runs cuBLAS FP32 after each of the candidate's runs and reports its median:
  * cublasSgemm's own choice paired with pedantic cuBLAS on 1024^3 takes the same time within 10%, an unpaired trial
- * reports no cuBLAS time, and a paired one with a cutoff (a screen) is timed unpaired. */
+ * reports no cuBLAS time, and a paired one with a cutoff (a screen) is timed unpaired; each reports its fastest and
+ * slowest run around its median. */
 GT_TEST(gpu_paired_trial_times_cublas_between_runs, GT_NEEDS_GPU)
 {
     gt_limits lim;
@@ -448,6 +449,7 @@ GT_TEST(gpu_paired_trial_times_cublas_between_runs, GT_NEEDS_GPU)
         CHECK_MSG(gt_worker_trial(w, &req, &r, err, sizeof err) == 0 && r.status == GT_ST_OK, "%s %s", err,
                   r.message);
         printf("    mode %d: %.4f ms, cuBLAS %.4f ms, \"%s\"\n", mode, r.median_ms, r.ref_ms, r.message);
+        CHECK(r.min_ms > 0 && r.min_ms <= r.median_ms && r.median_ms <= r.max_ms);
         if (mode == 0)
             CHECK(r.ref_ms > 0 && r.median_ms > 0 && fabs(r.median_ms / r.ref_ms - 1) < 0.10 &&
                   strstr(r.message, "with cuBLAS FP32"));
