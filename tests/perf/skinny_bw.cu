@@ -5,8 +5,8 @@
 // shared memory along S (a k's R values read as broadcast 16-byte reads). The warps' sums meet in shared memory,
 // added in warp order; the block writes its slice's sums to the workspace. Then either slice_reduce adds the
 // slices in slice order (a second kernel), or (LAST) the last block of a column group to finish adds them, in
-// slice order too, found by a counter a group (reset by that block). Against cuBLAS SGEMM pedantic and a flat read
-// of Y's bytes, in one process, cold L2 (a 256 MiB memset before each run, or with "clean" a 256 MiB read), median
+// slice order too, found by a counter a group (reset by that block). Against cuBLAS SGEMM pedantic and two reads
+// of Y's bytes (grid-stride, and a contiguous chunk a block with loads in flight), in one process, cold L2 (a 256 MiB memset before each run, or with "clean" a 256 MiB read), median
 // of 20. Build and run on the GPU machine:
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o build-perf/skinny_bw tests/perf/skinny_bw.cu -lcublas
 //   build-perf/skinny_bw [SHAPE_INDEX|-1 [clean]]
@@ -110,6 +110,28 @@ __global__ void __launch_bounds__(32 * WARPS)
     }
 }
 
+// Y's bytes read as U 16-byte loads in flight a thread, each block a contiguous chunk: whether a read with more in
+// flight beats study_read_flat's.
+template <int U> __global__ void bw_read_chunks(const float4 *__restrict__ Y, float *__restrict__ out, size_t n4)
+{
+    const size_t per = (n4 + gridDim.x - 1) / gridDim.x, base = (size_t)blockIdx.x * per;
+    const size_t len = base < n4 ? min(per, n4 - base) : 0;
+    float acc = 0.0f;
+    for (size_t i = threadIdx.x; i < len; i += (size_t)U * blockDim.x) {
+        float4 v[U];
+#pragma unroll
+        for (int u = 0; u < U; ++u)
+            v[u] = i + (size_t)u * blockDim.x < len ? __ldcs(Y + base + i + (size_t)u * blockDim.x)
+                                                    : make_float4(0, 0, 0, 0);
+#pragma unroll
+        for (int u = 0; u < U; ++u) acc += v[u].x + v[u].y + v[u].z + v[u].w;
+    }
+    if (acc == 1.2345f) out[0] = acc;
+}
+
+// The fastest of bw_read_chunks over unrolls and grids (blocks of 256), µs.
+static float best_chunk_read(const float4 *Y, float *out, size_t n4, int sms, bufs &b);
+
 static unsigned *counters;
 static bool clean; // argv[2] "clean": flush L2 by reading 256 MiB (L2 left holding clean lines), not by a memset
 
@@ -182,6 +204,18 @@ template <int R> static void family(const shape &s, bufs &b, float cub, float bw
     variant<R, 8, 4, true>(s, b, cub, bw_us);
 }
 
+static float best_chunk_read(const float4 *Y, float *out, size_t n4, int sms, bufs &b)
+{
+    float best = 1e30f;
+    for (int bps : {1, 2, 4, 8})
+        for (int u : {2, 4, 8}) {
+            const unsigned g = (unsigned)(sms * bps);
+            auto k = u == 2 ? bw_read_chunks<2> : u == 4 ? bw_read_chunks<4> : bw_read_chunks<8>;
+            best = std::min(best, timed_bw([&] { k<<<g, 256>>>(Y, out, n4); }, b));
+        }
+    return best;
+}
+
 int main(int argc, char **argv)
 {
     int sms;
@@ -206,8 +240,10 @@ int main(int argc, char **argv)
         const size_t n4 = (size_t)s.K * s.L / 4;
         const float flat = timed_bw([&] { study_read_flat<<<sms * 4, 256>>>((const float4 *)b.Y, b.C, n4); }, b);
         const float bw_us = 4.0f * s.K * s.L / 4.412e12f * 1e6f; // the roofline's read at 4,412 GB/s
-        printf("%-18s cuBLAS %.1f us (err %.2g); Y's %.1f MB: flat read %.1f us (%.2f TB/s), roofline %.1f us\n",
-               s.name, cub, e_cub, 4e-6 * s.K * s.L, flat, 16.0 * n4 / flat / 1e6, bw_us);
+        const float chunks = best_chunk_read((const float4 *)b.Y, b.C, n4, sms, b);
+        printf("%-18s cuBLAS %.1f us (err %.2g); Y's %.1f MB: flat read %.1f us (%.2f TB/s), in chunks %.1f us, "
+               "roofline %.1f us\n",
+               s.name, cub, e_cub, 4e-6 * s.K * s.L, flat, 16.0 * n4 / flat / 1e6, chunks, bw_us);
         if (s.S <= 1) family<1>(s, b, cub, bw_us);
         else if (s.S <= 2) family<2>(s, b, cub, bw_us);
         else if (s.S <= 4) family<4>(s, b, cub, bw_us);
