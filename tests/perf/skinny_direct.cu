@@ -374,21 +374,11 @@ static void rg_variant(const shape &s, bufs &b, float cub)
     auto kern = s.xt ? sd_rg<R, RG, TL, WARPS, P, MINB, true> : sd_rg<R, RG, TL, WARPS, P, MINB, false>;
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, kern));
-    const int bl = WARPS * 32 / RG * TL, gx = (s.L + bl - 1) / bl, ldx = s.xt ? s.S : s.K;
+    const int bl = WARPS * 32 / RG * TL, gx = (s.L + bl - 1) / bl;
     study_best best;
-    for (int z : {8, 10, 12, 16, 20, 24, 32}) {
-        if (force_z && z != force_z) continue;
-        const int per = ((s.K + z - 1) / z + P - 1) / P * P, zz = (s.K + per - 1) / per;
-        const size_t smem = (size_t)per * G::XK * 4;
-        if (smem > 220 * 1024) continue;
-        CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        int bps = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, kern, 32 * WARPS, smem));
-        if (bps == 0) continue;
-        study_try(
-            s, b, zz, [&] { kern<<<dim3(gx, 1, zz), 32 * WARPS, smem>>>(b.X, b.Y, b.ws, s.S, s.L, s.K, ldx, s.L, per); },
-            [&] { return max_err(s, b); }, best);
-    }
+    study_slices(
+        s, b, kern, {8, 10, 12, 16, 20, 24, 32}, force_z, P, [](int per) { return (size_t)per * G::XK * 4; },
+        220 * 1024, gx, 32 * WARPS, [&] { return max_err(s, b); }, best);
     printf("%-18s rg   R=%d RG=%d TL=%d W=%d P=%d MINB=%d regs=%3d spill=%zu  best %7.1f us (main %5.1f, z %2d)  x "
            "cuBLAS %.3f  err %.2g\n",
            s.name, R, RG, TL, WARPS, P, MINB, fa.numRegs, fa.localSizeBytes, best.us, best.main_us, best.z,
@@ -451,21 +441,11 @@ static void variant(const shape &s, bufs &b, float cub, int sms)
                      : (s.xt ? sd_gemm<R, TL, WARPS, P, MINB, true, D> : sd_gemm<R, TL, WARPS, P, MINB, false, D>);
     cudaFuncAttributes fa;
     CK(cudaFuncGetAttributes(&fa, kern));
-    const int bl = WARPS * 32 * TL, gx = (s.L + bl - 1) / bl, ldx = s.xt ? s.S : s.K;
+    const int bl = WARPS * 32 * TL, gx = (s.L + bl - 1) / bl;
     study_best best;
-    for (int z : {4, 6, 8, 10, 12, 16, 20, 24, 32}) {
-        if (force_z && z != force_z) continue;
-        const int per = ((s.K + z - 1) / z + P - 1) / P * P, zz = (s.K + per - 1) / per;
-        const size_t smem = (size_t)per * XP * 4 + (RING ? (size_t)WARPS * P * 32 * TL * 4 : 0);
-        if (smem > 220 * 1024) continue;
-        CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        int bps = 0;
-        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, kern, 32 * WARPS, smem));
-        if (bps == 0) continue;
-        study_try(
-            s, b, zz, [&] { kern<<<dim3(gx, 1, zz), 32 * WARPS, smem>>>(b.X, b.Y, b.ws, s.S, s.L, s.K, ldx, s.L, per); },
-            [&] { return max_err(s, b); }, best);
-    }
+    auto smem = [](int per) { return (size_t)per * XP * 4 + (RING ? (size_t)WARPS * P * 32 * TL * 4 : 0); };
+    study_slices(s, b, kern, {4, 6, 8, 10, 12, 16, 20, 24, 32}, force_z, P, smem, 220 * 1024, gx, 32 * WARPS,
+                 [&] { return max_err(s, b); }, best);
     (void)sms;
     const double ffma_us = 2.0 * s.S * s.L * s.K / 66.9e12 * 1e6, bw_us = 4.0 * s.L * s.K / 4.4e12 * 1e6;
     printf("%-18s %s D=%d R=%d TL=%d W=%d P=%d MINB=%d regs=%3d spill=%zu  best %7.1f us (main %5.1f, z %2d)  x cuBLAS %.3f  roof %.0f%%  "

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <initializer_list>
 #include <cublas_v2.h>
 #include <vector>
 
@@ -139,4 +140,30 @@ static void study_try(const shape &s, bufs &b, int zz, Main main, Err err, study
     const double e = err();
     const float us = timed(run, b.flush), main_us = timed(main, b.flush);
     if (us < best.us) best = {us, main_us, zz, e};
+}
+
+// A study's main kernel: X, Y, the workspace, S, L, K, ldx, ldy, and the rows of K a slice.
+typedef void (*study_kernel)(const float *, const float *, float *, int, int, int, int, int, int);
+
+// study_try for each slice count z of zs (only force_z, where it is not 0): slices of K / z rows rounded up to a
+// multiple of step, a grid of gx x 1 x slices blocks of threads with smem(per) bytes of shared memory, skipped
+// past limit bytes or where no block fits an SM.
+template <class Smem, class Err>
+static void study_slices(const shape &s, bufs &b, study_kernel kern, std::initializer_list<int> zs, int force_z,
+                         int step, Smem smem, size_t limit, int gx, int threads, Err err, study_best &best)
+{
+    const int ldx = s.xt ? s.S : s.K;
+    for (int z : zs) {
+        if (force_z && z != force_z) continue;
+        const int per = ((s.K + z - 1) / z + step - 1) / step * step, zz = (s.K + per - 1) / per;
+        const size_t bytes = smem(per);
+        if (bytes > limit) continue;
+        CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)bytes));
+        int bps = 0;
+        CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&bps, kern, threads, bytes));
+        if (bps == 0) continue;
+        study_try(
+            s, b, zz, [&] { kern<<<dim3(gx, 1, zz), threads, bytes>>>(b.X, b.Y, b.ws, s.S, s.L, s.K, ldx, s.L, per); },
+            err, best);
+    }
 }

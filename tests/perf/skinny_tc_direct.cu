@@ -178,16 +178,9 @@ static void variant(const shape &s, bufs &b, float cub, double cub_err)
     CK(cudaFuncGetAttributes(&fa, kern));
     const int bl = WARPS * 16 * MT, gx = (s.L + bl - 1) / bl;
     study_best best;
-    for (int z : {8, 12, 16, 20, 24, 32}) {
-        const int per = ((s.K + z - 1) / z + 8 * P - 1) / (8 * P) * (8 * P), zz = (s.K + per - 1) / per;
-        const size_t smem = (size_t)per * NS * 8 * 4 * (XPRE ? 2 : 1);
-        if (smem > 200 * 1024) continue;
-        CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        const int ldx = s.xt ? s.S : s.K;
-        study_try(
-            s, b, zz, [&] { kern<<<dim3(gx, 1, zz), 32 * WARPS, smem>>>(b.X, b.Y, b.ws, s.S, s.L, s.K, ldx, s.L, per); },
-            [&] { return err64(s, b.C, b.D); }, best);
-    }
+    auto smem = [](int per) { return (size_t)per * NS * 8 * 4 * (XPRE ? 2 : 1); };
+    study_slices(s, b, kern, {8, 12, 16, 20, 24, 32}, 0, 8 * P, smem, 200 * 1024, gx, 32 * WARPS,
+                 [&] { return err64(s, b.C, b.D); }, best);
     printf("%-16s NS=%d MT=%d W=%d P=%d MINB=%d FOLD=%d XPRE=%d regs=%3d spill=%3zu  best %6.1f us (main %5.1f, z %2d)  x "
            "cuBLAS %.3f  err %.2e (cuBLAS %.2e, x%.2f)\n",
            s.name, NS, MT, WARPS, P, MINB, FOLD, (int)XPRE, fa.numRegs, fa.localSizeBytes, best.us, best.main_us,

@@ -262,16 +262,9 @@ static void variant(const shape &s, bufs &b, float cub, double cub_err)
     const int bl = WG * 64, gx = (s.L + bl - 1) / bl;
     study_best best;
     constexpr int step = 8 * (CH ? CH : P); // a slice is whole chunks, or whole P steps
-    for (int z : {1, 2, 3, 4, 6, 8, 11, 16, 22}) {
-        const int per = ((s.K + z - 1) / z + step - 1) / step * step, zz = (s.K + per - 1) / per;
-        const size_t smem = CH ? (size_t)CH * 8 * N * 4 * 5 : (size_t)per * N * 4 * 2;
-        if (smem > 227 * 1024) continue;
-        CK(cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
-        const int ldx = s.xt ? s.S : s.K;
-        study_try(
-            s, b, zz, [&] { kern<<<dim3(gx, 1, zz), 128 * WG, smem>>>(b.X, b.Y, b.ws, s.S, s.L, s.K, ldx, s.L, per); },
-            [&] { return err64(s, b.C, b.D); }, best);
-    }
+    auto smem = [](int per) { return CH ? (size_t)CH * 8 * N * 4 * 5 : (size_t)per * N * 4 * 2; };
+    study_slices(s, b, kern, {1, 2, 3, 4, 6, 8, 11, 16, 22}, 0, step, smem, 227 * 1024, gx, 128 * WG,
+                 [&] { return err64(s, b.C, b.D); }, best);
     printf("%-16s N=%d WG=%d P=%d MINB=%d FOLD=%d CH=%d regs=%3d spill=%3zu  best %6.1f us (main %5.1f, z %2d)  "
            "x cuBLAS %.3f  err %.2e (cuBLAS %.2e, x%.2f)\n",
            s.name, N, WG, P, MINB, FOLD, CH, fa.numRegs, fa.localSizeBytes, best.us, best.main_us, best.z,
