@@ -369,25 +369,31 @@ enum { SPACE_CAP = 2048 };    /* configurations of cuBLASLt's space listed for a
 #define SPACE_SCREEN_US 300e3 /* GPU time a shape's warm screen of them may take */
 #define SPACE_SWEEP_US 500e3  /* sweep time the ones added to the heuristic's may cost, at about 30 calls each */
 
-/* The configurations whose algorithm and tile one of out[0..n) has (the heuristic's picks) first, the rest after,
- * each part in the library's order: the screen's budget goes to the heuristic's neighbours first. */
+/* 1 when one of out[0..n) (the heuristic's picks) has configuration c's algorithm and tile. */
+static int near_heuristic(const gt_lt_config *c, const gt_params *out, int n)
+{
+    gt_params p;
+    if (algo_params(&c->algo, c->ws, &p)) return 0;
+    for (int j = 0; j < n; ++j)
+        if (out[j].v[GT_CUBLAS_P_ALGO] == p.v[GT_CUBLAS_P_ALGO] && out[j].v[GT_CUBLAS_P_TILE] == p.v[GT_CUBLAS_P_TILE])
+            return 1;
+    return 0;
+}
+
+/* The configurations near the heuristic's picks (near_heuristic) first, the rest after, each part in the library's
+ * order: the screen's budget goes to the heuristic's neighbours first. */
 static void heuristic_first(gt_lt_config *v, int nv, const gt_params *out, int n)
 {
-    gt_lt_config *tmp = malloc((size_t)nv * sizeof *tmp);
-    int k = 0;
-    if (!tmp) return;
-    for (int pass = 0; pass < 2; ++pass)
-        for (int i = 0; i < nv; ++i) {
-            gt_params p;
-            int near = 0;
-            if (!algo_params(&v[i].algo, v[i].ws, &p))
-                for (int j = 0; j < n && !near; ++j)
-                    near = out[j].v[GT_CUBLAS_P_ALGO] == p.v[GT_CUBLAS_P_ALGO] &&
-                           out[j].v[GT_CUBLAS_P_TILE] == p.v[GT_CUBLAS_P_TILE];
-            if (near == !pass) tmp[k++] = v[i];
-        }
-    memcpy(v, tmp, (size_t)nv * sizeof *v);
-    free(tmp);
+    gt_lt_config *near = malloc((size_t)nv * sizeof *near);
+    int k = 0, m = 0;
+    if (!near) return;
+    for (int i = 0; i < nv; ++i) { /* the near ones aside, the rest closed up in place (m <= i) */
+        if (near_heuristic(&v[i], out, n)) near[k++] = v[i];
+        else v[m++] = v[i];
+    }
+    memmove(v + k, v, (size_t)m * sizeof *v);
+    memcpy(v, near, (size_t)k * sizeof *v);
+    free(near);
 }
 
 static int by_time(const void *a, const void *b)
