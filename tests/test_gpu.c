@@ -338,6 +338,26 @@ GT_TEST(gpu_skinnyr_matches_cublas, GT_NEEDS_GPU)
     kernel_cases_run("skinnyr", cases, sizeof cases / sizeof cases[0]);
 }
 
+/* skinnyt, the small side tiled as a square GEMM: both sides in the layouts it is offered (and one it is not:
+ * correct there too, and slow), two K groups and one, stages of 16 and of 8, K split over the GPU with a ragged last
+ * slice and a K shorter than a stage, columns past the last whole block and rows short of RT R, L not a multiple of
+ * 4 (Y in 4-byte copies) and one that is, odd K and ld, a batch. */
+GT_TEST(gpu_skinnyt_matches_cublas, GT_NEEDS_GPU)
+{
+    static const kernel_case cases[] = {
+        {"SIDE=0,R=13,RT=4,TN=8,WL=2,WK=2,KC=16,STAGES=3,FILL=8", {50, 1031, 2049, 0, 0}},
+        {"SIDE=0,R=13,RT=4,TN=8,WL=2,WK=2,KC=16,STAGES=3,FILL=8", {49, 1031, 4099, 1, 0}},
+        {"SIDE=0,R=13,RT=4,TN=8,WL=2,WK=2,KC=16,STAGES=3,FILL=8", {50, 777, 1025, 0, 1}},
+        {"SIDE=0,R=13,RT=4,TN=8,WL=2,WK=2,KC=16,STAGES=3,FILL=8", {50, 500, 20, 0, 0}},
+        {"SIDE=0,R=8,RT=4,TN=8,WL=4,WK=2,KC=16,STAGES=3,FILL=8", {32, 4096, 1024, 0, 0}},
+        {"SIDE=0,R=8,RT=4,TN=8,WL=4,WK=2,KC=16,STAGES=3,FILL=8", {29, 1027, 2049, 1, 0}},
+        {"SIDE=0,R=9,RT=4,TN=8,WL=2,WK=2,KC=8,STAGES=4,FILL=8", {33, 8191, 4097, 0, 0}},
+        {"SIDE=1,R=12,RT=4,TN=8,WL=4,WK=1,KC=16,STAGES=3,FILL=8", {1031, 48, 2049, 1, 0}},
+        {"SIDE=1,R=12,RT=4,TN=8,WL=4,WK=1,KC=16,STAGES=3,FILL=8", {1031, 45, 777, 1, 1}},
+        {"SIDE=0,R=9,RT=4,TN=8,WL=2,WK=2,KC=8,STAGES=4,FILL=8", {33, 129, 257, 0, 0, 3}}};
+    kernel_cases_run("skinnyt", cases, sizeof cases / sizeof cases[0]);
+}
+
 /* skinny3, skinny's kernel on tensor cores: both sides, every layout, a side short of its n8 tiles, odd K and ld, a
  * batch; each also checked against FP64, as a sweep does. 3xTF32 drops each product's small*small part and rounds
  * its small parts (about 2^-22 of it), where SGEMM's products are exact: against cuBLAS's split sums on skinny

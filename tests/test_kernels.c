@@ -35,7 +35,7 @@ GT_TEST(registry_order_is_the_seeds_path_then_by_name, GT_NEEDS_NONE)
         if (!gt_family_at(i)->test_only)
             snprintf(names + strlen(names), sizeof names - strlen(names), "%s ", gt_family_at(i)->name);
     CHECK_MSG(!strcmp(names, "naive coalesced smem tile1d tile2d vec4 warptile multistage "
-                             "cublas gemv ozaki skinny skinny3 skinnyr skinnyr3 tf32x3 tf32x3wg "),
+                             "cublas gemv ozaki skinny skinny3 skinnyr skinnyr3 skinnyt tf32x3 tf32x3wg "),
               "%s", names);
     for (int i = 1; i < gt_family_count(); ++i)
         CHECK_MSG(!gt_family_at(i - 1)->test_only || gt_family_at(i)->test_only, "a test family before %s",
