@@ -348,8 +348,6 @@ __global__ void __launch_bounds__(32 * WARPS) sd_read(const float *__restrict__ 
     if (acc == 1.2345f) out[0] = acc;
 }
 
-static float cublas_us(const shape &s, bufs &b) { return timed([&] { cublas_run(s, b); }, b.flush); }
-
 static double max_err(const shape &s, bufs &b)
 {
     std::vector<float> c((size_t)s.S * s.L), r((size_t)s.S * s.L);

@@ -1,7 +1,7 @@
-// What the skinny studies share (tests/perf/skinny_direct.cu, skinny_tc_direct.cu, skinny_wg_direct.cu): the
-// shapes' buffers, cuBLAS SGEMM pedantic on them, the FP64 reference on the GPU and the error against it, the
-// reduce that adds K slices in slice order, and a slice count's trial. Row-major, as the templates: C (S x L) =
-// X (S x K) Y (K x L), Y along L, X stored S x K (nn) or K x S (xt: tn).
+// What the skinny studies share (tests/perf/skinny_direct.cu, skinny_tc_direct.cu, skinny_wg_direct.cu,
+// skinny_bw.cu, skinny_wt.cu): the shapes' buffers, cuBLAS SGEMM pedantic on them and its time, the FP64 reference
+// on the GPU and the error against it, the reduce that adds K slices in slice order, and a slice count's trial.
+// Row-major, as the templates: C (S x L) = X (S x K) Y (K x L), Y along L, X stored S x K (nn) or K x S (xt: tn).
 #pragma once
 #include <algorithm>
 #include <cmath>
@@ -51,6 +51,9 @@ static void cublas_run(const shape &s, bufs &b)
     CB(cublasSgemm(b.h, CUBLAS_OP_N, s.xt ? CUBLAS_OP_T : CUBLAS_OP_N, s.L, s.S, s.K, &one, b.Y, s.L, b.X,
                    s.xt ? s.S : s.K, &zero, b.R, s.L));
 }
+
+// cuBLAS's median µs on the shape, cold.
+static float cublas_us(const shape &s, bufs &b) { return timed([&] { cublas_run(s, b); }, b.flush); }
 
 // The FP64 reference: D(s, l) = sum over k of X(s, k) Y(k, l), a thread an element.
 __global__ void ref64(const float *X, const float *Y, double *D, int S, int L, int K, bool xt)

@@ -200,8 +200,6 @@ __global__ void __launch_bounds__(G::NT, MINB)
     }
 }
 
-static float cublas_us(const shape &s, bufs &b) { return timed([&] { cublas_run(s, b); }, b.flush); }
-
 // Largest |C - cuBLAS| over the largest |cuBLAS| (inf on a NaN or Inf).
 static double rel_err(const shape &s, bufs &b)
 {
