@@ -1,4 +1,4 @@
-/* Family skinnyt: one small side of C (M or N, as SIDE says) tiled as a square GEMM is: a thread holds R rows of it
+/* Family skinnyt: one small side of C (M or N, as SIDE says) tiled as a square GEMM is: a thread holds ROWS rows of it
  * by TN columns of the large side, a warp RT row groups; WL warps side by side, WK groups of them sharing out the
  * block's slice of K, each through a cp.async ring of its own, joined in shared memory in group order; K split over
  * the GPU and reduced in slice order. For the large operand along the large side.
@@ -7,7 +7,7 @@
 
 #include <stdio.h>
 
-enum { P_SIDE, P_R, P_RT, P_TN, P_WL, P_WK, P_KC, P_STAGES, P_FILL, NPARAMS };
+enum { P_SIDE, P_ROWS, P_RT, P_TN, P_WL, P_WK, P_KC, P_STAGES, P_FILL, NPARAMS };
 
 #define REJECT GT_REJECT
 
@@ -16,15 +16,15 @@ static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? 
 
 /* Rows of the small side a block holds, threads of a K group, columns of the large side a block (ST_SP, ST_NG and
  * ST_BL in the template). */
-static int block_rows(const gt_params *p) { return p->v[P_RT] * p->v[P_R]; }
+static int block_rows(const gt_params *p) { return p->v[P_RT] * p->v[P_ROWS]; }
 static int group_threads(const gt_params *p) { return 32 * p->v[P_WL]; }
 static long block_cols(const gt_params *p) { return (long)p->v[P_WL] * (32 / p->v[P_RT]) * p->v[P_TN]; }
 
-/* Floats of X a k in a stage (ST_XK): RT groups of R rounded up to 4, an odd number of quads apart, and the whole
+/* Floats of X a k in a stage (ST_XK): RT groups of ROWS rounded up to 4, an odd number of quads apart, and the whole
  * an odd number of quads. */
 static long x_floats_per_k(const gt_params *p)
 {
-    const int rp = (p->v[P_R] + 3) / 4 * 4, xg = rp / 4 % 2 ? rp : rp + 4, xk = p->v[P_RT] * xg;
+    const int rp = (p->v[P_ROWS] + 3) / 4 * 4, xg = rp / 4 % 2 ? rp : rp + 4, xk = p->v[P_RT] * xg;
     return xk / 4 % 2 ? xk : xk + 4;
 }
 
@@ -33,15 +33,15 @@ static long x_floats_per_k(const gt_params *p)
 static long smem_bytes(const gt_params *p)
 {
     const long rings = 4L * p->v[P_WK] * p->v[P_STAGES] * p->v[P_KC] * (x_floats_per_k(p) + block_cols(p));
-    const long join = 4L * (p->v[P_WK] - 1) * p->v[P_R] * p->v[P_TN] * group_threads(p);
+    const long join = 4L * (p->v[P_WK] - 1) * p->v[P_ROWS] * p->v[P_TN] * group_threads(p);
     return rings > join ? rings : join;
 }
 
 /* Registers per thread: the sums, two fragments (rows rounded up to 4, and TN), ~16 for addresses and loop state
- * (NVRTC, uncapped: R 13 TN 8 took 168-199, R 8 TN 8 128-140, R 12 TN 8 172-182). */
+ * (NVRTC, uncapped: ROWS 13 TN 8 took 168-199, ROWS 8 TN 8 128-140, ROWS 12 TN 8 172-182). */
 static long regs_estimate(const gt_params *p)
 {
-    const long r = p->v[P_R], tn = p->v[P_TN];
+    const long r = p->v[P_ROWS], tn = p->v[P_TN];
     return r * tn + 2 * ((r + 3) / 4 * 4 + tn) + 16;
 }
 
@@ -59,7 +59,7 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
     const int *v = p->v;
     if (v[P_SIDE] < 0 || v[P_SIDE] > 1) REJECT("SIDE=%d: 0 (M small) or 1 (N small)", v[P_SIDE]);
     if (v[P_RT] != 2 && v[P_RT] != 4) REJECT("RT=%d: 2 or 4 row groups", v[P_RT]);
-    if (v[P_R] < 1 || v[P_R] > 32) REJECT("R=%d outside 1..32", v[P_R]);
+    if (v[P_ROWS] < 1 || v[P_ROWS] > 32) REJECT("ROWS=%d outside 1..32", v[P_ROWS]);
     if (v[P_TN] != 4 && v[P_TN] != 8) REJECT("TN=%d: 4 or 8", v[P_TN]);
     if (v[P_WL] != 1 && v[P_WL] != 2 && v[P_WL] != 4 && v[P_WL] != 8) REJECT("WL=%d: 1, 2, 4 or 8", v[P_WL]);
     if (v[P_WK] < 1 || v[P_WK] > 4) REJECT("WK=%d outside 1..4", v[P_WK]);
@@ -73,13 +73,13 @@ static int legal(const gt_params *p, const gt_limits *lim, char *why, size_t n)
 
 /* The default space, measured on an H200 (docs/BENCHMARKS.md, 2026-11-29, twenty-seventh session, the study
  * tests/perf/skinny_wt.cu): four row groups of eight columns a thread (two groups of four lost 5-11% at 33 and 50
- * rows; R 16 spills); two warps across with two K groups (50 rows), four with two or one (32 and 50 rows); stages
+ * rows; ROWS 16 spills); two warps across with two K groups (50 rows), four with two or one (32 and 50 rows); stages
  * of 16 three deep, or of 8 four deep (33 rows). */
 static int in_space(const gt_params *p, char *why, size_t n)
 {
     const int wl = p->v[P_WL], wk = p->v[P_WK], kc = p->v[P_KC], st = p->v[P_STAGES];
     if (p->v[P_RT] != 4 || p->v[P_TN] != 8) REJECT("default space: RT=4 and TN=8");
-    if (p->v[P_R] > 13) REJECT("default space: R up to 13 (16 spills)");
+    if (p->v[P_ROWS] > 13) REJECT("default space: ROWS up to 13 (16 spills)");
     if (!(wl == 2 && wk == 2) && !(wl == 4 && wk <= 2)) REJECT("default space: WL=2 with WK=2, or WL=4 with WK=1 or 2");
     if (!(kc == 16 && st == 3) && !(kc == 8 && st == 4)) REJECT("default space: KC=16 in 3 stages or KC=8 in 4");
     return 1;
@@ -101,14 +101,14 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
     gt_skinny_workspace(s, z, out);
 }
 
-/* Where Y runs along L, with the fewest rows of RT R that hold the small side (R the smallest that does). */
+/* Where Y runs along L, with the fewest rows of RT ROWS that hold the small side (ROWS the smallest that does). */
 static int applicable(const gt_params *p, const gt_call *call)
 {
     const int s = gt_small_side(p->v[P_SIDE], &call->shape), rt = p->v[P_RT];
     return y_lmajor(p, call->shape.ta, call->shape.tb) && s <= block_rows(p) && s > block_rows(p) - rt;
 }
 
-/* The cost model's view of a block: RT R rows of the small side by the block's columns of the large one. */
+/* The cost model's view of a block: RT ROWS rows of the small side by the block's columns of the large one. */
 static void work(const gt_params *p, gt_work *out)
 {
     const int bl = (int)block_cols(p);
@@ -120,12 +120,12 @@ static void work(const gt_params *p, gt_work *out)
 const gt_family gt_family_skinnyt = {
     .name = "skinnyt",
     .batched = 1,
-    .doc = "one side of C small, tiled as a square GEMM: a thread R rows by TN columns, warps side by side and in "
+    .doc = "one side of C small, tiled as a square GEMM: a thread ROWS rows by TN columns, warps side by side and in "
            "groups sharing out K, each group's cp.async ring its own; K split over the GPU and reduced in order",
     .template_name = "skinnyt.cu",
     .nparams = NPARAMS,
     .params = {{"SIDE", "the small side: 0 M, 1 N", 2, {0, 1}},
-               {"R", "rows of the small side a thread holds (RT R at least the side)", 12,
+               {"ROWS", "rows of the small side a thread holds (RT ROWS at least the side)", 12,
                 {13, 12, 11, 10, 9, 8, 7, 6, 5, 14, 15, 16}},
                {"RT", "row groups of a warp", 2, {4, 2}},
                {"TN", "columns of the large side a thread holds", 2, {8, 4}},

@@ -1,29 +1,29 @@
 // Family skinnyt (kernels/skinnyt.c): one small side S of C (M with SIDE 0, N with SIDE 1) tiled as a square GEMM
-// tiles: a thread holds R rows of S by TN columns of L, so that each 16-byte read of shared memory serves 4 TN or
-// 4 R FMAs (skinny's lanes hold all rows for 2 to 4 columns: a read of X every 2 to 4). Tested by
-// tests/test_skinnyt.c (CPU: legality, launch, NVRTC) and tests/test_gpu.c (every family against cuBLAS). The study
-// it comes from: tests/perf/skinny_wt.cu.
+// is: a thread holds ROWS rows of S by TN columns of L, so that each 16-byte read of shared memory serves 4 TN or 4
+// ROWS FMAs (skinny's lanes hold all rows for 2 to 4 columns: a read of X every 2 to 4). Tested by tests/test_skinnyt.c
+// (CPU: legality, launch, NVRTC), tests/test_gpu.c (against cuBLAS) and the CPU emulator (tests/emu/run.sh skinnyt).
+// The study it comes from: tests/perf/skinny_wt.cu.
 //
-// Names as in skinny.cu: X(s, k) the small operand, Y(k, l) the large one (along L: applicable() offers the family
-// only those layouts; along K it is correct and slow, a 4-byte copy an element), C(s, l) the result. A warp's lanes form RT row groups of 32 / RT lanes; lane (tr, lc) holds
-// rows tr, tr + RT, ..., tr + RT (R - 1) of S (RT R >= S; rows past S compute garbage that is never stored) and
-// columns lc 4 + j % 4 + (j / 4) 32 / RT 4 of its warp's 32 TN / RT. WL warps side by side cover a block's BL
-// columns; WK such groups each take a part of the block's slice of K, with a STAGES-deep cp.async ring of KC-deep
-// stages and a named barrier of their own (a group's warps copy and read only their ring), and add their sums in
-// shared memory in group order at the end. In a stage X lies along S (row s at group s % RT, place s / RT, groups
-// an odd number of 16-byte quads apart: a warp's RT reads hit distinct banks), copied 4 bytes at a time (transposed
-// where X runs along K), Y along L in 16-byte copies where its address and ld allow. Each thread's copies keep one
-// row (X along K), one pair of rows (X along S) or one column (Y) and step along k: a base and constant offsets.
-// Fragments of X and Y are double-buffered in registers across the k's of a stage.
+// Names as in skinny.cu: X(s, k) the small operand, Y(k, l) the large one (along L: applicable() offers the family only
+// those layouts; along K it is correct and slow, a 4-byte copy an element), C(s, l) the result. A warp's lanes form RT
+// row groups of 32 / RT lanes; lane (tr, lc) holds rows tr, tr + RT, ..., tr + RT (ROWS - 1) of S (RT ROWS >= S; rows
+// past S are never stored) and columns lc 4 + j % 4 + (j / 4) 32 / RT 4 of its warp's 32 TN / RT. WL warps side by side
+// cover a block's BL columns; WK such groups each take a part of the block's slice of K, with a STAGES-deep cp.async
+// ring of KC-deep stages and a named barrier of their own (a group's warps copy and read only their ring), and add
+// their sums in shared memory in group order at the end. In a stage X lies along S (row s at group s % RT, place s /
+// RT, groups an odd number of 16-byte quads apart: a warp's RT reads hit distinct banks), copied 4 bytes at a time
+// (transposed where X runs along K), Y along L in 16-byte copies where its address and ld allow. Each thread's copies
+// keep one row (X along K), one pair of rows (X along S) or one column (Y) and step along k: a base and constant
+// offsets. Fragments of X and Y are double-buffered in registers across the k's of a stage.
 //
-// K is split over grid z (launch() picks the slices to fill the GPU): each block writes its raw sums to its slice
-// of the workspace and gt_splitk_reduce (slicesum.cuh) adds the slices in slice order and applies alpha and beta. A
-// batch walks grid z instead, one slice a matrix.
+// K is split over grid z (launch() picks the slices to fill the GPU): each block writes its raw sums to its slice of
+// the workspace and gt_splitk_reduce (slicesum.cuh) adds the slices in slice order and applies alpha and beta. A batch
+// walks grid z instead, one slice a matrix.
 #ifndef SIDE
 #define SIDE 0 // 0: M is the small side; 1: N is
 #endif
-#ifndef R
-#define R 13 // rows of S a thread holds (RT R >= S)
+#ifndef ROWS
+#define ROWS 13 // rows of S a thread holds (RT ROWS >= S)
 #endif
 #ifndef RT
 #define RT 4 // row groups of a warp (2 or 4)
@@ -46,12 +46,13 @@
 
 #include "async.cuh"
 #include "common.cuh"
+#include "groupsync.cuh"
 #include "slicesum.cuh"
 
 #define GT_SPLITK_AT_LAUNCH 1 // the K split is launch()'s, not a tunable: gt_splitk_reduce reads it from ws
 #define ST_LC (32 / RT)                          // lanes of a row group
-#define ST_SP (RT * R)                           // rows of S a block holds
-#define ST_RP ((R + 3) / 4 * 4)                  // a group's rows in whole 16-byte reads
+#define ST_SP (RT * ROWS)                           // rows of S a block holds
+#define ST_RP ((ROWS + 3) / 4 * 4)                  // a group's rows in whole 16-byte reads
 #define ST_XG (ST_RP / 4 % 2 ? ST_RP : ST_RP + 4) // floats from group to group: an odd number of quads
 #define ST_XK (RT * ST_XG / 4 % 2 ? RT * ST_XG : RT * ST_XG + 4) // floats of X a k: odd quads (k rows spread)
 #define ST_BL (WL * ST_LC * TN)                  // columns of L a block
@@ -91,16 +92,6 @@ struct st_ops {
     int ldx, ldy, S, L, l0, kend, gt;
 };
 
-// A cp.async of SIZE bytes (bytes of them read, the rest zero-filled) without async.cuh's memory clobber: the
-// copies of a stage only write a ring slot no thread reads before the next barrier (whose asm, and the wait's, keep
-// their clobbers), so the compiler may move the fragments' reads of the current slot across them.
-template <int SIZE> __device__ __forceinline__ void st_cp(unsigned dst, const float *src, int bytes)
-{
-    if constexpr (SIZE == 16)
-        asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
-    else asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(bytes));
-}
-
 // X's copies of a stage at shared address st: X(0 .. SP, kb .. kb + KC), zeros at k from kend (PART) and rows past
 // S.
 template <bool PART> __device__ __forceinline__ void st_load_x(const st_ops &o, unsigned st, int kb)
@@ -116,7 +107,7 @@ template <bool PART> __device__ __forceinline__ void st_load_x(const st_ops &o, 
         const int s = s0 + PS * i;
         if (ST_SP % PS && s >= ST_SP) break;
         const bool in = kin && s < o.S; // rows past S zero-filled (a predicate, not a branch)
-        st_cp<4>(d + 4 * (PS / RT) * i, in ? src + (size_t)PS * i * o.ldx : o.X, in ? 4 : 0);
+        gt_cp_async_free<4>(d + 4 * (PS / RT) * i, in ? src + (size_t)PS * i * o.ldx : o.X, in ? 4 : 0);
     }
 #else // X(s, k) at X[k ldx + s]: a lane rows lane and lane + 32, the group's warps k's apart
     constexpr int KW = ST_NG / 32;
@@ -130,7 +121,7 @@ template <bool PART> __device__ __forceinline__ void st_load_x(const st_ops &o, 
 #pragma unroll
         for (int i = 0; i < KC / KW; ++i) {
             const bool in = !PART || kb + k0 + KW * i < o.kend;
-            st_cp<4>(d + 4 * KW * i * ST_XK, in ? src + (size_t)KW * i * o.ldx : o.X, in ? 4 : 0);
+            gt_cp_async_free<4>(d + 4 * KW * i * ST_XK, in ? src + (size_t)KW * i * o.ldx : o.X, in ? 4 : 0);
         }
     }
 #endif
@@ -146,7 +137,7 @@ template <int W, bool PART> __device__ __forceinline__ void st_load_y(const st_o
     for (int q = o.gt; q < KC * ST_BL; q += ST_NG) {
         const int k = q % KC, c = q / KC, l = PART ? o.l0 + c : min(o.l0 + c, o.L - 1);
         const bool in = !PART || (kb + k < o.kend && l < o.L);
-        st_cp<4>(ys + 4 * (k * ST_BL + c), in ? o.Y + (size_t)l * o.ldy + kb + k : o.Y, in ? 4 : 0);
+        gt_cp_async_free<4>(ys + 4 * (k * ST_BL + c), in ? o.Y + (size_t)l * o.ldy + kb + k : o.Y, in ? 4 : 0);
     }
     return;
 #endif
@@ -157,7 +148,7 @@ template <int W, bool PART> __device__ __forceinline__ void st_load_y(const st_o
         const int k = ST_NG % CR == 0 ? o.gt / CR + ST_NG / CR * i : i / (CR / ST_NG);
         const int c = W * q, l = PART ? o.l0 + c : min(o.l0 + c, o.L - W); // past L: a copy of the last W (unused)
         const int n = !PART ? 4 * W : kb + k < o.kend ? 4 * max(0, min(W, o.L - l)) : 0;
-        st_cp<4 * W>(ys + 4 * (k * ST_BL + c), n ? o.Y + (size_t)(kb + k) * o.ldy + l : o.Y, n);
+        gt_cp_async_free<4 * W>(ys + 4 * (k * ST_BL + c), n ? o.Y + (size_t)(kb + k) * o.ldy + l : o.Y, n);
     }
 }
 
@@ -201,7 +192,7 @@ __device__ __forceinline__ void st_read(st_frag &f, const float *xs, const float
 }
 
 // acc += the products of one stage, the next k's fragment read while this one's FMAs run.
-__device__ __forceinline__ void st_compute(const float *xs, const float *ys, int tr, int cb, float (&acc)[R][TN])
+__device__ __forceinline__ void st_compute(const float *xs, const float *ys, int tr, int cb, float (&acc)[ROWS][TN])
 {
     st_frag f[2];
     st_read(f[0], xs, ys, 0, tr, cb);
@@ -209,24 +200,17 @@ __device__ __forceinline__ void st_compute(const float *xs, const float *ys, int
     for (int k = 0; k < KC; ++k) {
         if (k + 1 < KC) st_read(f[(k + 1) % 2], xs, ys, k + 1, tr, cb);
 #pragma unroll
-        for (int i = 0; i < R; ++i)
+        for (int i = 0; i < ROWS; ++i)
 #pragma unroll
             for (int j = 0; j < TN; ++j) acc[i][j] = fmaf(f[k % 2].x[i], f[k % 2].y[j], acc[i][j]);
     }
-}
-
-// The group's barrier (named barrier 1 + g, its ST_NG threads); a memory clobber, so that no read of a slot moves
-// above it.
-__device__ __forceinline__ void st_group_sync(int g)
-{
-    asm volatile("bar.sync %0, %1;\n" ::"r"(1 + g), "n"(ST_NG) : "memory");
 }
 
 // Group g's stages c0 .. c0 + n of the block's slice from kz0 through its ring: acc += their products. VY: as
 // st_load (one loop for each, so that neither carries the other's copies).
 template <bool VY>
 __device__ __forceinline__ void st_mainloop(const st_ops &o, float *ring, int kz0, int c0, int n, int g, int tr,
-                                            int cb, float (&acc)[R][TN])
+                                            int cb, float (&acc)[ROWS][TN])
 {
     const unsigned ring_s = (unsigned)__cvta_generic_to_shared(ring);
 #pragma unroll
@@ -237,7 +221,7 @@ __device__ __forceinline__ void st_mainloop(const st_ops &o, float *ring, int kz
 #pragma unroll 1
     for (int c = 0; c < n; ++c) {
         gt_cp_async_wait<STAGES - 2>();
-        st_group_sync(g); // stage c is every thread's; all are past stage c - 1, whose slot the next copies take
+        gt_bar_named<ST_NG>(1 + g); // stage c is every thread's; all are past stage c - 1, whose slot the copies take
         const int next = c + STAGES - 1;
         if (next < n) st_load<VY>(o, ring_s + 4 * (next % STAGES) * ST_STAGE, kz0 + (c0 + next) * KC);
         gt_cp_async_commit();
@@ -249,14 +233,14 @@ __device__ __forceinline__ void st_mainloop(const st_ops &o, float *ring, int kz
 
 // The groups' sums meet in shared memory (the rings' space): group g > 0 leaves its sums there, group 0 adds them in
 // group order (the bits do not depend on timing). Returns whether this thread holds the block's sums.
-__device__ __forceinline__ bool st_join(float *sm, int g, int gt, float (&acc)[R][TN])
+__device__ __forceinline__ bool st_join(float *sm, int g, int gt, float (&acc)[ROWS][TN])
 {
     if (WK == 1) return true;
     __syncthreads();
     if (g > 0) {
-        float *red = sm + (size_t)(g - 1) * R * TN * ST_NG;
+        float *red = sm + (size_t)(g - 1) * ROWS * TN * ST_NG;
 #pragma unroll
-        for (int i = 0; i < R; ++i)
+        for (int i = 0; i < ROWS; ++i)
 #pragma unroll
             for (int j = 0; j < TN; ++j) red[(i * TN + j) * ST_NG + gt] = acc[i][j];
     }
@@ -264,9 +248,9 @@ __device__ __forceinline__ bool st_join(float *sm, int g, int gt, float (&acc)[R
     if (g > 0) return false;
 #pragma unroll 1
     for (int h = 1; h < WK; ++h) {
-        const float *red = sm + (size_t)(h - 1) * R * TN * ST_NG;
+        const float *red = sm + (size_t)(h - 1) * ROWS * TN * ST_NG;
 #pragma unroll
-        for (int i = 0; i < R; ++i)
+        for (int i = 0; i < ROWS; ++i)
 #pragma unroll
             for (int j = 0; j < TN; ++j) acc[i][j] += red[(i * TN + j) * ST_NG + gt];
     }
@@ -287,9 +271,9 @@ extern "C" __global__ void __launch_bounds__(ST_NT) gt_gemm(GT_GEMM_ARGS)
     kz0 = min(K, (int)blockIdx.z * per), o.kend = min(K, kz0 + per);
 #endif
     const int nst = (o.kend - kz0 + KC - 1) / KC, c0 = nst * g / WK, c1 = nst * (g + 1) / WK;
-    float acc[R][TN];
+    float acc[ROWS][TN];
 #pragma unroll
-    for (int i = 0; i < R; ++i)
+    for (int i = 0; i < ROWS; ++i)
 #pragma unroll
         for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
     float *ring = sm + (size_t)g * STAGES * ST_STAGE;
@@ -306,7 +290,7 @@ extern "C" __global__ void __launch_bounds__(ST_NT) gt_gemm(GT_GEMM_ARGS)
     (void)ws;
 #endif
 #pragma unroll
-    for (int i = 0; i < R; ++i) {
+    for (int i = 0; i < ROWS; ++i) {
         const int s = tr + RT * i;
         if (s >= o.S) break;
 #pragma unroll

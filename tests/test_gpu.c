@@ -345,16 +345,16 @@ GT_TEST(gpu_skinnyr_matches_cublas, GT_NEEDS_GPU)
 GT_TEST(gpu_skinnyt_matches_cublas, GT_NEEDS_GPU)
 {
     static const kernel_case cases[] = {
-        {"SIDE=0,R=13,RT=4,TN=8,WL=2,WK=2,KC=16,STAGES=3,FILL=8", {50, 1031, 2049, 0, 0}},
-        {"SIDE=0,R=13,RT=4,TN=8,WL=2,WK=2,KC=16,STAGES=3,FILL=8", {49, 1031, 4099, 1, 0}},
-        {"SIDE=0,R=13,RT=4,TN=8,WL=2,WK=2,KC=16,STAGES=3,FILL=8", {50, 777, 1025, 0, 1}},
-        {"SIDE=0,R=13,RT=4,TN=8,WL=2,WK=2,KC=16,STAGES=3,FILL=8", {50, 500, 20, 0, 0}},
-        {"SIDE=0,R=8,RT=4,TN=8,WL=4,WK=2,KC=16,STAGES=3,FILL=8", {32, 4096, 1024, 0, 0}},
-        {"SIDE=0,R=8,RT=4,TN=8,WL=4,WK=2,KC=16,STAGES=3,FILL=8", {29, 1027, 2049, 1, 0}},
-        {"SIDE=0,R=9,RT=4,TN=8,WL=2,WK=2,KC=8,STAGES=4,FILL=8", {33, 8191, 4097, 0, 0}},
-        {"SIDE=1,R=12,RT=4,TN=8,WL=4,WK=1,KC=16,STAGES=3,FILL=8", {1031, 48, 2049, 1, 0}},
-        {"SIDE=1,R=12,RT=4,TN=8,WL=4,WK=1,KC=16,STAGES=3,FILL=8", {1031, 45, 777, 1, 1}},
-        {"SIDE=0,R=9,RT=4,TN=8,WL=2,WK=2,KC=8,STAGES=4,FILL=8", {33, 129, 257, 0, 0, 3}}};
+        {"SIDE=0,ROWS=13,RT=4,TN=8,WL=2,WK=2,KC=16,STAGES=3,FILL=8", {50, 1031, 2049, 0, 0}},
+        {"SIDE=0,ROWS=13,RT=4,TN=8,WL=2,WK=2,KC=16,STAGES=3,FILL=8", {49, 1031, 4099, 1, 0}},
+        {"SIDE=0,ROWS=13,RT=4,TN=8,WL=2,WK=2,KC=16,STAGES=3,FILL=8", {50, 777, 1025, 0, 1}},
+        {"SIDE=0,ROWS=13,RT=4,TN=8,WL=2,WK=2,KC=16,STAGES=3,FILL=8", {50, 500, 20, 0, 0}},
+        {"SIDE=0,ROWS=8,RT=4,TN=8,WL=4,WK=2,KC=16,STAGES=3,FILL=8", {32, 4096, 1024, 0, 0}},
+        {"SIDE=0,ROWS=8,RT=4,TN=8,WL=4,WK=2,KC=16,STAGES=3,FILL=8", {29, 1027, 2049, 1, 0}},
+        {"SIDE=0,ROWS=9,RT=4,TN=8,WL=2,WK=2,KC=8,STAGES=4,FILL=8", {33, 8191, 4097, 0, 0}},
+        {"SIDE=1,ROWS=12,RT=4,TN=8,WL=4,WK=1,KC=16,STAGES=3,FILL=8", {1031, 48, 2049, 1, 0}},
+        {"SIDE=1,ROWS=12,RT=4,TN=8,WL=4,WK=1,KC=16,STAGES=3,FILL=8", {1031, 45, 777, 1, 1}},
+        {"SIDE=0,ROWS=9,RT=4,TN=8,WL=2,WK=2,KC=8,STAGES=4,FILL=8", {33, 129, 257, 0, 0, 3}}};
     kernel_cases_run("skinnyt", cases, sizeof cases / sizeof cases[0]);
 }
 

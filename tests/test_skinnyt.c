@@ -1,7 +1,8 @@
 /* Family skinnyt without a GPU: constraints (the copies' rules among them), the default space, launch geometry (the
  * block, the K split and its workspace, shared memory), which calls a kernel takes, and NVRTC compiles of both sides
  * in every layout with zero spills. Its results against cuBLAS: tests/test_gpu.c (gpu_every_family_matches_cublas
- * and gpu_skinnyt_matches_cublas). Run: build/gt_tests --cpu skinnyt */
+ * and gpu_skinnyt_matches_cublas); without a GPU, the CPU emulator (tests/emu/run.sh skinnyt:PARAMS, where the
+ * driver's shapes fit the candidate's rows). Run: build/gt_tests --cpu skinnyt */
 #include "family.h"
 #include "harness.h"
 #include "toolkit.h"
@@ -9,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* SIDE R RT TN WL WK KC STAGES FILL */
+/* SIDE ROWS RT TN WL WK KC STAGES FILL */
 static const gt_params m52 = {{0, 13, 4, 8, 2, 2, 16, 3, 8}}; /* 49..52 rows: two warps across, two K groups */
 static const gt_params m32 = {{0, 8, 4, 8, 4, 2, 16, 3, 8}};  /* 29..32 rows: four across */
 static const gt_params m36 = {{0, 9, 4, 8, 2, 2, 8, 4, 8}};   /* 33..36 rows, stages of 8 */
@@ -34,7 +35,7 @@ GT_TEST(skinnyt_constraints_reject_bad_points, GT_NEEDS_NONE)
         gt_params p;
         const char *word;
     } bad[] = {{{{2, 13, 4, 8, 2, 2, 16, 3, 8}}, "SIDE"},   {{{0, 13, 3, 8, 2, 2, 16, 3, 8}}, "RT"},
-               {{{0, 0, 4, 8, 2, 2, 16, 3, 8}}, "R="},      {{{0, 33, 2, 4, 2, 2, 16, 3, 8}}, "R="},
+               {{{0, 0, 4, 8, 2, 2, 16, 3, 8}}, "ROWS="},      {{{0, 33, 2, 4, 2, 2, 16, 3, 8}}, "ROWS="},
                {{{0, 13, 4, 6, 2, 2, 16, 3, 8}}, "TN"},     {{{0, 13, 4, 8, 3, 2, 16, 3, 8}}, "WL"},
                {{{0, 13, 4, 8, 2, 0, 16, 3, 8}}, "WK"},     {{{0, 13, 4, 8, 8, 4, 16, 3, 8}}, "16 warps"},
                {{{0, 13, 4, 8, 2, 2, 12, 3, 8}}, "KC"},     {{{0, 13, 4, 8, 2, 2, 16, 1, 8}}, "STAGES"},
@@ -47,7 +48,7 @@ GT_TEST(skinnyt_constraints_reject_bad_points, GT_NEEDS_NONE)
     }
 }
 
-/* The default space: four row groups of eight columns, R up to 13, the three warp shapes and two stage shapes the
+/* The default space: four row groups of eight columns, ROWS up to 13, the three warp shapes and two stage shapes the
  * study kept; every point legal on sm_90 on both sides. */
 GT_TEST(skinnyt_default_space_keeps_what_won, GT_NEEDS_NONE)
 {
@@ -64,7 +65,7 @@ GT_TEST(skinnyt_default_space_keeps_what_won, GT_NEEDS_NONE)
     gt_limits lim;
     gt_limits_for_arch("sm_90", &lim);
     const int n = gt_enumerate(fam(), &lim, NULL, NULL);
-    /* 2 sides x 9 R x 3 warp shapes x 2 stage shapes x 3 FILL */
+    /* 2 sides x 9 ROWS x 3 warp shapes x 2 stage shapes x 3 FILL */
     CHECK_MSG(n == 324, "%d candidates", n);
     printf("    %d candidates of skinnyt on sm_90\n", n);
 }
@@ -92,7 +93,7 @@ GT_TEST(skinnyt_launch_geometry, GT_NEEDS_NONE)
     CHECK(B.grid[2] == 8 && B.splitk <= 1 && B.ws_bytes == 0);
 }
 
-/* A kernel takes the calls whose large operand runs along the large side, with the fewest rows of RT R that hold
+/* A kernel takes the calls whose large operand runs along the large side, with the fewest rows of RT ROWS that hold
  * the small side. */
 GT_TEST(skinnyt_takes_calls_along_l_with_the_fewest_rows, GT_NEEDS_NONE)
 {
@@ -103,7 +104,7 @@ GT_TEST(skinnyt_takes_calls_along_l_with_the_fewest_rows, GT_NEEDS_NONE)
     c.shape.tb = 1; /* tt: B along K */
     CHECK(!fam()->applicable(&m52, &c));
     c.shape = (gt_shape){48, 4492, 6473, 0, 0};
-    CHECK(!fam()->applicable(&m52, &c)); /* R 12 holds it */
+    CHECK(!fam()->applicable(&m52, &c)); /* ROWS 12 holds it */
     c.shape.m = 49;
     CHECK(fam()->applicable(&m52, &c));
     c.shape.m = 53;
@@ -131,7 +132,7 @@ GT_TEST(skinnyt_nvrtc_both_sides_all_layouts, GT_NEEDS_NVRTC)
         CHECK_MSG(j->spill_bytes == 0 && j->stack_bytes <= 128, "%s: %d B spills, %d B stack",
                   gt_layout_name(j->ta, j->tb), j->spill_bytes, j->stack_bytes);
         CHECK(j->has_gemm && j->has_reduce && j->regs > 0 && j->regs <= 255);
-        printf("    skinnyt R=%d WL=%d WK=%d %s %s: %d registers\n", j->p.v[1], j->p.v[4], j->p.v[5],
+        printf("    skinnyt ROWS=%d WL=%d WK=%d %s %s: %d registers\n", j->p.v[1], j->p.v[4], j->p.v[5],
                j->p.v[0] ? "N small" : "M small", gt_layout_name(j->ta, j->tb), j->regs);
     }
 }

@@ -3,7 +3,8 @@
 // __shared__ arrays as function statics, dynamic shared memory as emu_smem (poisoned with NaN before each block),
 // and cp.async (templates/async.cuh, whose functions this file defines instead) queued per thread and performed at
 // wait_group (lazy: a missing wait reads NaN) or at issue (EMU_EAGER: a missing barrier overwrites a stage in use);
-// the TF32 rounding and MMA of templates/tf32.cuh for skinny3.
+// the TF32 rounding and MMA of templates/tf32.cuh for skinny3, the named barriers of templates/groupsync.cuh for
+// skinnyt.
 #pragma once
 #include <algorithm>
 #include <barrier>
@@ -14,6 +15,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <thread>
 #include <vector>
 using std::max;
@@ -21,6 +24,7 @@ using std::min;
 #define __global__
 #define __device__
 #define __forceinline__ inline
+#define __noinline__ __attribute__((noinline))
 #define __launch_bounds__(...)
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
@@ -107,6 +111,26 @@ template <int SIZE, bool L2 = false> inline void gt_cp_async(unsigned dst, const
 }
 inline void gt_cp_async_commit() { emu_commit(); }
 template <int N> inline void gt_cp_async_wait() { emu_wait(N); }
+// templates/groupsync.cuh's copy and named barrier (skinnyt's warp groups): barrier id is a std::barrier of N
+// threads, made by the first thread to reach it (every use of an id in a kernel names the same N).
+#define GT_GROUPSYNC_CUH
+template <int SIZE> inline void gt_cp_async_free(unsigned dst, const float *src, int bytes)
+{
+    emu_cp(dst, src, SIZE, bytes);
+}
+inline std::mutex emu_named_mu;
+inline std::unique_ptr<std::barrier<>> emu_named[16];
+template <int N> inline void gt_bar_named(int id)
+{
+    if (id < 1 || id > 15) emu_fail("named barrier id outside 1..15");
+    std::barrier<> *b;
+    {
+        std::lock_guard<std::mutex> lock(emu_named_mu);
+        if (!emu_named[id]) emu_named[id] = std::make_unique<std::barrier<>>(N);
+        b = emu_named[id].get();
+    }
+    b->arrive_and_wait();
+}
 // A thread ends its block with every copy committed and waited for.
 inline void emu_block_done()
 {
