@@ -50,15 +50,15 @@
 #include "slicesum.cuh"
 
 #define GT_SPLITK_AT_LAUNCH 1 // the K split is launch()'s, not a tunable: gt_splitk_reduce reads it from ws
-#define ST_LC (32 / RT)                          // lanes of a row group
-#define ST_SP (RT * ROWS)                           // rows of S a block holds
-#define ST_RP ((ROWS + 3) / 4 * 4)                  // a group's rows in whole 16-byte reads
+#define ST_LC (32 / RT)                            // lanes of a row group
+#define ST_SP (RT * ROWS)                          // rows of S a block holds
+#define ST_RP ((ROWS + 3) / 4 * 4)                 // a group's rows in whole 16-byte reads
 #define ST_XG (ST_RP / 4 % 2 ? ST_RP : ST_RP + 4) // floats from group to group: an odd number of quads
 #define ST_XK (RT * ST_XG / 4 % 2 ? RT * ST_XG : RT * ST_XG + 4) // floats of X a k: odd quads (k rows spread)
-#define ST_BL (WL * ST_LC * TN)                  // columns of L a block
-#define ST_NG (32 * WL)                          // threads of a K group
-#define ST_NT (ST_NG * WK)                       // threads of a block
-#define ST_STAGE (KC * (ST_XK + ST_BL))          // floats of a stage: X, then Y
+#define ST_BL (WL * ST_LC * TN)                    // columns of L a block
+#define ST_NG (32 * WL)                            // threads of a K group
+#define ST_NT (ST_NG * WK)                         // threads of a block
+#define ST_STAGE (KC * (ST_XK + ST_BL))            // floats of a stage: X, then Y
 
 static_assert(RT == 2 || RT == 4, "RT: 2 or 4 row groups");
 static_assert(TN == 4 || TN == 8, "TN: 4 or 8 columns");
@@ -92,8 +92,8 @@ struct st_ops {
     int ldx, ldy, S, L, l0, kend, gt;
 };
 
-// X's copies of a stage at shared address st: X(0 .. SP, kb .. kb + KC), zeros at k from kend (PART) and rows past
-// S.
+// X's copies of a stage at shared address st: X(0 .. SP, kb .. kb + KC), zeros at k from kend (PART). Rows past S
+// are zeros where X runs along K and left as they were along S: their sums are never stored.
 template <bool PART> __device__ __forceinline__ void st_load_x(const st_ops &o, unsigned st, int kb)
 {
 #if !ST_X_SMAJOR // X(s, k) at X[s ldx + k]: a thread one k, rows PS apart (PS a multiple of RT: one row group)
