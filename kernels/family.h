@@ -365,10 +365,23 @@ void gt_launch_stream_k(const gt_shape *s, int bm, int bn, int bk, int per_sm, i
 void gt_launch_tiles(const gt_shape *s, int bm, int bn, unsigned threads, unsigned smem, int splitk, int flat,
                      gt_launch *out);
 
-/* The sides of C of a family with one small side (skinny, skinny3, skinnyr, skinnyr3, gemv), as its SIDE param
- * says: 0, M small and N large; 1, N small and M large. */
+/* The sides of C of a family with one small side (skinny, skinny3, skinnyr, skinnyr3, skinnyt, gemv), as its SIDE
+ * param says: 0, M small and N large; 1, N small and M large. */
 static inline int gt_small_side(int side, const gt_shape *s) { return side ? s->n : s->m; }
 static inline int gt_large_side(int side, const gt_shape *s) { return side ? s->m : s->n; }
+
+/* Whether such a family's large operand runs along the large side in layout (ta, tb): op(B) untransposed for SIDE
+ * 0, op(A) transposed for SIDE 1 (else it runs along K). */
+static inline int gt_large_along_l(int side, int ta, int tb) { return side ? ta : !tb; }
+
+/* Such a family's work hook (gt_family.work): a block of rows of the small side by cols of the large one, regs
+ * registers per thread, in C's orientation. */
+static inline void gt_side_work(int side, int rows, int cols, int regs, gt_work *out)
+{
+    out->tile_m = side ? cols : rows;
+    out->tile_n = side ? rows : cols;
+    out->regs = regs;
+}
 
 /* The K split of a family with one small side (skinny, skinnyr, skinnyr3), whose launch() picks it: as many slices
  * as `fill` warps per SM hold over `blocks` blocks of `warps` warps (never more: one block over is a second wave of one

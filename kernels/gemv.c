@@ -10,9 +10,6 @@ enum { P_SIDE, P_SR, P_RW, P_WARPS, P_KW, P_U, P_XS, NPARAMS };
 
 #define REJECT GT_REJECT
 
-/* The large operand runs along K: op(B) stored N x K (SIDE 0), or op(A) stored M x K (SIDE 1): GV_YK. */
-static int y_along_k(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? !ta : tb; }
-
 /* Columns of L per block: RW for each of the WARPS / KW column groups (GV_BL in the template). */
 static long block_cols(const gt_params *p) { return (long)p->v[P_WARPS] / p->v[P_KW] * p->v[P_RW]; }
 
@@ -79,16 +76,13 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
 static int applicable(const gt_params *p, const gt_call *call)
 {
     const int s = gt_small_side(p->v[P_SIDE], &call->shape), sr = p->v[P_SR];
-    return y_along_k(p, call->shape.ta, call->shape.tb) && s <= sr && 2 * s > sr;
+    return !gt_large_along_l(p->v[P_SIDE], call->shape.ta, call->shape.tb) && s <= sr && 2 * s > sr; /* GV_YK */
 }
 
 /* The cost model's view of a block: SR rows of the small side by the block's columns of the large one. */
 static void work(const gt_params *p, gt_work *out)
 {
-    const int bl = (int)block_cols(p);
-    out->tile_m = p->v[P_SIDE] ? bl : p->v[P_SR];
-    out->tile_n = p->v[P_SIDE] ? p->v[P_SR] : bl;
-    out->regs = (int)regs_estimate(p);
+    gt_side_work(p->v[P_SIDE], p->v[P_SR], (int)block_cols(p), (int)regs_estimate(p), out);
 }
 
 const gt_family gt_family_gemv = {

@@ -10,9 +10,6 @@ enum { P_SIDE, P_SR, P_TL, P_WARPS, P_KC, P_STAGES, P_FILL, P_RG, P_CL, P_TC, NP
 
 #define REJECT GT_REJECT
 
-/* Y along L (a stage of KC x BL) or along K (BL rows of KC + 4): the rule of SK_Y_LMAJOR in the template. */
-static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? ta : !tb; }
-
 /* Rows per lane: SR over the RG row groups of a warp. */
 static int rows_per_lane(const gt_params *p) { return p->v[P_SR] / p->v[P_RG]; }
 
@@ -46,7 +43,8 @@ static long smem_bytes(const gt_params *p, int ta, int tb)
 {
     const long kc = p->v[P_KC], bl = block_cols(p);
     const long x = x_smajor(p, ta, tb) ? kc * x_floats_per_k(p) : p->v[P_SR] * pitch_k(p);
-    const long stages = 4L * p->v[P_STAGES] * (x + (y_lmajor(p, ta, tb) ? kc * pitch_l(p) : bl * pitch_k(p)));
+    const long y = gt_large_along_l(p->v[P_SIDE], ta, tb) ? kc * pitch_l(p) : bl * pitch_k(p); /* SK_Y_LMAJOR */
+    const long stages = 4L * p->v[P_STAGES] * (x + y);
     const long sums = p->v[P_CL] > 1 ? 4L * p->v[P_SR] * bl : 0;
     return stages > sums ? stages : sums;
 }
@@ -165,10 +163,7 @@ static int launch_hook(const gt_params *p, const gt_launch *L, const gt_args *a,
 /* The cost model's view of a block: SR rows of the small side by the block's columns of the large one. */
 static void work(const gt_params *p, gt_work *out)
 {
-    const int bl = (int)block_cols(p);
-    out->tile_m = p->v[P_SIDE] ? bl : p->v[P_SR];
-    out->tile_n = p->v[P_SIDE] ? p->v[P_SR] : bl;
-    out->regs = (int)regs_estimate(p);
+    gt_side_work(p->v[P_SIDE], p->v[P_SR], (int)block_cols(p), (int)regs_estimate(p), out);
 }
 
 /* Any layout, ld and alignment (loads pick their width at run time) where the small side fits SR rows, and not

@@ -14,9 +14,6 @@ enum { P_SIDE, P_SR, P_TL, P_WARPS, P_P, P_MINB, P_FILL, P_KW, NPARAMS };
 
 #define REJECT GT_REJECT
 
-/* Y(k, l) along L: B untransposed for SIDE 0, A transposed for SIDE 1 (YR_Y_LMAJOR in the template). */
-static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? ta : !tb; }
-
 /* Columns of L per block: WARPS / KW warps across them (KW warps share each column), 32 lanes, TL columns each. */
 static long block_cols(const gt_params *p) { return 32L * (p->v[P_WARPS] / p->v[P_KW]) * p->v[P_TL]; }
 
@@ -116,10 +113,7 @@ static int applicable(const gt_params *p, const gt_call *call);
 /* The cost model's view of a block: SR rows of the small side by the block's columns of the large one. */
 static void work(const gt_params *p, gt_work *out)
 {
-    const int bl = (int)block_cols(p);
-    out->tile_m = p->v[P_SIDE] ? bl : p->v[P_SR];
-    out->tile_n = p->v[P_SIDE] ? p->v[P_SR] : bl;
-    out->regs = (int)regs_estimate(p);
+    gt_side_work(p->v[P_SIDE], p->v[P_SR], (int)block_cols(p), (int)regs_estimate(p), out);
 }
 
 const gt_family gt_family_skinnyr = {
@@ -155,7 +149,7 @@ static int applicable(const gt_params *p, const gt_call *call)
 {
     const int s = gt_small_side(p->v[P_SIDE], &call->shape), sr = p->v[P_SR];
     const gt_param *v = &gt_family_skinnyr.params[P_SR];
-    if (!y_lmajor(p, call->shape.ta, call->shape.tb) || s > sr) return 0;
+    if (!gt_large_along_l(p->v[P_SIDE], call->shape.ta, call->shape.tb) || s > sr) return 0;
     if (gt_shape_batch(&call->shape) > 1 && rows_per_slice(p, call->shape.k, 1) > most_rows(p)) return 0;
     for (int i = 0; i < v->nvalues; ++i)
         if (v->values[i] >= s && v->values[i] < sr) return 0; /* a smaller value holds the side */

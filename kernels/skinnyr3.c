@@ -15,9 +15,6 @@ enum { P_SIDE, P_SR, P_MT, P_WARPS, P_P, P_MINB, P_FILL, NPARAMS };
 
 #define REJECT GT_REJECT
 
-/* Y(k, l) along L: B untransposed for SIDE 0, A transposed for SIDE 1 (Y3_Y_LMAJOR in the template). */
-static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? ta : !tb; }
-
 /* Columns of L per block: WARPS warps of MT m16 tiles (Y3_BL). */
 static long block_cols(const gt_params *p) { return 16L * p->v[P_MT] * p->v[P_WARPS]; }
 
@@ -98,17 +95,14 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
 static int applicable(const gt_params *p, const gt_call *call)
 {
     const int s = gt_small_side(p->v[P_SIDE], &call->shape), sr = p->v[P_SR];
-    if (!y_lmajor(p, call->shape.ta, call->shape.tb) || s > sr || sr >= s + 8) return 0;
+    if (!gt_large_along_l(p->v[P_SIDE], call->shape.ta, call->shape.tb) || s > sr || sr >= s + 8) return 0;
     return gt_shape_batch(&call->shape) <= 1 || per_slice(p, call->shape.k, 1) <= most_k(p);
 }
 
 /* The cost model's view of a block: SR rows of the small side by the block's columns of the large one. */
 static void work(const gt_params *p, gt_work *out)
 {
-    const int bl = (int)block_cols(p);
-    out->tile_m = p->v[P_SIDE] ? bl : p->v[P_SR];
-    out->tile_n = p->v[P_SIDE] ? p->v[P_SR] : bl;
-    out->regs = (int)regs_estimate(p);
+    gt_side_work(p->v[P_SIDE], p->v[P_SR], (int)block_cols(p), (int)regs_estimate(p), out);
 }
 
 const gt_family gt_family_skinnyr3 = {

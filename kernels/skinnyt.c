@@ -11,9 +11,6 @@ enum { P_SIDE, P_ROWS, P_RT, P_TN, P_WL, P_WK, P_KC, P_STAGES, P_FILL, NPARAMS }
 
 #define REJECT GT_REJECT
 
-/* Y(k, l) along L: B untransposed for SIDE 0, A transposed for SIDE 1. */
-static int y_lmajor(const gt_params *p, int ta, int tb) { return p->v[P_SIDE] ? ta : !tb; }
-
 /* Rows of the small side a block holds, threads of a K group, columns of the large side a block (ST_SP, ST_NG and
  * ST_BL in the template). */
 static int block_rows(const gt_params *p) { return p->v[P_RT] * p->v[P_ROWS]; }
@@ -105,16 +102,14 @@ static void launch(const gt_params *p, const gt_shape *s, int sms, gt_launch *ou
 static int applicable(const gt_params *p, const gt_call *call)
 {
     const int s = gt_small_side(p->v[P_SIDE], &call->shape), rt = p->v[P_RT];
-    return y_lmajor(p, call->shape.ta, call->shape.tb) && s <= block_rows(p) && s > block_rows(p) - rt;
+    return gt_large_along_l(p->v[P_SIDE], call->shape.ta, call->shape.tb) && s <= block_rows(p) &&
+           s > block_rows(p) - rt;
 }
 
 /* The cost model's view of a block: RT ROWS rows of the small side by the block's columns of the large one. */
 static void work(const gt_params *p, gt_work *out)
 {
-    const int bl = (int)block_cols(p);
-    out->tile_m = p->v[P_SIDE] ? bl : block_rows(p);
-    out->tile_n = p->v[P_SIDE] ? block_rows(p) : bl;
-    out->regs = (int)regs_estimate(p);
+    gt_side_work(p->v[P_SIDE], block_rows(p), (int)block_cols(p), (int)regs_estimate(p), out);
 }
 
 const gt_family gt_family_skinnyt = {
