@@ -3,13 +3,20 @@
  * the loader does (gt_kernel_launch: gt_gemm, then any reduce), and prints the median of REPS calls, each after an
  * L2 flush (CUDA events around the call alone). It checks nothing: the tuner and the GPU tests do. `make` builds it
  * as build/time_kernel (carried to a GPU machine with build/, libcjson.so.1 in build/lib).
- * Usage: time_kernel FAMILY PARAMS LAYOUT M N K [REPS]. */
+ * Usage: time_kernel FAMILY PARAMS LAYOUT M N K [REPS [BETWEEN]]. BETWEEN runs another kernel after each call, after
+ * a flush of its own, as the sweep's paired re-timing runs cuBLAS (what differs between the two timings):
+ *   cublas  cuBLAS SGEMM (pedantic) on the same shape, into another C;
+ *   spin    a dependent FMA chain over every SM for about as long (the clocks);
+ *   smem    a short kernel that takes all of an SM's shared memory (the carveout);
+ *   code    a short kernel of 64 KiB of straight-line code (the instruction caches). */
 #include "compile.h"
 #include "family.h"
 #include "kernel.h"
 
+#include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 
 static int cmp_float(const void *a, const void *b)
@@ -29,12 +36,82 @@ static int random_buffer(float **d, size_t count, unsigned seed)
     return rc;
 }
 
+/* The kernels BETWEEN names but cublas, compiled by NVRTC. */
+static const char between_src[] =
+    "extern \"C\" __global__ void tk_spin(float *o, int iters) {\n"
+    "  float a = threadIdx.x, b = 1.0001f;\n"
+    "  for (int i = 0; i < iters; ++i) { a = fmaf(a, b, 0.5f); b = fmaf(b, 0.99999f, 1e-6f); }\n"
+    "  if (a == 1234.5f) o[0] = a; }\n"
+    "extern \"C\" __global__ void tk_smem(float *o) {\n"
+    "  extern __shared__ float s[];\n"
+    "  s[threadIdx.x] = threadIdx.x; __syncthreads();\n"
+    "  if (s[(threadIdx.x + 1) % blockDim.x] < 0.f) o[0] = 1.f; }\n"
+    "extern \"C\" __global__ void tk_code(float *o, float x) {\n"
+    "  float a = x + threadIdx.x;\n"
+    "  #pragma unroll\n"
+    "  for (int i = 0; i < 4096; ++i) a = fmaf(a, 1.0001f, (float)(i & 7));\n"
+    "  if (a == 1234.5f) o[0] = a; }\n";
+
+typedef struct {
+    int kind; /* 0 none, 1 cublas, 2 spin, 3 smem, 4 code */
+    unsigned sms;
+    cublasHandle_t h;
+    cudaKernel_t k;
+    float *out;
+} between;
+
+static int between_init(between *b, const char *name, const char *arch, int sms, float **c2, size_t c_bytes)
+{
+    static const char *names[] = {"none", "cublas", "spin", "smem", "code"};
+    memset(b, 0, sizeof *b);
+    b->sms = (unsigned)sms;
+    for (b->kind = 0; b->kind < 5 && strcmp(names[b->kind], name); ++b->kind) {}
+    if (b->kind == 5) return fprintf(stderr, "time_kernel: BETWEEN is none, cublas, spin, smem or code\n"), -1;
+    if (b->kind == 1) {
+        if (cublasCreate(&b->h) != CUBLAS_STATUS_SUCCESS || cublasSetMathMode(b->h, CUBLAS_PEDANTIC_MATH) ||
+            cudaMalloc((void **)c2, c_bytes) != cudaSuccess)
+            return fprintf(stderr, "time_kernel: cuBLAS\n"), -1;
+        return 0;
+    }
+    if (b->kind == 0) return 0;
+    gt_cubin cb = {0};
+    cudaLibrary_t lib;
+    char err[1024];
+    static const char *fn[] = {"", "", "tk_spin", "tk_smem", "tk_code"};
+    if (gt_nvrtc_compile(between_src, arch, &cb, err, sizeof err) ||
+        cudaLibraryLoadData(&lib, cb.data, NULL, NULL, 0, NULL, NULL, 0) != cudaSuccess ||
+        cudaLibraryGetKernel(&b->k, lib, fn[b->kind]) != cudaSuccess || cudaMalloc((void **)&b->out, 4) != cudaSuccess)
+        return fprintf(stderr, "time_kernel: the BETWEEN kernel: %s\n", err), -1;
+    if (b->kind == 3 && cudaFuncSetAttribute((const void *)b->k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                             227 * 1024) != cudaSuccess)
+        return fprintf(stderr, "time_kernel: 227 KiB of shared memory refused\n"), -1;
+    return 0;
+}
+
+/* The kernel between two timed calls (nothing for none). */
+static void between_run(between *b, const gt_args *a, int ta, int tb, float *c2)
+{
+    int iters = 20000;
+    float x = 1.f;
+    void *spin[] = {&b->out, &iters}, *one[] = {&b->out}, *code[] = {&b->out, &x};
+    const float alpha = 1, beta = 0;
+    switch (b->kind) {
+    case 1:
+        cublasSgemm(b->h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, a->n, a->m, a->k, &alpha,
+                    a->B, a->ldb, a->A, a->lda, &beta, c2, a->n);
+        break;
+    case 2: cudaLaunchKernel((const void *)b->k, (dim3){b->sms * 4, 1, 1}, (dim3){256, 1, 1}, spin, 0, NULL); break;
+    case 3: cudaLaunchKernel((const void *)b->k, (dim3){b->sms, 1, 1}, (dim3){1024, 1, 1}, one, 227 * 1024, NULL); break;
+    case 4: cudaLaunchKernel((const void *)b->k, (dim3){b->sms * 2, 1, 1}, (dim3){256, 1, 1}, code, 0, NULL); break;
+    }
+}
+
 int main(int argc, char **argv)
 {
     char err[1024], arch[32];
     gt_params p;
     int ta, tb;
-    if (argc < 7) return fprintf(stderr, "usage: time_kernel FAMILY PARAMS LAYOUT M N K [REPS]\n"), 2;
+    if (argc < 7) return fprintf(stderr, "usage: time_kernel FAMILY PARAMS LAYOUT M N K [REPS [BETWEEN]]\n"), 2;
     const gt_family *f = gt_family_find(argv[1]);
     const int m = atoi(argv[4]), n = atoi(argv[5]), k = atoi(argv[6]), reps = argc > 7 ? atoi(argv[7]) : 20;
     if (!f || gt_params_parse(f, argv[2], &p, err, sizeof err) || gt_layout_parse(argv[3], &ta, &tb) || m < 1 ||
@@ -56,7 +133,10 @@ int main(int argc, char **argv)
     if (gt_kernel_load(cb.data, cb.size, L.smem, f, &p, &kern, err, sizeof err))
         return fprintf(stderr, "time_kernel: %s\n", err), 1;
     free(src);
-    float *A, *B, *C, *ws = NULL, *flush;
+    float *A, *B, *C, *ws = NULL, *flush, *c2 = NULL;
+    between bw;
+    if (between_init(&bw, argc > 8 ? argv[8] : "none", arch, prop.multiProcessorCount, &c2, (size_t)m * n * 4))
+        return 1;
     const size_t flush_bytes = 256u << 20;
     if (random_buffer(&A, (size_t)m * k, 1) || random_buffer(&B, (size_t)k * n, 2) ||
         cudaMalloc((void **)&C, (size_t)m * n * 4) != cudaSuccess ||
@@ -75,10 +155,17 @@ int main(int argc, char **argv)
         cudaEventRecord(t1, NULL);
         if (cudaEventSynchronize(t1) != cudaSuccess) return fprintf(stderr, "time_kernel: the call failed\n"), 1;
         if (r >= 0) cudaEventElapsedTime(&ms[r], t0, t1);
+        if (bw.kind) {
+            cudaMemsetAsync(flush, (r + 128) & 0xff, flush_bytes, NULL);
+            between_run(&bw, &a, ta, tb, c2);
+        }
     }
     qsort(ms, reps, sizeof *ms, cmp_float);
-    printf("%s %s %s %dx%dx%d: %.1f us (median of %d; min %.1f, max %.1f), grid %ux%ux%u, %d regs, reduce early %d\n",
-           argv[1], argv[2], argv[3], m, n, k, ms[reps / 2] * 1e3, reps, ms[0] * 1e3, ms[reps - 1] * 1e3, L.grid[0],
-           L.grid[1], L.grid[2], gt_kernel_regs(kern), gt_kernel_reduce_waits(kern));
+    const char *bname = argc > 8 ? argv[8] : NULL;
+    printf("%s%s%s %s %s %s %dx%dx%d: %.1f us (median of %d; min %.1f, max %.1f), grid %ux%ux%u, %d regs, "
+           "reduce early %d\n",
+           bname ? "between " : "", bname ? bname : "", bname ? ": " : "", argv[1], argv[2], argv[3], m, n, k,
+           ms[reps / 2] * 1e3, reps, ms[0] * 1e3, ms[reps - 1] * 1e3, L.grid[0], L.grid[1], L.grid[2],
+           gt_kernel_regs(kern), gt_kernel_reduce_waits(kern));
     return 0;
 }
