@@ -98,3 +98,21 @@ extern "C" __global__ void gt_same(const unsigned *a, const unsigned *b, unsigne
             return;
         }
 }
+
+// Straight-line code larger than an SM's instruction caches (4,096 FFMAs: 64 KiB), run before each timed call on
+// every SM. The call then fetches its own code from memory, as it does in a program, where other kernels run
+// between its calls. Timed back to back, a kernel keeps its code cached through the L2 flush (a memset's code is
+// small), and kernels with long loops ran 4-14% faster than among other kernels (docs/BENCHMARKS.md, 2026-11-29,
+// twenty-eighth session).
+extern "C" __global__ void gt_code_flush(float *sink, float x)
+{
+    float a = x + threadIdx.x, b = a + 1.0f, c = a + 2.0f, d = a + 3.0f;
+#pragma unroll
+    for (int i = 0; i < 1024; ++i) {
+        a = fmaf(a, 1.0001f, b);
+        b = fmaf(b, 1.0001f, c);
+        c = fmaf(c, 1.0001f, d);
+        d = fmaf(d, 1.0001f, a);
+    }
+    if (a + b + c + d == 1234.5f) *sink = a; // never: keeps the chain
+}

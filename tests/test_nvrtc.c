@@ -28,8 +28,8 @@ GT_TEST(nvrtc_compiles_a_tile2d_candidate, GT_NEEDS_NVRTC)
 /* The tuner's helper kernels are a template file, compiled as the worker compiles them (tuner/measure.c). */
 GT_TEST(nvrtc_compiles_the_helper_kernels, GT_NEEDS_NVRTC)
 {
-    static const char *const kernels[] = {"gt_fill",  "gt_set",       "gt_abs", "gt_compare",
-                                          "gt_scale", "gt_compare64", "gt_same", "gt_widen"};
+    static const char *const kernels[] = {"gt_fill",  "gt_set",       "gt_abs",  "gt_compare",
+                                          "gt_scale", "gt_compare64", "gt_same", "gt_widen", "gt_code_flush"};
     const char *src = gt_template_text("measure.cu");
     CHECK(src != NULL);
     if (!src) return;
@@ -38,6 +38,9 @@ GT_TEST(nvrtc_compiles_the_helper_kernels, GT_NEEDS_NVRTC)
     CHECK_MSG(gt_nvrtc_compile(src, "sm_90", &c, err, sizeof err) == 0, "%s", err);
     for (size_t i = 0; c.data && i < sizeof kernels / sizeof kernels[0]; ++i) /* each name, NUL-terminated */
         CHECK_MSG(memmem(c.data, c.size, kernels[i], strlen(kernels[i]) + 1), "no %s in the cubin", kernels[i]);
+    /* gt_code_flush must outgrow the SMs' instruction caches (64 KiB measured enough on an H200): its code, not
+     * folded away, makes the cubin at least that large */
+    CHECK_MSG(c.size > 64 * 1024, "helper cubin %zu bytes: gt_code_flush's straight-line code is gone", c.size);
     gt_cubin_free(&c);
 }
 

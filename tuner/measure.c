@@ -24,7 +24,7 @@ struct gt_measure {
     cudaStream_t stream;
     cublasHandle_t cublas;
     cudaLibrary_t util;
-    cudaKernel_t k_fill, k_set, k_abs, k_compare, k_same, k_scale, k_widen, k_compare64;
+    cudaKernel_t k_fill, k_set, k_abs, k_compare, k_same, k_scale, k_widen, k_compare64, k_code_flush;
     dbuf a, b, c, c0, ref, aa, ab, absprod, scratch;
     dbuf a64, b64, r64; /* FP64 copies of A, B and C0 (then the DGEMM result), in floats' worth of room */
     void *flush;
@@ -73,6 +73,7 @@ static int load_util(gt_measure *m, const char *arch, char *err, size_t errlen)
     GT_CUDA_TRY(cudaLibraryGetKernel(&m->k_scale, m->util, "gt_scale"));
     GT_CUDA_TRY(cudaLibraryGetKernel(&m->k_widen, m->util, "gt_widen"));
     GT_CUDA_TRY(cudaLibraryGetKernel(&m->k_compare64, m->util, "gt_compare64"));
+    GT_CUDA_TRY(cudaLibraryGetKernel(&m->k_code_flush, m->util, "gt_code_flush"));
     return 0;
 }
 
@@ -497,11 +498,24 @@ static int timing_operands(gt_measure *m, const gt_shape *s, const geom *g, char
     return 0;
 }
 
-/* One launch between two events; flush first to start from a cold L2. */
+/* Evict the SMs' instruction caches (gt_code_flush on every SM), then L2 (a memset of twice its size): the next
+ * call starts as a call in a program does, its code and operands in device memory alone. */
+static int flush_caches(gt_measure *m, int i, char *err, size_t errlen)
+{
+    float x = 1.0f;
+    void *args[] = {&m->flush, &x}; /* the flush buffer: a write there would never be read */
+    const dim3 grid = {2 * (unsigned)m->sm_count, 1, 1}, block = {128, 1, 1}; /* a warp per scheduler */
+    GT_CUDA_CHECK(cudaLaunchKernel((const void *)m->k_code_flush, grid, block, args, 0, m->stream), "timing",
+                  return -1);
+    GT_CUDA_CHECK(cudaMemsetAsync(m->flush, i & 0xff, m->flush_bytes, m->stream), "timing", return -1);
+    return 0;
+}
+
+/* One launch between two events; flush the caches first to start cold (flush_caches). */
 static int timed_launch(gt_measure *m, gt_run_fn run, void *ctx, const gt_args *a, int flush, int i, float *ms,
                         char *err, size_t errlen)
 {
-    if (flush) GT_CUDA_CHECK(cudaMemsetAsync(m->flush, i & 0xff, m->flush_bytes, m->stream), "timing", return -1);
+    if (flush && flush_caches(m, i, err, errlen)) return -1;
     GT_CUDA_CHECK(cudaEventRecord(m->ev[0], m->stream), "timing", return -1);
     if (run(ctx, a, m->stream, err, errlen)) return -1;
     GT_CUDA_CHECK(cudaEventRecord(m->ev[1], m->stream), "timing", return -1);
