@@ -1100,6 +1100,43 @@ GT_TEST(tune_model_judges_a_family_only_once_its_best_prediction_is_screened, GT
     free(db);
 }
 
+/* A warptile kernel compiles in 60 ms here but fake.odd_src, at once; any other family's at once. */
+static int odd_first_fast_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen)
+{
+    if (strstr(src, "warptile") && !(fake.odd_src && !strcmp(src, fake.odd_src)))
+        nanosleep(&(struct timespec){0, 60 * 1000 * 1000}, NULL);
+    return fake_compile(src, arch, out, err, errlen);
+}
+
+/* A lane is judged on two screens, its best prediction's and the most unlike it of its contenders (guide.c,
+ * second_opinion()): here warptile's best-predicted kernel, compiled first, runs at three times its prediction,
+ * every other warptile kernel at its own, the fastest of all. Judged on that one screen, the lane stopped while the
+ * rest compiled, and multistage won (skinny's cluster variant so stopped its family at 24 x 4096 x 11008). */
+GT_TEST(tune_model_judges_a_family_on_a_second_opinion, GT_NEEDS_NONE)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    gt_tune_summary sum;
+    model_setup(&o, db, &s2048, 2.1);
+    o.compile = odd_first_fast_compile, o.jobs = 4;
+    fake.odd_name = "warptile", fake.odd_factor = 1 / 3.0; /* all but odd_first at 0.7 x the model, it at 2.1 x */
+    const gt_family *wt = gt_family_find("warptile");
+    gt_params first;
+    CHECK(best_predicted(wt, &s2048, &first) == 0);
+    gt_params_format(wt, &first, fake.odd_first, sizeof fake.odd_first);
+    CHECK_MSG((fake.odd_src = gt_render(wt, &first, 0, 0, 0, err, sizeof err)) != NULL, "%s", err);
+    CHECK_MSG(gt_tune_run(&o, &sum, err, sizeof err) == 0, "%s", err);
+    CHECK_MSG(sum.nshapes == 1 && !strcmp(sum.shapes[0].family, "warptile") &&
+                  strcmp(sum.shapes[0].params, fake.odd_first),
+              "winner %s %s (warptile's best prediction: %s)", sum.nshapes ? sum.shapes[0].family : "-",
+              sum.nshapes ? sum.shapes[0].params : "-", fake.odd_first);
+    gt_tune_summary_free(&sum);
+    free(fake.odd_src);
+    fake.odd_src = NULL;
+    gt_fixture_rm(db);
+    free(db);
+}
+
 /* Every kernel compiles in 20 ms here: a guided screen waits for compiles. */
 static int slow_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen)
 {

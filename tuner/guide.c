@@ -21,7 +21,9 @@ enum {
     MIN_SCREENS = 12, /* screens before the model may stop a lane that is within 1.3x of the best */
     NEAR = 2,     /* a neighbour differs from the family's best in at most this many params */
     REFINE = 4,   /* rounds of neighbours at most */
+    JUDGES = 2,   /* a lane's first items, screened before the model may stop it (second_opinion()) */
 };
+#define CONTENDER 1.25 /* a lane's second judge is predicted within this of its first */
 #define NEIGHBOURS_NEAR 1.02 /* a family's best searches its neighbours when within this of its class's best (or
                                  --model-stop, where smaller) */
 
@@ -85,6 +87,35 @@ static void order_lane(const gt_item *items, int *idx, int n)
     free(s);
 }
 
+static int param_distance(const gt_family *f, const gt_params *a, const gt_params *b)
+{
+    int d = 0;
+    for (int i = 0; i < f->nparams; ++i) d += a->v[i] != b->v[i];
+    return d;
+}
+
+/* The lane's second item becomes the one most unlike its first (the most params apart; the earliest in the lane's
+ * order among those), of the items predicted within CONTENDER of the first. A lane is judged on its first two
+ * screens (judged()): the calibration is their smaller measured-over-predicted ratio, and a first item the model
+ * mispredicts for a reason it cannot see takes every item like it along. skinny's best prediction at 24 x 4096 x
+ * 11008 was a thread-block cluster variant (no reduce launch), which ran 1.8 times that: calibrated on it alone, its
+ * family stopped after one screen, and a point 1.6 times faster than that screen, within 1% of its prediction, was
+ * never compiled (docs/BENCHMARKS.md, 2026-11-29, twenty-eighth session). */
+static void second_opinion(const gt_item *items, const gt_family *f, int *idx, int n)
+{
+    int pick = -1, far = 0;
+    if (n < JUDGES) return;
+    for (int k = 1; k < n; ++k) {
+        const gt_item *it = &items[idx[k]];
+        const int d = param_distance(f, &it->p, &items[idx[0]].p);
+        if (it->pred <= CONTENDER * items[idx[0]].pred && d > far) pick = k, far = d;
+    }
+    if (pick < 0) return;
+    const int item = idx[pick];
+    memmove(idx + 2, idx + 1, (size_t)(pick - 1) * sizeof *idx);
+    idx[1] = item;
+}
+
 /* One lane per built family with modelled items; items[].pred filled for the screened shape. */
 static int make_lanes(guide *g)
 {
@@ -105,7 +136,10 @@ static int make_lanes(guide *g)
         }
         g->lanes[l].idx[g->lanes[l].n++] = i;
     }
-    for (int l = 0; l < g->nlanes; ++l) order_lane(sc->items, g->lanes[l].idx, g->lanes[l].n);
+    for (int l = 0; l < g->nlanes; ++l) {
+        order_lane(sc->items, g->lanes[l].idx, g->lanes[l].n);
+        second_opinion(sc->items, g->lanes[l].f, g->lanes[l].idx, g->lanes[l].n);
+    }
     return 0;
 }
 
@@ -143,19 +177,33 @@ static void absorb_all(guide *g)
     }
 }
 
-/* Whether the lane's first item, the one the model predicts fastest, has a screen. Until it has, that item is
- * never out of reach and the lane never stops: the calibration is the smallest measured-over-predicted ratio of the
- * lane's screens, and the screens that come first (whose compiles finished first) may be of the candidates the
- * model predicts worst (tf32x3wg's 128 x 16 tiles ran 3.5 times its 128 x 128's at 8192 x 3072 x 768, which then
- * went unscreened, its family stopped, in one workload tune of five). */
-static int judged(const guide *g, const lane *ln) { return ln->n == 0 || g->sc->items[ln->idx[0]].have; }
+/* Whether the lane's first JUDGES items, the one the model predicts fastest and its second opinion
+ * (second_opinion()), have screens. Until they have, they are never out of reach and the lane never stops: the
+ * calibration is the smallest measured-over-predicted ratio of the lane's screens, and the screens that come first
+ * (whose compiles finished first) may be of the candidates the model predicts worst (tf32x3wg's 128 x 16 tiles ran
+ * 3.5 times its 128 x 128's at 8192 x 3072 x 768, which then went unscreened, its family stopped, in one workload
+ * tune of five). */
+static int judged(const guide *g, const lane *ln)
+{
+    for (int k = 0; k < JUDGES && k < ln->n; ++k)
+        if (!g->sc->items[ln->idx[k]].have) return 0;
+    return 1;
+}
 
-/* The calibrated prediction of item i puts it out of reach of the best so far of its class (never the lane's first
- * before judged()). A lane whose timed screens were all cut as too slow (pruned, so no best of its own) is judged at
+/* Whether item i is one of the lane's judges. */
+static int a_judge(const lane *ln, int i)
+{
+    for (int k = 0; k < JUDGES && k < ln->n; ++k)
+        if (ln->idx[k] == i) return 1;
+    return 0;
+}
+
+/* The calibrated prediction of item i puts it out of reach of the best so far of its class (never a judge before
+ * judged()). A lane whose timed screens were all cut as too slow (pruned, so no best of its own) is judged at
  * once. */
 static int out_of_reach(const guide *g, const lane *ln, int i)
 {
-    if (i == ln->idx[0] && !judged(g, ln)) return 0;
+    if (!judged(g, ln) && a_judge(ln, i)) return 0;
     const double best = best_of(g, ln->f);
     if (ln->screened < MIN_SCREENS && ln->best >= 0 && screen_of(&g->sc->items[ln->best]) < 1.3 * best) return 0;
     return ln->calib > 0 && best > 0 && ln->calib * predicted_ms(g, i) > g->t->o->model_stop * best;
@@ -330,13 +378,6 @@ static int waves(guide *g)
         count_gains(g, before);
         if (gt_sweep_stopped(g->t)) return 0;
     }
-}
-
-static int param_distance(const gt_family *f, const gt_params *a, const gt_params *b)
-{
-    int d = 0;
-    for (int i = 0; i < f->nparams; ++i) d += a->v[i] != b->v[i];
-    return d;
 }
 
 /* Rounds of the unscreened neighbours of each family's best that is within NEIGHBOURS_NEAR of its class's best (a
