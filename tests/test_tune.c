@@ -1063,6 +1063,29 @@ static int best_predicted(const gt_family *f, const gt_shape *s, gt_params *out)
     return ctx.best > 0 ? 0 : -1;
 }
 
+/* A guided sweep of 2048^3 by multistage, warptile and cublas, compiled by compile on four threads, where
+ * warptile's best-predicted kernel (its params in fake.odd_first, its source fake.odd_src) runs at `warptile` times
+ * its prediction and every other warptile kernel at odd_factor times that. Checks the sweep ran; the caller checks
+ * its winner, then frees sum. */
+static void odd_warptile_sweep(double warptile, double odd_factor, gt_compile_fn compile, gt_tune_summary *sum)
+{
+    char *db = gt_tmp_path(".db"), err[512];
+    gt_tune_opts o;
+    model_setup(&o, db, &s2048, warptile);
+    o.compile = compile, o.jobs = 4;
+    fake.odd_name = "warptile", fake.odd_factor = odd_factor;
+    const gt_family *wt = gt_family_find("warptile");
+    gt_params first;
+    CHECK(best_predicted(wt, &s2048, &first) == 0);
+    gt_params_format(wt, &first, fake.odd_first, sizeof fake.odd_first);
+    CHECK_MSG((fake.odd_src = gt_render(wt, &first, 0, 0, 0, err, sizeof err)) != NULL, "%s", err);
+    CHECK_MSG(gt_tune_run(&o, sum, err, sizeof err) == 0, "%s", err);
+    free(fake.odd_src);
+    fake.odd_src = NULL;
+    gt_fixture_rm(db);
+    free(db);
+}
+
 /* fake.odd_src compiles in 100 ms here, any other source at once. */
 static int odd_first_slow_compile(const char *src, const char *arch, gt_cubin *out, char *err, size_t errlen)
 {
@@ -1077,27 +1100,13 @@ static int odd_first_slow_compile(const char *src, const char *arch, gt_cubin *o
  * winner (tf32x3wg's 128 x 16 tiles, screened first at 3.5 times its 128 x 128's, so once lost 8192 x 3072 x 768). */
 GT_TEST(tune_model_judges_a_family_only_once_its_best_prediction_is_screened, GT_NEEDS_NONE)
 {
-    char *db = gt_tmp_path(".db"), err[512];
-    gt_tune_opts o;
-    gt_tune_summary sum;
-    model_setup(&o, db, &s2048, 0.7);
-    o.compile = odd_first_slow_compile, o.jobs = 4;
-    fake.odd_name = "warptile", fake.odd_factor = 3;
-    const gt_family *wt = gt_family_find("warptile");
-    gt_params first;
-    CHECK(best_predicted(wt, &s2048, &first) == 0);
-    gt_params_format(wt, &first, fake.odd_first, sizeof fake.odd_first);
-    CHECK_MSG((fake.odd_src = gt_render(wt, &first, 0, 0, 0, err, sizeof err)) != NULL, "%s", err);
-    CHECK_MSG(gt_tune_run(&o, &sum, err, sizeof err) == 0, "%s", err);
+    gt_tune_summary sum = {0};
+    odd_warptile_sweep(0.7, 3, odd_first_slow_compile, &sum);
     CHECK_MSG(sum.nshapes == 1 && !strcmp(sum.shapes[0].family, "warptile") &&
                   !strcmp(sum.shapes[0].params, fake.odd_first),
               "winner %s %s, not warptile %s", sum.nshapes ? sum.shapes[0].family : "-",
               sum.nshapes ? sum.shapes[0].params : "-", fake.odd_first);
     gt_tune_summary_free(&sum);
-    free(fake.odd_src);
-    fake.odd_src = NULL;
-    gt_fixture_rm(db);
-    free(db);
 }
 
 /* A warptile kernel compiles in 60 ms here but fake.odd_src, at once; any other family's at once. */
@@ -1114,27 +1123,13 @@ static int odd_first_fast_compile(const char *src, const char *arch, gt_cubin *o
  * rest compiled, and multistage won (skinny's cluster variant so stopped its family at 24 x 4096 x 11008). */
 GT_TEST(tune_model_judges_a_family_on_a_second_opinion, GT_NEEDS_NONE)
 {
-    char *db = gt_tmp_path(".db"), err[512];
-    gt_tune_opts o;
-    gt_tune_summary sum;
-    model_setup(&o, db, &s2048, 2.1);
-    o.compile = odd_first_fast_compile, o.jobs = 4;
-    fake.odd_name = "warptile", fake.odd_factor = 1 / 3.0; /* all but odd_first at 0.7 x the model, it at 2.1 x */
-    const gt_family *wt = gt_family_find("warptile");
-    gt_params first;
-    CHECK(best_predicted(wt, &s2048, &first) == 0);
-    gt_params_format(wt, &first, fake.odd_first, sizeof fake.odd_first);
-    CHECK_MSG((fake.odd_src = gt_render(wt, &first, 0, 0, 0, err, sizeof err)) != NULL, "%s", err);
-    CHECK_MSG(gt_tune_run(&o, &sum, err, sizeof err) == 0, "%s", err);
+    gt_tune_summary sum = {0};
+    odd_warptile_sweep(2.1, 1 / 3.0, odd_first_fast_compile, &sum); /* the rest at 0.7 x the model, it at 2.1 x */
     CHECK_MSG(sum.nshapes == 1 && !strcmp(sum.shapes[0].family, "warptile") &&
                   strcmp(sum.shapes[0].params, fake.odd_first),
               "winner %s %s (warptile's best prediction: %s)", sum.nshapes ? sum.shapes[0].family : "-",
               sum.nshapes ? sum.shapes[0].params : "-", fake.odd_first);
     gt_tune_summary_free(&sum);
-    free(fake.odd_src);
-    fake.odd_src = NULL;
-    gt_fixture_rm(db);
-    free(db);
 }
 
 /* Every kernel compiles in 20 ms here: a guided screen waits for compiles. */
