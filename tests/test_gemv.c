@@ -19,12 +19,7 @@ static const gt_params n8s1 = {{1, 8, 1, 8, 1, 4, 1}};  /* spilled 16 bytes alon
 
 static const gt_family *fam(void) { return gt_family_find("gemv"); }
 
-static int legal(const gt_params *p, char *why, size_t n)
-{
-    gt_limits lim;
-    gt_limits_for_arch("sm_90", &lim);
-    return fam()->legal(p, &lim, why, n);
-}
+static int legal(const gt_params *p, char *why, size_t n) { return gt_legal_on(fam(), "sm_90", p, why, n); }
 
 GT_TEST(gemv_constraints_reject_bad_points, GT_NEEDS_NONE)
 {

@@ -45,11 +45,7 @@ static gt_limits sm90(void)
     return l;
 }
 
-static int is_legal(const gt_params *p, char *why, size_t n)
-{
-    const gt_limits l = sm90();
-    return fam()->legal(p, &l, why, n);
-}
+static int is_legal(const gt_params *p, char *why, size_t n) { return gt_legal_on(fam(), "sm_90", p, why, n); }
 
 /* A copy of base with parameter `name` set to v. */
 static gt_params with(gt_params p, const char *name, int v) { return gt_params_with(fam(), p, name, v); }

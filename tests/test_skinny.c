@@ -26,12 +26,7 @@ static const gt_params n16t = {{1, 16, 2, 4, 16, 3, 8, 1, 1, 1}}; /* ... four, K
 
 static const gt_family *fam(void) { return gt_family_find("skinny"); }
 
-static int legal(const gt_params *p, char *why, size_t n)
-{
-    gt_limits lim;
-    gt_limits_for_arch("sm_90", &lim);
-    return fam()->legal(p, &lim, why, n);
-}
+static int legal(const gt_params *p, char *why, size_t n) { return gt_legal_on(fam(), "sm_90", p, why, n); }
 
 GT_TEST(skinny_constraints_reject_bad_points, GT_NEEDS_NONE)
 {

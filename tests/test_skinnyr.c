@@ -18,12 +18,7 @@ static const gt_params m33k = {{0, 33, 2, 8, 8, 2, 16, 2}}; /* m33, two warps a 
 
 static const gt_family *fam(void) { return gt_family_find("skinnyr"); }
 
-static int legal(const gt_params *p, char *why, size_t n)
-{
-    gt_limits lim;
-    gt_limits_for_arch("sm_90", &lim);
-    return fam()->legal(p, &lim, why, n);
-}
+static int legal(const gt_params *p, char *why, size_t n) { return gt_legal_on(fam(), "sm_90", p, why, n); }
 
 GT_TEST(skinnyr_constraints_reject_bad_points, GT_NEEDS_NONE)
 {

@@ -18,14 +18,7 @@ static const gt_params m64 = {{0, 64, 1, 8, 4, 1, 8}};   /* the most rows */
 
 static const gt_family *fam(void) { return gt_family_find("skinnyr3"); }
 
-static int legal_on(const char *arch, const gt_params *p, char *why, size_t n)
-{
-    gt_limits lim;
-    gt_limits_for_arch(arch, &lim);
-    return fam()->legal(p, &lim, why, n);
-}
-
-static int legal(const gt_params *p, char *why, size_t n) { return legal_on("sm_90", p, why, n); }
+static int legal(const gt_params *p, char *why, size_t n) { return gt_legal_on(fam(), "sm_90", p, why, n); }
 
 GT_TEST(skinnyr3_constraints_reject_bad_points, GT_NEEDS_NONE)
 {
@@ -48,7 +41,7 @@ GT_TEST(skinnyr3_constraints_reject_bad_points, GT_NEEDS_NONE)
         CHECK_MSG(!legal(&bad[i].p, why, sizeof why) && strstr(why, bad[i].word), "point %zu: '%s'", i, why);
     }
     why[0] = '\0';
-    CHECK_MSG(!legal_on("sm_75", &m40a, why, sizeof why) && strstr(why, "sm_80"), "'%s'", why);
+    CHECK_MSG(!gt_legal_on(fam(), "sm_75", &m40a, why, sizeof why) && strstr(why, "sm_80"), "'%s'", why);
 }
 
 /* The default space: blocks of 8 warps, 4 steps in flight, two tiles a warp in one block an SM, one tile in one or

@@ -18,12 +18,7 @@ static const gt_params n48 = {{1, 12, 4, 8, 4, 1, 16, 3, 8}}; /* N small, one K 
 
 static const gt_family *fam(void) { return gt_family_find("skinnyt"); }
 
-static int legal(const gt_params *p, char *why, size_t n)
-{
-    gt_limits lim;
-    gt_limits_for_arch("sm_90", &lim);
-    return fam()->legal(p, &lim, why, n);
-}
+static int legal(const gt_params *p, char *why, size_t n) { return gt_legal_on(fam(), "sm_90", p, why, n); }
 
 GT_TEST(skinnyt_constraints_reject_bad_points, GT_NEEDS_NONE)
 {

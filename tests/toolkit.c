@@ -177,6 +177,13 @@ gt_params gt_params_with(const gt_family *f, gt_params p, const char *name, int 
     return p;
 }
 
+int gt_legal_on(const gt_family *f, const char *arch, const gt_params *p, char *why, size_t n)
+{
+    gt_limits lim;
+    gt_limits_for_arch(arch, &lim);
+    return f->legal(p, &lim, why, n);
+}
+
 typedef struct {
     char *text;
     size_t len, cap;

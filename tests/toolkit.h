@@ -72,6 +72,9 @@ typedef struct {
 /* p with f's parameter `name` set to v (unchanged when f has no such parameter). Cannot fail. */
 gt_params gt_params_with(const gt_family *f, gt_params p, const char *name, int v);
 
+/* f's legal() on p under arch's limits (gt_limits_for_arch), why it is not in why. */
+int gt_legal_on(const gt_family *f, const char *arch, const gt_params *p, char *why, size_t n);
+
 /* src with each `#include "NAME"` of a template header replaced by the header's text (gt_template_text), headers
  * inside headers too, each header once as its include guard would have it: the program NVRTC compiles, for tests
  * that look for what a kernel's source holds. malloc'd; NULL when a header is missing. */
