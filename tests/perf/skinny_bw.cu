@@ -226,15 +226,11 @@ int main(int argc, char **argv)
         {16, 16384, 4096, false, "16x16384x4096 nn"}, {16, 4096, 4096, false, "16x4096x4096 nn"},
         {8, 11008, 4096, false, "8x11008x4096 nn"}, {2, 14336, 4096, true, "2x14336x4096 tn"},
     };
-    const int only = argc > 1 ? atoi(argv[1]) : -1;
     clean = argc > 2 && !strcmp(argv[2], "clean");
     bufs b;
-    study_setup(b);
     CK(cudaMalloc(&counters, 4096 * sizeof(unsigned)));
     CK(cudaMemset(counters, 0, 4096 * sizeof(unsigned)));
-    for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); ++i) {
-        if (only >= 0 && i != only) continue;
-        const shape &s = shapes[i];
+    study_each(shapes, argc, argv, b, [&](const shape &s) {
         const double e_cub = study_reference(s, b);
         const float cub = timed_bw([&] { cublas_run(s, b); }, b);
         const size_t n4 = (size_t)s.K * s.L / 4;
@@ -249,6 +245,6 @@ int main(int argc, char **argv)
         else if (s.S <= 4) family<4>(s, b, cub, bw_us);
         else if (s.S <= 8) family<8>(s, b, cub, bw_us);
         else family<16>(s, b, cub, bw_us);
-    }
+    });
     return 0;
 }

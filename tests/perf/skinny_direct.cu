@@ -463,13 +463,9 @@ int main(int argc, char **argv)
         {16, 16384, 4096, false, "16x16384x4096 nn"}, {8, 4096, 4096, false, "8x4096x4096 nn"},
         {64, 4096, 4096, false, "64x4096x4096 nn"}, {33, 8192, 4096, false, "33x8192x4096 nn"},
     };
-    const int only = argc > 1 ? atoi(argv[1]) : -1;
     force_z = argc > 2 ? atoi(argv[2]) : 0;
     bufs b;
-    study_setup(b);
-    for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); ++i) {
-        if (only >= 0 && i != only) continue;
-        const shape &s = shapes[i];
+    study_each(shapes, argc, argv, b, [&](const shape &s) {
         const float cub = cublas_us(s, b);
         printf("%-18s cuBLAS %.1f us\n", s.name, cub);
         if (!force_z) {
@@ -520,6 +516,6 @@ int main(int argc, char **argv)
             variant<64, 2, 4, 8, 1>(s, b, cub, sms);
             variant<64, 3, 4, 4, 1>(s, b, cub, sms);
         }
-    }
+    });
     return 0;
 }

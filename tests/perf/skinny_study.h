@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <initializer_list>
 #include <cublas_v2.h>
 #include <vector>
@@ -80,6 +81,16 @@ static double err64(const shape &s, const float *c_dev, const double *d_dev)
         m = std::max(m, std::fabs(d[i]));
     }
     return e / m;
+}
+
+// A study's main loop: b set up (study_setup), then f(s) for each of the shapes, or for shapes[argv[1]] alone where
+// that is given.
+template <size_t N, class F> static void study_each(const shape (&shapes)[N], int argc, char **argv, bufs &b, F f)
+{
+    const int only = argc > 1 ? atoi(argv[1]) : -1;
+    study_setup(b);
+    for (int i = 0; i < (int)N; ++i)
+        if (only < 0 || i == only) f(shapes[i]);
 }
 
 // The shape's FP64 reference into b.D, and cuBLAS's error against it.

@@ -196,12 +196,8 @@ int main(int argc, char **argv)
         {16, 16384, 4096, false, "16x16384x4096 nn"}, {64, 4096, 4096, false, "64x4096x4096 nn"},
         {32, 4096, 4096, false, "32x4096x4096 nn"},
     };
-    const int only = argc > 1 ? atoi(argv[1]) : -1;
     bufs b;
-    study_setup(b);
-    for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); ++i) {
-        if (only >= 0 && i != only) continue;
-        const shape &s = shapes[i];
+    study_each(shapes, argc, argv, b, [&](const shape &s) {
         const double cub_err = study_reference(s, b);
         const float cub = timed([&] { cublas_run(s, b); }, b.flush);
         printf("%-16s cuBLAS %.1f us, err %.2e\n", s.name, cub, cub_err);
@@ -222,6 +218,6 @@ int main(int argc, char **argv)
         variant<7, 2, 4, 4, 1, 4, true>(s, b, cub, cub_err);
         variant<8, 1, 8, 4, 1, 4, true>(s, b, cub, cub_err);
         variant<8, 2, 4, 2, 1, 4, true>(s, b, cub, cub_err);
-    }
+    });
     return 0;
 }

@@ -291,12 +291,8 @@ int main(int argc, char **argv)
         {16, 16384, 4096, false, "16x16384x4096 nn"}, {8, 4096, 4096, false, "8x4096x4096 nn"},
         {64, 4096, 4096, false, "64x4096x4096 nn"}, {32, 4096, 4096, false, "32x4096x4096 nn"},
     };
-    const int only = argc > 1 ? atoi(argv[1]) : -1;
     bufs b;
-    study_setup(b);
-    for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); ++i) {
-        if (only >= 0 && i != only) continue;
-        const shape &s = shapes[i];
+    study_each(shapes, argc, argv, b, [&](const shape &s) {
         const double cub_err = study_reference(s, b);
         const float cub = timed([&] { cublas_run(s, b); }, b.flush);
         printf("%-16s cuBLAS %.1f us, err %.2e\n", s.name, cub, cub_err);
@@ -306,6 +302,6 @@ int main(int argc, char **argv)
         variants<40>(s, b, cub, cub_err);
         variants<56>(s, b, cub, cub_err);
         variants<64>(s, b, cub, cub_err);
-    }
+    });
     return 0;
 }

@@ -249,13 +249,9 @@ int main(int argc, char **argv)
         {48, 4096, 4096, false, "48x4096x4096 nn"}, {32, 4096, 4096, false, "32x4096x4096 nn"},
         {64, 11008, 4096, false, "64x11008x4096 nn"},
     };
-    const int only = argc > 1 ? atoi(argv[1]) : -1;
     force_z = argc > 2 ? atoi(argv[2]) : 0;
     bufs b;
-    study_setup(b);
-    for (int i = 0; i < (int)(sizeof shapes / sizeof shapes[0]); ++i) {
-        if (only >= 0 && i != only) continue;
-        const shape &s = shapes[i];
+    study_each(shapes, argc, argv, b, [&](const shape &s) {
         const float cub = cublas_us(s, b);
         printf("%-16s cuBLAS %.1f us\n", s.name, cub);
         if (s.S > 48) {
@@ -282,6 +278,6 @@ int main(int argc, char **argv)
             variant<8, 4, 8, 4, 2, 16, 3>(s, b, cub);
             variant<8, 4, 8, 2, 4, 8, 4>(s, b, cub);
         }
-    }
+    });
     return 0;
 }
