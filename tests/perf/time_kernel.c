@@ -52,57 +52,62 @@ static const char between_src[] =
     "  for (int i = 0; i < 4096; ++i) a = fmaf(a, 1.0001f, (float)(i & 7));\n"
     "  if (a == 1234.5f) o[0] = a; }\n";
 
+enum { TK_NONE, TK_CUBLAS, TK_SPIN, TK_SMEM, TK_CODE, TK_KINDS };
+
+/* Each BETWEEN: its name and its kernel in between_src (none for none and cublas). */
+static const struct {
+    const char *name, *kernel;
+} kinds[TK_KINDS] = {{"none", NULL}, {"cublas", NULL}, {"spin", "tk_spin"}, {"smem", "tk_smem"}, {"code", "tk_code"}};
+
 typedef struct {
-    int kind; /* 0 none, 1 cublas, 2 spin, 3 smem, 4 code */
+    int kind; /* TK_* */
     unsigned sms;
     cublasHandle_t h;
     cudaKernel_t k;
-    float *out;
+    float *out, *c2; /* the kernels' sink; cuBLAS's C */
 } between;
 
-static int between_init(between *b, const char *name, const char *arch, int sms, float **c2, size_t c_bytes)
+static int between_init(between *b, const char *name, const char *arch, int sms, size_t c_bytes)
 {
-    static const char *names[] = {"none", "cublas", "spin", "smem", "code"};
     memset(b, 0, sizeof *b);
     b->sms = (unsigned)sms;
-    for (b->kind = 0; b->kind < 5 && strcmp(names[b->kind], name); ++b->kind) {}
-    if (b->kind == 5) return fprintf(stderr, "time_kernel: BETWEEN is none, cublas, spin, smem or code\n"), -1;
-    if (b->kind == 1) {
-        if (cublasCreate(&b->h) != CUBLAS_STATUS_SUCCESS || cublasSetMathMode(b->h, CUBLAS_PEDANTIC_MATH) ||
-            cudaMalloc((void **)c2, c_bytes) != cudaSuccess)
-            return fprintf(stderr, "time_kernel: cuBLAS\n"), -1;
-        return 0;
-    }
-    if (b->kind == 0) return 0;
+    for (b->kind = 0; b->kind < TK_KINDS && strcmp(kinds[b->kind].name, name); ++b->kind) {}
+    if (b->kind == TK_KINDS) return fprintf(stderr, "time_kernel: BETWEEN is none, cublas, spin, smem or code\n"), -1;
+    if (b->kind == TK_CUBLAS &&
+        (cublasCreate(&b->h) != CUBLAS_STATUS_SUCCESS || cublasSetMathMode(b->h, CUBLAS_PEDANTIC_MATH) ||
+         cudaMalloc((void **)&b->c2, c_bytes) != cudaSuccess))
+        return fprintf(stderr, "time_kernel: cuBLAS\n"), -1;
+    if (!kinds[b->kind].kernel) return 0;
     gt_cubin cb = {0};
     cudaLibrary_t lib;
-    char err[1024];
-    static const char *fn[] = {"", "", "tk_spin", "tk_smem", "tk_code"};
+    char err[1024] = "";
     if (gt_nvrtc_compile(between_src, arch, &cb, err, sizeof err) ||
         cudaLibraryLoadData(&lib, cb.data, NULL, NULL, 0, NULL, NULL, 0) != cudaSuccess ||
-        cudaLibraryGetKernel(&b->k, lib, fn[b->kind]) != cudaSuccess || cudaMalloc((void **)&b->out, 4) != cudaSuccess)
+        cudaLibraryGetKernel(&b->k, lib, kinds[b->kind].kernel) != cudaSuccess ||
+        cudaMalloc((void **)&b->out, 4) != cudaSuccess)
         return fprintf(stderr, "time_kernel: the BETWEEN kernel: %s\n", err), -1;
-    if (b->kind == 3 && cudaFuncSetAttribute((const void *)b->k, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             227 * 1024) != cudaSuccess)
+    if (b->kind == TK_SMEM && cudaFuncSetAttribute((const void *)b->k, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                   227 * 1024) != cudaSuccess)
         return fprintf(stderr, "time_kernel: 227 KiB of shared memory refused\n"), -1;
     return 0;
 }
 
 /* The kernel between two timed calls (nothing for none). */
-static void between_run(between *b, const gt_args *a, int ta, int tb, float *c2)
+static void between_run(between *b, const gt_args *a, int ta, int tb)
 {
     int iters = 20000;
     float x = 1.f;
     void *spin[] = {&b->out, &iters}, *one[] = {&b->out}, *code[] = {&b->out, &x};
     const float alpha = 1, beta = 0;
+    const void *k = (const void *)b->k;
     switch (b->kind) {
-    case 1:
+    case TK_CUBLAS:
         cublasSgemm(b->h, tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N, a->n, a->m, a->k, &alpha,
-                    a->B, a->ldb, a->A, a->lda, &beta, c2, a->n);
+                    a->B, a->ldb, a->A, a->lda, &beta, b->c2, a->n);
         break;
-    case 2: cudaLaunchKernel((const void *)b->k, (dim3){b->sms * 4, 1, 1}, (dim3){256, 1, 1}, spin, 0, NULL); break;
-    case 3: cudaLaunchKernel((const void *)b->k, (dim3){b->sms, 1, 1}, (dim3){1024, 1, 1}, one, 227 * 1024, NULL); break;
-    case 4: cudaLaunchKernel((const void *)b->k, (dim3){b->sms * 2, 1, 1}, (dim3){256, 1, 1}, code, 0, NULL); break;
+    case TK_SPIN: cudaLaunchKernel(k, (dim3){4 * b->sms, 1, 1}, (dim3){256, 1, 1}, spin, 0, NULL); break;
+    case TK_SMEM: cudaLaunchKernel(k, (dim3){b->sms, 1, 1}, (dim3){1024, 1, 1}, one, 227 * 1024, NULL); break;
+    case TK_CODE: cudaLaunchKernel(k, (dim3){2 * b->sms, 1, 1}, (dim3){256, 1, 1}, code, 0, NULL); break;
     }
 }
 
@@ -133,10 +138,9 @@ int main(int argc, char **argv)
     if (gt_kernel_load(cb.data, cb.size, L.smem, f, &p, &kern, err, sizeof err))
         return fprintf(stderr, "time_kernel: %s\n", err), 1;
     free(src);
-    float *A, *B, *C, *ws = NULL, *flush, *c2 = NULL;
+    float *A, *B, *C, *ws = NULL, *flush;
     between bw;
-    if (between_init(&bw, argc > 8 ? argv[8] : "none", arch, prop.multiProcessorCount, &c2, (size_t)m * n * 4))
-        return 1;
+    if (between_init(&bw, argc > 8 ? argv[8] : "none", arch, prop.multiProcessorCount, (size_t)m * n * 4)) return 1;
     const size_t flush_bytes = 256u << 20;
     if (random_buffer(&A, (size_t)m * k, 1) || random_buffer(&B, (size_t)k * n, 2) ||
         cudaMalloc((void **)&C, (size_t)m * n * 4) != cudaSuccess ||
@@ -155,9 +159,9 @@ int main(int argc, char **argv)
         cudaEventRecord(t1, NULL);
         if (cudaEventSynchronize(t1) != cudaSuccess) return fprintf(stderr, "time_kernel: the call failed\n"), 1;
         if (r >= 0) cudaEventElapsedTime(&ms[r], t0, t1);
-        if (bw.kind) {
+        if (bw.kind != TK_NONE) {
             cudaMemsetAsync(flush, (r + 128) & 0xff, flush_bytes, NULL);
-            between_run(&bw, &a, ta, tb, c2);
+            between_run(&bw, &a, ta, tb);
         }
     }
     qsort(ms, reps, sizeof *ms, cmp_float);
