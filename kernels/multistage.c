@@ -109,13 +109,22 @@ static int skinny(const shape_t *s, char *why, size_t n)
  * 256 with the pipeline the other tiles' winners have, unsplit or split 4 or 8 ways, or streamed (an exploration of
  * every candidate on side-96 shapes found no other winner, docs/BENCHMARKS.md). Their warps may be 48 wide across
  * the 96 (two warps, three sub-tiles of 16 each: a thread's 8 x 12 sums read 20 floats a k where a 32-wide warp's
- * 8 x 8 read 16; 10240 x 96 x 10240 nn 510 -> 457 us, docs/BENCHMARKS.md, twenty-sixth session). */
+ * 8 x 8 read 16; 10240 x 96 x 10240 nn 510 -> 457 us, docs/BENCHMARKS.md, twenty-sixth session). Streamed, they
+ * may also take k 16 at a time through 2 stages (10240 x 96 x 10240 tn 432 -> 416 us, twenty-ninth session). */
+static int wide96_deep(const shape_t *s)
+{
+    return (s->bm == 96 || s->bn == 96) && s->bk == 16 && s->stages == 2 && s->sk > 0 && s->minb == 1 &&
+           s->raster == 1 && s->splitk == 1 && !s->edge && !s->kt;
+}
+
 static int wide96(const shape_t *s, char *why, size_t n)
 {
     if (s->bm == s->bn || (s->bm == 96 ? s->bn : s->bm) < 64)
         REJECT("default space: a 96-wide tile is 96 x 64, 128 or 256");
+    if (wide96_deep(s)) return 1;
     if (s->stages != 3 || s->bk != 8 || s->minb > 1 || s->raster > 1 || (s->splitk != 1 && s->splitk != 4 && s->splitk != 8))
-        REJECT("default space: 96-wide tiles with 3 stages, BK=8, MINB=1, RASTER=1, SPLITK 1, 4 or 8");
+        REJECT("default space: 96-wide tiles with 3 stages, BK=8, MINB=1, RASTER=1, SPLITK 1, 4 or 8 (or streamed "
+               "with BK=16 and 2 stages)");
     return 1;
 }
 
@@ -142,7 +151,7 @@ static int shaped(const shape_t *s, char *why, size_t n)
         REJECT("default space: RASTER > 1 only for tiles of 128x128 and more without split-K");
     if (s->splitk > 1 && (s->bm * s->bn > 128 * 128 || s->minb > 1 || s->stages != 3 || (s->bk != 8 && s->bm != s->bn)))
         REJECT("default space: SPLITK > 1 only with tiles up to 128x128, 3 stages, MINB=1, BK=16 on square tiles");
-    if ((s->sk > 0 || s->edge) && (s->minb > 1 || s->stages != 3 || s->bk != 8 || s->raster > 1))
+    if ((s->sk > 0 || s->edge) && !wide96_deep(s) && (s->minb > 1 || s->stages != 3 || s->bk != 8 || s->raster > 1))
         REJECT("default space: SK > 0 or EDGE=1 only with MINB=1, 3 stages, BK=8 and RASTER=1");
     if (s->edge && (s->sk > 0 || s->splitk > 8))
         REJECT("default space: EDGE=1 only without stream-K (which has the edge loop anyway), SPLITK up to 8");

@@ -30,6 +30,7 @@ static const gt_params split96 = {{64, 96, 8, 64, 32, 2, 4, 4, 3, 1, 1, 4, 0, 1}
 /* 48-wide warps across 96 (8 x 12 sums a thread; 128 threads copy a 96-wide stage in passes of 5 k rows and a part) */
 static const gt_params w48_n = {{128, 96, 8, 64, 48, 3, 4, 4, 3, 1, 1, 1, 2}};      /* stream-K, 2 blocks an SM */
 static const gt_params w48_m = {{96, 128, 8, 48, 64, 2, 4, 4, 3, 1, 1, 4, 0}};      /* 12 x 8 sums, split-K */
+static const gt_params w48_deep = {{256, 96, 16, 64, 48, 3, 4, 4, 2, 1, 1, 1, 1}};  /* streamed, k 16 a stage */
 /* KT: the k-contiguous operand through registers (a 16x8 thread tile with 2 stages; 8x8 with stream-K, 4 warps;
  * 8x8 with 12 warps and stream-K) */
 static const gt_params kt_big = {{256, 128, 8, 64, 64, 2, 4, 4, 2, 1, 1, 1, 0, 0, 1}};
@@ -54,14 +55,14 @@ GT_TEST(multistage_key_configs_are_in_the_default_space, GT_NEEDS_NONE)
 {
     const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128, &stream1, &stream2,
                                &stream_big, &skinny_m, &skinny_n, &edge, &wide96_n, &wide96_m, &split96,
-                               &kt_big, &kt_square, &kt_96, &w48_n, &w48_m};
+                               &kt_big, &kt_square, &kt_96, &w48_n, &w48_m, &w48_deep};
     char why[160];
     CHECK(fam() != NULL);
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
         CHECK_MSG(is_legal(keys[i], why, sizeof why) && fam()->in_space(keys[i], why, sizeof why), "%s", why);
     const gt_limits l = sm90();
     int n = gt_enumerate(fam(), &l, NULL, NULL);
-    CHECK_MSG(n >= 100 && n <= 560, "%d candidates", n);
+    CHECK_MSG(n >= 100 && n <= 580, "%d candidates", n);
 }
 
 GT_TEST(multistage_constraints_reject_bad_points, GT_NEEDS_NONE)
@@ -119,6 +120,12 @@ GT_TEST(multistage_constraints_reject_bad_points, GT_NEEDS_NONE)
     CHECK(!is_legal(&p, why, sizeof why) && strstr(why, "copies"));
     p = with(with(w48_n, "BN", 192), "SK", 0); /* 48-wide warps in a 192-wide tile: legal, outside the space */
     CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "48-wide"));
+    p = with(w48_deep, "SK", 0);               /* k 16 a stage through 2 stages: streamed only */
+    CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "96-wide"));
+    p = with(w48_deep, "STAGES", 3);
+    CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "96-wide"));
+    p = with(with(stream_big, "BK", 16), "STAGES", 2); /* ... and in 96-wide tiles only */
+    CHECK(is_legal(&p, why, sizeof why) && !fam()->in_space(&p, why, sizeof why) && strstr(why, "SK > 0"));
 }
 
 /* KT is offered where B is stored with k contiguous (nt, tt); in nn it lost 1-4% (docs/BENCHMARKS.md), in tn it
@@ -350,7 +357,8 @@ GT_TEST(multistage_nvrtc_wide96_and_kt, GT_NEEDS_NVRTC)
 {
     gt_compile_job jobs[] = {gt_compile_job_make(fam(), &wide96_m, 0, 0), gt_compile_job_make(fam(), &split96, 1, 1),
                              gt_compile_job_make(fam(), &kt_square, 0, 1), gt_compile_job_make(fam(), &kt_96, 1, 1),
-                             gt_compile_job_make(fam(), &w48_n, 0, 0), gt_compile_job_make(fam(), &w48_m, 1, 0)};
+                             gt_compile_job_make(fam(), &w48_n, 0, 0), gt_compile_job_make(fam(), &w48_m, 1, 0),
+                             gt_compile_job_make(fam(), &w48_deep, 1, 0)};
     gt_compile_all_clean(jobs, sizeof jobs / sizeof jobs[0], "sm_90", "multistage configurations");
 }
 
@@ -557,7 +565,7 @@ GT_TEST(multistage_gpu_matches_cublas, GT_NEEDS_GPU)
 {
     const gt_params *keys[] = {&cublas_like, &wide, &square8x8, &square16x8, &split4, &split128, &stream1, &stream2,
                                &skinny_m, &skinny_n, &edge, &wide96_n, &wide96_m, &split96, &kt_square, &kt_96,
-                               &w48_n, &w48_m};
+                               &w48_n, &w48_m, &w48_deep};
     cublasHandle_t blas;
     if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS) {
         gt_skip("cuBLAS did not initialise");
