@@ -110,11 +110,12 @@ static int skinny(const shape_t *s, char *why, size_t n)
  * every candidate on side-96 shapes found no other winner, docs/BENCHMARKS.md). Their warps may be 48 wide across
  * the 96 (two warps, three sub-tiles of 16 each: a thread's 8 x 12 sums read 20 floats a k where a 32-wide warp's
  * 8 x 8 read 16; 10240 x 96 x 10240 nn 510 -> 457 us, docs/BENCHMARKS.md, twenty-sixth session). Streamed, they
- * may also take k 16 at a time through 2 stages (10240 x 96 x 10240 tn 432 -> 416 us, twenty-ninth session). */
+ * may also take k 16 at a time through 2 stages, with KT too (10240 x 96 x 10240 tn 432 -> 416 us, tt 431 -> 417
+ * with KT, twenty-ninth session). */
 static int wide96_deep(const shape_t *s)
 {
     return (s->bm == 96 || s->bn == 96) && s->bk == 16 && s->stages == 2 && s->sk > 0 && s->minb == 1 &&
-           s->raster == 1 && s->splitk == 1 && !s->edge && !s->kt;
+           s->raster == 1 && s->splitk == 1 && !s->edge;
 }
 
 static int wide96(const shape_t *s, char *why, size_t n)
@@ -155,9 +156,11 @@ static int shaped(const shape_t *s, char *why, size_t n)
         REJECT("default space: SK > 0 or EDGE=1 only with MINB=1, 3 stages, BK=8 and RASTER=1");
     if (s->edge && (s->sk > 0 || s->splitk > 8))
         REJECT("default space: EDGE=1 only without stream-K (which has the edge loop anyway), SPLITK up to 8");
-    if (s->kt && (s->bk != 8 || s->minb > 1 || s->raster > 1 || s->splitk > 1 || s->edge || (!s->sk && s->stages != 2)))
+    if (s->kt && !wide96_deep(s) &&
+        (s->bk != 8 || s->minb > 1 || s->raster > 1 || s->splitk > 1 || s->edge || (!s->sk && s->stages != 2)))
         REJECT("default space: KT=1 with BK=8 (two quads a row: conflict-free stores), MINB=1, RASTER=1, unsplit, "
-               "EDGE=0, and stream-K or 2 stages (as every KT winner of the exploration)");
+               "EDGE=0, and stream-K or 2 stages (as every KT winner of the exploration), or in streamed 96-wide "
+               "tiles with BK=16");
     if (s->sk > 1 && (s->threads * regs_estimate(s) > 32768 || 2 * smem_bytes(s) > 200 * 1024))
         REJECT("default space: SK=%d where %d blocks cannot share an SM", s->sk, s->sk);
     return 1;
