@@ -352,8 +352,9 @@ GT_TEST(multistage_nvrtc_stream_k_and_skinny, GT_NEEDS_NVRTC)
     gt_compile_all_clean(jobs, n, "sm_90", "multistage configurations");
 }
 
-/* The 96-wide tiles (stream-K; split-K with EDGE), and KT with both operands k-contiguous (nt) and with B alone
- * (tt), one layout each: the CPU tests' time is CI's (the emulator runs them in every layout). */
+/* The 96-wide tiles (stream-K; split-K with EDGE; streamed 16 k a stage, with and without KT), and KT with both
+ * operands k-contiguous (nt) and with B alone (tt), one layout each: the CPU tests' time is CI's (the emulator runs
+ * them in every layout). */
 GT_TEST(multistage_nvrtc_wide96_and_kt, GT_NEEDS_NVRTC)
 {
     gt_compile_job jobs[] = {gt_compile_job_make(fam(), &wide96_m, 0, 0), gt_compile_job_make(fam(), &split96, 1, 1),
