@@ -26,18 +26,15 @@ GT_TEST(gemv_constraints_reject_bad_points, GT_NEEDS_NONE)
     char why[256];
     CHECK(fam() && legal(&m1, why, sizeof why) && legal(&n8, why, sizeof why) && legal(&n16, why, sizeof why) &&
           legal(&m4, why, sizeof why) && legal(&n8s, why, sizeof why) && legal(&m16s, why, sizeof why));
-    static const struct {
-        gt_params p;
-        const char *word;
-    } bad[] = {{{{2, 1, 4, 8, 1, 4}}, "SIDE"},   {{{0, 0, 4, 8, 1, 4}}, "SR"},    {{{0, 17, 4, 8, 1, 4}}, "SR"},
-               {{{0, 1, 0, 8, 1, 4}}, "RW"},     {{{0, 1, 9, 8, 1, 4}}, "RW"},    {{{0, 1, 4, 1, 1, 4}}, "WARPS"},
-               {{{0, 1, 4, 8, 3, 4}}, "KW"},     {{{0, 1, 4, 8, 0, 4}}, "KW"},    {{{0, 1, 4, 8, 1, 0}}, "U"},
-               {{{0, 16, 8, 8, 1, 8}}, "registers"}, {{{0, 1, 4, 8, 1, 4, 2}}, "XS"},
-               {{{0, 1, 4, 8, 4, 4, 1}}, "KW=1"}};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-        why[0] = '\0';
-        CHECK_MSG(!legal(&bad[i].p, why, sizeof why) && strstr(why, bad[i].word), "point %zu: '%s'", i, why);
-    }
+    static const gt_refusal bad[] = {
+        {{{2, 1, 4, 8, 1, 4}}, "SIDE"},   {{{0, 0, 4, 8, 1, 4}}, "SR"},    {{{0, 17, 4, 8, 1, 4}}, "SR"},
+        {{{0, 1, 0, 8, 1, 4}}, "RW"},     {{{0, 1, 9, 8, 1, 4}}, "RW"},    {{{0, 1, 4, 1, 1, 4}}, "WARPS"},
+        {{{0, 1, 4, 8, 3, 4}}, "KW"},     {{{0, 1, 4, 8, 0, 4}}, "KW"},    {{{0, 1, 4, 8, 1, 0}}, "U"},
+        {{{0, 16, 8, 8, 1, 8}}, "registers"}, {{{0, 1, 4, 8, 1, 4, 2}}, "XS"},
+        {{{0, 1, 4, 8, 4, 4, 1}}, "KW=1"}
+    };
+    const int first = gt_first_not_refused(fam(), "sm_90", bad, sizeof bad / sizeof bad[0], why, sizeof why);
+    CHECK_MSG(first < 0, "point %d: '%s'", first, why);
 }
 
 /* A block owns RW columns for each of its WARPS / KW column groups and the whole of K: no split, no workspace; a

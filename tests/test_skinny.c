@@ -33,21 +33,18 @@ GT_TEST(skinny_constraints_reject_bad_points, GT_NEEDS_NONE)
     char why[256];
     CHECK(fam() && legal(&m40, why, sizeof why) && legal(&n16, why, sizeof why) && legal(&n128, why, sizeof why));
     CHECK(legal(&m36g, why, sizeof why) && legal(&n52g, why, sizeof why));
-    static const struct {
-        gt_params p;
-        const char *word;
-    } bad[] = {{{{2, 40, 2, 4, 16, 3, 16, 1, 1}}, "SIDE"},     {{{0, 41, 2, 4, 16, 3, 16, 1, 1}}, "SR"},
-               {{{0, 40, 3, 4, 16, 3, 16, 1, 1}}, "TL"},       {{{0, 40, 2, 0, 16, 3, 16, 1, 1}}, "WARPS"},
-               {{{0, 40, 2, 4, 10, 3, 16, 1, 1}}, "KC"},       {{{0, 40, 2, 4, 16, 1, 16, 1, 1}}, "STAGES"},
-               {{{0, 40, 2, 4, 16, 3, 0, 1, 1}}, "FILL"},      {{{0, 256, 4, 4, 16, 3, 16, 1, 1}}, "registers"},
-               {{{0, 128, 1, 32, 64, 8, 16, 1, 1}}, "shared memory"}, {{{0, 36, 8, 4, 16, 3, 16, 3, 1}}, "RG"},
-               {{{0, 36, 8, 4, 16, 3, 16, 8, 1}}, "multiple of RG"}, {{{0, 40, 2, 4, 16, 3, 16, 0, 1}}, "RG"},
-               {{{0, 36, 4, 4, 16, 3, 16, 2, 3}}, "CL"},     {{{0, 36, 4, 4, 16, 3, 16, 2, 32}}, "CL"},
-               {{{0, 36, 4, 4, 16, 3, 16, 2, 0}}, "CL"}};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-        why[0] = '\0';
-        CHECK_MSG(!legal(&bad[i].p, why, sizeof why) && strstr(why, bad[i].word), "point %zu: '%s'", i, why);
-    }
+    static const gt_refusal bad[] = {
+        {{{2, 40, 2, 4, 16, 3, 16, 1, 1}}, "SIDE"},     {{{0, 41, 2, 4, 16, 3, 16, 1, 1}}, "SR"},
+        {{{0, 40, 3, 4, 16, 3, 16, 1, 1}}, "TL"},       {{{0, 40, 2, 0, 16, 3, 16, 1, 1}}, "WARPS"},
+        {{{0, 40, 2, 4, 10, 3, 16, 1, 1}}, "KC"},       {{{0, 40, 2, 4, 16, 1, 16, 1, 1}}, "STAGES"},
+        {{{0, 40, 2, 4, 16, 3, 0, 1, 1}}, "FILL"},      {{{0, 256, 4, 4, 16, 3, 16, 1, 1}}, "registers"},
+        {{{0, 128, 1, 32, 64, 8, 16, 1, 1}}, "shared memory"}, {{{0, 36, 8, 4, 16, 3, 16, 3, 1}}, "RG"},
+        {{{0, 36, 8, 4, 16, 3, 16, 8, 1}}, "multiple of RG"}, {{{0, 40, 2, 4, 16, 3, 16, 0, 1}}, "RG"},
+        {{{0, 36, 4, 4, 16, 3, 16, 2, 3}}, "CL"},     {{{0, 36, 4, 4, 16, 3, 16, 2, 32}}, "CL"},
+        {{{0, 36, 4, 4, 16, 3, 16, 2, 0}}, "CL"}
+    };
+    const int first = gt_first_not_refused(fam(), "sm_90", bad, sizeof bad / sizeof bad[0], why, sizeof why);
+    CHECK_MSG(first < 0, "point %d: '%s'", first, why);
     gt_limits ampere;
     gt_limits_for_arch("sm_80", &ampere);
     CHECK(!fam()->legal(&m36c, &ampere, why, sizeof why) && strstr(why, "sm_90")); /* no clusters before Hopper */

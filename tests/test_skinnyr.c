@@ -26,21 +26,17 @@ GT_TEST(skinnyr_constraints_reject_bad_points, GT_NEEDS_NONE)
     CHECK(fam() && fam()->math == GT_MATH_FP32 && fam()->batched);
     CHECK(legal(&m33, why, sizeof why) && legal(&m33w, why, sizeof why) && legal(&n16, why, sizeof why) &&
           legal(&m5, why, sizeof why));
-    static const struct {
-        gt_params p;
-        const char *word;
-    } bad[] = {{{{2, 33, 2, 8, 8, 2, 16, 1}}, "SIDE"},      {{{0, 0, 2, 8, 8, 2, 16, 1}}, "SR"},
-               {{{0, 65, 2, 8, 8, 2, 16, 1}}, "SR"},        {{{0, 33, 3, 8, 8, 2, 16, 1}}, "TL"},
-               {{{0, 33, 2, 0, 8, 2, 16, 1}}, "WARPS"},     {{{0, 33, 2, 8, 0, 2, 16, 1}}, "P"},
-               {{{0, 33, 2, 8, 17, 2, 16, 1}}, "P"},        {{{0, 33, 2, 8, 8, 0, 16, 1}}, "MINB"},
-               {{{0, 33, 2, 8, 8, 2, 0, 1}}, "FILL"},       {{{0, 40, 4, 8, 8, 2, 16, 1}}, "registers"},
-               {{{0, 64, 8, 4, 8, 1, 16, 1}}, "registers"}, {{{0, 33, 8, 4, 8, 1, 16, 1}}, "registers"},
-               {{{0, 33, 2, 8, 8, 2, 16, 3}}, "KW"},        {{{0, 33, 2, 8, 8, 2, 16, 0}}, "KW"},
-               {{{0, 33, 8, 8, 4, 1, 16, 2}}, "join"}}; /* 4 warps x 32 lanes x 33 x 8 sums: 132 KiB */
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-        why[0] = '\0';
-        CHECK_MSG(!legal(&bad[i].p, why, sizeof why) && strstr(why, bad[i].word), "point %zu: '%s'", i, why);
-    }
+    static const gt_refusal bad[] = {
+        {{{2, 33, 2, 8, 8, 2, 16, 1}}, "SIDE"},      {{{0, 0, 2, 8, 8, 2, 16, 1}}, "SR"},
+        {{{0, 65, 2, 8, 8, 2, 16, 1}}, "SR"},        {{{0, 33, 3, 8, 8, 2, 16, 1}}, "TL"},
+        {{{0, 33, 2, 0, 8, 2, 16, 1}}, "WARPS"},     {{{0, 33, 2, 8, 0, 2, 16, 1}}, "P"},
+        {{{0, 33, 2, 8, 17, 2, 16, 1}}, "P"},        {{{0, 33, 2, 8, 8, 0, 16, 1}}, "MINB"},
+        {{{0, 33, 2, 8, 8, 2, 0, 1}}, "FILL"},       {{{0, 40, 4, 8, 8, 2, 16, 1}}, "registers"},
+        {{{0, 64, 8, 4, 8, 1, 16, 1}}, "registers"}, {{{0, 33, 8, 4, 8, 1, 16, 1}}, "registers"},
+        {{{0, 33, 2, 8, 8, 2, 16, 3}}, "KW"},        {{{0, 33, 2, 8, 8, 2, 16, 0}}, "KW"},
+        {{{0, 33, 8, 8, 4, 1, 16, 2}}, "join"}}; /* 4 warps x 32 lanes x 33 x 8 sums: 132 KiB */
+    const int first = gt_first_not_refused(fam(), "sm_90", bad, sizeof bad / sizeof bad[0], why, sizeof why);
+    CHECK_MSG(first < 0, "point %d: '%s'", first, why);
 }
 
 /* The default space: up to 40 rows, 8 to 136 sums a lane, 16 or 32 floats of Y in flight a lane, at most 16 warps

@@ -26,20 +26,17 @@ GT_TEST(skinnyr3_constraints_reject_bad_points, GT_NEEDS_NONE)
     CHECK(fam() && fam()->math == GT_MATH_TF32X3 && gt_family_reference(fam()) == GT_REF_FP64 && fam()->batched);
     CHECK(legal(&m40, why, sizeof why) && legal(&m40a, why, sizeof why) && legal(&n16, why, sizeof why) &&
           legal(&m64, why, sizeof why));
-    static const struct {
-        gt_params p;
-        const char *word;
-    } bad[] = {{{{2, 40, 2, 8, 4, 1, 16}}, "SIDE"},      {{{0, 36, 2, 8, 4, 1, 16}}, "SR"},
-               {{{0, 72, 1, 8, 4, 1, 16}}, "SR"},        {{{0, 0, 1, 8, 4, 1, 16}}, "SR"},
-               {{{0, 40, 0, 8, 4, 1, 16}}, "MT"},        {{{0, 40, 2, 0, 4, 1, 16}}, "WARPS"},
-               {{{0, 40, 2, 8, 0, 1, 16}}, "P"},         {{{0, 40, 2, 8, 9, 1, 16}}, "P"},
-               {{{0, 40, 2, 8, 4, 0, 16}}, "MINB"},      {{{0, 40, 2, 8, 4, 1, 0}}, "FILL"},
-               {{{0, 56, 2, 8, 4, 1, 16}}, "registers"}, {{{0, 40, 2, 8, 4, 2, 16}}, "registers"},
-               {{{0, 48, 1, 8, 4, 2, 16}}, "registers"}};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-        why[0] = '\0';
-        CHECK_MSG(!legal(&bad[i].p, why, sizeof why) && strstr(why, bad[i].word), "point %zu: '%s'", i, why);
-    }
+    static const gt_refusal bad[] = {
+        {{{2, 40, 2, 8, 4, 1, 16}}, "SIDE"},      {{{0, 36, 2, 8, 4, 1, 16}}, "SR"},
+        {{{0, 72, 1, 8, 4, 1, 16}}, "SR"},        {{{0, 0, 1, 8, 4, 1, 16}}, "SR"},
+        {{{0, 40, 0, 8, 4, 1, 16}}, "MT"},        {{{0, 40, 2, 0, 4, 1, 16}}, "WARPS"},
+        {{{0, 40, 2, 8, 0, 1, 16}}, "P"},         {{{0, 40, 2, 8, 9, 1, 16}}, "P"},
+        {{{0, 40, 2, 8, 4, 0, 16}}, "MINB"},      {{{0, 40, 2, 8, 4, 1, 0}}, "FILL"},
+        {{{0, 56, 2, 8, 4, 1, 16}}, "registers"}, {{{0, 40, 2, 8, 4, 2, 16}}, "registers"},
+        {{{0, 48, 1, 8, 4, 2, 16}}, "registers"}
+    };
+    const int first = gt_first_not_refused(fam(), "sm_90", bad, sizeof bad / sizeof bad[0], why, sizeof why);
+    CHECK_MSG(first < 0, "point %d: '%s'", first, why);
     why[0] = '\0';
     CHECK_MSG(!gt_legal_on(fam(), "sm_75", &m40a, why, sizeof why) && strstr(why, "sm_80"), "'%s'", why);
 }

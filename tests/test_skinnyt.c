@@ -26,21 +26,18 @@ GT_TEST(skinnyt_constraints_reject_bad_points, GT_NEEDS_NONE)
     CHECK(fam() && fam()->math == GT_MATH_FP32 && fam()->batched);
     CHECK(legal(&m52, why, sizeof why) && legal(&m32, why, sizeof why) && legal(&m36, why, sizeof why) &&
           legal(&n48, why, sizeof why));
-    static const struct {
-        gt_params p;
-        const char *word;
-    } bad[] = {{{{2, 13, 4, 8, 2, 2, 16, 3, 8}}, "SIDE"},   {{{0, 13, 3, 8, 2, 2, 16, 3, 8}}, "RT"},
-               {{{0, 0, 4, 8, 2, 2, 16, 3, 8}}, "ROWS="},      {{{0, 33, 2, 4, 2, 2, 16, 3, 8}}, "ROWS="},
-               {{{0, 13, 4, 6, 2, 2, 16, 3, 8}}, "TN"},     {{{0, 13, 4, 8, 3, 2, 16, 3, 8}}, "WL"},
-               {{{0, 13, 4, 8, 2, 0, 16, 3, 8}}, "WK"},     {{{0, 13, 4, 8, 8, 4, 16, 3, 8}}, "16 warps"},
-               {{{0, 13, 4, 8, 2, 2, 12, 3, 8}}, "KC"},     {{{0, 13, 4, 8, 2, 2, 16, 1, 8}}, "STAGES"},
-               {{{0, 13, 4, 8, 2, 2, 16, 3, 0}}, "FILL"},   {{{0, 8, 4, 8, 1, 2, 16, 3, 8}}, "row groups"},
-               {{{0, 8, 4, 8, 1, 1, 8, 4, 8}}, "64"},
-               {{{0, 32, 2, 8, 2, 1, 16, 3, 8}}, "register"}, {{{0, 13, 4, 8, 4, 4, 32, 6, 8}}, "shared"}};
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
-        why[0] = '\0';
-        CHECK_MSG(!legal(&bad[i].p, why, sizeof why) && strstr(why, bad[i].word), "point %zu: '%s'", i, why);
-    }
+    static const gt_refusal bad[] = {
+        {{{2, 13, 4, 8, 2, 2, 16, 3, 8}}, "SIDE"},   {{{0, 13, 3, 8, 2, 2, 16, 3, 8}}, "RT"},
+        {{{0, 0, 4, 8, 2, 2, 16, 3, 8}}, "ROWS="},      {{{0, 33, 2, 4, 2, 2, 16, 3, 8}}, "ROWS="},
+        {{{0, 13, 4, 6, 2, 2, 16, 3, 8}}, "TN"},     {{{0, 13, 4, 8, 3, 2, 16, 3, 8}}, "WL"},
+        {{{0, 13, 4, 8, 2, 0, 16, 3, 8}}, "WK"},     {{{0, 13, 4, 8, 8, 4, 16, 3, 8}}, "16 warps"},
+        {{{0, 13, 4, 8, 2, 2, 12, 3, 8}}, "KC"},     {{{0, 13, 4, 8, 2, 2, 16, 1, 8}}, "STAGES"},
+        {{{0, 13, 4, 8, 2, 2, 16, 3, 0}}, "FILL"},   {{{0, 8, 4, 8, 1, 2, 16, 3, 8}}, "row groups"},
+        {{{0, 8, 4, 8, 1, 1, 8, 4, 8}}, "64"},
+        {{{0, 32, 2, 8, 2, 1, 16, 3, 8}}, "register"}, {{{0, 13, 4, 8, 4, 4, 32, 6, 8}}, "shared"}
+    };
+    const int first = gt_first_not_refused(fam(), "sm_90", bad, sizeof bad / sizeof bad[0], why, sizeof why);
+    CHECK_MSG(first < 0, "point %d: '%s'", first, why);
 }
 
 /* The default space: four row groups of eight columns, ROWS up to 13, the three warp shapes and two stage shapes the

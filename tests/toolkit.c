@@ -184,6 +184,15 @@ int gt_legal_on(const gt_family *f, const char *arch, const gt_params *p, char *
     return f->legal(p, &lim, why, n);
 }
 
+int gt_first_not_refused(const gt_family *f, const char *arch, const gt_refusal *bad, size_t n, char *why, size_t wn)
+{
+    for (size_t i = 0; i < n; ++i) {
+        why[0] = '\0';
+        if (gt_legal_on(f, arch, &bad[i].p, why, wn) || !strstr(why, bad[i].word)) return (int)i;
+    }
+    return -1;
+}
+
 typedef struct {
     char *text;
     size_t len, cap;

@@ -75,6 +75,17 @@ gt_params gt_params_with(const gt_family *f, gt_params p, const char *name, int 
 /* f's legal() on p under arch's limits (gt_limits_for_arch), why it is not in why. */
 int gt_legal_on(const gt_family *f, const char *arch, const gt_params *p, char *why, size_t n);
 
+/* A point f's legal() must refuse, and a word its reason must hold. */
+typedef struct {
+    gt_params p;
+    const char *word;
+} gt_refusal;
+
+/* The index of the first of the n points that f's legal() on arch takes, or refuses without the point's word (why:
+ * the reason, "" where it was taken); -1 when each is refused for its word. */
+int gt_first_not_refused(const gt_family *f, const char *arch, const gt_refusal *bad, size_t n, char *why,
+                         size_t wn);
+
 /* src with each `#include "NAME"` of a template header replaced by the header's text (gt_template_text), headers
  * inside headers too, each header once as its include guard would have it: the program NVRTC compiles, for tests
  * that look for what a kernel's source holds. malloc'd; NULL when a header is missing. */
